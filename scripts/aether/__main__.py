@@ -1,0 +1,3 @@
+from aether.cli import main
+
+main()

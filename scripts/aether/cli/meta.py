@@ -1,0 +1,47 @@
+"""help and version."""
+
+from __future__ import annotations
+
+import click
+
+from aether import __version__
+from aether.cli.common import command
+
+DESCRIPTION = (
+    "Aether helper: the deterministic half of the ant colony (state files, pheromones, "
+    "policies, rendering). The Queen calls it; it never guesses."
+)
+
+
+def _summaries() -> list[tuple[str, str, str]]:
+    from aether.cli import COMMANDS, cli
+
+    ctx = click.Context(cli, info_name="aether")
+    rows = []
+    for name in sorted(COMMANDS):
+        cmd = cli.get_command(ctx, name)
+        usage = " ".join(cmd.collect_usage_pieces(ctx))
+        rows.append((name, usage, cmd.get_short_help_str(limit=80)))
+    return rows
+
+
+@command("help", display=True)
+def help_cmd():
+    """List every subcommand with its arguments and a one-line summary."""
+    rows = _summaries()
+    width = max(len(name) for name, _, _ in rows)
+    lines = [DESCRIPTION, "", "Usage: aether [--pretty] COMMAND [ARGS]...  (aether COMMAND --help for details)", ""]
+    for name, usage, summary in rows:
+        lines.append(f"  {name.ljust(width)}  {summary}")
+    return {
+        "commands": [name for name, _, _ in rows],
+        "description": DESCRIPTION,
+        "usage": {name: f"aether {name} {usage}".rstrip() for name, usage, _ in rows},
+        "text": "\n".join(lines),
+    }
+
+
+@command("version")
+def version_cmd():
+    """Print the helper's version."""
+    return __version__

@@ -1,0 +1,204 @@
+"""Pheromone signals: defaults per type, exponential decay, caste sensitivity, rendering."""
+
+from __future__ import annotations
+
+import math
+
+from aether import clock, store
+from aether.castes import SENSITIVITY, SIGNAL_TYPES
+from aether.errors import input_error
+
+# type → (strength, half-life in seconds; None never decays)
+DEFAULTS = {
+    "INIT": (1.0, None),
+    "FOCUS": (0.7, 3600),
+    "REDIRECT": (0.9, 86400),
+    "FEEDBACK": (0.5, 21600),
+}
+EXPIRY_HALF_LIVES = 10  # past this many half-lives a signal is gone
+MIN_STRENGTH = 0.05  # below this a signal is gone
+MIN_CONTENT_LENGTH = 20  # shorter content is allowed but flagged by pheromone-validate
+MAX_CONTENT_LENGTH = 2000  # every worker reads every signal: keep them short
+BAR_WIDTH = 20
+# effective strength thresholds for a caste: > 0.5 PRIORITIZE, ≥ 0.3 NOTE, else IGNORE
+PRIORITIZE_ABOVE = 0.5
+NOTE_FROM = 0.3
+
+
+def decay(strength: float, elapsed: float, half_life: float | None) -> float:
+    """s·e^(−ln2·t/h), 6 decimals. Negative elapsed counts as 0 (never above s);
+    past 10 half-lives it is 0; half_life None never decays."""
+    if half_life is None:
+        return round(strength, 6)
+    if elapsed < 0:
+        elapsed = 0.0
+    if elapsed > EXPIRY_HALF_LIVES * half_life:
+        return 0.0
+    return round(min(strength, strength * math.exp(-math.log(2) * elapsed / half_life)), 6)
+
+
+def effective(sensitivity: float, strength: float) -> float:
+    return round(sensitivity * strength, 6)
+
+
+def action_for(effective_strength: float) -> str:
+    if effective_strength > PRIORITIZE_ABOVE:
+        return "PRIORITIZE"
+    if effective_strength >= NOTE_FROM:
+        return "NOTE"
+    return "IGNORE"
+
+
+def check_content(content: str) -> dict:
+    """pheromone-validate's answer: {pass, reason, length, min_length}."""
+    length = len(content)
+    if not content.strip():
+        reason = "empty"
+    elif length < MIN_CONTENT_LENGTH:
+        reason = "too_short"
+    else:
+        reason = None
+    return {"pass": reason is None, "reason": reason, "length": length, "min_length": MIN_CONTENT_LENGTH}
+
+
+def current_strength(signal: dict, now: float) -> float:
+    """Strength of a stored signal now. Raises ValueError for a malformed record."""
+    strength = signal.get("strength")
+    half_life = signal.get("half_life_seconds")
+    if isinstance(strength, bool) or not isinstance(strength, (int, float)):
+        raise ValueError("strength is not a number")
+    if half_life is not None and (
+        isinstance(half_life, bool) or not isinstance(half_life, (int, float)) or half_life <= 0
+    ):
+        raise ValueError("half_life_seconds is not a positive number or null")
+    if half_life is None:
+        return float(strength)
+    created = clock.parse_iso(signal.get("created_at"))
+    return decay(float(strength), now - created, float(half_life))
+
+
+def batch(signals: list, now: float | None = None) -> list:
+    """Every signal with `current_strength` (3 decimals); a malformed one gets
+    `current_strength: null` and an `error`, and the others are unaffected."""
+    now = clock.now() if now is None else now
+    out = []
+    for signal in signals:
+        item = dict(signal)
+        try:
+            item["current_strength"] = round(current_strength(signal, now), 3)
+        except (ValueError, TypeError) as exc:
+            item["current_strength"] = None
+            item["error"] = str(exc) or type(exc).__name__
+        out.append(item)
+    return out
+
+
+def cleanup() -> dict:
+    """Drop expired or faded signals; malformed records are kept (and counted)."""
+
+    def change(data):
+        now = clock.now()
+        kept, removed, invalid = [], 0, 0
+        for signal in data["signals"]:
+            try:
+                strength = current_strength(signal, now)
+            except (ValueError, TypeError):
+                invalid += 1
+                kept.append(signal)
+                continue
+            if strength < MIN_STRENGTH:
+                removed += 1
+            else:
+                kept.append(signal)
+        data["signals"] = kept
+        return {"removed": removed, "remaining": len(kept), "invalid": invalid}
+
+    return store.update("pheromones", change)
+
+
+def emit(signal_type: str, content: str, strength: float | None = None,
+         half_life: float | None = None, source: str | None = None, auto: bool = False,
+         never_decays: bool = False) -> dict:
+    """Add a signal and return it. Defaults come from DEFAULTS by type."""
+    signal_type = signal_type.upper()
+    if signal_type not in DEFAULTS:
+        raise input_error("invalid_signal_type",
+                          f"unknown signal type {signal_type!r}; use one of {', '.join(SIGNAL_TYPES)}")
+    verdict = check_content(content)
+    if verdict["reason"] == "empty":
+        raise input_error("invalid_content", "signal content is empty")
+    if len(content) > MAX_CONTENT_LENGTH:
+        raise input_error(
+            "content_too_long",
+            f"signal content is {len(content)} characters; the limit is {MAX_CONTENT_LENGTH} "
+            f"(every worker reads every signal: say it shorter)",
+        )
+    default_strength, default_half_life = DEFAULTS[signal_type]
+    if strength is None:
+        strength = default_strength
+    if not 0 < strength <= 1:
+        raise input_error("invalid_argument", f"strength must be in (0, 1], got {strength:g}")
+    if never_decays:
+        half_life = None
+    elif half_life is None:
+        half_life = default_half_life
+    elif half_life <= 0:
+        raise input_error("invalid_argument", f"half-life must be > 0 seconds, got {half_life:g}")
+
+    def change(data):
+        taken = {s.get("id") for s in data["signals"]}
+        signal = {
+            "id": clock.new_id(signal_type.lower(), taken),
+            "type": signal_type,
+            "content": content,
+            "strength": strength,
+            "half_life_seconds": half_life,
+            "created_at": clock.iso(),
+            "source": source or "user",
+            "auto": auto,
+        }
+        data["signals"].append(signal)
+        return signal
+
+    signal = store.update("pheromones", change)
+    if verdict["reason"] == "too_short":
+        signal = dict(signal, warning=f"content is shorter than {MIN_CONTENT_LENGTH} characters; "
+                                      f"a specific signal steers workers better")
+    return signal
+
+
+def _bar(strength: float) -> str:
+    filled = max(0, min(BAR_WIDTH, round(strength * BAR_WIDTH)))
+    return "█" * filled + "░" * (BAR_WIDTH - filled)
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def render(caste: str | None = None, now: float | None = None) -> dict:
+    """The block the Queen shows and hands to workers: one line per active signal."""
+    if caste is not None and caste not in SENSITIVITY:
+        raise input_error("invalid_caste", f"unknown caste {caste!r}; use one of {', '.join(SENSITIVITY)}")
+    now = clock.now() if now is None else now
+    signals = store.read("pheromones")["signals"]
+    rows, lines = [], []
+    for item in batch(signals, now):
+        strength = item.get("current_strength")
+        if strength is None or strength < MIN_STRENGTH:
+            continue
+        row = {"id": item.get("id"), "type": item.get("type"), "content": item.get("content"),
+               "current_strength": strength}
+        line = f"  {str(item.get('type')):<9} {_bar(strength)} {strength:.2f}"
+        if caste is not None:
+            sensitivity = SENSITIVITY[caste].get(item.get("type"), 0.0)
+            eff = effective(sensitivity, strength)
+            row["effective"] = round(eff, 3)
+            row["action"] = action_for(eff)
+            line += f" → {eff:.2f} {row['action']:<10}"
+        lines.append(f"{line}  {_one_line(str(item.get('content')))}")
+        rows.append(row)
+    header = "ACTIVE PHEROMONES" + (f" (as sensed by {caste})" if caste else "")
+    text = header + "\n" + ("\n".join(lines) if lines else "  (none)")
+    return {"signals": rows, "caste": caste, "text": text}

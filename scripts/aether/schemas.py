@@ -1,0 +1,361 @@
+"""Every state file's schema: name, location, version, default content, upgrade and checks.
+
+Files written by Aether v4.4 carry no `version` (global learnings carried `version: 1`); they
+are upgraded in memory on read and written back in the current shape on the next write,
+keeping every field they had.
+"""
+
+from __future__ import annotations
+
+from aether.castes import CASTES
+
+MODES = ("LIGHTWEIGHT", "STANDARD", "FULL")
+COLONY_STATES = ("IDLE", "READY", "PLANNING", "EXECUTING", "COMPLETED")
+STATUSES = ("pending", "in_progress", "completed", "failed", "skipped")
+
+
+class FileSpec:
+    """One state file. (A plain class: dataclasses would cost start-up time on every call.)"""
+
+    __slots__ = ("name", "filename", "version", "default", "validate", "upgrade", "scope",
+                 "missing_hint", "aliases")
+
+    def __init__(self, name: str, filename: str, version: int, default, validate,
+                 upgrade=None, scope: str = "project", missing_hint: str = "", aliases=()):
+        self.name = name  # short name used on the command line: `colony`, `pheromones`, …
+        self.filename = filename
+        self.version = version
+        self.default = default  # () -> fresh content
+        self.validate = validate  # (data) -> [problem, …]
+        self.upgrade = upgrade or (lambda data: data)  # older schema → current, in memory
+        self.scope = scope  # "project" (.aether/data) or "global" (~/.aether)
+        self.missing_hint = missing_hint
+        self.aliases = aliases
+
+
+# ---------------------------------------------------------------- check helpers
+
+_NUM = (int, float)
+
+
+def _is(value, types) -> bool:
+    if isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
+        return False
+    return isinstance(value, types)
+
+
+def _type_name(types) -> str:
+    types = types if isinstance(types, tuple) else (types,)
+    names = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array",
+             dict: "object", type(None): "null"}
+    return " or ".join(dict.fromkeys(names.get(t, t.__name__) for t in types))
+
+
+def field_check(problems: list, obj: dict, key: str, types, where: str, required: bool = True,
+                choices=None) -> None:
+    """Append a problem when obj[key] is missing (if required), of the wrong type, or not in choices."""
+    if key not in obj:
+        if required:
+            problems.append(f"{where}.{key} is missing")
+        return
+    value = obj[key]
+    if not _is(value, types):
+        problems.append(f"{where}.{key} must be {_type_name(types)}, found {type(value).__name__}")
+    elif choices is not None and value not in choices:
+        problems.append(f"{where}.{key} is {value!r}, expected one of {', '.join(map(str, choices))}")
+
+
+def records(problems: list, data: dict, key: str, check, where: str = "") -> None:
+    """Check data[key] is an array of objects and run check(problems, item, path) on each."""
+    items = data.get(key)
+    if not isinstance(items, list):
+        problems.append(f"{where}{key} must be an array")
+        return
+    for i, item in enumerate(items):
+        path = f"{where}{key}[{i}]"
+        if not isinstance(item, dict):
+            problems.append(f"{path} must be an object")
+        elif check is not None:
+            check(problems, item, path)
+
+
+def _with_version(default: dict, version: int):
+    import copy
+
+    def make() -> dict:
+        data = copy.deepcopy(default)
+        data["version"] = version
+        return data
+
+    return make
+
+
+def _fill(data: dict, defaults: dict) -> dict:
+    """Add missing top-level keys (v4.4 files lack the newer ones); keep everything else."""
+    import copy
+
+    for key, value in defaults.items():
+        if key not in data:
+            data[key] = copy.deepcopy(value)
+    return data
+
+
+# ---------------------------------------------------------------- COLONY_STATE.json
+
+COLONY_DEFAULT = {
+    "goal": None,
+    "state": "IDLE",
+    "current_phase": 0,
+    "mode": None,
+    "mode_set_at": None,
+    "mode_indicators": None,
+    "session_id": None,
+    "project_id": None,
+    "initialized_at": None,
+    "workers": {caste: "idle" for caste in CASTES},
+    "spawn_outcomes": {
+        caste: {"alpha": 1, "beta": 1, "total_spawns": 0, "successes": 0, "failures": 0}
+        for caste in CASTES
+    },
+    "spawn_tree": None,
+}
+
+
+def _check_colony(data: dict) -> list:
+    p: list = []
+    w = "COLONY_STATE"
+    field_check(p, data, "goal", (str, type(None)), w)
+    field_check(p, data, "state", str, w, choices=COLONY_STATES)
+    field_check(p, data, "current_phase", int, w)
+    if _is(data.get("current_phase"), int) and data["current_phase"] < 0:
+        p.append(f"{w}.current_phase must be ≥ 0")
+    field_check(p, data, "mode", (str, type(None)), w, choices=MODES + (None,))
+    field_check(p, data, "mode_set_at", (str, type(None)), w)
+    field_check(p, data, "mode_indicators", (dict, type(None)), w)
+    field_check(p, data, "session_id", (str, type(None)), w)
+    field_check(p, data, "initialized_at", (str, type(None)), w)
+    field_check(p, data, "workers", dict, w)
+    for caste, status in (data.get("workers") or {}).items():
+        if status not in ("idle", "active"):
+            p.append(f"{w}.workers.{caste} is {status!r}, expected idle or active")
+    field_check(p, data, "spawn_outcomes", dict, w)
+    for caste, outcome in (data.get("spawn_outcomes") or {}).items():
+        if not isinstance(outcome, dict):
+            p.append(f"{w}.spawn_outcomes.{caste} must be an object")
+            continue
+        for key in ("alpha", "beta", "total_spawns", "successes", "failures"):
+            field_check(p, outcome, key, _NUM, f"{w}.spawn_outcomes.{caste}", required=False)
+    field_check(p, data, "spawn_tree", (dict, type(None)), w)
+    return p
+
+
+def _upgrade_colony(data: dict) -> dict:
+    data = _fill(data, COLONY_DEFAULT)
+    for caste in CASTES:
+        data["workers"].setdefault(caste, "idle")
+        data["spawn_outcomes"].setdefault(caste, dict(COLONY_DEFAULT["spawn_outcomes"][caste]))
+    if data.get("spawn_tree") == {}:
+        data["spawn_tree"] = None
+    return data
+
+
+# ---------------------------------------------------------------- pheromones.json
+
+
+def _check_signal(p: list, s: dict, where: str) -> None:
+    field_check(p, s, "id", str, where)
+    field_check(p, s, "type", str, where)
+    field_check(p, s, "content", str, where)
+    field_check(p, s, "strength", _NUM, where)
+    field_check(p, s, "half_life_seconds", _NUM + (type(None),), where)
+    field_check(p, s, "created_at", str, where)
+    field_check(p, s, "source", (str, type(None)), where, required=False)
+    field_check(p, s, "auto", bool, where, required=False)
+
+
+def _check_pheromones(data: dict) -> list:
+    p: list = []
+    records(p, data, "signals", _check_signal)
+    return p
+
+
+# ---------------------------------------------------------------- PROJECT_PLAN.json
+
+
+def _check_task(p: list, t: dict, where: str) -> None:
+    field_check(p, t, "id", (str, int), where)
+    field_check(p, t, "description", str, where)
+    field_check(p, t, "status", str, where, required=False, choices=STATUSES)
+    field_check(p, t, "depends_on", list, where, required=False)
+
+
+def _check_phase(p: list, ph: dict, where: str) -> None:
+    field_check(p, ph, "id", int, where)
+    field_check(p, ph, "name", str, where)
+    field_check(p, ph, "description", str, where, required=False)
+    field_check(p, ph, "status", str, where, required=False, choices=STATUSES)
+    records(p, ph, "tasks", _check_task, where + ".")
+    field_check(p, ph, "success_criteria", list, where, required=False)
+
+
+def _check_plan(data: dict) -> list:
+    p: list = []
+    field_check(p, data, "goal", (str, type(None)), "PROJECT_PLAN", required=False)
+    field_check(p, data, "generated_at", (str, type(None)), "PROJECT_PLAN", required=False)
+    records(p, data, "phases", _check_phase)
+    return p
+
+
+# ---------------------------------------------------------------- errors.json
+
+
+def _check_error(p: list, e: dict, where: str) -> None:
+    field_check(p, e, "id", str, where)
+    field_check(p, e, "category", str, where)
+    field_check(p, e, "severity", str, where)
+    field_check(p, e, "description", str, where)
+    field_check(p, e, "timestamp", str, where)
+    field_check(p, e, "phase", (int, type(None)), where, required=False)
+
+
+def _check_errors(data: dict) -> list:
+    p: list = []
+    records(p, data, "errors", _check_error)
+    records(p, data, "flagged_patterns", None)
+    return p
+
+
+# ---------------------------------------------------------------- memory.json
+
+
+def _check_learning(p: list, entry: dict, where: str) -> None:
+    field_check(p, entry, "phase", (int, type(None)), where, required=False)
+    field_check(p, entry, "learnings", list, where)
+
+
+def _check_decision(p: list, entry: dict, where: str) -> None:
+    field_check(p, entry, "type", str, where, required=False)
+    field_check(p, entry, "content", str, where)
+
+
+def _check_memory(data: dict) -> list:
+    p: list = []
+    records(p, data, "phase_learnings", _check_learning)
+    records(p, data, "decisions", _check_decision)
+    field_check(p, data, "patterns", list, "memory")
+    return p
+
+
+# ---------------------------------------------------------------- events.json
+
+
+def _check_event(p: list, e: dict, where: str) -> None:
+    for key in ("id", "type", "source", "content", "timestamp"):
+        field_check(p, e, key, str, where)
+
+
+def _check_events(data: dict) -> list:
+    p: list = []
+    records(p, data, "events", _check_event)
+    return p
+
+
+# ---------------------------------------------------------------- ~/.aether/learnings.json
+
+
+def _check_global_learning(p: list, entry: dict, where: str) -> None:
+    field_check(p, entry, "id", str, where)
+    field_check(p, entry, "content", str, where)
+    field_check(p, entry, "category", (str, type(None)), where, required=False)
+    field_check(p, entry, "tags", list, where)
+    field_check(p, entry, "source_projects", list, where)
+    field_check(p, entry, "occurrence_count", int, where)
+    field_check(p, entry, "promoted", bool, where)
+
+
+def _check_global_learnings(data: dict) -> list:
+    p: list = []
+    records(p, data, "learnings", _check_global_learning)
+    return p
+
+
+def _upgrade_global_learnings(data: dict) -> dict:
+    """v4.4 entries (`source_project`, `promoted_at`) become promoted entries of schema 2."""
+    data = _fill(data, {"learnings": []})
+    for entry in data["learnings"]:
+        if not isinstance(entry, dict):
+            continue
+        if "source_projects" not in entry:
+            source = entry.get("source_project")
+            entry["source_projects"] = [source] if source else []
+            entry.setdefault("promoted", True)  # v4.4 only stored what it had promoted
+            entry.setdefault("migrated_from", "v4.4")
+        entry.setdefault("tags", [])
+        entry.setdefault("category", None)
+        entry.setdefault("occurrence_count", max(1, len(entry["source_projects"])))
+        entry.setdefault("promoted", False)
+        stamp = entry.get("promoted_at") or entry.get("first_seen")
+        entry.setdefault("first_seen", stamp)
+        entry.setdefault("last_seen", entry.get("first_seen"))
+    return data
+
+
+# ---------------------------------------------------------------- ~/.aether/projects.json
+
+
+def _check_project(p: list, entry: dict, where: str) -> None:
+    field_check(p, entry, "project_id", str, where, required=False)
+    field_check(p, entry, "session_id", (str, type(None)), where, required=False)
+
+
+def _check_projects(data: dict) -> list:
+    p: list = []
+    records(p, data, "projects", _check_project)
+    return p
+
+
+# ---------------------------------------------------------------- registry
+
+
+def _spec(name, filename, version, default, check, upgrade=None, **kw) -> FileSpec:
+    def up(data: dict) -> dict:
+        data = _fill(data, default)
+        return upgrade(data) if upgrade else data
+
+    return FileSpec(name=name, filename=filename, version=version,
+                    default=_with_version(default, version), validate=check, upgrade=up, **kw)
+
+
+_NO_COLONY = "; start a colony with `aether colony-init` (or /ant:init in Claude Code)"
+
+FILES: dict[str, FileSpec] = {
+    spec.name: spec
+    for spec in (
+        _spec("colony", "COLONY_STATE.json", 1, COLONY_DEFAULT, _check_colony, _upgrade_colony,
+              missing_hint=_NO_COLONY),
+        _spec("pheromones", "pheromones.json", 1, {"signals": []}, _check_pheromones),
+        _spec("plan", "PROJECT_PLAN.json", 1, {"goal": None, "generated_at": None, "phases": []},
+              _check_plan, missing_hint="; load a plan with `aether plan-load` (or /ant:plan)"),
+        _spec("errors", "errors.json", 1, {"errors": [], "flagged_patterns": []}, _check_errors),
+        _spec("memory", "memory.json", 1,
+              {"phase_learnings": [], "decisions": [], "patterns": []}, _check_memory),
+        _spec("events", "events.json", 1, {"events": []}, _check_events),
+        _spec("learnings", "learnings.json", 2, {"learnings": []}, _check_global_learnings,
+              _upgrade_global_learnings, scope="global"),
+        _spec("projects", "projects.json", 1, {"projects": []}, _check_projects, scope="global"),
+    )
+}
+
+# The files `validate-state all` checks, in order.
+PROJECT_FILES = ("colony", "pheromones", "plan", "errors", "memory", "events")
+
+
+def lookup(name: str) -> FileSpec | None:
+    """A spec by short name, file name (`COLONY_STATE.json`) or a path ending in one."""
+    if name in FILES:
+        return FILES[name]
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    for spec in FILES.values():
+        if base in (spec.filename, spec.filename.lower()) or base in spec.aliases:
+            return spec
+    return None

@@ -1,0 +1,348 @@
+"""The only code that reads and writes state files.
+
+A write: take the file's lock (a sidecar `<file>.lock`, held with `filelock.FileLock`, which
+the kernel releases if the process dies) → read → apply the change → upgrade/validate against
+the schema → write a temp file in the same folder → fsync → `os.replace` → fsync the folder →
+keep the last 3 versions as backups (hard links in `.backups/`, so no copying).
+
+Readers take no lock: `os.replace` guarantees they see the old file or the new one, whole.
+A file that does not parse or fails its schema is never overwritten: every command touching
+it fails with `state_corrupt`, naming the newest valid backup that `aether state-restore`
+brings back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from aether import paths, schemas
+from aether.errors import input_error, state_error
+
+BACKUPS_KEPT = 3
+BACKUP_DIR = ".backups"
+DEFAULT_LOCK_TIMEOUT = 10.0  # seconds; AETHER_LOCK_TIMEOUT overrides
+
+
+# ---------------------------------------------------------------- locations
+
+
+def spec_for(name: str) -> schemas.FileSpec:
+    """The spec of a state file, by short name (`colony`), file name or path."""
+    spec = schemas.lookup(name)
+    if spec is None:
+        known = ", ".join(sorted(schemas.FILES))
+        raise input_error("unknown_file", f"unknown state file {name!r} (known: {known})")
+    return spec
+
+
+def path_of(spec: schemas.FileSpec) -> str:
+    base = paths.home_dir() if spec.scope == "global" else paths.data_dir()
+    return os.path.join(base, spec.filename)
+
+
+def backup_paths(path: str) -> list[str]:
+    """Backup slots of a file, newest first."""
+    folder = os.path.join(os.path.dirname(path), BACKUP_DIR)
+    name = os.path.basename(path)
+    return [os.path.join(folder, f"{name}.{n}") for n in range(1, BACKUPS_KEPT + 1)]
+
+
+# ---------------------------------------------------------------- reading
+
+
+def _decode(raw: bytes, spec: schemas.FileSpec, path: str):
+    """Parse, upgrade and validate file content; returns (data, problem or None)."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        return None, f"not valid JSON ({exc})"
+    if not isinstance(data, dict):
+        return None, f"expected a JSON object, found {type(data).__name__}"
+    version = data.get("version", 0)
+    if isinstance(version, int) and not isinstance(version, bool) and version > spec.version:
+        return None, (
+            f"written by a newer Aether (schema version {version}, this one reads up to "
+            f"{spec.version}); upgrade Aether"
+        )
+    try:
+        data = spec.upgrade(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        return None, f"cannot upgrade from schema version {version!r} ({exc})"
+    problems = spec.validate(data)
+    if problems:
+        return None, "; ".join(problems[:5]) + (f" (+{len(problems) - 5} more)" if len(problems) > 5 else "")
+    return data, None
+
+
+def newest_valid_backup(spec: schemas.FileSpec, path: str) -> str | None:
+    for candidate in backup_paths(path):
+        try:
+            with open(candidate, "rb") as fh:
+                raw = fh.read()
+        except OSError:
+            continue
+        if _decode(raw, spec, candidate)[1] is None:
+            return candidate
+    return None
+
+
+def _corrupt(spec: schemas.FileSpec, path: str, problem: str):
+    backup = newest_valid_backup(spec, path)
+    hint = (
+        f"; restore the newest valid backup with `aether state-restore {spec.name}` ({backup})"
+        if backup
+        else "; no valid backup exists: repair or remove the file by hand"
+    )
+    return state_error(
+        "state_corrupt",
+        f"{path} is corrupt: {problem}{hint}",
+        file=path,
+        backup=backup,
+    )
+
+
+def _load(spec: schemas.FileSpec, path: str, missing_ok: bool):
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        if not missing_ok:
+            raise state_error(
+                "state_missing", f"{path} does not exist{spec.missing_hint}", file=path
+            ) from None
+        return spec.default()
+    except IsADirectoryError:
+        raise _corrupt(spec, path, "is a directory") from None
+    except OSError as exc:
+        raise state_error("state_unreadable", f"cannot read {path}: {exc.strerror}", file=path) from None
+    data, problem = _decode(raw, spec, path)
+    if problem is not None:
+        raise _corrupt(spec, path, problem)
+    return data
+
+
+def exists(name: str) -> bool:
+    return os.path.exists(path_of(spec_for(name)))
+
+
+def read(name: str, *, missing_ok: bool = True) -> dict:
+    """The file's current content (upgraded in memory to the current schema; no lock)."""
+    spec = spec_for(name)
+    return _load(spec, path_of(spec), missing_ok)
+
+
+# ---------------------------------------------------------------- writing
+
+
+def _lock_timeout() -> float:
+    raw = os.environ.get("AETHER_LOCK_TIMEOUT")
+    if raw:
+        try:
+            value = float(raw)
+            if value >= 0:
+                return value
+        except ValueError:
+            pass
+    return DEFAULT_LOCK_TIMEOUT
+
+
+class _Locked:
+    """Exclusive locks on several files, taken in a fixed order (no deadlocks)."""
+
+    def __init__(self, file_paths: list[str]):
+        self.paths = sorted(set(file_paths))
+        self.locks = []
+
+    def __enter__(self):
+        from filelock import FileLock, Timeout
+
+        timeout = _lock_timeout()
+        try:
+            for path in self.paths:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                lock = FileLock(path + ".lock", timeout=timeout, fallback_to_soft=False)
+                lock.acquire()
+                self.locks.append(lock)
+        except Timeout:
+            self.__exit__(None, None, None)
+            raise state_error(
+                "lock_timeout",
+                f"timed out after {timeout:g}s waiting for the lock on {path}; another aether "
+                f"process is writing it (raise AETHER_LOCK_TIMEOUT to wait longer)",
+                file=path,
+            ) from None
+        except OSError as exc:
+            self.__exit__(None, None, None)
+            raise state_error(
+                "state_unwritable", f"cannot lock {path}: {exc.strerror or exc}", file=path
+            ) from None
+        return self
+
+    def __exit__(self, *exc):
+        while self.locks:
+            self.locks.pop().release()
+        return False
+
+
+def _fsync_dir(folder: str) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _rotate_backups(path: str) -> None:
+    """Keep the file's current version as backup 1 (a hard link; older ones shift down)."""
+    if not os.path.exists(path):
+        return
+    slots = backup_paths(path)
+    os.makedirs(os.path.dirname(slots[0]), exist_ok=True)
+    for older, newer in zip(reversed(slots[1:]), reversed(slots[:-1])):
+        if os.path.exists(newer):
+            os.replace(newer, older)
+    try:
+        os.link(path, slots[0])
+    except OSError:  # filesystems without hard links: copy instead
+        import shutil
+
+        shutil.copy2(path, slots[0])
+
+
+def _clear_stale_temps(path: str) -> None:
+    """Remove temp files of writers that died mid-write (we hold the lock, so none is live)."""
+    folder, name = os.path.split(path)
+    prefix = f".{name}.tmp."
+    try:
+        entries = os.scandir(folder)
+    except OSError:
+        return
+    with entries:
+        for entry in entries:
+            if entry.name.startswith(prefix):
+                try:
+                    os.unlink(entry.path)
+                except OSError:
+                    pass
+
+
+def serialize(data: dict) -> bytes:
+    return (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def _write_atomic(path: str, data: dict) -> None:
+    folder = os.path.dirname(path)
+    payload = serialize(data)
+    _clear_stale_temps(path)
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp.{os.getpid()}.{os.urandom(3).hex()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        _rotate_backups(path)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(folder)
+
+
+def _check(spec: schemas.FileSpec, data: dict) -> None:
+    problems = spec.validate(data)
+    if problems:
+        raise input_error(
+            "invalid_state_change",
+            f"refusing to write {spec.filename}: " + "; ".join(problems[:5]),
+            problems=problems,
+        )
+
+
+def update(name: str, change, *, missing_ok: bool = True):
+    """Apply `change(data)` to one file under its lock and write it atomically.
+
+    `change` mutates `data` in place and returns the command's result. Nothing is written
+    when it raises.
+    """
+    return update_many([name], lambda files: change(files[name]), missing_ok=missing_ok)
+
+
+def update_many(names: list[str], change, *, missing_ok: bool = True):
+    """Like `update` for several files at once: all locked (fixed order), all validated,
+    then each replaced atomically in the order given. `change` receives {name: data}."""
+    specs = {name: spec_for(name) for name in names}
+    file_paths = {name: path_of(spec) for name, spec in specs.items()}
+    try:
+        with _Locked(list(file_paths.values())):
+            files = {
+                name: _load(specs[name], file_paths[name], missing_ok) for name in names
+            }
+            result = change(files)
+            for name in names:
+                files[name]["version"] = specs[name].version
+                _check(specs[name], files[name])
+            for name in names:
+                _write_atomic(file_paths[name], files[name])
+    except OSError as exc:
+        raise state_error(
+            "state_unwritable", f"cannot write state: {exc.strerror or exc} ({exc.filename or ''})"
+        ) from None
+    return result
+
+
+def replace(name: str, data: dict) -> None:
+    """Write a whole new content for a file (still locked, validated, atomic)."""
+
+    def change(current):
+        current.clear()
+        current.update(data)
+
+    update(name, change)
+
+
+def restore(name: str, *, force: bool = False) -> dict:
+    """Bring back the newest valid backup of a file; the replaced content is kept aside."""
+    spec = spec_for(name)
+    path = path_of(spec)
+    with _Locked([path]):
+        current_ok = False
+        try:
+            with open(path, "rb") as fh:
+                current_ok = _decode(fh.read(), spec, path)[1] is None
+        except FileNotFoundError:
+            pass
+        if current_ok and not force:
+            raise input_error(
+                "restore_refused",
+                f"{path} is valid; restoring its backup would undo the last write "
+                f"(pass --force to do it anyway)",
+                file=path,
+            )
+        backup = newest_valid_backup(spec, path)
+        if backup is None:
+            raise state_error("no_backup", f"no valid backup of {path} to restore", file=path)
+        with open(backup, "rb") as fh:
+            raw = fh.read()
+        folder = os.path.dirname(path)
+        tmp = os.path.join(folder, f".{spec.filename}.tmp.{os.getpid()}.{os.urandom(3).hex()}")
+        with open(tmp, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        kept = None
+        if os.path.exists(path):
+            from aether import clock
+
+            kept = os.path.join(
+                os.path.dirname(backup),
+                f"{spec.filename}.replaced-{int(clock.now())}-{os.urandom(2).hex()}",
+            )
+            os.link(path, kept)
+        os.replace(tmp, path)
+        _fsync_dir(folder)
+    return {"file": path, "restored_from": backup, "replaced_content_saved_as": kept}

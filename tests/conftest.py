@@ -1,0 +1,134 @@
+"""Shared fixtures: every test runs in a throwaway project with a throwaway home.
+
+`project.run(...)` calls the CLI in-process (fast); `project.sh(...)` runs `bin/aether` in a
+real subprocess, exactly as a prompt would.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+LAUNCHER = REPO / "bin" / "aether"
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def json(self):
+        """The success envelope's `result` (asserts the envelope is a success)."""
+        env = json.loads(self.stdout)
+        assert env["ok"] is True, env
+        assert self.code == 0, (self.code, self.stderr)
+        return env["result"]
+
+    @property
+    def error(self) -> dict:
+        """The failure envelope on stderr (asserts it is one, with nothing on stdout)."""
+        assert self.code != 0, (self.code, self.stdout)
+        assert self.stdout == "", self.stdout
+        lines = self.stderr.strip().splitlines()
+        assert len(lines) == 1, self.stderr
+        env = json.loads(lines[0])
+        assert env["ok"] is False and env["code"] and env["error"], env
+        return env
+
+
+def _reset_caches() -> None:
+    from aether import paths
+
+    for fn in (paths.home_dir, paths.project_root, paths.data_dir):
+        fn.cache_clear()
+
+
+class Project:
+    def __init__(self, root: Path, home: Path):
+        self.root = root
+        self.home = home
+        self.global_dir = home / ".aether"
+        self.data = root / ".aether" / "data"
+
+    def run(self, *args, input: str | bytes | None = None, cwd: Path | None = None) -> Result:
+        """Run `aether ARGS` in this process (same code path as the console script)."""
+        from aether.cli import main
+
+        raw_in = input.encode("utf-8") if isinstance(input, str) else (input or b"")
+        out, err = io.BytesIO(), io.BytesIO()
+        saved = sys.stdin, sys.stdout, sys.stderr, os.getcwd()
+        sys.stdin = io.TextIOWrapper(io.BytesIO(raw_in), encoding="utf-8")
+        sys.stdout = io.TextIOWrapper(out, encoding="utf-8")
+        sys.stderr = io.TextIOWrapper(err, encoding="utf-8")
+        os.chdir(cwd or self.root)
+        _reset_caches()
+        try:
+            main([str(a) for a in args])
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            stdout, stderr = out.getvalue(), err.getvalue()
+            sys.stdin, sys.stdout, sys.stderr, cwd_before = saved
+            os.chdir(cwd_before)
+            _reset_caches()
+        return Result(code, stdout.decode("utf-8"), stderr.decode("utf-8"))
+
+    def sh(self, *args, input: str | bytes | None = None, cwd: Path | None = None,
+           env: dict | None = None, timeout: float = 60) -> Result:
+        """Run `bin/aether ARGS` as a subprocess."""
+        proc = subprocess.run(
+            [str(LAUNCHER), *map(str, args)],
+            input=input.encode("utf-8") if isinstance(input, str) else input,
+            capture_output=True,
+            cwd=cwd or self.root,
+            env={**os.environ, **(env or {})},
+            timeout=timeout,
+        )
+        return Result(proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8"))
+
+    def file(self, name: str) -> Path:
+        return self.data / name
+
+    def load(self, name: str):
+        return json.loads(self.file(name).read_text(encoding="utf-8"))
+
+    def write(self, name: str, content) -> Path:
+        path = self.file(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = content if isinstance(content, str) else json.dumps(content)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path, monkeypatch):
+    """No test ever touches the real home or a real project."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("AETHER_HOME", str(home / ".aether"))
+    for var in ("AETHER_DATA_DIR", "AETHER_NOW", "AETHER_PRETTY", "NO_COLOR", "CLAUDECODE"):
+        monkeypatch.delenv(var, raising=False)
+    _reset_caches()
+    yield home
+    _reset_caches()
+
+
+@pytest.fixture
+def project(tmp_path, _isolated_home) -> Project:
+    root = tmp_path / "proj"
+    (root / ".aether").mkdir(parents=True)
+    return Project(root, _isolated_home)
