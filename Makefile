@@ -1,31 +1,64 @@
-# Aether — set-up, tests and measurements. `make install` then `make test`.
+# Aether — set-up, tests and measurements. On a fresh machine: `make install`, then `make test`.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 BATS   := $(VENV)/bin/bats
 
-.PHONY: install test test-py test-bats bench lint clean
+.PHONY: help install test test-py test-bats bench lint readme clean
 
-install: $(VENV)/.installed ## create .venv, install the helper (editable) with its test tools
+install: $(VENV)/.installed ## set up the helper's venv (editable, with test tools); the plugin is then ready for `claude --plugin-dir .`
+	@echo "aether is ready: $(CURDIR)/bin/aether (in Claude Code: claude --plugin-dir $(CURDIR))"
 
 $(VENV)/.installed: pyproject.toml
-	$(PYTHON) -c 'import sys; sys.exit("Aether needs Python >= 3.11, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
+	@$(PYTHON) -c 'import sys; sys.exit("Aether needs Python >= 3.11, found " + sys.version.split()[0] + " (set PYTHON=...)") if sys.version_info < (3, 11) else None'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	@$(PY) -c 'import aether.cli' && $(BATS) --version >/dev/null
 	@touch $@
-	@echo "aether installed: add $(CURDIR)/bin to PATH, or run it as $(CURDIR)/bin/aether"
 
-test: install ## everything: pytest (library, CLI, concurrency, crash) and bats (shell contract)
-	$(PY) -m pytest
+# Every test. pytest runs tests/e2e too (real Claude Code, installed by e2e-deps) and `claude plugin validate`.
+test: test-py test-bats ## run every test: pytest (library, CLI, store, concurrency, crash) and bats (shell contract)
+
+test-py: install e2e-deps ## pytest only, the end-to-end tests in real Claude Code included (PYTEST_ARGS='-m "not slow and not e2e"' for the quick ones)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-bats: install ## bats only: `aether` called the way the slash commands call it
 	$(BATS) tests/bats
 
-bench: install ## speed and size measurements (not tests): prints a table
-	$(PY) bench/run.py
+# The pinned Claude Code CLI for tests/e2e (npm registry); a stamp makes reruns instant.
+E2E_DIR   := tests/e2e
+E2E_STAMP := $(E2E_DIR)/node_modules/.aether-e2e-installed
 
-lint: install
-	$(PY) -m compileall -q scripts tests bench
+.PHONY: e2e-deps test-e2e
 
-clean:
-	rm -rf $(VENV) build scripts/*.egg-info .pytest_cache
+e2e-deps: $(E2E_STAMP) ## install the pinned Claude Code (tests/e2e/package-lock.json) for the e2e tests
+
+$(E2E_STAMP): $(E2E_DIR)/package.json $(E2E_DIR)/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "make e2e-deps: npm not found: install Node.js with npm, then run make e2e-deps again" >&2; exit 1; }
+	cd $(E2E_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	@if v="$$($(E2E_DIR)/node_modules/.bin/claude --version 2>/dev/null)"; then echo "e2e: Claude Code $$v"; \
+	elif ls $(E2E_DIR)/node_modules/@anthropic-ai/claude-code-*/claude >/dev/null 2>&1; then \
+	  echo "e2e: npm skipped Claude Code's install script; the tests run the platform binary directly"; \
+	else echo "make e2e-deps: npm installed no runnable claude in $(E2E_DIR)/node_modules" >&2; exit 1; fi
+	@touch $@
+
+test-e2e: install e2e-deps ## end-to-end tests: real Claude Code against the scripted model server
+	$(PY) -m pytest $(E2E_DIR) $(PYTEST_ARGS)
+
+bench: install ## latency of every subcommand through bin/aether (a measurement, not a test)
+	$(PY) bench/run.py $(BENCH_ARGS)
+
+lint: install ## byte-compile everything, check the launcher's shell syntax
+	$(PY) -m compileall -q $(wildcard scripts tests bench hooks)
+	bash -n bin/aether && bash -n .ci/run
+
+readme: install ## regenerate the README's command reference from the registry
+	$(PY) tests/readme_reference.py --write README.md
+
+clean: ## remove the venv and caches
+	rm -rf $(VENV) build scripts/*.egg-info .pytest_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
+
+help: ## list the targets
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12

@@ -49,7 +49,7 @@ class Result:
 def _reset_caches() -> None:
     from aether import paths
 
-    for fn in (paths.home_dir, paths.project_root, paths.data_dir):
+    for fn in (paths.home_dir, paths.project_root, paths.data_dir, paths.project_id):
         fn.cache_clear()
 
 

@@ -40,8 +40,15 @@ def write(stream, text: str) -> None:
     data = text.encode("utf-8", "replace")
     buffer = getattr(stream, "buffer", None)
     if buffer is not None:
-        buffer.write(data)
-        buffer.flush()
+        try:
+            buffer.write(data)
+            buffer.flush()
+        except BrokenPipeError:
+            # The reader went away (`aether status | head -1`): the command did its work, so
+            # send the rest to /dev/null and finish normally instead of failing at exit.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stream.fileno())
+            os.close(devnull)
     else:  # e.g. a StringIO in tests
         stream.write(text)
         stream.flush()

@@ -18,10 +18,11 @@ class FileSpec:
     """One state file. (A plain class: dataclasses would cost start-up time on every call.)"""
 
     __slots__ = ("name", "filename", "version", "default", "validate", "upgrade", "scope",
-                 "missing_hint", "aliases")
+                 "missing_hint", "aliases", "compact")
 
     def __init__(self, name: str, filename: str, version: int, default, validate,
-                 upgrade=None, scope: str = "project", missing_hint: str = "", aliases=()):
+                 upgrade=None, scope: str = "project", missing_hint: str = "", aliases=(),
+                 compact: bool = False):
         self.name = name  # short name used on the command line: `colony`, `pheromones`, …
         self.filename = filename
         self.version = version
@@ -31,6 +32,7 @@ class FileSpec:
         self.scope = scope  # "project" (.aether/data) or "global" (~/.aether)
         self.missing_hint = missing_hint
         self.aliases = aliases
+        self.compact = compact  # written without indentation: big log-like files encode ~4× faster
 
 
 # ---------------------------------------------------------------- check helpers
@@ -146,7 +148,36 @@ def _check_colony(data: dict) -> list:
         for key in ("alpha", "beta", "total_spawns", "successes", "failures"):
             field_check(p, outcome, key, _NUM, f"{w}.spawn_outcomes.{caste}", required=False)
     field_check(p, data, "spawn_tree", (dict, type(None)), w)
+    if isinstance(data.get("spawn_tree"), dict):
+        _check_spawn_tree(p, data["spawn_tree"], f"{w}.spawn_tree")
     return p
+
+
+SPAWN_ROLES = ("worker", "retry", "debugger", "sub_spawn", "rerun", "rebuild", "reviewer", "refine", "verify")
+SPAWN_STATUSES = ("planned", "running", "completed", "failed", "skipped")
+
+
+def _check_spawn_tree(p: list, tree: dict, w: str) -> None:
+    """The spawn tree written by plan-waves and the spawn commands (see docs/contracts.md)."""
+    field_check(p, tree, "phase", (int, type(None)), w)
+    field_check(p, tree, "status", str, w)
+    field_check(p, tree, "max_depth", int, w)
+    field_check(p, tree, "waves", list, w)
+    field_check(p, tree, "spawn_requests", list, w)
+    field_check(p, tree, "nodes", dict, w)
+    for node_id, node in (tree.get("nodes") if isinstance(tree.get("nodes"), dict) else {}).items():
+        where = f"{w}.nodes.{node_id}"
+        if not isinstance(node, dict):
+            p.append(f"{where} must be an object")
+            continue
+        field_check(p, node, "caste", str, where, choices=CASTES)
+        field_check(p, node, "tasks", list, where)
+        field_check(p, node, "depth", int, where)
+        field_check(p, node, "parent", (str, type(None)), where)
+        field_check(p, node, "children", list, where)
+        field_check(p, node, "status", str, where, choices=SPAWN_STATUSES)
+        field_check(p, node, "wave", int, where)
+        field_check(p, node, "role", str, where, choices=SPAWN_ROLES)
 
 
 def _upgrade_colony(data: dict) -> dict:
@@ -155,6 +186,10 @@ def _upgrade_colony(data: dict) -> dict:
         data["workers"].setdefault(caste, "idle")
         data["spawn_outcomes"].setdefault(caste, dict(COLONY_DEFAULT["spawn_outcomes"][caste]))
     if data.get("spawn_tree") == {}:
+        data["spawn_tree"] = None
+    tree = data.get("spawn_tree")
+    if isinstance(tree, dict) and not isinstance(tree.get("nodes"), dict):
+        data["legacy_spawn_tree"] = tree  # an older tree shape: kept aside, never executed
         data["spawn_tree"] = None
     return data
 
@@ -314,6 +349,168 @@ def _check_projects(data: dict) -> list:
     return p
 
 
+# ---------------------------------------------------------------- checkpoints.json
+
+
+def _check_checkpoint(p: list, entry: dict, where: str) -> None:
+    for key in ("ref", "commit", "tree", "created_at", "label"):
+        field_check(p, entry, key, str, where)
+    field_check(p, entry, "phase", (int, type(None)), where)
+    field_check(p, entry, "parent", (str, type(None)), where, required=False)
+
+
+def _check_checkpoints(data: dict) -> list:
+    p: list = []
+    records(p, data, "checkpoints", _check_checkpoint)
+    return p
+
+
+# ---------------------------------------------------------------- failures.json
+
+FAILURE_ACTIONS = ("retry", "debug", "flag", "skip", "abort_wave", "abort_phase")
+
+
+def _check_failure(p: list, e: dict, where: str) -> None:
+    # a tight loop: the history holds up to 1,000 entries and is checked on every read and write
+    for key in ("id", "task", "error", "normalized_error", "reason", "timestamp"):
+        if type(e.get(key)) is not str:
+            field_check(p, e, key, str, where)
+    if e.get("action") not in FAILURE_ACTIONS or type(e.get("files")) is not list:
+        field_check(p, e, "files", list, where)
+        field_check(p, e, "action", str, where, choices=FAILURE_ACTIONS)
+    if not (e.get("build") is None or type(e["build"]) is str) or not (e.get("phase") is None or type(e["phase"]) is int):
+        field_check(p, e, "build", (str, type(None)), where)
+        field_check(p, e, "phase", (int, type(None)), where)
+
+
+def _check_retry(p: list, e: dict, where: str) -> None:
+    field_check(p, e, "task", str, where)
+    field_check(p, e, "kind", str, where, choices=("retry", "debugger"))
+    field_check(p, e, "result", str, where, choices=("pending", "recovered", "failed"))
+
+
+def _check_friction(p: list, e: dict, where: str) -> None:
+    field_check(p, e, "id", str, where)
+    field_check(p, e, "task", str, where)
+    field_check(p, e, "attempts", int, where)
+
+
+def _check_abort(p: list, e: dict, where: str) -> None:
+    field_check(p, e, "phase", (int, type(None)), where)
+    field_check(p, e, "task", str, where)
+    field_check(p, e, "reason", str, where)
+    field_check(p, e, "report", dict, where)
+
+
+def _check_failures(data: dict) -> list:
+    p: list = []
+    records(p, data, "history", _check_failure)
+    records(p, data, "retry_log", _check_retry)
+    records(p, data, "friction", _check_friction)
+    records(p, data, "aborts", _check_abort)
+    field_check(p, data, "next_friction", int, "failures")
+    return p
+
+
+# ---------------------------------------------------------------- loops.json
+
+LOOP_STATUSES = ("active", "awaiting_user", "complete")
+
+
+def _check_iteration(p: list, e: dict, where: str) -> None:
+    field_check(p, e, "score", _NUM, where)
+    field_check(p, e, "round", int, where)
+    field_check(p, e, "decision", str, where, choices=("refine", "complete", "user_input"))
+
+
+def _check_feedback(p: list, e: dict, where: str) -> None:
+    field_check(p, e, "kind", str, where, choices=("critic", "user"))
+    field_check(p, e, "text", str, where)
+
+
+def _check_loop(p: list, loop: dict, where: str) -> None:
+    field_check(p, loop, "id", str, where)
+    field_check(p, loop, "type", str, where)
+    field_check(p, loop, "threshold", _NUM, where)
+    field_check(p, loop, "status", str, where, choices=LOOP_STATUSES)
+    field_check(p, loop, "round", int, where)
+    records(p, loop, "iterations", _check_iteration, where + ".")
+    records(p, loop, "feedback", _check_feedback, where + ".")
+
+
+def _check_loops(data: dict) -> list:
+    p: list = []
+    records(p, data, "loops", _check_loop)
+    return p
+
+
+# ---------------------------------------------------------------- handoff.json (colony-pause)
+
+HANDOFF_DEFAULT = {"paused_at": None, "resumed_at": None, "session_id": None, "note": None,
+                   "snapshot": None}
+
+
+def _check_handoff(data: dict) -> list:
+    p: list = []
+    for key in ("paused_at", "resumed_at", "session_id", "note"):
+        field_check(p, data, key, (str, type(None)), "handoff")
+    field_check(p, data, "snapshot", (dict, type(None)), "handoff")
+    if data.get("paused_at") is not None and not isinstance(data.get("snapshot"), dict):
+        p.append("handoff.snapshot must be an object when paused_at is set")
+    return p
+
+
+# ---------------------------------------------------------------- research.json, drafts.json, phase_records.json
+
+
+def _check_research_task(p: list, t: dict, where: str) -> None:
+    for key in ("id", "requirement", "slug", "brief_path", "status"):
+        field_check(p, t, key, str, where)
+
+
+def _check_research_plan(p: list, plan: dict, where: str) -> None:
+    field_check(p, plan, "id", str, where)
+    field_check(p, plan, "source", str, where)
+    records(p, plan, "tasks", _check_research_task, where + ".")
+
+
+def _check_research(data: dict) -> list:
+    p: list = []
+    records(p, data, "plans", _check_research_plan)
+    return p
+
+
+def _check_draft(p: list, d: dict, where: str) -> None:
+    field_check(p, d, "iteration", int, where)
+    field_check(p, d, "plan", dict, where)
+    field_check(p, d, "stored_at", str, where)
+
+
+def _check_draft_loop(p: list, entry: dict, where: str) -> None:
+    field_check(p, entry, "loop_id", str, where)
+    records(p, entry, "drafts", _check_draft, where + ".")
+
+
+def _check_drafts(data: dict) -> list:
+    p: list = []
+    records(p, data, "loops", _check_draft_loop)
+    return p
+
+
+def _check_phase_record(p: list, r: dict, where: str) -> None:
+    field_check(p, r, "phase", int, where)
+    field_check(p, r, "status", str, where)
+    field_check(p, r, "files_created", list, where)
+    field_check(p, r, "files_modified", list, where)
+    field_check(p, r, "finished_at", str, where)
+
+
+def _check_phase_records(data: dict) -> list:
+    p: list = []
+    records(p, data, "records", _check_phase_record)
+    return p
+
+
 # ---------------------------------------------------------------- registry
 
 
@@ -343,11 +540,21 @@ FILES: dict[str, FileSpec] = {
         _spec("learnings", "learnings.json", 2, {"learnings": []}, _check_global_learnings,
               _upgrade_global_learnings, scope="global"),
         _spec("projects", "projects.json", 1, {"projects": []}, _check_projects, scope="global"),
+        _spec("checkpoints", "checkpoints.json", 1, {"checkpoints": []}, _check_checkpoints),
+        _spec("failures", "failures.json", 1,
+              {"history": [], "retry_log": [], "friction": [], "aborts": [], "next_friction": 1}, _check_failures,
+              compact=True),
+        _spec("loops", "loops.json", 1, {"loops": []}, _check_loops),
+        _spec("handoff", "handoff.json", 1, HANDOFF_DEFAULT, _check_handoff),
+        _spec("research", "research.json", 1, {"plans": []}, _check_research),
+        _spec("drafts", "drafts.json", 1, {"loops": []}, _check_drafts),
+        _spec("phase_records", "phase_records.json", 1, {"records": []}, _check_phase_records),
     )
 }
 
 # The files `validate-state all` checks, in order.
-PROJECT_FILES = ("colony", "pheromones", "plan", "errors", "memory", "events")
+PROJECT_FILES = ("colony", "pheromones", "plan", "errors", "memory", "events", "checkpoints",
+                 "failures", "loops", "handoff", "research", "drafts", "phase_records")
 
 
 def lookup(name: str) -> FileSpec | None:

@@ -1,7 +1,7 @@
 """The only code that reads and writes state files.
 
-A write: take the file's lock (a sidecar `<file>.lock`, held with `filelock.FileLock`, which
-the kernel releases if the process dies) → read → apply the change → upgrade/validate against
+A write: take the file's lock (`flock` on a sidecar `<file>.lock`, which the kernel
+releases if the process dies) → read → apply the change → upgrade/validate against
 the schema → write a temp file in the same folder → fsync → `os.replace` → fsync the folder →
 keep the last 3 versions as backups (hard links in `.backups/`, so no copying).
 
@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 from aether import paths, schemas
 from aether.errors import input_error, state_error
 
 BACKUPS_KEPT = 3
 BACKUP_DIR = ".backups"
+NEWER_SCHEMA = "written by a newer Aether"  # start of the problem text for a too-new file
 DEFAULT_LOCK_TIMEOUT = 10.0  # seconds; AETHER_LOCK_TIMEOUT overrides
+LOCK_POLL_FIRST = 0.001  # seconds between tries for a held lock, doubling up to LOCK_POLL_MAX
+LOCK_POLL_MAX = 0.02
 
 
 # ---------------------------------------------------------------- locations
@@ -62,7 +66,7 @@ def _decode(raw: bytes, spec: schemas.FileSpec, path: str):
     version = data.get("version", 0)
     if isinstance(version, int) and not isinstance(version, bool) and version > spec.version:
         return None, (
-            f"written by a newer Aether (schema version {version}, this one reads up to "
+            f"{NEWER_SCHEMA} (schema version {version}, this one reads up to "
             f"{spec.version}); upgrade Aether"
         )
     try:
@@ -89,8 +93,9 @@ def newest_valid_backup(spec: schemas.FileSpec, path: str) -> str | None:
 
 def _corrupt(spec: schemas.FileSpec, path: str, problem: str):
     backup = newest_valid_backup(spec, path)
+    restore_cmd = getattr(spec, "restore_command", None) or f"aether state-restore {spec.name}"
     hint = (
-        f"; restore the newest valid backup with `aether state-restore {spec.name}` ({backup})"
+        f"; restore the newest valid backup with `{restore_cmd}` ({backup})"
         if backup
         else "; no valid backup exists: repair or remove the file by hand"
     )
@@ -118,6 +123,8 @@ def _load(spec: schemas.FileSpec, path: str, missing_ok: bool):
         raise state_error("state_unreadable", f"cannot read {path}: {exc.strerror}", file=path) from None
     data, problem = _decode(raw, spec, path)
     if problem is not None:
+        if problem.startswith(NEWER_SCHEMA):  # not damage: a backup would only lose data
+            raise state_error("state_too_new", f"{path} was {problem}", file=path)
         raise _corrupt(spec, path, problem)
     return data
 
@@ -148,23 +155,40 @@ def _lock_timeout() -> float:
 
 
 class _Locked:
-    """Exclusive locks on several files, taken in a fixed order (no deadlocks)."""
+    """Exclusive locks on several files, taken in a fixed order (no deadlocks).
+
+    Each lock is `flock` on a sidecar `<file>.lock` (what `filelock.FileLock` does, without
+    its 30 ms import): the kernel drops it when the holder dies, even by SIGKILL. The lock
+    file is never deleted, so every writer contends on the same inode.
+    """
 
     def __init__(self, file_paths: list[str]):
         self.paths = sorted(set(file_paths))
-        self.locks = []
+        self.fds: list[int] = []
 
     def __enter__(self):
-        from filelock import FileLock, Timeout
+        import fcntl
 
         timeout = _lock_timeout()
+        deadline = time.monotonic() + timeout
+        path = self.paths[0] if self.paths else ""
         try:
             for path in self.paths:
                 os.makedirs(os.path.dirname(path), exist_ok=True)
-                lock = FileLock(path + ".lock", timeout=timeout, fallback_to_soft=False)
-                lock.acquire()
-                self.locks.append(lock)
-        except Timeout:
+                fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                self.fds.append(fd)
+                pause = LOCK_POLL_FIRST
+                while True:
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except BlockingIOError:
+                        left = deadline - time.monotonic()
+                        if left <= 0:
+                            raise TimeoutError from None
+                        time.sleep(min(pause, left))
+                        pause = min(pause * 2, LOCK_POLL_MAX)
+        except TimeoutError:
             self.__exit__(None, None, None)
             raise state_error(
                 "lock_timeout",
@@ -180,8 +204,8 @@ class _Locked:
         return self
 
     def __exit__(self, *exc):
-        while self.locks:
-            self.locks.pop().release()
+        while self.fds:
+            os.close(self.fds.pop())  # closing the descriptor releases its flock
         return False
 
 
@@ -227,13 +251,15 @@ def _clear_stale_temps(path: str) -> None:
                     pass
 
 
-def serialize(data: dict) -> bytes:
+def serialize(data: dict, compact: bool = False) -> bytes:
+    if compact:  # the C encoder: indentation would fall back to the pure-Python one
+        return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     return (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
-def _write_atomic(path: str, data: dict) -> None:
+def _write_atomic(path: str, data: dict, compact: bool = False) -> None:
     folder = os.path.dirname(path)
-    payload = serialize(data)
+    payload = serialize(data, compact)
     _clear_stale_temps(path)
     tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp.{os.getpid()}.{os.urandom(3).hex()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -287,7 +313,7 @@ def update_many(names: list[str], change, *, missing_ok: bool = True):
                 files[name]["version"] = specs[name].version
                 _check(specs[name], files[name])
             for name in names:
-                _write_atomic(file_paths[name], files[name])
+                _write_atomic(file_paths[name], files[name], getattr(specs[name], "compact", False))
     except OSError as exc:
         raise state_error(
             "state_unwritable", f"cannot write state: {exc.strerror or exc} ({exc.filename or ''})"
@@ -308,12 +334,24 @@ def replace(name: str, data: dict) -> None:
 def restore(name: str, *, force: bool = False) -> dict:
     """Bring back the newest valid backup of a file; the replaced content is kept aside."""
     spec = spec_for(name)
-    path = path_of(spec)
+    return restore_file(path_of(spec), spec, force=force)
+
+
+def restore_file(path: str, spec: schemas.FileSpec, *, force: bool = False) -> dict:
+    """`restore` for a file given by path and spec (files outside the registry)."""
     with _Locked([path]):
         current_ok = False
         try:
             with open(path, "rb") as fh:
-                current_ok = _decode(fh.read(), spec, path)[1] is None
+                problem = _decode(fh.read(), spec, path)[1]
+            current_ok = problem is None
+            if problem and problem.startswith(NEWER_SCHEMA) and not force:
+                raise state_error(
+                    "state_too_new",
+                    f"{path} was {problem}; restoring a backup would drop its newer content "
+                    f"(pass --force to do it anyway)",
+                    file=path,
+                )
         except FileNotFoundError:
             pass
         if current_ok and not force:
@@ -346,3 +384,125 @@ def restore(name: str, *, force: bool = False) -> dict:
         os.replace(tmp, path)
         _fsync_dir(folder)
     return {"file": path, "restored_from": backup, "replaced_content_saved_as": kept}
+
+
+# ---------------------------------------------------------------- plain-text files (activity log)
+
+
+def text_lock(path: str) -> _Locked:
+    """The lock of a plain-text state file (`with store.text_lock(path): …`)."""
+    return _Locked([path])
+
+
+def append_text(path: str, text: str, *, locked: bool = False) -> None:
+    """Append text to a plain-text state file in one write, under its lock (pass
+    `locked=True` when already inside `text_lock(path)`). Creates the file if missing."""
+
+    def write() -> None:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            data = text.encode("utf-8")
+            while data:
+                data = data[os.write(fd, data):]
+        finally:
+            os.close(fd)
+
+    try:
+        if locked:
+            write()
+        else:
+            with _Locked([path]):
+                write()
+    except OSError as exc:
+        raise state_error("state_unwritable", f"cannot write {path}: {exc.strerror or exc}", file=path) from None
+
+
+def create_text(path: str, data: bytes) -> bool:
+    """Write a new file whole (temp file, then a hard link): False if `path` already exists,
+    which is never overwritten."""
+    folder = os.path.dirname(path)
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp.{os.getpid()}.{os.urandom(3).hex()}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        except OSError:  # no hard links here: create it exclusively instead
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                return False
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        _fsync_dir(folder)
+        return True
+    except OSError as exc:
+        raise state_error("state_unwritable", f"cannot write {path}: {exc.strerror or exc}", file=path) from None
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+# ---------------------------------------------------------------- files outside the registry
+# Per-item state (e.g. one file per bug under .aether/bugs/) has no fixed path: these take the
+# path and its FileSpec, with the same lock → read → change → validate → atomic replace.
+
+
+def read_file(path: str, spec: schemas.FileSpec, *, missing_ok: bool = True) -> dict:
+    """Like `read` for a file given by path and spec."""
+    return _load(spec, path, missing_ok)
+
+
+def update_file(path: str, spec: schemas.FileSpec, change, *, missing_ok: bool = True,
+                after=None):
+    """Like `update` for a file given by path and spec. `after(result)`, if given, runs once
+    the new content is in place and while the lock is still held (e.g. to append to a log in
+    the same order as the writes)."""
+    try:
+        with _Locked([path]):
+            data = _load(spec, path, missing_ok)
+            result = change(data)
+            data["version"] = spec.version
+            _check(spec, data)
+            _write_atomic(path, data, getattr(spec, "compact", False))
+            if after is not None:
+                after(result)
+    except OSError as exc:
+        raise state_error(
+            "state_unwritable", f"cannot write state: {exc.strerror or exc} ({exc.filename or ''})"
+        ) from None
+    return result
+
+
+def append_jsonl(path: str, records: list) -> None:
+    """Append records to a JSON Lines log under its lock (one line each, fsynced)."""
+    if not records:
+        return
+    payload = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n"
+                      for r in records).encode("utf-8")
+    try:
+        with _Locked([path]):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            try:
+                os.write(fd, payload)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    except OSError as exc:
+        raise state_error(
+            "state_unwritable", f"cannot append to {path}: {exc.strerror or exc}", file=path
+        ) from None
+
+
+def locked(file_paths: list[str]):
+    """Hold the locks of these paths (sidecar `<path>.lock`) for a longer operation."""
+    return _Locked(list(file_paths))

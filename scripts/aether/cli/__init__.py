@@ -53,6 +53,8 @@ COMMANDS = {
     # colony
     "colony-init": "aether.cli.colony:colony_init",
     "complexity-detect": "aether.cli.colony:complexity_detect",
+    "colony-pause": "aether.cli.handoff:colony_pause",
+    "colony-resume": "aether.cli.handoff:colony_resume",
     # spawning
     "spawn-check": "aether.cli.spawning:spawn_check",
     "spawn-start": "aether.cli.spawning:spawn_start",
@@ -65,6 +67,8 @@ COMMANDS = {
     "build-finish": "aether.cli.build:build_finish",
     "build-abort": "aether.cli.build:build_abort",
     "phase-advance": "aether.cli.build:phase_advance",
+    "phase-check": "aether.cli.build:phase_check",
+    "verify-brief": "aether.cli.build:verify_brief",
     "phase": "aether.cli.build:phase_show",
     "status": "aether.cli.build:status",
     # waves

@@ -1,0 +1,55 @@
+"""State file subcommands: validate-state, state-restore, query."""
+
+from __future__ import annotations
+
+import click
+
+from aether.cli.common import CONTENT, TEXT, command
+
+
+@command("validate-state")
+@click.argument("target", type=TEXT)
+def validate_state(target):
+    """Check a state file against its schema: TARGET is colony, pheromones, plan, errors,
+    memory, events (or any state file name), or `all` for every project state file.
+
+    Answers {file, path, checks:[{check, pass, detail?}], pass}; `all` answers
+    {pass, files:[…]}. An unparsable or invalid file is a failed check, not an error; a
+    damaged file's report names the backup `aether state-restore` would bring back. A
+    missing file is reported (`missing: true`); it fails only for the colony state.
+    """
+    from aether import inspect_state
+
+    return inspect_state.validate(target)
+
+
+@command("state-restore")
+@click.argument("file", type=TEXT)
+@click.option("--force", is_flag=True, help="Restore even though the current file is valid (undoes its last write).")
+def state_restore(file, force):
+    """Bring back the newest valid backup of FILE (colony, errors, COLONY_STATE.json, …).
+
+    Refuses a file that is valid unless --force; the replaced content is kept in
+    .backups/ as `<file>.replaced-<time>-<hex>`.
+    """
+    from aether import store
+
+    return store.restore(file, force=force)
+
+
+@command("query")
+@click.argument("expression", type=CONTENT)
+@click.option("--file", "name", default="colony", show_default=True, type=TEXT,
+              help="State file to query: colony, pheromones, plan, errors, memory, events, learnings, projects.")
+def query(expression, name):
+    """Evaluate a JMESPath EXPRESSION (or `-` for stdin) over a state file; read-only.
+
+    \b
+    Examples:
+      aether query state
+      aether query "signals[?type=='FOCUS'].content" --file pheromones
+      aether query "length(errors)" --file errors
+    """
+    from aether import inspect_state
+
+    return inspect_state.query(expression, name)

@@ -1,0 +1,51 @@
+"""The README's command reference, generated from the registry (what `aether help` lists).
+
+    .venv/bin/python tests/readme_reference.py                  # print the table
+    .venv/bin/python tests/readme_reference.py --write README.md  # replace it in the README
+
+The table sits between `<!-- commands:start -->` and `<!-- commands:end -->`;
+tests/test_cli_contract.py checks that it names exactly the registered commands.
+"""
+
+from __future__ import annotations
+
+import sys
+
+START, END = "<!-- commands:start -->", "<!-- commands:end -->"
+
+
+def rows() -> list[str]:
+    import click
+
+    from aether.cli import COMMANDS, cli
+
+    ctx = click.Context(cli, info_name="aether")
+    lines = ["| command | arguments | what it does |", "|---|---|---|"]
+    for name in COMMANDS:  # registry order keeps each concept's commands together
+        try:
+            cmd = cli.get_command(ctx, name)
+            usage = " ".join(p for p in cmd.collect_usage_pieces(ctx) if p != "[OPTIONS]")
+            summary = cmd.get_short_help_str(limit=110)
+        except (ImportError, AttributeError):
+            usage, summary = "", "(not in this build yet)"
+        usage = f"`{usage}`" if usage else ""
+        summary = summary.replace("|", "\\|")
+        lines.append(f"| `{name}` | {usage} | {summary} |")
+    return lines
+
+
+def write(path: str) -> None:
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    table = "\n".join(rows())
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(f"{head}{START}\n{table}\n{END}{tail}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--write"] and len(sys.argv) == 3:
+        write(sys.argv[2])
+    else:
+        print("\n".join(rows()))
