@@ -1,0 +1,132 @@
+"""Plans, builds, phases and status subcommands."""
+
+from __future__ import annotations
+
+import click
+
+from aether.cli.common import CONTENT, FILE_OR_STDIN, command
+
+PHASE = click.IntRange(min=1)
+
+
+@command("plan-start", text=True)
+def plan_start():
+    """Enter PLANNING (from READY, or COMPLETED to extend the plan; again from PLANNING is fine).
+
+    Returns what the planner needs: goal, mode, the phase-count range of the mode, the phases
+    already completed, the pheromone block, and whether to suggest /ant:focus first."""
+    from aether import plans
+
+    return plans.start()
+
+
+@command("plan-load", text=True)
+@click.argument("plan", type=FILE_OR_STDIN)
+@click.option("--force", is_flag=True,
+              help="Replace a plan that has completed phases (those whose id is in the new plan are kept).")
+def plan_load(plan, force):
+    """Validate a PROJECT_PLAN (a file, or `-` for stdin) and store it; the colony becomes READY.
+
+    Every defect is reported at once in `defects` ([{path, problem}]). Statuses start pending.
+    A phase count outside the mode's range is a warning, not an error."""
+    from aether import plans
+
+    return plans.load(plan, force)
+
+
+@command("build-start", text=True)
+@click.argument("phase", type=PHASE)
+@click.option("--resume", is_flag=True,
+              help="Rebuild a failed phase, or take over a build interrupted in EXECUTING.")
+@click.option("--approve", is_flag=True,
+              help="The user approves the wave plan of PHASE's running build (it awaits approval): "
+                   "answers that plan, as `plan-waves --approve` does.")
+def build_start(phase, resume, approve):
+    """Start building PHASE: marks it in progress, EXECUTING, makes a git checkpoint (a ref
+    under refs/aether/checkpoints/, never a commit on a branch), and returns the phase, its
+    tasks, the mode profile and the pheromone block.
+
+    A caste's own view of the signals: `aether pheromone-render --caste <caste>`.
+    `/ant:build N --approve` reaches `--approve`: the build goes on with its approved waves."""
+    from aether import builds
+
+    if approve and resume:
+        from aether.errors import input_error
+
+        raise input_error("invalid_argument", "--approve and --resume exclude each other: --approve goes on "
+                                              "with the planned waves, --resume plans the build again")
+    if approve:
+        return builds.approve(phase)
+    return builds.start(phase, resume)
+
+
+@command("build-finish", text=True)
+@click.argument("phase", type=PHASE)
+@click.option("--results", "results", type=FILE_OR_STDIN, required=True,
+              help="The build results as JSON (a file, or `-` for stdin): see docs/contracts.md.")
+def build_finish(phase, results):
+    """Record the outcome of PHASE's build: task and phase status, errors, the event, spawn
+    outcomes per caste, and the automatic FEEDBACK/REDIRECT signals; returns the summary."""
+    from aether import builds
+
+    return builds.finish(phase, results)
+
+
+@command("build-abort", text=True)
+@click.argument("phase", type=PHASE)
+@click.option("--reason", type=CONTENT, required=True, help="Why (text, or `-` for stdin).")
+def build_abort(phase, reason):
+    """Give up the running build of PHASE: the phase is marked failed and the colony is READY.
+    Rebuild it later with `build-start PHASE --resume`; `abort-report PHASE` writes the report."""
+    from aether import builds
+
+    return builds.abort(phase, reason)
+
+
+@command("phase-advance", text=True)
+def phase_advance():
+    """Move to the next phase (the current one must be completed); past the last phase the
+    colony is COMPLETED. The only command that changes current_phase."""
+    from aether import builds
+
+    return builds.phase_advance()
+
+
+@command("phase", display=True)
+@click.argument("which", required=False, metavar="[N|list]")
+def phase_show(which):
+    """Show phase N (tasks with status, success criteria), or `list` for every phase.
+    Without an argument: the current phase (the list before the first build)."""
+    from aether import status
+
+    return status.phase_view(which)
+
+
+@command("status", display=True)
+def status():
+    """The colony at a glance: goal, state, mode, phase progress, active signals, the spawn
+    tree of the last build, recent events, open errors and the next step."""
+    from aether import status as status_mod
+
+    return status_mod.overview()
+
+
+@command("phase-check", text=True)
+def phase_check():
+    """Is the current phase ready to leave, and what does /ant:continue owe it? Answers
+    {phase, name, status, last_phase, mode, learning, learnings_recorded, extract_learnings,
+    archivist: {due, reason}, next, text}; refuses unless the phase is completed. Changes nothing."""
+    from aether import phase_check as check_mod
+
+    return check_mod.check()
+
+
+@command("verify-brief", text=True)
+@click.argument("phase", type=PHASE)
+def verify_brief(phase):
+    """The final verification of PHASE's running build: with `spawn` true, the watcher's brief
+    (`text`, for an ant:watcher Agent call); with `spawn` false (the mode's watcher is a syntax
+    check), the helper's own check as `watcher`, ready for build-finish."""
+    from aether import verification
+
+    return verification.brief(phase)
