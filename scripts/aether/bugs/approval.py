@@ -1,0 +1,208 @@
+"""The approval gate: who may approve, what an approval records, and what `bug fix` demands.
+
+- Approval is a human act: `bug approve` is refused when `CLAUDECODE` is set (it is, for the
+  model's Bash tool and for `!` lines) unless stdin is a terminal.
+- An approval records who, when and the SHA-256 of the fix plan (canonical JSON: sorted keys,
+  compact separators, UTF-8) in the bug's state and, first, in the append-only audit log.
+- `bug fix` needs the bug APPROVED, a complete approval record, a plan whose hash still
+  matches it, and the same approval in the audit log.
+- With `bug_bash.auto_approve_low_risk`, a plan that meets every LOW criterion (checked here,
+  not taken from the plan's own `risk_level` alone) is approved as `auto:low_risk`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from aether.bugs.errors import EXIT_INPUT, EXIT_PHASE, bug_error
+
+AUTO_APPROVER = "auto:low_risk"
+RESERVED_PREFIX = "auto:"  # approvers a person cannot claim
+IN_CLAUDE_CODE = "CLAUDECODE"
+MAX_APPROVER_LENGTH = 100
+MAX_REASON_LENGTH = 2000
+
+
+def plan_hash(plan: dict) -> str:
+    import hashlib
+    import json
+
+    canonical = json.dumps(plan, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _stdin_is_terminal() -> bool:
+    import sys
+
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def require_human(bug_id: str) -> None:
+    """Refuse an approval that does not come from a person at a terminal."""
+    if os.environ.get(IN_CLAUDE_CODE, "") not in ("", "0") and not _stdin_is_terminal():
+        raise bug_error(
+            "approval_requires_human",
+            f"approving a fix plan is a human decision: run `aether bug approve {bug_id}` "
+            f"yourself in a terminal (review it first with `aether bug status {bug_id}` and "
+            f"`aether bug fix {bug_id} --dry-run`)",
+            EXIT_PHASE, bug_id=bug_id)
+
+
+def check_approver(name: str | None) -> str:
+    """Who approves: --by, else the login name, else `cli`."""
+    if name is None:
+        import getpass
+
+        try:
+            name = getpass.getuser()
+        except (KeyError, OSError, ImportError):
+            name = "cli"
+        return (name or "cli").strip() or "cli"
+    text = name.strip()
+    if not text or "\n" in text or "\r" in text or len(text) > MAX_APPROVER_LENGTH:
+        raise bug_error("invalid_argument",
+                        f"--by must be one line of 1 to {MAX_APPROVER_LENGTH} characters",
+                        EXIT_INPUT)
+    if text.lower().startswith(RESERVED_PREFIX):
+        raise bug_error("invalid_argument",
+                        f"--by {text!r}: names starting with {RESERVED_PREFIX!r} are reserved "
+                        f"for automatic approval", EXIT_INPUT)
+    return text
+
+
+def check_reason(reason: str | None, *, required: bool, what: str, bug_id: str,
+                 setting: str = "") -> str | None:
+    """A reason text; `reason_required` (exit 2) when it is needed and missing or blank."""
+    text = reason.strip() if isinstance(reason, str) else ""
+    if not text:
+        if required:
+            why = f" (bug_bash.{setting} is on)" if setting else ""
+            raise bug_error("reason_required",
+                            f"{what} needs a reason{why}: pass --reason TEXT (or --reason - "
+                            f"to read it from stdin)", EXIT_PHASE, bug_id=bug_id)
+        return None
+    if len(text) > MAX_REASON_LENGTH:
+        raise bug_error("invalid_argument",
+                        f"the reason is {len(text)} characters; the limit is {MAX_REASON_LENGTH}",
+                        EXIT_INPUT)
+    return text
+
+
+def record(bug_id: str, plan: dict, approved_by: str, now: str, reason: str | None = None) -> dict:
+    """The ApprovalRecord (seed §8.2.3) for this plan."""
+    rec = {"bug_id": bug_id, "approved_by": approved_by, "approved_at": now,
+           "fix_plan_hash": plan_hash(plan)}
+    if reason:
+        rec["reason"] = reason
+    return rec
+
+
+# ---------------------------------------------------------------- LOW risk (seed §4.3)
+
+LOW_CRITERIA = {
+    "declared_low": "the plan's risk_level is low",
+    "single_file": "it changes a single file",
+    "additive": "it only adds code (no file deleted, no existing line removed)",
+    "isolated": "the added code touches at most one function or class definition",
+    "tested": "it has at least min_test_cases tests, one of them a regression test",
+}
+
+
+def _def_lines(lines) -> int:
+    n = 0
+    for line in lines:
+        head = line.lstrip()
+        if head.startswith(("def ", "async def ", "class ")):
+            n += 1
+    return n
+
+
+def low_risk(plan: dict, cfg: dict) -> dict:
+    """Whether the plan meets every LOW criterion: {eligible, met: [...], failed: [...]}."""
+    import difflib
+
+    changes = plan.get("changes", [])
+    added: list[str] = []
+    additive = True
+    for change in changes:
+        kind = change.get("change_type")
+        if kind == "delete":
+            additive = False
+        elif kind == "create":
+            added += (change.get("proposed_code") or "").splitlines()
+        elif kind == "modify":
+            old = (change.get("current_code") or "").splitlines()
+            new = (change.get("proposed_code") or "").splitlines()
+            for line in difflib.ndiff(old, new):
+                if line.startswith("- "):
+                    additive = False
+                elif line.startswith("+ "):
+                    added.append(line[2:])
+    tests = plan.get("test_cases", [])
+    checks = {
+        "declared_low": plan.get("risk_level") == "low",
+        "single_file": len({c.get("file_path") for c in changes}) == 1,
+        "additive": additive and bool(changes),
+        "isolated": _def_lines(added) <= 1,
+        "tested": len(tests) >= cfg["min_test_cases"]
+                  and any(t.get("category") == "regression" for t in tests),
+    }
+    return {"eligible": all(checks.values()),
+            "met": [LOW_CRITERIA[k] for k, ok in checks.items() if ok],
+            "failed": [LOW_CRITERIA[k] for k, ok in checks.items() if not ok]}
+
+
+# ---------------------------------------------------------------- the gate
+
+
+def audit_entries(path: str) -> list[dict]:
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            out.append(entry)
+    return out
+
+
+def gate(state: dict, audit_path: str) -> dict:
+    """The approval `bug fix` relies on; raises unless it is complete, current and audited."""
+    bug_id = state["bug_id"]
+    rec = state.get("approval_record")
+    if not isinstance(rec, dict) or not all(
+            isinstance(rec.get(k), str) and rec.get(k) for k in
+            ("approved_by", "approved_at", "fix_plan_hash")):
+        raise bug_error("approval_required",
+                        f"approval metadata is missing for bug {bug_id}; the state may be "
+                        f"damaged (`aether bug restore {bug_id}`)", EXIT_PHASE, bug_id=bug_id)
+    if not isinstance(state.get("fix_plan"), dict):
+        raise bug_error("approval_required", f"bug {bug_id} has no fix plan", EXIT_PHASE,
+                        bug_id=bug_id)
+    current = plan_hash(state["fix_plan"])
+    if current != rec["fix_plan_hash"]:
+        raise bug_error(
+            "plan_changed_since_approval",
+            f"the fix plan of bug {bug_id} changed after it was approved (approved "
+            f"{rec['fix_plan_hash'][:12]}…, now {current[:12]}…); nothing was applied",
+            EXIT_PHASE, bug_id=bug_id, approved_hash=rec["fix_plan_hash"], plan_hash=current)
+    for entry in audit_entries(audit_path):
+        if (entry.get("bug_id") == bug_id and entry.get("fix_plan_hash") == current
+                and entry.get("approved_at") == rec["approved_at"]
+                and entry.get("approved_by") == rec["approved_by"]):
+            return rec
+    raise bug_error(
+        "approval_not_audited",
+        f"the approval of bug {bug_id} is not in the audit log {audit_path}; nothing was applied",
+        EXIT_PHASE, bug_id=bug_id)

@@ -1,0 +1,514 @@
+"""Applying a fix plan to the project, safely and deterministically, and verifying it.
+
+- Paths: relative to the project root, no `..`, no absolute paths, nothing under `.git/` or
+  `.aether/`, no symbolic link as the target, and the real path must stay inside the project.
+- `modify` replaces `current_code` only when it occurs exactly once; `create` never
+  overwrites; `delete` needs the file. The plan is first played on copies in memory
+  (`simulate`); only a plan that plays cleanly is written.
+- Writes are atomic per file; if one fails, every file already written is put back.
+- The plan's tests go to `tests/test_bug_<id>.py` and run with the project's interpreter
+  (`.venv/bin/python`, `venv/bin/python`, `$VIRTUAL_ENV`, then `python3` on PATH — never the
+  helper's own environment) or with `bug_bash.test_command`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from aether.bugs.errors import EXIT_FAILED, bug_error
+
+PROTECTED_DIRS = (".git", ".aether")
+TESTS_DIR = "tests"
+TEST_MARKER = "# aether bug {id}: regression tests"
+OUTPUT_TAIL = 4000  # characters of test output kept in the state
+TEST_ENV_DROP = ("PYTEST_CURRENT_TEST", "PYTEST_ADDOPTS", "PYTHONHOME")
+
+
+# ---------------------------------------------------------------- paths
+
+
+def join(root: str, rel: str) -> str:
+    return os.path.join(root, *rel.split("/"))
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def resolve(root: str, path: str, *, allow_absolute: bool = False) -> tuple[str | None, str | None]:
+    """(project-relative path with `/`, None) or (None, why the path is refused)."""
+    if not isinstance(path, str) or not path.strip():
+        return None, "is empty"
+    if "\x00" in path:
+        return None, "contains a NUL character"
+    text = path.strip().replace("\\", "/")
+    real_root = os.path.realpath(root)
+    if os.path.isabs(text) or text.startswith("~"):
+        if not allow_absolute:
+            return None, "is an absolute path; give it relative to the project root"
+        absolute = os.path.normpath(os.path.expanduser(text))
+        if not (_inside(absolute, root) or _inside(absolute, real_root)):
+            return None, "is outside the project"
+        base = root if _inside(absolute, root) else real_root
+        text = os.path.relpath(absolute, base).replace(os.sep, "/")
+    parts = [p for p in text.split("/") if p not in ("", ".")]
+    if not parts:
+        return None, "names the project root, not a file"
+    if ".." in parts:
+        return None, "contains `..`; paths must stay inside the project"
+    if parts[0] in PROTECTED_DIRS:
+        return None, f"is inside {parts[0]}/, which a bug fix never touches"
+    rel = "/".join(parts)
+    if not _inside(os.path.realpath(join(root, rel)), real_root):
+        return None, "leads outside the project through a symbolic link"
+    return rel, None
+
+
+def read_text(full: str) -> str | None:
+    """A file's text exactly as stored (no newline translation); None if not UTF-8."""
+    with open(full, "rb") as fh:
+        raw = fh.read()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def occurrences(text: str, needle: str) -> int:
+    """How many times needle occurs in text, overlaps included."""
+    count, start = 0, 0
+    while True:
+        at = text.find(needle, start)
+        if at < 0:
+            return count
+        count += 1
+        start = at + 1
+
+
+def test_file(bug_id: str) -> str:
+    return f"{TESTS_DIR}/test_bug_{bug_id.replace('-', '_')}.py"
+
+
+def test_module(plan: dict, bug_id: str) -> str:
+    """The plan's test cases as one pytest module (also saved as the bug's test-cases.py)."""
+    summary = " ".join(plan.get("summary", "").split())
+    lines = [TEST_MARKER.format(id=bug_id),
+             f"# Fix: {summary}",
+             f"# Written by `aether bug fix {bug_id}`; the plan is in the bug's fix-plan.md.",
+             ""]
+    for test in plan.get("test_cases", []):
+        lines += ["", ""]
+        lines += [f"# [{test['category']}] {line}".rstrip()
+                  for line in test["description"].strip().splitlines()]
+        lines.append(test["test_code"].strip("\n"))
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- playing the plan in memory
+
+
+def simulate(plan: dict, root: str, bug_id: str) -> tuple[list[dict], list[str]]:
+    """The file operations the plan makes, computed without writing: (ops, defects).
+
+    An op is {path, action: create|modify|delete, before, after, mode, test}; `before`/`after`
+    are the whole text (None: absent).
+    """
+    files: dict[str, dict] = {}
+    defects: list[str] = []
+
+    def load(rel: str, where: str) -> dict | None:
+        if rel in files:
+            return files[rel]
+        full = join(root, rel)
+        entry = {"before": None, "after": None, "mode": None}
+        if os.path.islink(full):
+            defects.append(f"{where}: is a symbolic link; change the file it points to instead")
+            return None
+        if os.path.lexists(full):
+            if not os.path.isfile(full):
+                defects.append(f"{where}: exists and is not a regular file")
+                return None
+            text = read_text(full)
+            if text is None:
+                defects.append(f"{where}: is not UTF-8 text")
+                return None
+            entry["before"] = entry["after"] = text
+            entry["mode"] = os.stat(full).st_mode & 0o7777
+        files[rel] = entry
+        return entry
+
+    for i, change in enumerate(plan.get("changes", [])):
+        where = f"changes[{i}] ({change.get('file_path')})"
+        rel, problem = resolve(root, change.get("file_path") or "")
+        if problem:
+            defects.append(f"{where}: file_path {problem}")
+            continue
+        entry = load(rel, where)
+        if entry is None:
+            continue
+        current, kind = entry["after"], change.get("change_type")
+        if kind == "modify":
+            old = change.get("current_code") or ""
+            if current is None:
+                defects.append(f"{where}: the file does not exist; modify needs an existing file")
+                continue
+            n = occurrences(current, old)
+            if n == 0:
+                hint = ""
+                if "\r\n" in current and "\r\n" not in old:
+                    hint = " (the file has CRLF line endings)"
+                elif old.strip() and old.strip() in current:
+                    hint = " (it is there with different leading or trailing whitespace)"
+                defects.append(f"{where}: current_code is not found in the file{hint}")
+            elif n > 1:
+                defects.append(f"{where}: current_code is found {n} times; it must match exactly "
+                               f"once (include more surrounding lines)")
+            else:
+                entry["after"] = current.replace(old, change.get("proposed_code") or "", 1)
+        elif kind == "create":
+            if current is not None:
+                defects.append(f"{where}: the file already exists; create never overwrites "
+                               f"(use modify)")
+            else:
+                entry["after"] = change.get("proposed_code") or ""
+        elif kind == "delete":
+            if current is None:
+                defects.append(f"{where}: the file does not exist, so it cannot be deleted")
+            else:
+                entry["after"] = None
+
+    if plan.get("test_cases"):
+        rel = test_file(bug_id)
+        where = f"test file {rel}"
+        if rel in files:
+            defects.append(f"changes: must not touch {rel}: `bug fix` writes the plan's tests there")
+        else:
+            entry = load(rel, where)
+            if entry is not None:
+                marker = TEST_MARKER.format(id=bug_id)
+                if entry["before"] is not None and not entry["before"].startswith(marker):
+                    defects.append(f"{where}: exists and was not written by `aether bug fix "
+                                   f"{bug_id}`; move it away first")
+                entry["after"] = test_module(plan, bug_id)
+                entry["test"] = True
+
+    ops = []
+    for rel, entry in files.items():
+        before, after = entry["before"], entry["after"]
+        if before == after:
+            continue
+        action = "create" if before is None else "delete" if after is None else "modify"
+        ops.append({"path": rel, "action": action, "before": before, "after": after,
+                    "mode": entry["mode"], "test": bool(entry.get("test"))})
+    return ops, defects
+
+
+def diff(op: dict) -> str:
+    """A unified diff of one op (for --dry-run)."""
+    import difflib
+
+    def lines(text):
+        if text is None:
+            return []
+        out = text.splitlines(keepends=True)
+        if out and not out[-1].endswith(("\n", "\r")):
+            out[-1] += "\n\\ No newline at end of file\n"
+        return out
+
+    a = f"a/{op['path']}" if op["before"] is not None else "/dev/null"
+    b = f"b/{op['path']}" if op["after"] is not None else "/dev/null"
+    return "".join(difflib.unified_diff(lines(op["before"]), lines(op["after"]), a, b))
+
+
+# ---------------------------------------------------------------- writing and undoing
+
+
+def _write(full: str, text: str, mode: int | None) -> None:
+    folder = os.path.dirname(full)
+    tmp = os.path.join(folder, f".{os.path.basename(full)}.aether-tmp.{os.getpid()}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644 if mode is None else mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, full)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _current(full: str) -> str | None:
+    if not os.path.lexists(full):
+        return None
+    if os.path.islink(full) or not os.path.isfile(full):
+        return "\x00not a regular file"
+    text = read_text(full)
+    return "\x00not UTF-8 text" if text is None else text
+
+
+def _put_back(ops: list[dict], root: str, created_dirs: list[str]) -> list[str]:
+    """Restore each op's `before`, newest first; returns the paths that could not be restored."""
+    failed = []
+    for op in reversed(ops):
+        full = join(root, op["path"])
+        try:
+            if op["before"] is None:
+                if os.path.lexists(full):
+                    os.unlink(full)
+            else:
+                _write(full, op["before"], op.get("mode"))
+        except OSError:
+            failed.append(op["path"])
+    for rel in reversed(created_dirs):
+        try:
+            os.rmdir(join(root, rel))
+        except OSError:
+            pass
+    return failed
+
+
+def apply(ops: list[dict], root: str) -> list[str]:
+    """Write every op; returns the folders it had to create. On any failure every file
+    already written is put back and `implementation_failed` (exit 3) is raised."""
+    done: list[dict] = []
+    created_dirs: list[str] = []
+    try:
+        for op in ops:
+            full = join(root, op["path"])
+            if _current(full) != op["before"]:
+                raise _Changed(op["path"])
+            if op["after"] is None:
+                os.unlink(full)
+            else:
+                missing = []
+                folder = os.path.dirname(op["path"])
+                while folder and not os.path.isdir(join(root, folder)):
+                    missing.append(folder)
+                    folder = os.path.dirname(folder)
+                for rel in reversed(missing):
+                    os.mkdir(join(root, rel))
+                    created_dirs.append(rel)
+                _write(full, op["after"], op.get("mode"))
+            done.append(op)
+    except (OSError, _Changed) as exc:
+        failed = _put_back(done, root, created_dirs)
+        why = (f"{exc.path} changed while the fix was being applied" if isinstance(exc, _Changed)
+               else f"{exc.strerror or exc} ({exc.filename or ''})")
+        note = ("every file is back as it was" if not failed
+                else f"could not restore: {', '.join(failed)}")
+        raise bug_error("implementation_failed", f"applying the fix failed: {why}; {note}",
+                        EXIT_FAILED, restored=not failed, unrestored=failed) from None
+    return created_dirs
+
+
+class _Changed(Exception):
+    def __init__(self, path):
+        super().__init__(path)
+        self.path = path
+
+
+def undo(snapshot: dict, root: str, *, force: bool = False) -> dict:
+    """Put back what a fix changed (from its rollback snapshot). Refuses, unless forced, when a
+    file no longer holds what the fix wrote (someone edited it since)."""
+    ops = snapshot["files"]
+    edited = [op["path"] for op in ops if _current(join(root, op["path"])) != op["after"]]
+    if edited and not force:
+        raise bug_error(
+            "rollback_conflict",
+            f"changed since the fix was applied: {', '.join(edited)}; rolling back would lose "
+            f"those edits (pass --force to roll back anyway)",
+            EXIT_FAILED, files=edited)
+    failed = _put_back(ops, root, snapshot.get("created_dirs", []))
+    if failed:
+        raise bug_error("rollback_failed", f"could not restore: {', '.join(failed)}",
+                        EXIT_FAILED, files=failed)
+    return {"restored": [op["path"] for op in ops], "edited_since_fix": edited}
+
+
+def git_rollback(ops: list[dict]) -> str | None:
+    """The git command that undoes the fix, when the project is in git (None otherwise)."""
+    import shlex
+
+    from aether import paths
+
+    if not paths.in_git_repo():
+        return None
+    restore = [op["path"] for op in ops if op["before"] is not None]
+    remove = [op["path"] for op in ops if op["before"] is None]
+    parts = []
+    if restore:
+        parts.append("git checkout -- " + " ".join(shlex.quote(p) for p in restore))
+    if remove:
+        parts.append("rm -f -- " + " ".join(shlex.quote(p) for p in remove))
+    return " && ".join(parts) or None
+
+
+# ---------------------------------------------------------------- verification
+
+
+def _helper_prefix() -> str | None:
+    import sys
+
+    if sys.prefix == sys.base_prefix:
+        return None
+    return os.path.realpath(sys.prefix)
+
+
+def _helper_owned(path: str) -> bool:
+    prefix = _helper_prefix()
+    if prefix is None:
+        return False
+    return _inside(os.path.realpath(os.path.dirname(os.path.abspath(path))), prefix)
+
+
+def project_python(root: str) -> str | None:
+    """The interpreter of the project (never the helper's own environment)."""
+    import shutil
+
+    candidates = [os.path.join(root, ".venv", "bin", "python"),
+                  os.path.join(root, "venv", "bin", "python")]
+    venv = os.environ.get("VIRTUAL_ENV")
+    if venv:
+        candidates.append(os.path.join(venv, "bin", "python"))
+    for candidate in candidates:
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK) and not _helper_owned(candidate):
+            return candidate
+    search = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
+                             if d and not _helper_owned(os.path.join(d, "python")))
+    for name in ("python3", "python"):
+        found = shutil.which(name, path=search)
+        if found and not _helper_owned(found):
+            return found
+    return None
+
+
+def _env() -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in TEST_ENV_DROP}
+    if env.get("VIRTUAL_ENV") and _helper_owned(os.path.join(env["VIRTUAL_ENV"], "bin", "python")):
+        del env["VIRTUAL_ENV"]
+    env["PATH"] = os.pathsep.join(d for d in env.get("PATH", "").split(os.pathsep)
+                                  if d and not _helper_owned(os.path.join(d, "python")))
+    return env
+
+
+def _parse_junit(path: str) -> list[dict] | None:
+    import xml.etree.ElementTree as ET
+
+    try:
+        tree = ET.parse(path)
+    except (OSError, ET.ParseError):
+        return None
+    tests = []
+    for case in tree.iter("testcase"):
+        outcome, message = "passed", ""
+        for child in case:
+            if child.tag in ("failure", "error"):
+                outcome = "failed"
+                message = (child.get("message") or child.text or "").strip()
+                break
+            if child.tag == "skipped":
+                outcome = "skipped"
+                message = (child.get("message") or "").strip()
+        tests.append({"name": case.get("name") or "?", "outcome": outcome,
+                      "message": message.splitlines()[0][:300] if message else ""})
+    return tests
+
+
+def verify(root: str, bug_dir: str, cfg: dict, test_paths: list[str]) -> dict:
+    """Run the tests; returns {command, exit_code, tests_passed, tests_failed, tests, timed_out,
+    output_tail, reason (None when they all passed)}."""
+    import signal
+    import subprocess
+
+    timeout = cfg["verification_timeout_seconds"]
+    log_path = os.path.join(bug_dir, "verification.log")
+    junit = os.path.join(bug_dir, "verification.xml")
+    try:
+        os.unlink(junit)
+    except OSError:
+        pass
+    if cfg["test_command"]:
+        command = list(cfg["test_command"]) + test_paths
+        use_junit = False
+    else:
+        python = project_python(root)
+        if python is None:
+            return _verdict(None, None, [], False, "",
+                            "no Python interpreter found for the project (looked for .venv, "
+                            "venv, $VIRTUAL_ENV and python3 on PATH); set bug_bash.test_command")
+        command = [python, "-m", "pytest", "-v", "--tb=short", "-p", "no:cacheprovider",
+                   f"--junitxml={junit}", *test_paths]
+        use_junit = True
+    try:
+        proc = subprocess.Popen(command, cwd=root, env=_env(), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    except OSError as exc:
+        return _verdict(command, None, [], False, "",
+                        f"cannot run {command[0]}: {exc.strerror or exc}")
+    timed_out = False
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        out, _ = proc.communicate()
+    text = out.decode("utf-8", "replace")
+    with open(log_path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    tests = (_parse_junit(junit) or []) if use_junit else []
+    failed = sum(t["outcome"] == "failed" for t in tests)
+    passed = sum(t["outcome"] == "passed" for t in tests)
+    reason = None
+    if timed_out:
+        reason = f"Verification timed out after {timeout}s"
+        failed = max(failed, 1)
+    elif failed:
+        reason = f"Verification failed - {failed} of {len(tests)} tests failed"
+    elif proc.returncode != 0:
+        failed = 1
+        reason = f"Verification failed - the test command exited with status {proc.returncode}"
+    elif use_junit and passed == 0:
+        failed = 1
+        reason = "Verification failed - no test passed (none ran, or all were skipped)"
+    if not use_junit and reason is None:
+        passed = max(passed, 1)
+    return _verdict(command, proc.returncode, tests, timed_out, text, reason,
+                    passed=passed, failed=failed)
+
+
+def _verdict(command, exit_code, tests, timed_out, output, reason, passed=0, failed=None):
+    if failed is None:
+        failed = 1 if reason else 0
+    return {"command": command, "exit_code": exit_code, "tests_passed": passed,
+            "tests_failed": failed, "tests": tests, "timed_out": timed_out,
+            "output_tail": output[-OUTPUT_TAIL:], "reason": reason}
+
+
+def revert_partial(snapshot: dict, root: str) -> list[str]:
+    """Undo what an interrupted fix wrote (files already holding their new text go back),
+    so the plan can be applied again from the start. Returns the paths put back."""
+    ops = snapshot["files"]
+    conflicts = [op["path"] for op in ops
+                 if _current(join(root, op["path"])) not in (op["before"], op["after"])]
+    if conflicts:
+        raise bug_error(
+            "implementation_conflict",
+            f"changed since the interrupted fix began: {', '.join(conflicts)}; put them back "
+            f"as they were (or as the plan expects) and run the fix again",
+            EXIT_FAILED, files=conflicts)
+    todo = [op for op in ops if _current(join(root, op["path"])) == op["after"]]
+    failed = _put_back(todo, root, snapshot.get("created_dirs", []))
+    if failed:
+        raise bug_error("implementation_failed", f"could not restore: {', '.join(failed)}",
+                        EXIT_FAILED, files=failed)
+    return [op["path"] for op in todo]

@@ -1,0 +1,803 @@
+"""The Bug Bash pipeline: what each `aether bug …` command does to a bug.
+
+The Queen drives it: `init` → `analyze` (→ REPRODUCING) → the Bug Researcher's result through
+`record … reproduction` (→ REPRODUCED → ANALYZING, unless stopped at reproduce) → the Root
+Cause Analyzer's through `record … root-cause` (→ ANALYZED → PLANNING, unless stopped at
+analyze) → the Fix Planner's through `record … fix-plan` (→ PLANNED) → a person runs
+`approve` (→ APPROVED) → `fix` (→ IMPLEMENTING → VERIFYING → FIXED or BLOCKED). Each answer
+says what comes next (`agent_step` for the agent to run, `next` for the commands).
+"""
+
+from __future__ import annotations
+
+import os
+
+from aether import clock
+from aether.bugs import approval, config, costs, fixer, models, phases, reports, storage
+from aether.bugs.errors import (EXIT_AGENT, EXIT_FAILED, EXIT_INPUT, EXIT_PHASE, EXIT_STORAGE,
+                                bug_error)
+
+RECORD_KINDS = {  # record kind → (phase it belongs to, state field, agent)
+    "reproduction": ("reproducing", "reproduction", "bug-researcher"),
+    "root-cause": ("analyzing", "root_cause", "root-cause-analyzer"),
+    "fix-plan": ("planning", "fix_plan", "fix-planner"),
+}
+PLAN_OUTPUT_ATTEMPTS = 3  # the Fix Planner's output: the first try and 2 retries (seed §5.1)
+RETRY_BACKOFF_SECONDS = 5.0  # before the n-th retry: 5 · 2^(n−1) seconds (seed §5.1)
+MAX_ARCHIVED_ATTEMPTS = 10  # a retried bug keeps its newest earlier investigations
+MAX_TESTS_KEPT = 200  # per verification run, in the state
+MAX_AGENT_NAME = 64
+AUTO_ID_TRIES = 100
+REPORT_FILES = {"report": "report.md", "reproduction": "reproduction.md",
+                "root_cause": "root-cause-analysis.md", "fix_plan": "fix-plan.md",
+                "test_cases": "test-cases.py"}
+
+
+def _root() -> str:
+    from aether import paths
+
+    return paths.project_root()
+
+
+def _rel(cfg: dict, bug_id: str, name: str = "") -> str:
+    path = storage.bug_dir(cfg, bug_id)
+    return storage.display_path(os.path.join(path, name)) if name else storage.display_path(path) + "/"
+
+
+def agent_step(state: dict, cfg: dict) -> dict | None:
+    """What the Queen runs next when the bug waits for an agent (None otherwise)."""
+    bug_id, phase = state["bug_id"], state["phase"]
+    steps = {
+        "reproducing": ("reproduction", "reproduce", cfg["max_reproduction_attempts"],
+                        cfg["reproduction_timeout_seconds"], ["report"]),
+        "analyzing": ("root-cause", "analyze", cfg["max_analysis_attempts"],
+                      cfg["analysis_timeout_seconds"], ["report", "reproduction"]),
+        "planning": ("fix-plan", "plan", PLAN_OUTPUT_ATTEMPTS, cfg["planning_timeout_seconds"],
+                     ["report", "reproduction", "root_cause"]),
+    }
+    if phase not in steps:
+        return None
+    kind, step, attempts, timeout, reads = steps[phase]
+    out = {
+        "step": step,
+        "agent": RECORD_KINDS[kind][2],
+        "record": f"aether bug record {bug_id} {kind} -",
+        "reads": [_rel(cfg, bug_id, REPORT_FILES[r]) for r in reads],
+        "max_attempts": attempts,
+        "timeout_seconds": timeout,
+        "model": cfg["agent_model"],
+        "temperature": cfg["agent_temperature"],
+    }
+    if kind == "fix-plan":
+        out["min_test_cases"] = cfg["min_test_cases"]
+    return out
+
+
+def _answer(state: dict, cfg: dict, **extra) -> dict:
+    """The common part of every answer about one bug."""
+    out = {"bug_id": state["bug_id"], "phase": phases.label(state["phase"]),
+           "stop_at": state.get("stop_at"),
+           "agent_step": agent_step(state, cfg),
+           "next": phases.legal_commands(state["phase"], state["bug_id"]),
+           "cost_usd": costs.totals(state)["total_usd"]}
+    out.update(extra)
+    return out
+
+
+# ---------------------------------------------------------------- init
+
+
+def _auto_id(cfg: dict, description: str, attempt: int) -> str:
+    base = storage.slugify(description) or f"bug-{int(clock.now())}"
+    return base if attempt == 0 else f"{base[: storage.MAX_ID_LENGTH - 4]}-{attempt + 1}"
+
+
+def init(description: str, bug_id: str | None = None, test_path: str | None = None,
+         github_issue: int | None = None, error: str | None = None,
+         stack_trace: str | None = None) -> dict:
+    """Create a bug investigation in CREATED (`bug_exists`, exit 2, if the id is taken)."""
+    cfg = config.load()
+    report, defects = models.check_report({
+        "description": description, "test_path": test_path, "github_issue": github_issue,
+        "error_message": error, "stack_trace": stack_trace})
+    if defects:
+        raise bug_error("invalid_argument", "invalid bug report: " + "; ".join(defects),
+                        EXIT_INPUT, defects=defects)
+    if report["test_path"]:
+        report["test_path"] = report["test_path"].strip()
+    explicit = bug_id is not None
+    if explicit:
+        storage.check_id(bug_id)
+
+    for attempt in range(1 if explicit else AUTO_ID_TRIES):
+        candidate = bug_id if explicit else _auto_id(cfg, report["description"], attempt)
+        if not explicit and storage.exists(cfg, candidate):
+            continue
+
+        def change(state, candidate=candidate):
+            if state.get("bug_id") is not None:
+                raise bug_error("bug_exists",
+                                f"bug {candidate!r} already exists ({phases.label(state['phase'])}); "
+                                f"pick another --id, or see `aether bug status {candidate}`",
+                                EXIT_PHASE, bug_id=candidate)
+            now = clock.iso()
+            state.update(bug_id=candidate, phase="created", created_at=now, updated_at=now,
+                         report=report)
+
+        try:
+            storage.update(cfg, candidate, change, create=True)
+        except Exception as exc:
+            if not explicit and getattr(exc, "code", None) == "bug_exists":
+                continue
+            raise
+        bug_id = candidate
+        break
+    else:
+        raise bug_error("bug_exists", "could not find a free id; pass --id", EXIT_PHASE)
+
+    state = storage.load(cfg, bug_id)
+    bdir = storage.bug_dir(cfg, bug_id)
+    storage.write_text(os.path.join(bdir, REPORT_FILES["report"]), reports.report_md(state))
+    location = _rel(cfg, bug_id)
+    text = "\n".join([f"Created bug investigation: {bug_id}", f"Location: {location}"]
+                     + reports.next_steps([(f"aether bug analyze {bug_id}", "")]))
+    return _answer(state, cfg, location=location, text=text)
+
+
+# ---------------------------------------------------------------- analyze
+
+
+def _archive(state: dict) -> None:
+    keep = ("reproduction", "root_cause", "fix_plan", "implementation", "approval_record",
+            "blocked_reason")
+    state["previous_attempts"].append({"archived_at": clock.iso(),
+                                       **{k: state.get(k) for k in keep}})
+    del state["previous_attempts"][:-MAX_ARCHIVED_ATTEMPTS]
+    for k in keep:
+        state[k] = None
+    state["agent_rejections"] = {}
+
+
+def analyze(bug_id: str, stop_at: str | None = None, retry: bool = False) -> dict:
+    """Start, continue or retry the investigation (see `aether bug analyze --help`)."""
+    cfg = config.load()
+    storage.check_id(bug_id)
+    if stop_at is not None and stop_at not in phases.STOP_AT:
+        raise bug_error("invalid_argument", f"--stop-at must be reproduce or analyze, not {stop_at!r}",
+                        EXIT_INPUT)
+    command = "bug analyze --retry" if retry else "bug analyze"
+
+    def change(state):
+        phase = state["phase"]
+        passed = {"analyzing": ("reproduce",), "analyzed": ("reproduce",),
+                  "planning": ("reproduce", "analyze")}
+        if retry and phase != "blocked":
+            raise phases.refuse(state, command, why="--retry restarts a BLOCKED bug")
+        if phase == "blocked" and not retry:
+            raise phases.refuse(state, command, why="a BLOCKED bug restarts with --retry")
+        if phase == "not_reproducible":
+            raise phases.not_reproducible(state)
+        if phase not in ("created", "reproduced", "analyzed", "blocked", "reproducing",
+                         "analyzing", "planning"):
+            raise phases.refuse(state, command)
+        if stop_at in passed.get(phase, ()):
+            raise phases.refuse(state, f"bug analyze --stop-at {stop_at}",
+                                why=f"the bug is already past {stop_at}")
+        costs.check(state, cfg)
+        action = "resumed"
+        if phase == "blocked":
+            _archive(state)
+            state["stop_at"] = stop_at
+            phases.move(state, "reproducing", "user_command", command,
+                        reason=state["previous_attempts"][-1].get("blocked_reason"))
+            action = "retried"
+        elif phase == "created":
+            state["stop_at"] = stop_at
+            phases.move(state, "reproducing", "user_command", command, stop_at=stop_at)
+            action = "started"
+        elif phase == "reproduced":
+            if stop_at == "reproduce":
+                action = "stopped"
+            else:
+                state["stop_at"] = stop_at
+                phases.move(state, "analyzing", "user_command", command, stop_at=stop_at)
+                action = "continued"
+        elif phase == "analyzed":
+            if stop_at == "analyze":
+                action = "stopped"
+            else:
+                state["stop_at"] = None
+                phases.move(state, "planning", "user_command", command)
+                action = "continued"
+        elif stop_at is not None:  # running: a new stop point for what is left
+            state["stop_at"] = stop_at
+        return action
+
+    action = storage.update(cfg, bug_id, change)
+    state = storage.load(cfg, bug_id)
+    step = agent_step(state, cfg)
+    lines = [f"Analyzing bug: {bug_id}", ""]
+    if step:
+        n = {"reproduce": 1, "analyze": 2, "plan": 3}[step["step"]]
+        title = {"reproduce": "Reproducing...", "analyze": "Analyzing root cause...",
+                 "plan": "Planning fix..."}[step["step"]]
+        lines += [f"[{n}/3] {title}", f"      run the {step['agent']} agent, then:",
+                  f"      {step['record']}"]
+    else:
+        lines.append(f"Stopped at {phases.label(state['phase'])} (--stop-at {state.get('stop_at')}).")
+        lines += reports.next_steps([(c, "") for c in phases.legal_commands(state["phase"], bug_id)])
+    return _answer(state, cfg, action=action, text="\n".join(lines))
+
+
+# ---------------------------------------------------------------- record
+
+
+def _parse_record(text: str) -> tuple[object, list[str]]:
+    import json
+
+    if len(text.encode("utf-8", "replace")) > models.MAX_RECORD_BYTES:
+        return None, [f"the result is larger than {models.MAX_RECORD_BYTES} bytes"]
+    try:
+        return json.loads(text), []
+    except ValueError as exc:
+        return None, [f"not valid JSON: {exc}"]
+
+
+def _attempt_limit(kind: str, cfg: dict) -> int:
+    return {"reproduction": cfg["max_reproduction_attempts"],
+            "root-cause": cfg["max_analysis_attempts"],
+            "fix-plan": PLAN_OUTPUT_ATTEMPTS}[kind]
+
+
+def record(bug_id: str, kind: str, text: str) -> dict:
+    """Validate an agent's result against its contract and, if it holds, record it and move on."""
+    cfg = config.load()
+    storage.check_id(bug_id)
+    if kind not in RECORD_KINDS:
+        raise bug_error("invalid_argument",
+                        f"unknown result kind {kind!r}; use {', '.join(RECORD_KINDS)}", EXIT_INPUT)
+    phase_needed, field, agent = RECORD_KINDS[kind]
+    root = _root()
+    doc, defects = _parse_record(text)
+    warnings: list[str] = []
+    rec = None
+    if not defects:
+        if kind == "reproduction":
+            rec, defects = models.check_reproduction(doc, cfg)
+        elif kind == "root-cause":
+            rec, defects, warnings = models.check_root_cause(doc, root)
+        else:
+            rec, defects = models.check_fix_plan(doc, cfg, root, bug_id)
+    command = f"bug record {kind}"
+    audit = storage.audit_path(cfg)
+    low = approval.low_risk(rec, cfg) if kind == "fix-plan" and not defects else None
+
+    def change(state):
+        if state["phase"] != phase_needed:
+            raise phases.refuse(state, command)
+        costs.check(state, cfg)
+        if defects:
+            n = state["agent_rejections"].get(kind, 0) + 1
+            state["agent_rejections"][kind] = n
+            return {"rejected": n}
+        state["agent_rejections"].pop(kind, None)
+        state[field] = rec
+        if kind == "reproduction":
+            to = "reproduced" if rec["confirmed"] else "not_reproducible"
+            phases.move(state, to, "agent_output", command, confirmed=rec["confirmed"],
+                        confidence=rec["confidence"], attempts=rec["attempts"])
+            if rec["confirmed"] and state.get("stop_at") != "reproduce":
+                phases.move(state, "analyzing", "auto", command)
+        elif kind == "root-cause":
+            phases.move(state, "analyzed", "agent_output", command,
+                        root_cause_file=rec["root_cause_file"], confidence=rec["confidence"])
+            if state.get("stop_at") != "analyze":
+                phases.move(state, "planning", "auto", command)
+        else:
+            digest = approval.plan_hash(rec)
+            phases.move(state, "planned", "agent_output", command, fix_plan_hash=digest,
+                        risk_level=rec["risk_level"])
+            if cfg["auto_approve_low_risk"] and low["eligible"]:
+                approved = approval.record(state["bug_id"], rec, approval.AUTO_APPROVER, clock.iso())
+                from aether import store
+
+                store.append_jsonl(audit, [approved])  # the audit entry first, then the state
+                state["approval_record"] = approved
+                phases.move(state, "approved", "auto", command,
+                            approved_by=approval.AUTO_APPROVER, fix_plan_hash=digest)
+        return {"rejected": 0}
+
+    outcome = storage.update(cfg, bug_id, change)
+    if outcome["rejected"]:
+        n, limit = outcome["rejected"], _attempt_limit(kind, cfg)
+        allowed = n < limit
+        wait = RETRY_BACKOFF_SECONDS * 2 ** (n - 1)
+        if allowed:
+            todo = (f"send the defects back to the {agent} agent and try again in {wait:g}s "
+                    f"(attempt {n} of {limit})")
+        elif kind == "reproduction":
+            todo = ("no attempts left: record a result with \"confirmed\": false and the reason "
+                    "in notes, so the bug becomes NOT_REPRODUCIBLE")
+        else:
+            todo = "no attempts left: stop and show the defects to the user"
+        raise bug_error(
+            "invalid_agent_output",
+            f"the {kind} result for bug {bug_id} breaks its contract ({len(defects)} defect"
+            f"{'s' if len(defects) != 1 else ''}): " + "; ".join(defects[:10])
+            + (f"; (+{len(defects) - 10} more)" if len(defects) > 10 else "") + f". {todo}",
+            EXIT_AGENT, bug_id=bug_id, kind=kind, defects=defects, attempt=n, max_attempts=limit,
+            retry_allowed=allowed, retry_in_seconds=wait if allowed else None)
+
+    state = storage.load(cfg, bug_id)
+    bdir = storage.bug_dir(cfg, bug_id)
+    written = []
+
+    def write(name, content):
+        storage.write_text(os.path.join(bdir, REPORT_FILES[name]), content)
+        written.append(_rel(cfg, bug_id, REPORT_FILES[name]))
+
+    lines = [f"Analyzing bug: {bug_id}", ""]
+    extra: dict = {"recorded": kind, "warnings": warnings}
+    if kind == "reproduction":
+        write("reproduction", reports.reproduction_md(state))
+        lines.append("[1/3] Reproducing...")
+        if rec["confirmed"]:
+            traces = sum(bool(rec.get(k)) for k in ("stack_trace",))
+            lines += [f"      ✓ Confirmed ({rec['confidence']} confidence)",
+                      f"      Evidence: {len(rec['affected_files'])} file"
+                      f"{'s' if len(rec['affected_files']) != 1 else ''}, {traces} stack trace"
+                      f"{'s' if traces != 1 else ''}"]
+        else:
+            lines += [f"      ✗ Could not reproduce after {rec['attempts']} attempt"
+                      f"{'s' if rec['attempts'] != 1 else ''}", "",
+                      "Bug marked as NOT_REPRODUCIBLE.",
+                      f"Review: {_rel(cfg, bug_id, REPORT_FILES['reproduction'])}"]
+    elif kind == "root-cause":
+        write("root_cause", reports.root_cause_md(state))
+        where = rec["root_cause_file"] + (f":{rec['root_cause_line']}" if rec["root_cause_line"] else "")
+        lines += ["[2/3] Analyzing root cause...", f"      ✓ Found: {where}",
+                  f"      Cause: {rec['summary']}"]
+    else:
+        digest = approval.plan_hash(rec)
+        write("fix_plan", reports.fix_plan_md(state, digest))
+        write("test_cases", fixer.test_module(rec, bug_id))
+        files = len({c["file_path"] for c in rec["changes"]})
+        lines += ["[3/3] Planning fix...",
+                  f"      ✓ {files} file{'s' if files != 1 else ''}, {len(rec['test_cases'])} test case"
+                  f"{'s' if len(rec['test_cases']) != 1 else ''}",
+                  f"      Risk: {rec['risk_level'].upper()}"]
+        extra.update(fix_plan_hash=digest, low_risk=low)
+        if state["phase"] == "approved":
+            extra["approval"] = state["approval_record"]
+            lines += ["", f"✓ Auto-approved ({approval.AUTO_APPROVER}): every LOW criterion is met."]
+    lines += ["", f"Total cost: {reports.usd(costs.totals(state)['total_usd'])}"]
+    step = agent_step(state, cfg)
+    if step:
+        lines += ["", f"Next: run the {step['agent']} agent, then `{step['record']}`"]
+    elif state["phase"] == "planned":
+        lines += reports.next_steps([(f"aether bug status {bug_id}", "Review details"),
+                                     (f"aether bug approve {bug_id}", "Approve fix plan")])
+    else:
+        lines += reports.next_steps([(c, "") for c in phases.legal_commands(state["phase"], bug_id)])
+    return _answer(state, cfg, reports=written, text="\n".join(lines), **extra)
+
+
+# ---------------------------------------------------------------- approve / reject
+
+
+def approve(bug_id: str, by: str | None = None, reason: str | None = None) -> dict:
+    """A person approves the fix plan of a PLANNED bug (recorded with the plan's SHA-256)."""
+    storage.check_id(bug_id)
+    approval.require_human(bug_id)
+    cfg = config.load()
+    approver = approval.check_approver(by)
+    reason = approval.check_reason(reason, required=cfg["require_approval_reason"],
+                                   what="approving a fix plan", bug_id=bug_id,
+                                   setting="require_approval_reason")
+    audit = storage.audit_path(cfg)
+
+    def change(state):
+        if state["phase"] != "planned":
+            raise phases.refuse(state, "bug approve")
+        rec = approval.record(bug_id, state["fix_plan"], approver, clock.iso(), reason)
+        from aether import store
+
+        store.append_jsonl(audit, [rec])  # the audit entry first, then the state
+        state["approval_record"] = rec
+        phases.move(state, "approved", "user_command", "bug approve", approved_by=approver,
+                    fix_plan_hash=rec["fix_plan_hash"])
+        return rec
+
+    rec = storage.update(cfg, bug_id, change)
+    state = storage.load(cfg, bug_id)
+    plan = state["fix_plan"]
+    files = len({c["file_path"] for c in plan["changes"]})
+    lines = [f"Approving fix plan for: {bug_id}", "", f"Summary: {plan['summary']}",
+             f"Risk: {plan['risk_level'].upper()}",
+             f"Changes: {files} file{'s' if files != 1 else ''}",
+             f"Tests: {len(plan['test_cases'])} new test case{'s' if len(plan['test_cases']) != 1 else ''}",
+             "", "✓ Fix plan approved!"]
+    lines += reports.next_steps([(f"aether bug fix {bug_id}", ""),
+                                 (f"aether bug fix {bug_id} --dry-run", "Preview changes")])
+    return _answer(state, cfg, approval=rec, text="\n".join(lines))
+
+
+def reject(bug_id: str, reason: str | None) -> dict:
+    """Close a PLANNED or NOT_REPRODUCIBLE bug as WONT_FIX, with the reason."""
+    storage.check_id(bug_id)
+    cfg = config.load()
+    reason = approval.check_reason(reason, required=True, what="rejecting a bug", bug_id=bug_id)
+
+    def change(state):
+        if state["phase"] not in ("planned", "not_reproducible"):
+            raise phases.refuse(state, "bug reject")
+        state["rejection"] = {"reason": reason, "rejected_at": clock.iso(),
+                              "from_phase": state["phase"]}
+        phases.move(state, "wont_fix", "user_command", "bug reject", reason=reason)
+
+    storage.update(cfg, bug_id, change)
+    state = storage.load(cfg, bug_id)
+    text = f"Bug {bug_id} closed as WONT_FIX.\nReason: {reason}"
+    return _answer(state, cfg, rejection=state["rejection"], text=text)
+
+
+# ---------------------------------------------------------------- fix
+
+
+def _verb(op: dict) -> str:
+    return {"create": "Created", "modify": "Modified", "delete": "Deleted"}[op["action"]]
+
+
+def _dry_run(cfg: dict, bug_id: str) -> dict:
+    state = storage.load(cfg, bug_id)
+    if state["phase"] not in ("planned", "approved"):
+        raise phases.refuse(state, "bug fix --dry-run",
+                            why="a dry run previews a PLANNED or APPROVED fix plan")
+    ops, defects = fixer.simulate(state["fix_plan"], _root(), bug_id)
+    if defects:
+        raise _cannot_apply(bug_id, defects)
+    lines = [f"Dry run for: {bug_id}", ""]
+    changes = []
+    for op in ops:
+        d = fixer.diff(op)
+        changes.append({"path": op["path"], "action": op["action"], "test": op["test"], "diff": d})
+        verb = "Would add tests" if op["test"] else f"Would {op['action']}"
+        lines += [f"{verb}: {op['path']}"] + ["  " + ln for ln in d.rstrip("\n").splitlines()] + [""]
+    lines.append("No changes applied. Run without --dry-run to apply.")
+    return _answer(state, cfg, dry_run=True, changes=changes,
+                   fix_plan_hash=approval.plan_hash(state["fix_plan"]), text="\n".join(lines))
+
+
+def _cannot_apply(bug_id: str, defects: list[str]):
+    return bug_error(
+        "implementation_failed",
+        f"the fix plan of bug {bug_id} cannot be applied to the project as it is now; nothing "
+        f"was changed: " + "; ".join(defects[:10]),
+        EXIT_FAILED, bug_id=bug_id, defects=defects)
+
+
+def _test_paths(state: dict, root: str, ops: list[dict]) -> list[str]:
+    out = [op["path"] for op in ops if op.get("test")]
+    given = (state["report"].get("test_path") or "").strip()
+    if given:
+        file_part = given.split("::", 1)[0]
+        rel, problem = fixer.resolve(root, file_part, allow_absolute=True)
+        if not problem and os.path.isfile(fixer.join(root, rel)):
+            out.append(rel + given[len(file_part):])
+    return out
+
+
+def fix(bug_id: str, dry_run: bool = False) -> dict:
+    """Apply an APPROVED fix plan, run its tests, and end FIXED or BLOCKED."""
+    from aether import store
+
+    cfg = config.load()
+    storage.check_id(bug_id)
+    if dry_run:
+        return _dry_run(cfg, bug_id)
+    root = _root()
+    bdir = storage.bug_dir(cfg, bug_id)
+    if not storage.exists(cfg, bug_id):
+        from aether.bugs.errors import not_found
+
+        raise not_found(bug_id)
+    try:
+        with store.locked([os.path.join(bdir, "fix")]):
+            return _fix_locked(cfg, bug_id, root, bdir)
+    except Exception as exc:
+        if getattr(exc, "code", None) == "lock_timeout" and str(getattr(exc, "details", {}).get(
+                "file", "")).endswith(os.sep + "fix"):
+            raise bug_error("fix_in_progress",
+                            f"another `aether bug fix {bug_id}` is running; wait for it to end",
+                            EXIT_STORAGE, bug_id=bug_id) from None
+        raise
+
+
+def _fix_locked(cfg: dict, bug_id: str, root: str, bdir: str) -> dict:
+    from aether import store
+
+    state = storage.load(cfg, bug_id)
+    phase = state["phase"]
+    if phase == "planned":
+        raise bug_error(
+            "approval_required",
+            f"Bug must be APPROVED before implementation. Current phase: PLANNED. "
+            f"Run: aether bug approve {bug_id}", EXIT_PHASE, bug_id=bug_id, phase="PLANNED",
+            legal=phases.legal_commands("planned", bug_id))
+    if phase not in ("approved", "implementing", "verifying"):
+        raise phases.refuse(state, "bug fix")
+    approval.gate(state, storage.audit_path(cfg))
+    rollback_path = os.path.join(bdir, storage.ROLLBACK_FILE)
+    rspec = storage.rollback_spec(bug_id)
+    lines = [f"Implementing fix for: {bug_id}", ""]
+
+    if phase in ("approved", "implementing"):
+        if phase == "implementing" and os.path.exists(rollback_path):
+            snapshot = store.read_file(rollback_path, rspec)
+            if not snapshot.get("rolled_back_at"):
+                fixer.revert_partial(snapshot, root)
+        ops, defects = fixer.simulate(state["fix_plan"], root, bug_id)
+        if defects:
+            raise _cannot_apply(bug_id, defects)
+        files = [op["path"] for op in ops]
+
+        def snap(data):
+            data.clear()
+            data.update(rspec.default())
+            data["files"] = ops
+            data["prepared_at"] = clock.iso()
+
+        store.update_file(rollback_path, rspec, snap)
+        if phase == "approved":
+            def start(s):
+                if s["phase"] != "approved":
+                    raise phases.refuse(s, "bug fix")
+                phases.move(s, "implementing", "user_command", "bug fix",
+                            approved_by=s["approval_record"]["approved_by"],
+                            fix_plan_hash=s["approval_record"]["fix_plan_hash"], files=files)
+            storage.update(cfg, bug_id, start)
+        else:
+            def note(s):
+                s["notes"].append(f"{clock.iso()} bug fix resumed an interrupted implementation")
+            storage.update(cfg, bug_id, note)
+        try:
+            created_dirs = fixer.apply(ops, root)
+        except Exception as exc:
+            message = getattr(exc, "message", str(exc))
+
+            def failed(s):
+                s["implementation"] = {"success": False, "files_changed": [], "tests_passed": 0,
+                                       "tests_failed": 0, "commit_hash": None, "error": message}
+            storage.update(cfg, bug_id, failed)
+            raise
+
+        def applied(data):
+            data["created_dirs"] = created_dirs
+            data["applied_at"] = clock.iso()
+
+        store.update_file(rollback_path, rspec, applied)
+
+        def verifying(s):
+            s["implementation"] = {"success": None, "files_changed": files, "tests_passed": 0,
+                                   "tests_failed": 0, "commit_hash": None, "error": None}
+            phases.move(s, "verifying", "auto", "bug fix", files=files)
+        storage.update(cfg, bug_id, verifying)
+    else:
+        snapshot = store.read_file(rollback_path, rspec)
+        ops = snapshot["files"]
+        files = [op["path"] for op in ops]
+        lines.append("(re-running the verification of the applied fix)")
+
+    code_ops = [op for op in ops if not op.get("test")]
+    test_ops = [op for op in ops if op.get("test")]
+    if code_ops:
+        lines.append("Applying changes...")
+        lines += [f"  ✓ {_verb(op)}: {op['path']}" for op in code_ops]
+        lines.append("")
+    if test_ops:
+        lines.append("Writing test cases...")
+        lines += [f"  ✓ Added: {op['path']}" for op in test_ops]
+        lines.append("")
+
+    test_paths = _test_paths(state, root, ops)
+    verdict = fixer.verify(root, bdir, cfg, test_paths)
+    rollback_cmd = f"aether bug rollback {bug_id}"
+    git_cmd = fixer.git_rollback(ops)
+
+    def finish(s):
+        impl = {"success": verdict["reason"] is None, "files_changed": files,
+                "tests_passed": verdict["tests_passed"], "tests_failed": verdict["tests_failed"],
+                "commit_hash": None, "error": verdict["reason"], "test_command": verdict["command"],
+                "exit_code": verdict["exit_code"], "timed_out": verdict["timed_out"],
+                "tests": verdict["tests"][:MAX_TESTS_KEPT], "output_tail": verdict["output_tail"],
+                "rollback": rollback_cmd, "git_rollback": git_cmd, "verified_at": clock.iso()}
+        s["implementation"] = impl
+        if verdict["reason"] is None:
+            s["blocked_reason"] = None
+            phases.move(s, "fixed", "auto", "bug fix", tests_passed=verdict["tests_passed"],
+                        tests_failed=0)
+        else:
+            s["blocked_reason"] = verdict["reason"]
+            phases.move(s, "blocked", "auto", "bug fix", reason=verdict["reason"],
+                        tests_passed=verdict["tests_passed"], tests_failed=verdict["tests_failed"])
+
+    storage.update(cfg, bug_id, finish)
+    state = storage.load(cfg, bug_id)
+
+    lines.append("Running verification...")
+    for t in verdict["tests"]:
+        mark = {"passed": "✓", "failed": "✗", "skipped": "-"}[t["outcome"]]
+        lines.append(f"  {mark} {t['name']} {t['outcome'].upper()}")
+        if t["outcome"] == "failed" and t["message"]:
+            lines.append(f"    {t['message']}")
+    if not verdict["tests"] and verdict["command"]:
+        lines.append(f"  ran: {' '.join(verdict['command'])} (exit {verdict['exit_code']})")
+    lines.append("")
+    if verdict["reason"] is None:
+        lines += ["All tests passed!", "", "✓ Bug fixed!"]
+        return _answer(state, cfg, implementation=state["implementation"], text="\n".join(lines))
+    n = verdict["tests_failed"]
+    lines += [f"{n} test{'s' if n != 1 else ''} failed." if not verdict["timed_out"] else
+              "The tests timed out.", "", "Bug marked as BLOCKED.", f"Reason: {verdict['reason']}",
+              "", "Changes have been applied. To rollback:", f"  {rollback_cmd}"]
+    if git_cmd:
+        lines.append(f"  (or: {git_cmd})")
+    lines += ["", f"To investigate again: aether bug analyze {bug_id} --retry"]
+    raise bug_error(
+        "verification_failed",
+        f"bug {bug_id} is BLOCKED: {verdict['reason']}. The changes are applied; roll them back "
+        f"with `{rollback_cmd}`, or investigate again with `aether bug analyze {bug_id} --retry`",
+        EXIT_AGENT, bug_id=bug_id, phase="BLOCKED", reason=verdict["reason"],
+        rollback=rollback_cmd, git_rollback=git_cmd, tests_passed=verdict["tests_passed"],
+        tests_failed=verdict["tests_failed"], text="\n".join(lines))
+
+
+def rollback(bug_id: str, force: bool = False) -> dict:
+    """Put back the files the last fix changed, unless the bug is FIXED (e.g. BLOCKED, an
+    interrupted fix, or a retried bug whose failed fix is still applied)."""
+    from aether import store
+
+    cfg = config.load()
+    storage.check_id(bug_id)
+    state = storage.load(cfg, bug_id)
+    bdir = storage.bug_dir(cfg, bug_id)
+    path = os.path.join(bdir, storage.ROLLBACK_FILE)
+    rspec = storage.rollback_spec(bug_id)
+    with store.locked([os.path.join(bdir, "fix")]):
+        state = storage.load(cfg, bug_id)
+        if state["phase"] == "fixed":
+            raise phases.refuse(state, "bug rollback",
+                                why="a FIXED bug keeps its fix (undo it with your version control)")
+        snapshot = store.read_file(path, rspec) if os.path.exists(path) else None
+        if not snapshot or not snapshot.get("applied_at") or snapshot.get("rolled_back_at"):
+            raise bug_error("nothing_to_roll_back",
+                            f"bug {bug_id} has no applied fix to roll back", EXIT_PHASE,
+                            bug_id=bug_id)
+        result = fixer.undo(snapshot, _root(), force=force)
+
+        def done(data):
+            data["rolled_back_at"] = clock.iso()
+        store.update_file(path, rspec, done)
+
+        def note(s):
+            s["notes"].append(f"{clock.iso()} rolled back: {', '.join(result['restored'])}")
+        storage.update(cfg, bug_id, note)
+    state = storage.load(cfg, bug_id)
+    text = "\n".join([f"Rolled back the fix of bug {bug_id}:"]
+                     + [f"  ✓ Restored: {p}" for p in result["restored"]]
+                     + reports.next_steps([(c, "") for c in phases.legal_commands(state["phase"], bug_id)
+                                           if "rollback" not in c]))
+    return _answer(state, cfg, text=text, **result)
+
+
+# ---------------------------------------------------------------- costs
+
+
+def cost(bug_id: str, agent: str, input_tokens: int, output_tokens: int,
+         model: str | None = None, phase: str | None = None) -> dict:
+    """Record what an agent run cost; exit 6 when the bug is now over a cost limit."""
+    cfg = config.load()
+    storage.check_id(bug_id)
+    name = (agent or "").strip()
+    if not name or len(name) > MAX_AGENT_NAME or "\n" in name or "\r" in name:
+        raise bug_error("invalid_argument",
+                        f"--agent must be one line of 1 to {MAX_AGENT_NAME} characters", EXIT_INPUT)
+    model = model or cfg["agent_model"]
+    costs.price(model)  # unknown model: fail before taking the lock
+    if phase is not None:
+        phase = phases.parse(phase)
+
+    def change(state):
+        if len(state["costs"]) >= costs.MAX_COST_RECORDS:
+            raise bug_error("too_many_cost_records",
+                            f"bug {bug_id} already has {costs.MAX_COST_RECORDS} cost records",
+                            EXIT_INPUT, bug_id=bug_id)
+        rec = costs.agent_cost(name, model, input_tokens, output_tokens,
+                               phase or state["phase"], clock.iso())
+        state["costs"].append(rec)
+        return rec, costs.exceeded(state, cfg)
+
+    rec, over = storage.update(cfg, bug_id, change)
+    state = storage.load(cfg, bug_id)
+    if over:
+        raise costs.limit_error(state, over)
+    t = costs.totals(state)
+    text = (f"Recorded {name}: {input_tokens} in / {output_tokens} out tokens on {rec['model']} "
+            f"= {reports.usd(rec['cost_usd'])} (phase {rec['phase'].upper()}; bug total "
+            f"{reports.usd(t['total_usd'])} of {reports.usd(cfg['max_total_cost_usd'])})")
+    return _answer(state, cfg, cost=rec, by_phase=t["by_phase"],
+                   limits={"max_phase_cost_usd": cfg["max_phase_cost_usd"],
+                           "max_total_cost_usd": cfg["max_total_cost_usd"]}, text=text)
+
+
+# ---------------------------------------------------------------- status / list / restore
+
+
+def status(bug_id: str | None) -> dict:
+    if bug_id is None:
+        return list_bugs()
+    cfg = config.load()
+    storage.check_id(bug_id)
+    state = storage.load(cfg, bug_id)
+    summary = reports.status_summary(state, costs.totals(state)["total_usd"])
+    summary["agent_step"] = agent_step(state, cfg)
+    summary["location"] = _rel(cfg, bug_id)
+    summary["text"] = reports.status_text(summary)
+    return summary
+
+
+def list_bugs(phase: str | None = None, limit: int = 50) -> dict:
+    from aether.errors import AetherError
+
+    cfg = config.load()
+    wanted = phases.parse(phase) if phase else None
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise bug_error("invalid_argument", f"--limit must be a whole number >= 1, got {limit!r}",
+                        EXIT_INPUT)
+    rows = []
+    for bug_id in storage.list_ids(cfg):
+        try:
+            state = storage.load(cfg, bug_id)
+        except AetherError as exc:
+            if wanted is None:
+                rows.append({"bug_id": bug_id, "phase": None, "created_at": None, "cost_usd": None,
+                             "next": f"aether bug restore {bug_id}", "error": exc.message})
+            continue
+        if wanted and state["phase"] != wanted:
+            continue
+        rows.append({"bug_id": bug_id, "phase": phases.label(state["phase"]),
+                     "created_at": state["created_at"],
+                     "cost_usd": costs.totals(state)["total_usd"],
+                     "next": phases.NEXT_WORD[state["phase"]]})
+    rows.sort(key=lambda r: (r["created_at"] or "", r["bug_id"]), reverse=True)
+    total = len(rows)
+    rows = rows[:limit]
+    return {"bugs": rows, "count": total, "text": reports.list_text(rows, total)}
+
+
+def restore(bug_id: str, force: bool = False, which: str = "state") -> dict:
+    """Bring back the newest valid backup of a bug's state (or rollback) file."""
+    from aether import store
+
+    cfg = config.load()
+    storage.check_id(bug_id)
+    bdir = storage.bug_dir(cfg, bug_id)
+    if not os.path.isdir(bdir):
+        from aether.bugs.errors import not_found
+
+        raise not_found(bug_id)
+    if which == "rollback":
+        return store.restore_file(os.path.join(bdir, storage.ROLLBACK_FILE),
+                                  storage.rollback_spec(bug_id), force=force)
+    return store.restore_file(storage.state_path(cfg, bug_id), storage.state_spec(bug_id),
+                              force=force)
+
+
+def history(bug_id: str) -> list[dict]:
+    cfg = config.load()
+    storage.check_id(bug_id)
+    if not storage.exists(cfg, bug_id):
+        from aether.bugs.errors import not_found
+
+        raise not_found(bug_id)
+    return storage.read_history(cfg, bug_id)

@@ -1,0 +1,209 @@
+"""`aether bug …`: the Bug Bash pipeline (the library is `aether.bugs`)."""
+
+from __future__ import annotations
+
+import click
+
+from aether.cli.common import CONTENT, FILE_OR_STDIN, TEXT, command, read_stdin
+from aether.errors import AetherError
+
+
+class BugGroup(click.Group):
+    """Keeps seed 003's exit codes: storage failures (lock timeout, corrupt state) exit 5."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except AetherError as exc:
+            from aether.bugs.errors import EXIT_STORAGE, STORAGE_CODES
+
+            if exc.code in STORAGE_CODES:
+                exc.exit_code = EXIT_STORAGE
+            raise
+
+
+@click.group("bug", cls=BugGroup)
+def bug():
+    """Bug Bash: reproduce a bug, find its root cause, plan a fix, approve it, fix and verify.
+
+    \b
+    Phases: CREATED → REPRODUCING → REPRODUCED → ANALYZING → ANALYZED → PLANNING → PLANNED
+            → APPROVED → IMPLEMENTING → VERIFYING → FIXED | BLOCKED;
+            NOT_REPRODUCIBLE and WONT_FIX end an investigation; BLOCKED can be retried.
+    Typical flow:
+      aether bug init "Login fails with special characters" --test tests/test_auth.py
+      aether bug analyze <id>            (then record each agent's result:)
+      aether bug record <id> reproduction|root-cause|fix-plan -  < result.json
+      aether bug status <id>             (review)
+      aether bug approve <id>            (a person, in a terminal)
+      aether bug fix <id> [--dry-run]
+
+    \b
+    Exit codes: 0 ok · 1 invalid arguments or bug not found · 2 id exists, wrong phase,
+    not approved, reason missing · 3 not reproducible, implementation failed · 4 agent
+    result rejected, verification failed · 5 lock timeout or corrupt state · 6 cost limit.
+    State lives in <project>/.aether/bugs/<id>/; settings in .aether/config.yaml (bug_bash:).
+    """
+
+
+def _text_or_file(value):
+    """--stack-trace: the text itself, @FILE to read a file, or - for stdin."""
+    if value is None:
+        return None
+    if value == "-":
+        return read_stdin("--stack-trace")
+    if value.startswith("@"):
+        return FILE_OR_STDIN.convert(value[1:], None, None)
+    return value
+
+
+@command("init", text=True)
+@click.argument("description", type=CONTENT)
+@click.option("--id", "bug_id", type=TEXT, help="Bug id, a slug like `pwd-special-chars` (default: made from the description).")
+@click.option("--test", "test_path", type=TEXT, help="Path of the failing test (e.g. tests/test_auth.py::test_login).")
+@click.option("--github-issue", type=click.IntRange(min=1), help="GitHub issue number.")
+@click.option("--error", type=CONTENT, help="The error message (or - for stdin).")
+@click.option("--stack-trace", type=TEXT, help="The stack trace: text, @FILE to read a file, or - for stdin.")
+def init_cmd(description, bug_id, test_path, github_issue, error, stack_trace):
+    """Start a bug investigation from DESCRIPTION (or - for stdin). Exit 2 if the id exists."""
+    from aether.bugs import pipeline
+
+    return pipeline.init(description, bug_id, test_path, github_issue, error,
+                         _text_or_file(stack_trace))
+
+
+@command("analyze", text=True)
+@click.argument("bug_id", type=TEXT)
+@click.option("--stop-at", type=click.Choice(["reproduce", "analyze"]),
+              help="Stop after this step: reproduce (REPRODUCED) or analyze (ANALYZED).")
+@click.option("--retry", is_flag=True, help="Investigate a BLOCKED bug again from REPRODUCING.")
+def analyze_cmd(bug_id, stop_at, retry):
+    """Start (CREATED), continue (REPRODUCED, ANALYZED), resume or retry (BLOCKED) the
+    investigation; the answer's agent_step names the agent to run and how to record its result.
+
+    Without --stop-at the pipeline runs to PLANNED. Exit 3 for a NOT_REPRODUCIBLE bug.
+    """
+    from aether.bugs import pipeline
+
+    return pipeline.analyze(bug_id, stop_at, retry)
+
+
+@command("record", text=True)
+@click.argument("bug_id", type=TEXT)
+@click.argument("kind", type=click.Choice(["reproduction", "root-cause", "fix-plan"]))
+@click.argument("source", metavar="FILE|-", type=FILE_OR_STDIN)
+def record_cmd(bug_id, kind, source):
+    """Record an agent's result (a JSON document from FILE or stdin) after checking its
+    contract (docs/contracts.md, "Bug Bash"). A rejected result exits 4 with the list of
+    defects to hand back to the agent; an accepted one moves the bug on and writes its report.
+    """
+    from aether.bugs import pipeline
+
+    return pipeline.record(bug_id, kind, source)
+
+
+@command("status", display=True)
+@click.argument("bug_id", type=TEXT, required=False)
+def status_cmd(bug_id):
+    """Show one bug's status panel (or, without BUG_ID, the list of bugs)."""
+    from aether.bugs import pipeline
+
+    return pipeline.status(bug_id)
+
+
+@command("list", display=True)
+@click.option("--phase", type=TEXT, help="Only bugs in this phase (e.g. planned).")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Show at most this many bugs (newest first).")
+def list_cmd(phase, limit):
+    """List the bug investigations of this project, newest first."""
+    from aether.bugs import pipeline
+
+    return pipeline.list_bugs(phase, limit)
+
+
+@command("approve", text=True)
+@click.argument("bug_id", type=TEXT)
+@click.option("--by", type=TEXT, help="Who approves (default: your login name).")
+@click.option("--reason", type=CONTENT, help="Why (required when bug_bash.require_approval_reason is on).")
+def approve_cmd(bug_id, by, reason):
+    """Approve the fix plan of a PLANNED bug. Only a person does this: inside Claude Code
+    (CLAUDECODE set) it must run in a terminal. Records who, when and the plan's SHA-256."""
+    from aether.bugs import pipeline
+
+    return pipeline.approve(bug_id, by, reason)
+
+
+@command("reject", text=True)
+@click.argument("bug_id", type=TEXT)
+@click.option("--reason", type=CONTENT, help="Why the bug will not be fixed (required; - for stdin).")
+def reject_cmd(bug_id, reason):
+    """Close a PLANNED or NOT_REPRODUCIBLE bug as WONT_FIX. Exit 2 without a reason."""
+    from aether.bugs import pipeline
+
+    return pipeline.reject(bug_id, reason)
+
+
+@command("fix", text=True)
+@click.argument("bug_id", type=TEXT)
+@click.option("--dry-run", is_flag=True, help="Show the diffs of the plan and change nothing.")
+def fix_cmd(bug_id, dry_run):
+    """Apply the APPROVED fix plan, write its tests to tests/test_bug_<id>.py, run them, and
+    end FIXED (exit 0) or BLOCKED (exit 4, with the rollback command). Exit 2 when not
+    approved or the plan changed since approval, 3 when the plan no longer applies (nothing
+    is changed then)."""
+    from aether.bugs import pipeline
+
+    return pipeline.fix(bug_id, dry_run)
+
+
+@command("rollback", text=True)
+@click.argument("bug_id", type=TEXT)
+@click.option("--force", is_flag=True, help="Roll back even files edited since the fix.")
+def rollback_cmd(bug_id, force):
+    """Put back the files changed by the last fix of a bug that is not FIXED (typically
+    BLOCKED): modified and deleted files get their old content, created files are removed."""
+    from aether.bugs import pipeline
+
+    return pipeline.rollback(bug_id, force)
+
+
+@command("cost", text=True)
+@click.argument("bug_id", type=TEXT)
+@click.option("--agent", required=True, type=TEXT, help="The agent that ran (e.g. bug-researcher).")
+@click.option("--input-tokens", required=True, type=click.IntRange(min=0), help="Input tokens used.")
+@click.option("--output-tokens", required=True, type=click.IntRange(min=0), help="Output tokens used.")
+@click.option("--model", type=TEXT, help="Model id or alias (default: bug_bash.agent_model).")
+@click.option("--phase", type=TEXT, help="Phase the agent ran in (default: the bug's phase).")
+def cost_cmd(bug_id, agent, input_tokens, output_tokens, model, phase):
+    """Record an agent run's token usage and its price. Exit 6 when the bug is now over
+    its per-phase or total cost limit (the pipeline stops until the limit is raised)."""
+    from aether.bugs import pipeline
+
+    return pipeline.cost(bug_id, agent, input_tokens, output_tokens, model, phase)
+
+
+@command("history")
+@click.argument("bug_id", type=TEXT)
+def history_cmd(bug_id):
+    """Every phase transition of a bug, from its append-only log."""
+    from aether.bugs import pipeline
+
+    return pipeline.history(bug_id)
+
+
+@command("restore", text=False)
+@click.argument("bug_id", type=TEXT)
+@click.option("--file", "which", type=click.Choice(["state", "rollback"]), default="state",
+              show_default=True, help="Which of the bug's files to restore.")
+@click.option("--force", is_flag=True, help="Restore even though the current file is valid.")
+def restore_cmd(bug_id, which, force):
+    """Bring back the newest valid backup of a bug's corrupt state file."""
+    from aether.bugs import pipeline
+
+    return pipeline.restore(bug_id, force, which)
+
+
+for _cmd in (init_cmd, analyze_cmd, record_cmd, status_cmd, list_cmd, approve_cmd, reject_cmd,
+             fix_cmd, rollback_cmd, cost_cmd, history_cmd, restore_cmd):
+    bug.add_command(_cmd)
