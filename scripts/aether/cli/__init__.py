@@ -87,6 +87,23 @@ COMMANDS = {
     "loop-score": "aether.cli.loops:loop_score",
     "feedback-store": "aether.cli.loops:feedback_store",
     "feedback-get": "aether.cli.loops:feedback_get",
+    # modes, lifecycle, research, recovery and completion
+    "mode-profile": "aether.cli.modes:mode_profile",
+    "syntax-check": "aether.cli.syntax_check:syntax_check",
+    "signals-suggest": "aether.cli.lifecycle:signals_suggest",
+    "continue-start": "aether.cli.lifecycle:continue_start",
+    "hygiene-check": "aether.cli.lifecycle:hygiene_check",
+    "research-plan": "aether.cli.research:research_plan",
+    "research-collect": "aether.cli.research:research_collect",
+    "plan-draft-store": "aether.cli.refinement:plan_draft_store",
+    "plan-draft-get": "aether.cli.refinement:plan_draft_get",
+    "loop-present": "aether.cli.refinement:loop_present",
+    "task-skip": "aether.cli.recovery:task_skip",
+    "phase-skip": "aether.cli.recovery:phase_skip",
+    "checkpoint-list": "aether.cli.recovery:checkpoint_list",
+    "checkpoint-restore": "aether.cli.recovery:checkpoint_restore",
+    "friction-summary": "aether.cli.recovery:friction_summary",
+    "completion-summary": "aether.cli.completion:completion_summary",
     # bug bash
     "bug": "aether.cli.bug:bug",
 }

@@ -1,0 +1,322 @@
+"""The `ant` plugin's frame: manifest, marketplace, hooks, icon, and the install path.
+
+`claude plugin validate` and `claude plugin details` run the pinned Claude Code (`make
+e2e-deps`); the SessionStart bootstrap and the launcher's use of its venv are tested here
+directly, and with a real `claude plugin install` in tests/e2e/test_plugin_simple.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from e2e.harness import ClaudeCode, SetupError, claude_binary
+
+REPO = Path(__file__).resolve().parents[1]
+PLUGIN_DIR = REPO / ".claude-plugin"
+BOOTSTRAP = REPO / "hooks" / "bootstrap.py"
+LAUNCHER = REPO / "bin" / "aether"
+ALWAYS_ON_BUDGET = 800  # tokens every session pays for the plugin (`plugin details`)
+
+sys.path.insert(0, str(REPO / "hooks"))
+import bootstrap  # noqa: E402
+import guard  # noqa: E402
+
+
+def load(name: str) -> dict:
+    return json.loads((PLUGIN_DIR / name).read_text("utf-8"))
+
+
+# ---------------------------------------------------------------- manifest and marketplace
+
+
+def test_manifest_names_the_plugin_and_its_parts():
+    from aether import __version__
+
+    m = load("plugin.json")
+    assert m["name"] == "ant" and m["license"] == "MIT"
+    assert m["version"] == __version__
+    for key in ("description", "repository", "homepage"):
+        assert isinstance(m[key], str) and m[key]
+    assert m["author"]["name"] and len(m["keywords"]) >= 3
+    assert (REPO / m["commands"]).is_dir() and m["commands"].endswith("/.claude/commands/ant/")
+    assert [Path(p).stem for p in m["agents"]] == ["colonizer", "route-setter", "builder",
+                                                  "watcher", "scout", "architect"]
+    assert all((REPO / p).is_file() for p in m["agents"])
+
+
+def test_pyproject_and_marketplace_carry_the_same_version():
+    import tomllib
+
+    version = load("plugin.json")["version"]
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))
+    assert pyproject["project"]["version"] == version
+    market = load("marketplace.json")
+    (entry,) = [p for p in market["plugins"] if p["name"] == "ant"]
+    assert entry["version"] == market["metadata"]["version"] == version
+    assert entry["source"] == "./"
+
+
+def test_icon_is_a_square_png_the_directory_accepts():
+    icon = REPO / load("plugin.json")["icon"]
+    data = icon.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    assert width == height and 512 <= width <= 2048
+    assert len(data) < 2 * 1024 * 1024
+
+
+def test_hooks_wire_the_guard_and_the_bootstrap():
+    hooks = json.loads((REPO / "hooks" / "hooks.json").read_text("utf-8"))["hooks"]
+    (pre,) = hooks["PreToolUse"]
+    matched = set(pre["matcher"].split("|"))
+    assert {"Bash"} | guard.FILE_TOOLS <= matched
+    (start,) = hooks["SessionStart"]
+    commands = [h["command"] for h in pre["hooks"] + start["hooks"]]
+    assert commands == ['python3 "${CLAUDE_PLUGIN_ROOT}/hooks/guard.py"',
+                        'python3 "${CLAUDE_PLUGIN_ROOT}/hooks/bootstrap.py"']
+    assert "matcher" not in start  # startup, resume, /clear and compaction alike
+
+
+# ---------------------------------------------------------------- Claude Code's own checks
+
+
+@pytest.fixture(scope="module")
+def claude_cli(tmp_path_factory):
+    try:
+        binary = claude_binary()
+    except SetupError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    work = tmp_path_factory.mktemp("plugin-cli")
+    home = work / "home"
+    home.mkdir()
+    return ClaudeCode(binary, work, home=home)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("profile", [[], ["--profile", "directory"]], ids=["strict", "directory"])
+def test_claude_plugin_validate_passes_strict(claude_cli, profile):
+    proc = claude_cli.cli("plugin", "validate", "--strict", "--json", *profile, REPO)
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0 and report["success"] is True, proc.stdout
+    assert report["manifest"]["errors"] == [] and report["manifest"]["warnings"] == []
+    provides = report["provides"]
+    assert sorted(provides["commands"]) == sorted(f"ant:{p.stem}" for p in (REPO / ".claude/commands/ant").glob("*.md"))
+    assert sorted(provides["agents"]) == sorted(f"ant:{Path(p).stem}" for p in load("plugin.json")["agents"])
+    assert provides["bin"] == ["aether"]
+    assert sorted(h["event"] for h in provides["hooks"]) == ["PreToolUse", "SessionStart"]
+    if profile:
+        directory = report["directory"]
+        assert directory["findings"] == [] and directory["failure"] is None
+        assert directory["incomplete"] is False
+
+
+@pytest.mark.e2e
+def test_claude_plugin_validate_passes_for_each_manifest(claude_cli):
+    for name in ("plugin.json", "marketplace.json"):
+        proc = claude_cli.cli("plugin", "validate", "--strict", "--json", PLUGIN_DIR / name)
+        report = json.loads(proc.stdout)
+        assert proc.returncode == 0 and report["success"] is True, (name, proc.stdout)
+        assert report["manifest"]["type"] == name.split(".")[0]
+        assert report["manifest"]["warnings"] == []
+
+
+def always_on_tokens(details: str) -> int:
+    """The `Always-on: ~N tok` line of `claude plugin details` (`< N` counts as N)."""
+    match = re.search(r"Always-on:\s+(?:~|<\s*)?(\d[\d,]*)\s+tok", details)
+    assert match, f"no Always-on line in:\n{details}"
+    return int(match.group(1).replace(",", ""))
+
+
+def test_always_on_line_is_read():
+    assert always_on_tokens("Projected token cost\n  Always-on:   ~171 tok   added") == 171
+    assert always_on_tokens("  Always-on:   < 20 tok") == 20
+    assert always_on_tokens("  Always-on:   ~1,204 tok") == 1204
+
+
+@pytest.mark.e2e
+def test_plugin_details_always_on_cost_is_within_budget(claude_cli):
+    proc = claude_cli.cli("--plugin-dir", REPO, "plugin", "details", "ant")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert out.startswith(f"ant {load('plugin.json')['version']}")
+    skills = re.search(r"Skills \((\d+)\)\s+(.*)", out)
+    names = sorted(p.stem for p in (REPO / ".claude/commands/ant").glob("*.md"))
+    assert int(skills.group(1)) == len(names) and sorted(skills.group(2).split(", ")) == names
+    assert "PreToolUse, SessionStart" in out and "no model context cost" in out
+    assert always_on_tokens(out) <= ALWAYS_ON_BUDGET
+
+
+# ---------------------------------------------------------------- the SessionStart bootstrap
+
+
+def plugin_copy(tmp_path: Path) -> Path:
+    """The files a marketplace install has: no .venv, no caches."""
+    root = tmp_path / "plugin"
+    ignore = shutil.ignore_patterns(".venv", ".git", "node_modules", "__pycache__", "*.egg-info",
+                                    ".pytest_cache", ".hypothesis", ".venv-location", "data", "build")
+    shutil.copytree(REPO, root, ignore=ignore, symlinks=True)
+    return root
+
+
+def run_hook(root: Path, data: Path | None, env: dict | None = None) -> subprocess.CompletedProcess:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_PLUGIN")}
+    full["CLAUDE_PLUGIN_ROOT"] = str(root)
+    if data is not None:
+        full["CLAUDE_PLUGIN_DATA"] = str(data)
+    full.update(env or {})
+    return subprocess.run([sys.executable, str(root / "hooks" / "bootstrap.py")], input="{}",
+                          capture_output=True, text=True, env=full, timeout=60)
+
+
+def fake_venv(path: Path, marker: str | None = bootstrap.READY, content: str = "x") -> Path:
+    """A folder the launcher takes for a venv: bin/python echoes its arguments."""
+    (path / "bin").mkdir(parents=True)
+    python = path / "bin" / "python"
+    python.write_text("#!/bin/sh\necho \"fake-python $*\"\n")
+    python.chmod(0o755)
+    if marker:
+        (path / marker).write_text(content)
+    return path
+
+
+def launch(root: Path, *args, env: dict | None = None) -> subprocess.CompletedProcess:
+    full = {k: v for k, v in os.environ.items() if k not in ("AETHER_VENV",)}
+    full.update(env or {})
+    return subprocess.run([str(root / "bin" / "aether"), *args], capture_output=True, text=True,
+                          env=full, timeout=60)
+
+
+def test_the_hook_does_nothing_outside_claude_code_and_in_a_set_up_checkout(tmp_path):
+    assert run_hook(REPO, None).stdout == ""  # no CLAUDE_PLUGIN_DATA
+    data = tmp_path / "data"
+    proc = run_hook(REPO, data)  # the repository has .venv (make install)
+    assert proc.returncode == 0 and proc.stdout == ""
+    assert list(data.iterdir()) == []
+
+
+def test_the_venv_key_follows_the_version_and_the_sources(tmp_path):
+    root = plugin_copy(tmp_path)
+    key = bootstrap.venv_key(str(root))
+    assert key.startswith(load("plugin.json")["version"] + "-")
+    assert bootstrap.venv_key(str(root)) == key
+    (root / "scripts" / "aether" / "__pycache__").mkdir(exist_ok=True)
+    (root / "scripts" / "aether" / "__pycache__" / "x.pyc").write_bytes(b"junk")
+    assert bootstrap.venv_key(str(root)) == key  # caches do not count
+    with open(root / "scripts" / "aether" / "modes.py", "a") as fh:
+        fh.write("\n# changed\n")
+    assert bootstrap.venv_key(str(root)) != key
+
+
+def test_a_ready_venv_is_a_quick_no_op_that_points_the_launcher_at_it(tmp_path):
+    root = plugin_copy(tmp_path)
+    data = tmp_path / "data"
+    venvs = data / "venvs"
+    key = bootstrap.venv_key(str(root))
+    old = fake_venv(venvs / "0.0.1-old")
+    older = fake_venv(venvs / "0.0.0-older")
+    os.utime(older / bootstrap.READY, (1, 1))
+    partial = fake_venv(venvs / "0.0.2-partial", marker=bootstrap.INSTALLING, content="999999999")
+    current = fake_venv(venvs / key)
+    started = time.monotonic()
+    proc = run_hook(root, data)
+    assert proc.returncode == 0 and proc.stdout == ""  # nothing to tell the user
+    assert time.monotonic() - started < 5
+    assert (root / ".venv-location").read_text().strip() == str(current)
+    assert sorted(p.name for p in venvs.iterdir()) == sorted([key, old.name])  # one previous kept
+    assert not partial.exists() and not older.exists()
+    out = launch(root, "version")
+    assert out.returncode == 0 and out.stdout.startswith("fake-python -I -c from aether.cli import main")
+    assert out.stdout.rstrip().endswith(" version")
+
+
+def test_the_launcher_reports_a_failed_install_with_its_reason(tmp_path):
+    root = plugin_copy(tmp_path)
+    venv = fake_venv(tmp_path / "data" / "venvs" / "k", marker=bootstrap.FAILED,
+                     content='pip install failed (exit 1); see /x/"install".log\n')
+    (root / ".venv-location").write_text(f"{venv}\n")
+    out = launch(root, "status")
+    assert out.returncode == 2 and out.stdout == ""
+    env = json.loads(out.stderr)
+    assert env["ok"] is False and env["code"] == "not_installed"
+    assert 'pip install failed (exit 1); see /x/"install".log' in env["error"]
+    assert "new Claude Code session" in env["error"] and str(root) in env["error"]
+
+
+def test_the_launcher_waits_for_a_running_install(tmp_path):
+    root = plugin_copy(tmp_path)
+    venv = tmp_path / "data" / "venvs" / "k"
+    venv.mkdir(parents=True)
+    (root / ".venv-location").write_text(f"{venv}\n")
+    builder = subprocess.Popen(["sleep", "30"])
+    try:
+        (venv / bootstrap.INSTALLING).write_text(str(builder.pid))
+        started = time.monotonic()
+        out = launch(root, "status", env={"AETHER_INSTALL_WAIT": "1"})
+        waited = time.monotonic() - started
+        assert 0.9 <= waited < 10
+        env = json.loads(out.stderr)
+        assert out.returncode == 2 and env["code"] == "installing"
+        assert str(tmp_path / "data" / "install.log") in env["error"]
+
+        # The build finishes while the launcher waits: the call goes through.
+        def finish():
+            time.sleep(0.6)
+            fake_venv(venv, marker=bootstrap.READY)
+            (venv / bootstrap.INSTALLING).unlink()
+
+        import threading
+
+        thread = threading.Thread(target=finish)
+        thread.start()
+        out = launch(root, "version", env={"AETHER_INSTALL_WAIT": "20"})
+        thread.join()
+        assert out.returncode == 0 and out.stdout.startswith("fake-python")
+    finally:
+        builder.send_signal(signal.SIGKILL)
+        builder.wait()
+
+
+def test_the_launcher_ignores_a_dead_build(tmp_path):
+    root = plugin_copy(tmp_path)
+    venv = fake_venv(tmp_path / "data" / "venvs" / "k", marker=bootstrap.INSTALLING, content="999999999")
+    (root / ".venv-location").write_text(f"{venv}\n")
+    started = time.monotonic()
+    out = launch(root, "status")
+    assert time.monotonic() - started < 5
+    env = json.loads(out.stderr)
+    assert env["code"] == "not_installed" and "make install" in env["error"]
+
+
+@pytest.mark.slow
+def test_the_hook_builds_the_venv_in_the_background_and_the_launcher_uses_it(tmp_path):
+    """The real thing, without Claude Code: venv + pip install of the plugin's own package."""
+    root = plugin_copy(tmp_path)
+    data = tmp_path / "data"
+    started = time.monotonic()
+    proc = run_hook(root, data)
+    assert time.monotonic() - started < 5  # the session is not held up
+    message = json.loads(proc.stdout)["systemMessage"]
+    assert "installing its helper" in message and str(data / "install.log") in message
+    target = Path((root / ".venv-location").read_text().strip())
+    assert target.parent == data / "venvs" and target.name == bootstrap.venv_key(str(root))
+
+    out = launch(root, "version", env={"AETHER_INSTALL_WAIT": "300"})  # waits for the build
+    assert out.returncode == 0, (out.stderr, (data / "install.log").read_text())
+    assert json.loads(out.stdout) == {"ok": True, "result": load("plugin.json")["version"]}
+    assert (target / bootstrap.READY).exists() and not (target / bootstrap.INSTALLING).exists()
+    assert not list(root.rglob("*.egg-info")) and not (root / "build").exists()
+    assert not [p for p in data.iterdir() if p.name.startswith("source.")]
+
+    again = run_hook(root, data)  # next session: nothing to do
+    assert again.returncode == 0 and again.stdout == ""
