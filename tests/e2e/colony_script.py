@@ -1,0 +1,146 @@
+"""Helpers for scripting a colony session: a Queen that runs exactly the commands her command
+body says, and ants that do real work with real tool calls.
+
+The Queen's Bash calls are taken out of the command body Claude Code sent (with `$ARGUMENTS`
+substituted): `run_body(r, "aether spawn-start <id>", id="w1")` finds the body's command that
+starts that way, fills its `<placeholders>` and, for a heredoc, puts the text on stdin. A body
+that says "(same heredoc)" next to an inline command gets one added the same way. So a step the
+body does not spell out cannot be scripted by mistake.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from test_prompts import shell_snippets
+
+from .fake_api import Matcher, agent, bash
+
+COMMAND_TAG = "<command-name>"
+
+
+# ---------------------------------------------------------------- the command the Queen runs
+
+
+def _text_blocks(message: dict) -> list[str]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [content]
+    return [b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"]
+
+
+def command_index(request) -> int:
+    """Index of the latest user message that carries a slash command (a run may --continue)."""
+    for i in range(len(request.messages) - 1, -1, -1):
+        m = request.messages[i]
+        if m.get("role") == "user" and any(COMMAND_TAG in t for t in _text_blocks(m)):
+            return i
+    raise ValueError("no slash command in this conversation")
+
+
+def command_body(request) -> str:
+    """The body of the latest slash command, as Claude Code sent it."""
+    blocks = _text_blocks(request.messages[command_index(request)])
+    bodies = [b for b in blocks if not b.startswith(("<system-reminder>", "<command-message>"))]
+    assert len(bodies) == 1, blocks
+    return bodies[0]
+
+
+def queen_turn(n: int, *also: Matcher) -> Matcher:
+    """The Queen's n-th model turn of the latest slash command (1 = right after the command),
+    and every extra matcher given."""
+    def test(request):
+        if request.thread != "main":
+            return False
+        start = command_index(request)
+        answered = sum(1 for m in request.messages[start:] if m.get("role") == "assistant")
+        return answered == n - 1
+    this = Matcher(f"queen_turn({n})", test)
+    for extra in also:
+        this = this & extra
+    return this
+
+
+def body_command(request, prefix: str, stdin: str | None = None, **fill) -> str:
+    """The body's command starting with `prefix`, placeholders filled, `stdin` as its heredoc."""
+    for snippet in shell_snippets(command_body(request)):
+        first, _, rest = snippet.text.partition("\n")
+        if snippet.kind == "bang" or not first.startswith(prefix):
+            continue
+        for name, value in fill.items():
+            first = first.replace(f"<{name}>", str(value))
+        assert "<" not in first.replace("<<'EOF'", ""), f"unfilled placeholder in {first!r}"
+        if stdin is None:
+            assert not rest, f"{first!r} takes a heredoc: pass stdin"
+            return first
+        if "<<'EOF'" not in first:
+            first += " <<'EOF'"
+        return f"{first}\n{stdin.rstrip(chr(10))}\nEOF"
+    raise AssertionError(f"the command body has no command starting with {prefix!r}")
+
+
+def run_body(request, prefix: str, stdin: str | None = None, **fill) -> dict:
+    """A Bash call of the body's command (see body_command)."""
+    return bash(body_command(request, prefix, stdin, **fill))
+
+
+# ---------------------------------------------------------------- reading tool results
+
+
+def helper_results(request) -> list[dict]:
+    """The helper's `result` of each Bash result in the last message, in call order."""
+    out = []
+    for item in request.tool_results():
+        assert not item["is_error"], item["text"]
+        out.append(json.loads(item["text"].strip().splitlines()[-1])["result"])
+    return out
+
+
+def helper_result(request) -> dict:
+    (only,) = helper_results(request)
+    return only
+
+
+def agent_report(text: str) -> str:
+    """An ant's answer, out of Claude Code's Agent result (the report is indented by 2)."""
+    lines = text.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.rstrip().endswith("The report follows:")) + 1
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("agentId:"))
+    return "\n".join(line[2:] if line.startswith("  ") else line for line in lines[start:end]).strip("\n")
+
+
+def agent_reports(request) -> list[str]:
+    return [agent_report(item["text"]) for item in request.tool_results()]
+
+
+def spawn_agents(request) -> list[dict]:
+    """One foreground Agent call per spawn-start answer in the last message: the wave."""
+    calls = []
+    for started in helper_results(request):
+        calls.append(agent(started["subagent_type"], started["text"],
+                           f"{started['id']} {started['caste']}"))
+    return calls
+
+
+# ---------------------------------------------------------------- what the ants say
+
+
+def json_block(data: dict, before: str = "") -> str:
+    return (before + "\n\n" if before else "") + "```json\n" + json.dumps(data, indent=1) + "\n```"
+
+
+def worker_result(summary: str, created=(), modified=(), before: str = "") -> str:
+    return json_block({"status": "completed", "summary": summary, "files_created": list(created),
+                       "files_modified": list(modified), "failure": None}, before)
+
+
+def spawn_request(caste: str, reason: str, context: str, blocking: bool = True) -> str:
+    return (f"--- SPAWN REQUEST ---\ncaste: {caste}\nreason: {reason}\ncontext: {context}\n"
+            f"blocking: {'true' if blocking else 'false'}\n--- END SPAWN REQUEST ---")
+
+
+def is_spawn(node_id: str) -> Matcher:
+    """A subagent whose brief is spawn `node_id`'s (`You are w1, …`)."""
+    return Matcher(f"is_spawn({node_id})",
+                   lambda r: re.search(rf"^You are {re.escape(node_id)}, ", r.first_user_text, re.M))
