@@ -72,7 +72,7 @@ def test_init_defaults_and_custom_thresholds(project):
 
 def test_stagnation_asks_the_user_and_their_answer_starts_a_new_round(project):
     loop = start(project)["loop_id"]
-    project.run("feedback-store", loop, "-", input="Plan misses the test strategy.\n- add TDD steps").json
+    project.run("feedback-store", loop, "-", input="### Overall Score\n50\n\nPlan misses the test strategy.\n- add TDD steps").json
     decisions = [project.run("loop-decide", loop, s).json for s in (50, 60, 62, 64)]
     assert [d["decision"] for d in decisions] == ["refine", "refine", "refine", "user_input"]
     assert "stagnation" in decisions[-1]["reason"] and decisions[-1]["status"] == "awaiting_user"
@@ -99,12 +99,13 @@ def test_feedback_round_trip_and_persistence(project):
     critic = 'Score 62.\n"Quotes", $(not run), `ticks`, ünïcødé 🐜\n'
     project.run("feedback-store", loop, "-", input=critic).json
     project.run("loop-decide", loop, 62).json
-    project.run("feedback-store", loop, "-", input="second critique").json
+    second = "Overall Score: 70/100\nsecond critique"  # critic feedback carries its score
+    project.run("feedback-store", loop, "-", input=second).json
     got = project.sh("feedback-get", loop).json  # a fresh process: the loop lives in loops.json
-    assert [(f["kind"], f["iteration"], f["text"]) for f in got["feedback"]] == [("critic", 1, critic), ("critic", 2, "second critique")]
-    assert got["latest_critic"]["text"] == "second critique" and got["latest_user"] is None
+    assert [(f["kind"], f["iteration"], f["text"]) for f in got["feedback"]] == [("critic", 1, critic), ("critic", 2, second)]
+    assert got["latest_critic"]["text"] == second and got["latest_user"] is None
     text = project.run("feedback-get", loop, "--text").stdout
-    assert "Latest critic feedback (iteration 2):\nsecond critique" in text
+    assert "Latest critic feedback (iteration 2):\n" + second in text
     assert project.run("feedback-get", loop, "--kind", "user").json["feedback"] == []
     assert project.run("feedback-get", "loop_0_0000").error["code"] == "unknown_loop"
     assert project.run("feedback-store", loop, "   ").error["code"] == "invalid_content"

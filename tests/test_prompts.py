@@ -62,7 +62,7 @@ ORIGINAL_COMMANDS = {"init", "colonize", "plan", "build", "continue", "status", 
                      "feedback", "phase", "pause-colony", "resume-colony", "organize", "help"}
 PENDING_COMMANDS: set = set()  # none left: every original command has its file
 
-READ_ONLY_WORDS = {"echo", "cat", "head", "tail", "true"}
+READ_ONLY_WORDS = {"echo", "cat", "head", "tail", "true", "sleep"}  # sleep: a retry's wait (granted too)
 SHELL_INFOS = {"bash", "sh", "shell"}
 # Subcommands that change nothing: a command calling only these may leave model invocation on.
 READ_ONLY_SUBCOMMANDS = {
@@ -365,7 +365,8 @@ BUILD_SCENARIO = [
     (("review-needed", "2"), None),
     (("verify-brief", "1"), None),
     (("build-finish", "1", "--results", "-"), WATCHER),
-    (("phase-check",), None),
+    (("continue-start",), None),
+    (("hygiene-check",), None),
     (("learning-add", "1", "-", "--each-line"), "keep the store and its tests in step\n"),
     (("event-add", "hygiene_report", "architect", "-"), "clean\n"),
     (("decision-add", "-", "--type", "codebase"), "structure: a small CLI\n"),
@@ -392,6 +393,9 @@ SCENARIO = [
     ("corrupt-global-learnings", None),  # the next init warns that none were injected
     (("colony-init", "--force", "-"), "A second goal for the same folder\n"),
     *BUILD_SCENARIO,
+    (("bug", "init", "--report", "-"), json.dumps({"description": "last_n returns one item too many",
+                                                  "id": "b1", "test": "tests/test_calc.py"})),
+    (("bug", "analyze", "b1"), None),
 ]
 
 
@@ -487,7 +491,10 @@ def test_agent_front_matter(path):
         sys.path.pop(0)
     if meta["name"] in guard.READ_ONLY:
         assert not set(tools) & WRITING_TOOLS, "a read-only caste is given a tool that writes"
-    assert meta["name"] in CASTES or meta["name"].startswith("bug-")
+    from aether.bugs.pipeline import RECORD_KINDS
+
+    bug_agents = {agent for _, _, agent in RECORD_KINDS.values()}  # the names agent_step gives
+    assert meta["name"] in CASTES or meta["name"] in bug_agents
 
 
 @pytest.mark.parametrize("path", prompt_files(), ids=rel)

@@ -15,6 +15,7 @@ from aether.errors import AetherError, input_error, state_error
 
 RESULT_STATUSES = ("completed", "failed", "skipped")  # a task's outcome in build-finish
 DONE_STATUSES = ("completed", "skipped")  # task outcomes that let a phase complete
+PHASE_DONE = ("completed", "skipped")  # phase statuses the colony moves past (phase-skip skips one)
 WATCHER_OPTIONAL = ("syntax",)  # watcher depths (modes.py) where no watcher report is required
 MAX_RESULTS_TEXT = 20000  # one summary or detail in build-finish results
 MAX_FILES_PER_TASK = 1000
@@ -38,7 +39,7 @@ def _index(items: list, phase_id: int):
 def _next_open(items: list, after: int | None) -> dict | None:
     """The first phase not completed after index `after` (from the start when None)."""
     start = 0 if after is None else after + 1
-    return next((p for p in items[start:] if p.get("status") != "completed"), None)
+    return next((p for p in items[start:] if p.get("status") not in PHASE_DONE), None)
 
 
 def _build_hint(phase: dict) -> str:
@@ -61,7 +62,7 @@ def advance(colony: dict, plan: dict) -> dict | None:
             raise state_error("phase_missing", f"current phase {current} is not in the plan; "
                                                f"reload the plan with `aether plan-load`")
         phase = items[index]
-        if phase.get("status") != "completed":
+        if phase.get("status") not in PHASE_DONE:
             raise state_error(
                 "phase_not_completed",
                 f"phase {current} ({phase.get('name')}) is {phase.get('status') or 'pending'}, not "
@@ -82,11 +83,11 @@ def rewind(colony: dict, plan: dict) -> None:
     items = plans.phases(plan)
     current = colony.get("current_phase") or 0
     index = _index(items, current) if current else None
-    if index is not None and items[index].get("status") == "completed":
+    if index is not None and items[index].get("status") in PHASE_DONE:
         return
     last = 0
     for phase in items:
-        if phase.get("status") != "completed":
+        if phase.get("status") not in PHASE_DONE:
             break
         last = phase["id"]
     colony["current_phase"] = last
@@ -169,11 +170,11 @@ def _check_start(colony: dict, plan: dict, phase_id: int, resume: bool) -> None:
     phase = plans.require_phase(plan, phase_id)
     status = phase.get("status") or "pending"
     name = phase.get("name")
-    if status == "completed":
+    if status in PHASE_DONE:
         nxt = _next_open(items, _index(items, phase_id))
         hint = (f"the next phase is {nxt['id']}: /ant:continue (`aether phase-advance`), then "
                 f"/ant:build {nxt['id']}" if nxt else "every later phase is completed too")
-        raise state_error("phase_completed", f"phase {phase_id} ({name}) is already completed; {hint}",
+        raise state_error("phase_completed", f"phase {phase_id} ({name}) is already {status}; {hint}",
                           phase=phase_id)
     if current == 0:
         first = _next_open(items, None)
@@ -183,7 +184,7 @@ def _check_start(colony: dict, plan: dict, phase_id: int, resume: bool) -> None:
                               expected=first["id"])
     elif phase_id != current:
         cur = plans.find_phase(plan, current) or {}
-        if cur.get("status") == "completed":
+        if cur.get("status") in PHASE_DONE:
             nxt = _next_open(items, _index(items, current))
             hint = (f"run /ant:continue (`aether phase-advance`) to move on to phase {nxt['id']}"
                     if nxt else "run /ant:continue (`aether phase-advance`)")
@@ -199,15 +200,17 @@ def _check_start(colony: dict, plan: dict, phase_id: int, resume: bool) -> None:
                           f"rebuild it with `aether build-start {phase_id} --resume` (/ant:build {phase_id})",
                           phase=phase_id)
     for before in items[: _index(items, phase_id)]:
-        if before.get("status") != "completed":
+        if before.get("status") not in PHASE_DONE:
             raise state_error("phase_out_of_order", f"phase {before.get('id')} ({before.get('name')}) "
                                                     f"is not completed yet; it comes first",
                               expected=before.get("id"))
 
 
-def start(phase_id: int, resume: bool = False) -> dict:
-    """build-start: mark the phase in progress, EXECUTING, checkpoint, and hand back its work."""
-    from aether import checkpoints, pheromones
+def start(phase_id: int, resume: bool = False, loop: bool = False) -> dict:
+    """build-start: mark the phase in progress, EXECUTING, checkpoint, and hand back its work.
+    In FULL mode (or with `loop`) a code loop is bound to the build (reused when one of this
+    phase is still open)."""
+    from aether import checkpoints, loops, pheromones
 
     _check_phase_id(phase_id)
     colony = store.read("colony")
@@ -215,6 +218,9 @@ def start(phase_id: int, resume: bool = False) -> dict:
     _check_start(colony, plan, phase_id, resume)  # refuse before making a checkpoint
     profile = modes.profile(colony.get("mode"))
     focus = "FOCUS" in profile["auto_signals"]
+    want_loop = loop or bool(profile.get("code_loop")) or (resume and any(  # a resumed build keeps its open loop
+        l.get("type") == "code" and l.get("phase") == phase_id and l.get("status") != "complete"
+        and l.get("session_id") == colony.get("session_id") for l in store.read("loops")["loops"]))
     warnings = []
     record = None
     label = f"build-start phase {phase_id}" + (" (resume)" if resume else "")
@@ -222,7 +228,8 @@ def start(phase_id: int, resume: bool = False) -> dict:
         record = checkpoints.snapshot(label, phase_id)
     except AetherError as exc:
         warnings.append(f"no git checkpoint: {exc.message}")
-    names = ["colony", "plan", "events"] + (["checkpoints"] if record else []) + (["pheromones"] if focus else [])
+    names = (["colony", "plan", "events"] + (["checkpoints"] if record else []) + (["pheromones"] if focus else [])
+             + (["loops"] if want_loop else []))
 
     def change(files):
         colony, plan = files["colony"], files["plan"]
@@ -232,7 +239,7 @@ def start(phase_id: int, resume: bool = False) -> dict:
         previous = phase.get("status") or "pending"
         phase["status"] = "in_progress"
         for task in phase.get("tasks") or []:
-            if isinstance(task, dict) and task.get("status") != "completed":
+            if isinstance(task, dict) and task.get("status") not in DONE_STATUSES:
                 task["status"] = "pending"
         was_running = colony.get("state") == "EXECUTING"
         colony["state"] = "EXECUTING"
@@ -242,8 +249,23 @@ def start(phase_id: int, resume: bool = False) -> dict:
                       f"Phase {phase_id} {'resumed' if resumed else 'started'}: {phase.get('name')}")
         dropped = checkpoints.remember(files["checkpoints"], record) if record else []
         signal = _phase_focus(files["pheromones"], phase) if focus and entered else None
+        code_loop = None
+        if want_loop:
+            session = colony.get("session_id")
+            bound = next((l for l in reversed(files["loops"]["loops"]) if l.get("type") == "code"
+                          and l.get("phase") == phase_id and l.get("status") != "complete"
+                          and l.get("session_id") == session), None)
+            reused = bound is not None
+            if bound is None:
+                bound = loops.new_loop(files["loops"], "code", loops.THRESHOLDS["code"], phase_id, session)
+                events.append(files["events"], "loop_started", "queen",
+                              f"code loop {bound['id']} bound to the build of phase {phase_id}")
+            code_loop = {"loop_id": bound["id"], "threshold": bound["threshold"], "status": bound["status"],
+                         "iterations": len(bound["iterations"]), "reused": reused}
+        items = plans.phases(plan)
         return {"phase": phase, "resumed": resumed, "previous_status": previous, "mode": colony.get("mode"),
-                "dropped": dropped, "signal": signal}
+                "dropped": dropped, "signal": signal, "code_loop": code_loop,
+                "last": bool(items) and items[-1].get("id") == phase_id}
 
     try:
         out = store.update_many(names, change)
@@ -255,7 +277,7 @@ def start(phase_id: int, resume: bool = False) -> dict:
     phase = out["phase"]
     block = pheromones.render(None)["text"]
     tasks = [t for t in phase.get("tasks") or [] if isinstance(t, dict)]
-    todo = [t.get("id") for t in tasks if t.get("status") != "completed"]
+    todo = [t.get("id") for t in tasks if t.get("status") not in DONE_STATUSES]
     result = {
         "phase": {k: phase.get(k) for k in ("id", "name", "description", "success_criteria")},
         "tasks": tasks,
@@ -263,7 +285,8 @@ def start(phase_id: int, resume: bool = False) -> dict:
         "resumed": out["resumed"],
         "previous_status": out["previous_status"],
         "mode": out["mode"] or modes.DEFAULT_MODE,
-        "mode_profile": profile,
+        "mode_profile": modes.describe(out["mode"], when="build", phase=phase_id, last_phase=out["last"]),
+        "code_loop": out["code_loop"],
         "checkpoint": record,
         "pheromones": block,
         "pheromones_for_caste": "aether pheromone-render --caste <caste>",
@@ -275,6 +298,9 @@ def start(phase_id: int, resume: bool = False) -> dict:
              f"mode {result['mode']}"]
     lines.append(f"Checkpoint: {record['ref']} ({record['commit'][:10]})" if record else
                  "Checkpoint: none (" + (warnings[0] if warnings else "not a git repository") + ")")
+    if out["code_loop"]:
+        lines.append(f"Code loop: {out['code_loop']['loop_id']} (threshold {out['code_loop']['threshold']:g}); after the "
+                     f"waves score the verification with `aether loop-score - --loop {out['code_loop']['loop_id']}`")
     lines.append(block)
     result["text"] = "\n".join(lines)
     return result
@@ -390,7 +416,7 @@ def validate_results(data, phase: dict, watcher_depth: str) -> tuple[dict | None
             "worker_id": worker,
             "error": _error_info(defects, item, path),
         })
-    missing = [tid for tid, t in known.items() if t.get("status") != "completed" and tid not in seen]
+    missing = [tid for tid, t in known.items() if t.get("status") not in DONE_STATUSES and tid not in seen]
     if missing:
         _defect(defects, "tasks", f"no outcome for task{'s' if len(missing) > 1 else ''} "
                                   f"{', '.join(map(str, missing))}; report every task the build worked on")
@@ -471,9 +497,28 @@ def _spawn_outcomes(colony: dict, outcomes: list) -> dict:
     return tally
 
 
+def _syntax_files(data, colony: dict) -> list:
+    """The files a build created or modified: its results' claims, then the spawn tree's."""
+    from aether import completion
+
+    found: list = []
+    for item in (data.get("tasks") if isinstance(data, dict) and isinstance(data.get("tasks"), list) else []):
+        if isinstance(item, dict):
+            for key in ("files_created", "files_modified"):
+                value = item.get(key)
+                for path in value if isinstance(value, list) else []:
+                    if isinstance(path, str) and path.strip() and "\0" not in path and path not in found:
+                        found.append(path)
+    created, modified = completion.tree_files(colony.get("spawn_tree"))
+    return found + [f for f in created + modified if f not in found]
+
+
 def finish(phase_id: int, results_text) -> dict:
-    """build-finish: record the outcome of a build and return its summary."""
-    from aether import error_log
+    """build-finish: record the outcome of a build and return its summary.
+
+    In a mode whose watcher is `syntax` (LIGHTWEIGHT) and without a watcher report, the helper
+    runs the syntax check itself on the build's files; a failed check fails the phase."""
+    from aether import completion, error_log, syntax_check
 
     _check_phase_id(phase_id)
     if isinstance(results_text, str):
@@ -482,6 +527,13 @@ def finish(phase_id: int, results_text) -> dict:
         data = parse_json(results_text, "the build results")
     else:
         data = results_text
+    seen = store.read("colony")
+    syntax = None
+    if (modes.profile(seen.get("mode"))["watcher"] == "syntax" and isinstance(data, dict)
+            and data.get("watcher") is None and seen.get("state") == "EXECUTING"):
+        files = _syntax_files(data, seen)
+        syntax = syntax_check.compact(syntax_check.run(files[:syntax_check.MAX_FILES]))
+    loops_data = store.read("loops")
 
     def change(files):
         colony, plan = files["colony"], files["plan"]
@@ -502,7 +554,7 @@ def finish(phase_id: int, results_text) -> dict:
         failed = [o for o in results["tasks"] if o["status"] == "failed"]
         watcher = results["watcher"]
         all_done = all((t.get("status") in DONE_STATUSES) for t in by_id.values())
-        completed = all_done and (watcher is None or watcher["passed"])
+        completed = all_done and (watcher is None or watcher["passed"]) and (syntax is None or syntax["passed"])
         phase["status"] = "completed" if completed else "failed"
 
         errors = files["errors"]
@@ -521,10 +573,16 @@ def finish(phase_id: int, results_text) -> dict:
             if watcher["summary"]:
                 text += f": {watcher['summary']}"
             recorded.append(error_log.append(errors, WATCHER_FAILURE[0], WATCHER_FAILURE[1], text, phase=phase_id))
+        if syntax is not None and not syntax["passed"]:
+            bad = ", ".join(f"{f['path']}" + (f":{f['line']}" if f["line"] else "") for f in syntax["failures"][:10])
+            recorded.append(error_log.append(errors, "syntax", WATCHER_FAILURE[1],
+                                             f"syntax check failed: {bad}", phase=phase_id))
         newly = [p for p in errors.get("flagged_patterns") or []
                  if isinstance(p, dict) and str(p.get("category")).lower() not in flagged_before]
 
         tally = _spawn_outcomes(colony, results["tasks"])
+        loop = completion.bound_loop(loops_data, phase_id, colony.get("session_id"))
+        record = completion.record_build(files["phase_records"], colony, phase, results, syntax, loop)
         tree = colony.get("spawn_tree")
         if isinstance(tree, dict):
             tree["status"] = "finished"
@@ -532,7 +590,7 @@ def finish(phase_id: int, results_text) -> dict:
 
         counts = plans.task_counts(phase)
         name = phase.get("name")
-        verdict = _verdict(watcher)
+        verdict = _verdict(watcher, syntax)
         outcome_text = (f"Phase {phase_id} ({name}) {'completed' if completed else 'failed'}: "
                         f"{counts['completed']}/{counts['total']} tasks completed"
                         + (f", {counts['failed']} failed ({', '.join(o['id'] for o in failed)})" if failed else "")
@@ -552,9 +610,10 @@ def finish(phase_id: int, results_text) -> dict:
         last = items and items[-1].get("id") == phase_id
         return {"phase": phase, "completed": completed, "counts": counts, "failed": failed,
                 "results": results, "recorded": recorded, "newly": newly, "signals": signals,
-                "tally": tally, "last": bool(last), "tasks_from": "results" if payload is data else "spawn_tree"}
+                "tally": tally, "last": bool(last), "tasks_from": "results" if payload is data else "spawn_tree",
+                "syntax": syntax, "mode": colony.get("mode"), "record": record}
 
-    out = store.update_many(["colony", "plan", "errors", "events", "pheromones"], change)
+    out = store.update_many(["colony", "plan", "errors", "events", "pheromones", "phase_records"], change)
     return _finish_result(phase_id, out)
 
 
@@ -574,7 +633,7 @@ def task_outcomes(tree, phase: dict) -> list:
     decided = tree.get("failed_tasks") if isinstance(tree.get("failed_tasks"), dict) else {}
     outcomes = []
     for task in phase.get("tasks") or []:
-        if not isinstance(task, dict) or task.get("status") == "completed":
+        if not isinstance(task, dict) or task.get("status") in DONE_STATUSES:
             continue
         tid = task.get("id")
         worker = next((n for n in nodes if n.get("role") == "worker" and tid in (n.get("tasks") or [])), None)
@@ -602,22 +661,27 @@ def task_outcomes(tree, phase: dict) -> list:
                    "caste": worker.get("caste") if worker.get("caste") in CASTES else None,
                    "worker_id": worker["id"]}
         if status == "failed":
-            failure = (last or {}).get("failure") if isinstance((last or {}).get("failure"), dict) else {}
+            reports = [n["failure"] for n in reversed(runs) if isinstance(n.get("failure"), dict)]
+            failure = reports[0] if reports else {}
+            # a made-up report (a debugger that gave none) keeps the kind and cause of the real one
+            known = next((r for r in reports if r.get("category") not in (None, "", "unknown")), failure)
             try:
-                category = error_log.normalize_category(failure.get("category") or TASK_FAILURE[0])
+                category = error_log.normalize_category(known.get("category") or TASK_FAILURE[0])
             except AetherError:
                 category = TASK_FAILURE[0]
+            cause = known.get("root_cause") if known is not failure else failure.get("root_cause")
             outcome["error"] = {"category": category, "severity": TASK_FAILURE[1],
                                 "description": str(failure.get("error") or summary or f"task {tid} failed")[:MAX_RESULTS_TEXT],
-                                "root_cause": str(failure["root_cause"])[:MAX_RESULTS_TEXT]
-                                if failure.get("root_cause") else None}
+                                "root_cause": str(cause)[:MAX_RESULTS_TEXT] if cause else None}
         outcomes.append(outcome)
     return outcomes
 
 
-def _verdict(watcher: dict | None) -> str:
+def _verdict(watcher: dict | None, syntax: dict | None = None) -> str:
+    if watcher is None and syntax is not None and syntax["checked"]:
+        return f"syntax check {'passed' if syntax['passed'] else 'failed'} ({syntax['summary']})"
     if watcher is None:
-        return "not run (syntax check only in this mode)"
+        return "not run (syntax check only in this mode" + (": no file to check)" if syntax else ")")
     word = "passed" if watcher["passed"] else "failed"
     if watcher["score"] is not None:
         word += f" (score {watcher['score']:g})"
@@ -654,6 +718,9 @@ def _finish_result(phase_id: int, out: dict) -> dict:
         "signals_emitted": out["signals"],
         "spawn_outcomes": out["tally"],
         "tasks_from": out["tasks_from"],
+        "syntax_check": out["syntax"],
+        "code_loop": out["record"]["code_loop"],
+        "learnings": _learnings_answer(phase_id, phase, out),
         "next": nxt,
     }
     lines = [f"Phase {phase_id} · {phase.get('name')} — {phase['status'].upper()}",
@@ -662,7 +729,7 @@ def _finish_result(phase_id: int, out: dict) -> dict:
     for o in out["failed"]:
         lines.append(f"  ✗ {o['id']}" + (f": {_clip(o['summary'], 120)}" if o["summary"] else ""))
     lines.append(f"Files: {len(created)} created, {len(modified)} modified")
-    verdict = f"Watcher: {_verdict(watcher)}"
+    verdict = f"Watcher: {_verdict(watcher, out['syntax'])}"
     if watcher and watcher["checks"]:
         good = sum(1 for c in watcher["checks"] if c["passed"])
         verdict += f" · {good}/{len(watcher['checks'])} checks"
@@ -671,11 +738,32 @@ def _finish_result(phase_id: int, out: dict) -> dict:
         lines.append(f"  {_clip(watcher['summary'], 200)}")
     if result["flagged_patterns"]:
         lines.append("Recurring errors flagged: " + ", ".join(map(str, result["flagged_patterns"])))
+    if out["syntax"] and not out["syntax"]["passed"]:
+        for f in out["syntax"]["failures"][:10]:
+            lines.append(f"  ✗ {f['path']}" + (f":{f['line']}" if f["line"] else "") + f" {_clip(f['error'] or '', 120)}")
     for s in out["signals"]:
         lines.append(f"Signal: {s['type']} {_clip(s['content'], 100)}")
+    if result["learnings"]["extract_now"]:
+        lines.append(f"Learnings: extract them now — {result['learnings']['command']}")
     lines.append(f"Next: {nxt['slash']} — {nxt['reason']}")
     result["text"] = "\n".join(lines)
     return result
+
+
+def _learnings_answer(phase_id: int, phase: dict, out: dict) -> dict:
+    """Whether the build extracts the phase's learnings now (mode cadence, phase completed, not
+    extracted yet — learning-add refuses a second entry per phase)."""
+    from aether import memory
+
+    due, reason = modes.learning_now(out["mode"], "build", out["last"])
+    done = memory.has_learnings(store.read("memory"), phase_id)
+    now = due and out["completed"] and not done
+    if not out["completed"]:
+        reason = "the phase did not complete: learnings wait for a completed build"
+    elif done:
+        reason = "already extracted for this phase (learning-add refuses a second entry)"
+    return {"extract_now": now, "already_extracted": done, "reason": reason,
+            "command": f"aether learning-add {phase_id} - --each-line" if now else None}
 
 
 # ---------------------------------------------------------------- build-abort, phase-advance
@@ -772,9 +860,13 @@ def phase_advance() -> dict:
     signal = out.pop("signal")
     out["signals_emitted"] = [signal] if signal else []
     if out["to"] is None:
+        from aether import completion
+
         out["next"] = {"slash": "/ant:init", "command": "aether colony-init",
                        "reason": "the colony is complete; start a new goal (or /ant:plan to extend this one)"}
-        out["text"] = "Every phase is completed: the colony is COMPLETED."
+        summary = completion.summary()
+        out["summary"] = {k: v for k, v in summary.items() if k != "text"}
+        out["text"] = "Every phase is completed: the colony is COMPLETED.\n\n" + summary["text"]
     else:
         out["next"] = {"slash": f"/ant:build {out['to']}", "command": f"aether build-start {out['to']}",
                        "reason": f"build phase {out['to']}"}

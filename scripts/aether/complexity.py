@@ -312,4 +312,10 @@ def apply(tree: dict, goal: str | None) -> dict:
         )
         return dict(out, applied=True, previous_mode=previous)
 
-    return store.update_many(["colony", "memory"], change)
+    result = store.update_many(["colony", "memory"], change)
+    from aether import lifecycle
+
+    hint = lifecycle.suggest_signals()  # the pheromone-first flow: steer before planning
+    result["suggest_signals"] = hint["suggest"]
+    result["signals_suggestion"] = hint["text"]
+    return result

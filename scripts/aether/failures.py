@@ -615,12 +615,17 @@ def abort_report(phase: int) -> dict:
     lines += [f"  - {h['hypothesis']}: {h['result'] or '(untested)'}" for h in report.get("hypotheses", [])] or ["  (no hypotheses reported)"]
     lines += [f"Root cause: {report.get('root_cause') or '(not identified)'}",
               f"Suggested fix ({report.get('confidence', 0)}% confident): {report.get('suggested_fix') or '(none given)'}",
-              f"Failures in this build: {abort['failures']} (retries + debuggers: {abort['recovery_spawns']})", "",
-              "Recovery options:",
-              f"  1. Fix it by hand (start from the suggested fix), then run /ant:build {phase} again.",
-              f"  2. Steer the next attempt with /ant:redirect or /ant:focus, then /ant:build {phase}.",
-              "  3. Drop or reshape the task with /ant:plan if it is not essential, then build again.", "",
-              "Files to review:"]
+              f"Failures in this build: {abort['failures']} (retries + debuggers: {abort['recovery_spawns']})", ""]
+    from aether import recovery
+
+    retries = recovery.retry_log(phase, abort.get("build"))
+    if retries:
+        lines += ["Auto-retry log:"] + ["  " + line for line in recovery.render_retry_log(retries)] + [""]
+    options = recovery.options(phase)
+    lines += ["Recovery options:"]
+    lines += recovery.render_options(options)
+    lines += ["  (Start from the suggested fix; steer the next attempt with /ant:redirect or /ant:focus if it helps.)",
+              "", "Files to review:"]
     lines += [f"  - {f}" for f in abort.get("files_touched", [])[:50]] or ["  (none recorded)"]
     lines += ["", "Git state:"]
     if checkpoint:
@@ -631,4 +636,5 @@ def abort_report(phase: int) -> dict:
     return {"phase": phase, "task": abort["task"], "reason": abort["reason"], "report": report,
             "files_touched": abort.get("files_touched", []), "failures": abort["failures"],
             "recovery_spawns": abort["recovery_spawns"], "checkpoint": checkpoint, "tag": tag,
-            "tag_error": tag_error, "timestamp": abort["timestamp"], "text": "\n".join(lines)}
+            "tag_error": tag_error, "timestamp": abort["timestamp"], "retry_log": retries, "recovery": options,
+            "text": "\n".join(lines)}

@@ -172,11 +172,12 @@ def decide(loop_id: str, score: float | None = None, parts: dict | None = None) 
                             f"{score:g} is recorded")
     score = int(score) if score == int(score) else round(score, 2)
     active = before["status"] == "active"
+    settings = code_loop.config() if active and before["type"] in SNAPSHOT_TYPES else None  # a bad config stops here
     checkpoint, more = _snapshot(before, score) if active else (None, [])
     warnings += more
     commit = None
-    if active and before["type"] in SNAPSHOT_TYPES:
-        commit, more = code_loop.commit_iteration(number, parsed.get("summary") or f"score {score:g}")
+    if settings is not None:
+        commit, more = code_loop.commit_iteration(number, parsed.get("summary") or f"score {score:g}", settings)
         warnings += more
     bound = before["type"] == "code" and before.get("phase") is not None
 

@@ -342,10 +342,17 @@ def start() -> dict:
         "pheromones": block["text"],
         "suggest_signals": not steering,
     }
+    from aether import recovery
+
+    frictions = recovery.friction_summary()
+    result["friction"] = frictions["text"] or None  # recurring recoveries, for the planner's brief
+    result["friction_recurring"] = len(frictions["recurring"])
     lines = [f"Planning: {colony.get('goal')}", f"Mode {mode}: aim for {lo}–{hi} phases of "
              f"{TASKS_PER_PHASE[0]}–{TASKS_PER_PHASE[1]} tasks.", block["text"]]
     if not steering:
         lines.append("No FOCUS or REDIRECT signal yet: consider /ant:focus or /ant:redirect before planning.")
+    if result["friction"]:
+        lines.append(result["friction"])
     if result["completed_phases"]:
         lines.append("Completed phases are kept only with `plan-load --force` (same ids): "
                      + ", ".join(map(str, result["completed_phases"])))

@@ -210,6 +210,17 @@ def overview() -> dict:
         "spawn_tree": tree,
         "next": nxt,
     }
+    from aether import recovery
+
+    phase_now = plans.find_phase(plan, current) if current else None
+    retries = recovery.retry_log(current) if current else []
+    result["retry_log"] = retries
+    aborted = bool(current) and any(a.get("phase") == current for a in store.read("failures")["aborts"]
+                                    if isinstance(a, dict))
+    stuck = state == "READY" and phase_now is not None and phase_now.get("status") in ("failed", "in_progress")
+    result["recovery"] = recovery.options(current, plan) if stuck else None
+    frictions = recovery.friction_summary()
+    result["frictions"] = {"total": frictions["total"], "recurring": frictions["recurring"], "recent": frictions["recent"]}
 
     lines = [f"AETHER COLONY · {state} · {mode or 'STANDARD'}", f"Goal: {_clip(colony.get('goal'), 200)}"]
     if rows:
@@ -239,6 +250,19 @@ def overview() -> dict:
             lines.append(f"  [{e.get('severity')}] {e.get('category')} · {where}: {_clip(e.get('description'), 90)}")
         if flagged:
             lines.append("  recurring: " + ", ".join(f"{p.get('category')} ×{p.get('count')}" for p in flagged))
+    if retries:
+        lines += ["", f"AUTO-RETRY LOG (phase {current})"] + ["  " + line for line in recovery.render_retry_log(retries)]
+    if result["recovery"]:
+        lines += ["", f"RECOVERY (phase {current} {'aborted' if aborted else phase_now.get('status')})"]
+        lines += recovery.render_options(result["recovery"])
+    if frictions["recurring"]:
+        lines += ["", "RECURRING FRICTION"]
+        lines += [f"  ×{g['count']} {_clip(g['root_cause'], 90) or '(no root cause)'} — tasks {', '.join(g['tasks'][:5])}"
+                  for g in frictions["recurring"][:5]]
+    elif frictions["recent"]:
+        lines += ["", "RECENT FRICTION"]
+        lines += [f"  {r['id']} task {r['task']}: {_clip(r['root_cause'], 80) or '-'} → {_clip(r['resolution'], 60) or '-'}"
+                  for r in frictions["recent"]]
     lines += ["", f"Next: {nxt['slash']} — {nxt['reason']}"]
     result["text"] = "\n".join(lines)
     return result

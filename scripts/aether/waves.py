@@ -372,7 +372,7 @@ def _node_line(node: dict) -> str:
 
     role = "" if node["role"] == "worker" else f" {node['role'].replace('_', '-')}"
     parts = [f"{node['id']} {node['caste']}{role} [{node['status']}]"]
-    if node["tasks"] and node["role"] in ("worker", "retry", "debugger", "rebuild", "rerun"):
+    if node["tasks"] and node["role"] in ("worker", "retry", "debugger", "rebuild", "rerun", "refine"):
         parts.append("tasks " + ", ".join(map(str, node["tasks"])))
     if node["role"] == "worker" and node.get("writes"):
         shown = node["writes"][:4]

@@ -67,7 +67,6 @@ COMMANDS = {
     "build-finish": "aether.cli.build:build_finish",
     "build-abort": "aether.cli.build:build_abort",
     "phase-advance": "aether.cli.build:phase_advance",
-    "phase-check": "aether.cli.build:phase_check",
     "verify-brief": "aether.cli.build:verify_brief",
     "phase": "aether.cli.build:phase_show",
     "status": "aether.cli.build:status",

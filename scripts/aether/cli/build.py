@@ -21,17 +21,33 @@ def plan_start():
 
 
 @command("plan-load", text=True)
-@click.argument("plan", type=FILE_OR_STDIN)
+@click.argument("plan", type=FILE_OR_STDIN, required=False)
 @click.option("--force", is_flag=True,
               help="Replace a plan that has completed phases (those whose id is in the new plan are kept).")
-def plan_load(plan, force):
+@click.option("--from-loop", "loop_id", help="Load the plan loop's latest stored draft instead of PLAN.")
+@click.option("--iteration", type=click.IntRange(min=1), help="With --from-loop: that iteration's draft.")
+def plan_load(plan, force, loop_id, iteration):
     """Validate a PROJECT_PLAN (a file, or `-` for stdin) and store it; the colony becomes READY.
 
     Every defect is reported at once in `defects` ([{path, problem}]). Statuses start pending.
-    A phase count outside the mode's range is a warning, not an error."""
+    A phase count outside the mode's range is a warning, not an error. `--from-loop LOOP_ID`
+    loads the plan loop's latest draft (plan-draft-store) instead; the answer then has
+    `from_loop: {loop_id, iteration}`."""
     from aether import plans
+    from aether.errors import input_error
 
-    return plans.load(plan, force)
+    if (plan is None) == (loop_id is None):
+        raise input_error("usage_error", "give the plan (a file or `-`) or --from-loop LOOP_ID, not both")
+    if iteration is not None and loop_id is None:
+        raise input_error("usage_error", "--iteration goes with --from-loop")
+    if loop_id is None:
+        return plans.load(plan, force)
+    from aether import drafts
+
+    draft, number = drafts.plan_of(loop_id.strip(), iteration)
+    result = plans.load(draft, force)
+    result["from_loop"] = {"loop_id": loop_id.strip(), "iteration": number}
+    return result
 
 
 @command("build-start", text=True)
@@ -41,13 +57,17 @@ def plan_load(plan, force):
 @click.option("--approve", is_flag=True,
               help="The user approves the wave plan of PHASE's running build (it awaits approval): "
                    "answers that plan, as `plan-waves --approve` does.")
-def build_start(phase, resume, approve):
+@click.option("--loop", is_flag=True,
+              help="Bind a code refinement loop to this build (FULL mode always does).")
+def build_start(phase, resume, approve, loop):
     """Start building PHASE: marks it in progress, EXECUTING, makes a git checkpoint (a ref
     under refs/aether/checkpoints/, never a commit on a branch), and returns the phase, its
     tasks, the mode profile and the pheromone block.
 
     A caste's own view of the signals: `aether pheromone-render --caste <caste>`.
-    `/ant:build N --approve` reaches `--approve`: the build goes on with its approved waves."""
+    `/ant:build N --approve` reaches `--approve`: the build goes on with its approved waves.
+    In FULL mode, or with --loop, a code loop is bound to the build (`code_loop`): score the
+    verification with `aether loop-score - --loop LOOP_ID` after the waves."""
     from aether import builds
 
     if approve and resume:
@@ -57,19 +77,36 @@ def build_start(phase, resume, approve):
                                               "with the planned waves, --resume plans the build again")
     if approve:
         return builds.approve(phase)
-    return builds.start(phase, resume)
+    return builds.start(phase, resume, loop)
 
 
 @command("build-finish", text=True)
 @click.argument("phase", type=PHASE)
-@click.option("--results", "results", type=FILE_OR_STDIN, required=True,
+@click.option("--results", "results", type=FILE_OR_STDIN,
               help="The build results as JSON (a file, or `-` for stdin): see docs/contracts.md.")
-def build_finish(phase, results):
+@click.option("--watcher", "watcher", type=FILE_OR_STDIN,
+              help="Instead of --results: the watcher's whole answer (a file or `-`); its ```json block is the "
+                   "watcher report and each task's outcome is read from the spawn tree.")
+def build_finish(phase, results, watcher):
     """Record the outcome of PHASE's build: task and phase status, errors, the event, spawn
-    outcomes per caste, and the automatic FEEDBACK/REDIRECT signals; returns the summary."""
+    outcomes per caste, and the automatic FEEDBACK/REDIRECT signals; returns the summary.
+
+    Without --results the tasks' outcomes come from the spawn tree: `--watcher -` takes the
+    watcher's answer as it is; with neither option there is no watcher report (a mode whose
+    watcher is a syntax check: the helper checks the build's files itself)."""
     from aether import builds
 
-    return builds.finish(phase, results)
+    if results is not None and watcher is not None:
+        from aether.errors import input_error
+
+        raise input_error("invalid_argument", "give --results or --watcher, not both: --watcher is the watcher's "
+                                              "answer alone, the tasks then come from the spawn tree")
+    if watcher is not None:
+        from aether import spawning
+
+        report = spawning.extract_json(watcher, "the watcher's answer")
+        results = {"watcher": report}
+    return builds.finish(phase, results if results is not None else {})
 
 
 @command("build-abort", text=True)
@@ -111,22 +148,13 @@ def status():
     return status_mod.overview()
 
 
-@command("phase-check", text=True)
-def phase_check():
-    """Is the current phase ready to leave, and what does /ant:continue owe it? Answers
-    {phase, name, status, last_phase, mode, learning, learnings_recorded, extract_learnings,
-    archivist: {due, reason}, next, text}; refuses unless the phase is completed. Changes nothing."""
-    from aether import phase_check as check_mod
-
-    return check_mod.check()
-
-
 @command("verify-brief", text=True)
 @click.argument("phase", type=PHASE)
 def verify_brief(phase):
-    """The final verification of PHASE's running build: with `spawn` true, the watcher's brief
-    (`text`, for an ant:watcher Agent call); with `spawn` false (the mode's watcher is a syntax
-    check), the helper's own check as `watcher`, ready for build-finish."""
+    """The final verification of PHASE's running build, after its waves: with `spawn` true,
+    the watcher's brief (`text`, for an ant:watcher Agent call; with a code loop bound to the
+    build its block also asks for `score_parts`, scored by `code_loop.command`). With `spawn`
+    false (the mode's watcher is a syntax check) build-finish checks the syntax itself."""
     from aether import verification
 
     return verification.brief(phase)
