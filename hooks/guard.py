@@ -2,12 +2,16 @@
 """PreToolUse guard for Aether's agents (stdlib only; runs on every tool call, so it is small).
 
 Claude Code passes the tool call as JSON on stdin; inside a subagent the input carries
-`agent_type` (e.g. `ant:builder`), in the Queen's own thread it does not. Two rules:
+`agent_type` (e.g. `ant:builder`), in the Queen's own thread it does not. The rules:
 
 1. Only the Queen calls `aether`: a subagent's Bash command that runs it is denied, with a
    reason telling the worker to return its result block instead.
 2. Read-only castes don't write: their Write/Edit calls and file-changing Bash commands are
    denied (scouts may write research briefs under .aether/research/ only).
+3. The Bug Bash analyzer and planner only read and search (seed 003 gives them Read, Glob and
+   Grep, no Bash): their Bash runs only the commands in SEARCH_COMMANDS.
+4. Nobody in Claude Code approves a bug's fix plan, the Queen included: `aether bug approve`
+   is a person's act, in their own terminal.
 
 This is a guard rail against mistakes, not a sandbox: a determined program can still write.
 """
@@ -22,8 +26,23 @@ import sys
 # agent name (without the `ant:` prefix) → what it may change
 WRITE_ANYWHERE = {"builder"}
 WRITE_UNDER = {"scout": ".aether/research/"}
-READ_ONLY = {"colonizer", "route-setter", "watcher", "architect", "bug-analyzer", "bug-planner"}
-# bug-researcher: may run commands (reproductions) and write scratch files, but not call aether
+READ_ONLY = {"colonizer", "route-setter", "watcher", "architect",
+             "bug-researcher", "root-cause-analyzer", "fix-planner"}
+# The Bug Bash agents (names as `aether bug` gives them in agent_step): the researcher runs
+# reproductions but changes no file (the fix plan must match the files byte for byte); the
+# analyzer and planner only search and read.
+READ_ONLY_HINTS = {"bug-researcher": "Run a reproduction from stdin instead of saving it "
+                                     "(`.venv/bin/python - <<'EOF'` … `EOF`, or `python3 -c '…'`)."}
+SEARCH_ONLY = {"root-cause-analyzer", "fix-planner"}
+SEARCH_COMMANDS = {  # Glob and Grep through Bash; `sed` only with -n (print lines)
+    "grep", "egrep", "fgrep", "rg", "find", "ls", "tree", "cat", "head", "tail", "wc", "sed",
+    "sort", "uniq", "cut", "nl", "file", "stat", "diff", "pwd", "echo", "true", "cd", "basename",
+    "dirname", "realpath", "readlink", "tr", "git",
+}
+GIT_SEARCH = {"log", "show", "diff", "blame", "grep", "ls-files", "status", "rev-parse", "shortlog",
+              "describe"}
+FIND_ACTIONS = {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf",
+                "-fls"}
 
 FILE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
 # Command words that change files or repository state.
@@ -62,6 +81,10 @@ def _parts(command: str) -> list[list[str]]:
     if current:
         parts.append(current)
     nested = []
+    if "\n" in command:  # a newline separates commands, which the lexer above does not see
+        for line in command.split("\n"):
+            if line.strip():
+                nested.extend(_parts(line))
     for text in _substitutions(command):
         nested.extend(_parts(text))
     for part in parts:
@@ -110,12 +133,76 @@ def _strip_prefixes(words: list[str]) -> list[str]:
     return words[i:]
 
 
+def shell_code(command: str) -> str:
+    """The command without the body of a quoted here-document that ends it: for
+    `cmd <<'EOF'`, the body, and `EOF` last, the body is data, not commands (so `x > 1` in a
+    script piped to python is no redirect). Anything less plain is returned unchanged."""
+    import re
+
+    first, newline, rest = command.partition("\n")
+    match = re.search(r"<<(-?)\s*(['\"])([A-Za-z_][A-Za-z0-9_]*)\2", first)
+    if not newline or not match or first.rstrip().endswith("\\") or "`" in first \
+            or first.count("(") != first.count(")"):
+        return command
+    lexer = shlex.shlex(first, posix=True, punctuation_chars=";&|()<>")
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        return command
+    ops = [i for i, t in enumerate(tokens) if t in ("<<", "<<-")]
+    delimiter = match.group(3)
+    if len(ops) != 1 or tokens[ops[0] + 1:ops[0] + 2] != [match.group(1) + delimiter]:
+        return command  # the operator found in the text is not the shell's (e.g. quoted)
+    lines = rest.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    ends = [i for i, line in enumerate(lines)
+            if (line.lstrip("\t") if match.group(1) else line) == delimiter]
+    if ends != [len(lines) - 1]:
+        return command  # more after the body: judge it all
+    return first
+
+
 def runs_aether(command: str) -> bool:
     for part in _parts(command):
         words = _strip_prefixes(part)
         if words and os.path.basename(words[0]) == "aether":
             return True
     return False
+
+
+def approves_bug(command: str) -> bool:
+    """True when a command runs `aether bug approve` (asking for its --help is fine)."""
+    for part in _parts(command):
+        words = _strip_prefixes(part)
+        if not words or os.path.basename(words[0]) != "aether":
+            continue
+        if "-h" in words or "--help" in words:
+            continue
+        if [w for w in words[1:] if not w.startswith("-")][:2] == ["bug", "approve"]:
+            return True
+    return False
+
+
+def not_searching(command: str) -> str | None:
+    """The first command word that is not a search or read (None when all are)."""
+    for part in _parts(command):
+        words = _strip_prefixes(part)
+        if not words:
+            continue
+        name = os.path.basename(words[0])
+        if name not in SEARCH_COMMANDS:
+            return name
+        if name == "git" and _git_subcommand(words[1:]) not in GIT_SEARCH:
+            return f"git {_git_subcommand(words[1:])}".strip()
+        if name == "sed" and not any(w in ("--quiet", "--silent") or (
+                w.startswith("-") and not w.startswith("--") and "n" in w) for w in words[1:]):
+            return "sed without -n"
+        if name == "find" and FIND_ACTIONS & set(words):
+            return "find " + sorted(FIND_ACTIONS & set(words))[0]
+    return None
 
 
 def writes_files(command: str) -> bool:
@@ -177,25 +264,36 @@ def _raw_redirects(command: str) -> list[str]:
 def decide(event: dict) -> str | None:
     """The reason to deny this tool call, or None to let Claude Code decide as usual."""
     agent = str(event.get("agent_type") or "")
+    tool = event.get("tool_name")
+    tool_input = event.get("tool_input")
+    tool_input = tool_input if isinstance(tool_input, dict) else {}
+    command = shell_code(str(tool_input.get("command") or ""))
+    if tool == "Bash" and approves_bug(command):
+        return ("Approving a fix plan is the user's decision, made outside Claude Code: tell "
+                "them to review the plan and run `aether bug approve <id>` in their own terminal.")
     if not agent:
         return None  # the Queen's own thread
     if not agent.startswith("ant:"):
         return None  # not one of ours
     caste = agent.split(":", 1)[1]
-    tool = event.get("tool_name")
-    tool_input = event.get("tool_input") or {}
     if tool == "Bash":
-        command = str(tool_input.get("command") or "")
         if runs_aether(command):
             return (
                 "Only the Queen runs `aether`. Finish your task and put what you found or did "
                 "in your result block; the Queen records it."
             )
+        if caste in SEARCH_ONLY:
+            word = not_searching(command)
+            if word:
+                return (f"The {caste} agent only reads and searches: `{word}` is refused. Use "
+                        f"Read, or grep, find, ls, cat, head, tail, sed -n, git log/show/diff/blame; "
+                        f"take what running the code showed from the reproduction.")
         if (caste in READ_ONLY or caste in WRITE_UNDER) and writes_files(command):
             return (
                 f"The {caste} caste is read-only: this command would change files. Use read-only "
-                f"commands (ls, cat, grep, find, git log/diff/show) and report what should change."
-            )
+                f"commands (ls, cat, grep, find, git log/diff/show) and report what should change. "
+                + READ_ONLY_HINTS.get(caste, "")
+            ).strip()
         return None
     if tool in FILE_TOOLS:
         if caste in READ_ONLY:

@@ -100,3 +100,108 @@ def test_hook_protocol_end_to_end():
     assert allowed.returncode == 0 and allowed.stdout == ""
     garbage = subprocess.run([sys.executable, str(GUARD)], input="not json", capture_output=True, text=True)
     assert garbage.returncode == 0 and garbage.stdout == ""
+
+
+# ---------------------------------------------------------------- Bug Bash agents and approval
+
+
+REPRO = ".venv/bin/python - <<'EOF'\nfrom calc import last_n\nprint(last_n([1, 2, 3], 2) > [1])\nEOF"
+
+
+@pytest.mark.parametrize("command", [
+    ".venv/bin/python -m pytest tests/test_calc.py -v --tb=long 2>&1", REPRO,
+    "python3 -c 'print(1 > 0)'", "grep -rn last_n .", "git log --oneline -10",
+])
+def test_the_bug_researcher_runs_reproductions(command):
+    assert bash(command, "ant:bug-researcher") is None
+
+
+@pytest.mark.parametrize("command", [
+    "cat > repro.py <<'EOF'\nprint(1)\nEOF", "echo x >> calc.py", "sed -i s/-n - 1/-n/ calc.py",
+    "git checkout -- calc.py", "rm -f tests/test_calc.py", REPRO + "\nrm calc.py",
+    "python - <<EOF\nx > 1\nEOF",  # an unquoted delimiter: the body is judged as shell
+])
+def test_the_bug_researcher_changes_no_file(command):
+    reason = bash(command, "ant:bug-researcher")
+    assert "read-only" in reason and "from stdin" in reason
+
+
+@pytest.mark.parametrize("agent", ["ant:bug-researcher", "ant:root-cause-analyzer", "ant:fix-planner"])
+def test_bug_agents_may_not_run_aether_or_write(agent):
+    assert "Only the Queen" in bash("aether bug record b reproduction -", agent)
+    assert "read-only" in guard.decide({"tool_name": "Write", "agent_type": agent,
+                                        "tool_input": {"file_path": "calc.py"}})
+
+
+@pytest.mark.parametrize("command", [
+    "grep -rn 'def last_n' .", "find . -name '*.py' | xargs grep -l last_n", "ls -la src",
+    "cat calc.py", "head -n 20 calc.py", "sed -n '1,20p' calc.py", "git log --oneline -5",
+    "git blame -L 1,3 calc.py", "git show HEAD:calc.py | head", "wc -l calc.py", "cd src && ls",
+])
+@pytest.mark.parametrize("agent", ["ant:root-cause-analyzer", "ant:fix-planner"])
+def test_the_analyzer_and_planner_search_and_read(agent, command):
+    assert bash(command, agent) is None
+
+
+@pytest.mark.parametrize("command, word", [
+    (".venv/bin/python -m pytest tests/", "python"), ("python3 -c 'import calc'", "python3"),
+    ("pytest -q", "pytest"), ("sh -c 'grep x .'", "sh"), ("grep x . && node a.js", "node"),
+    ("sed 's/a/b/' calc.py", "sed without -n"), ("find . -exec cat {} +", "find -exec"),
+    ("git checkout -- calc.py", "git checkout"), ("ls\nmake test", "make"),
+    ("echo $(python3 -c 1)", "python3"), ("awk '{print}' calc.py", "awk"),
+])
+def test_the_analyzer_and_planner_run_nothing_else(command, word):
+    for agent in ("ant:root-cause-analyzer", "ant:fix-planner"):
+        reason = bash(command, agent)
+        assert reason and f"`{word}` is refused" in reason and "only reads and searches" in reason
+
+
+@pytest.mark.parametrize("command", [
+    "aether bug approve b1", "aether bug approve b1 --by ana", "aether --pretty bug approve b1",
+    "cd . && aether bug approve b1", "/opt/ant/bin/aether bug approve b1",
+    "aether bug status b1; aether bug approve b1", "bash -c 'aether bug approve b1'",
+])
+def test_nobody_in_claude_code_approves_a_fix_plan(command):
+    for agent in (None, "ant:builder", "other:agent"):
+        assert "the user's decision" in bash(command, agent)
+
+
+@pytest.mark.parametrize("command", [
+    "aether bug status b1", "aether bug approve --help", "echo 'run aether bug approve b1 yourself'",
+    "aether bug fix b1 --dry-run",
+])
+def test_the_queen_may_show_what_approval_would_need(command):
+    assert bash(command) is None
+
+
+def test_a_newline_separates_commands():
+    assert "read-only" in bash("ls\nrm -rf src", "ant:watcher")
+    assert "Only the Queen" in bash("ls\naether status", "ant:builder")
+
+
+@pytest.mark.parametrize("command, kept", [
+    (REPRO, ".venv/bin/python - <<'EOF'"),
+    ("python - <<-'EOF'\n\tx > 1\n\tEOF", "python - <<-'EOF'"),
+    ('cat <<"END"\na > b\nEND\n', 'cat <<"END"'),
+])
+def test_a_quoted_heredoc_body_is_data(command, kept):
+    assert guard.shell_code(command) == kept
+
+
+@pytest.mark.parametrize("command", [
+    "python - <<EOF\nx\nEOF",                       # unquoted: the body expands $(…)
+    "python - <<'EOF'\nx\nEOF\nrm -rf src",           # more commands after the body
+    "python - <<'EOF'\nEOF\nrm x\nEOF",               # the body ends early
+    "echo \"<<'X'\"\nrm -rf src\nX",                 # the operator is inside quotes
+    "cat <<'A' <<'B'\nx\nA\ny\nB",                   # two here-documents
+    "python - <<'EOF' $(\nx\nEOF",                    # an open substitution
+    "single line <<'EOF'",
+])
+def test_anything_else_is_judged_whole(command):
+    assert guard.shell_code(command) == command
+
+
+@pytest.mark.parametrize("tool_input", [None, "aether bug approve b1", ["x"], 7])
+def test_odd_tool_input_is_not_judged(tool_input):
+    event = {"tool_name": "Bash", "agent_type": "ant:fix-planner", "tool_input": tool_input}
+    assert guard.decide(event) is None

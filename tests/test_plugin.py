@@ -51,7 +51,9 @@ def test_manifest_names_the_plugin_and_its_parts():
     assert m["author"]["name"] and len(m["keywords"]) >= 3
     assert (REPO / m["commands"]).is_dir() and m["commands"].endswith("/.claude/commands/ant/")
     assert [Path(p).stem for p in m["agents"]] == ["colonizer", "route-setter", "builder",
-                                                  "watcher", "scout", "architect"]
+                                                  "watcher", "scout", "architect",  # the castes
+                                                  "bug-researcher", "root-cause-analyzer",
+                                                  "fix-planner"]  # Bug Bash (`/ant:bug`)
     assert all((REPO / p).is_file() for p in m["agents"])
 
 

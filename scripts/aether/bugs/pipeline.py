@@ -232,15 +232,31 @@ def analyze(bug_id: str, stop_at: str | None = None, retry: bool = False) -> dic
 # ---------------------------------------------------------------- record
 
 
-def _parse_record(text: str) -> tuple[object, list[str]]:
+def parse_answer(text: str) -> tuple[object, str | None]:
+    """(document, None) for a JSON document or an agent's answer whose last ```json block
+    parses (Claude Code lets JSON through a heredoc only inside such a fence); else
+    (None, why)."""
     import json
 
+    try:
+        return json.loads(text), None
+    except ValueError as exc:
+        error = exc
+    import re
+
+    for block in reversed(re.findall(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n(.*?)```", text, re.S)):
+        try:
+            return json.loads(block), None
+        except ValueError:
+            continue
+    return None, f"not valid JSON (nor an answer holding a ```json block): {error}"
+
+
+def _parse_record(text: str) -> tuple[object, list[str]]:
     if len(text.encode("utf-8", "replace")) > models.MAX_RECORD_BYTES:
         return None, [f"the result is larger than {models.MAX_RECORD_BYTES} bytes"]
-    try:
-        return json.loads(text), []
-    except ValueError as exc:
-        return None, [f"not valid JSON: {exc}"]
+    doc, error = parse_answer(text)
+    return doc, [error] if error else []
 
 
 def _attempt_limit(kind: str, cfg: dict) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from aether.cli.common import CONTENT, FILE_OR_STDIN, TEXT, command, read_stdin
-from aether.errors import AetherError
+from aether.errors import AetherError, input_error
 
 
 class BugGroup(click.Group):
@@ -57,17 +57,73 @@ def _text_or_file(value):
     return value
 
 
+# --report's keys, one per option (values are strings; github_issue a number).
+REPORT_KEYS = ("description", "id", "test", "github_issue", "error", "stack_trace")
+
+
+def _report_fields(text: str) -> dict:
+    """--report: the whole bug report as one JSON object, so that free text (a description, an
+    error message, a stack trace) reaches the helper on stdin instead of a command line."""
+    from aether.bugs.pipeline import parse_answer
+
+    doc, error = parse_answer(text)
+    if error:
+        raise input_error("invalid_json", f"--report is {error}")
+    keys = ", ".join(REPORT_KEYS)
+    if not isinstance(doc, dict):
+        raise input_error("invalid_argument", f"--report must be a JSON object with the keys {keys}")
+    unknown = sorted(set(doc) - set(REPORT_KEYS))
+    if unknown:
+        raise input_error("invalid_argument",
+                          f"--report has unknown key(s) {', '.join(unknown)}; use {keys}")
+    for key, value in doc.items():
+        if key != "github_issue" and value is not None and not isinstance(value, str):
+            raise input_error("invalid_argument",
+                              f"--report: {key} must be a string or null, found {type(value).__name__}")
+    if doc.get("stack_trace") == "-":
+        raise input_error("invalid_argument", "--report: stack_trace cannot be - (stdin holds the "
+                                              "report); give the text itself or @FILE")
+    return doc
+
+
 @command("init", text=True)
-@click.argument("description", type=CONTENT)
+@click.argument("description", type=CONTENT, required=False)
 @click.option("--id", "bug_id", type=TEXT, help="Bug id, a slug like `pwd-special-chars` (default: made from the description).")
 @click.option("--test", "test_path", type=TEXT, help="Path of the failing test (e.g. tests/test_auth.py::test_login).")
 @click.option("--github-issue", type=click.IntRange(min=1), help="GitHub issue number.")
 @click.option("--error", type=CONTENT, help="The error message (or - for stdin).")
 @click.option("--stack-trace", type=TEXT, help="The stack trace: text, @FILE to read a file, or - for stdin.")
-def init_cmd(description, bug_id, test_path, github_issue, error, stack_trace):
-    """Start a bug investigation from DESCRIPTION (or - for stdin). Exit 2 if the id exists."""
+@click.option("--report", "report", metavar="FILE|-", type=FILE_OR_STDIN,
+              help="The whole report as a JSON object instead of DESCRIPTION and the options: "
+                   "{\"description\", \"id\", \"test\", \"github_issue\", \"error\", \"stack_trace\"} "
+                   "(only description is required).")
+def init_cmd(description, bug_id, test_path, github_issue, error, stack_trace, report):
+    """Start a bug investigation from DESCRIPTION (or - for stdin). Exit 2 if the id exists.
+
+    \b
+    Free text is safest on stdin, as one JSON object (alone, or in a ```json block):
+      aether bug init --report - <<'EOF'
+      {"description": "Login fails with p@ss!", "test": "tests/test_auth.py",
+       "error": "Invalid credentials"}
+      EOF
+    """
     from aether.bugs import pipeline
 
+    if report is not None:
+        given = [name for name, value in (("DESCRIPTION", description), ("--id", bug_id),
+                 ("--test", test_path), ("--github-issue", github_issue), ("--error", error),
+                 ("--stack-trace", stack_trace)) if value is not None]
+        if given:
+            raise input_error("usage_error", f"--report holds the whole report: drop {', '.join(given)} "
+                                             f"(or put them in the JSON object)")
+        doc = _report_fields(report)
+        description, bug_id, test_path = doc.get("description"), doc.get("id"), doc.get("test")
+        github_issue, error, stack_trace = doc.get("github_issue"), doc.get("error"), doc.get("stack_trace")
+        if description is None:
+            raise input_error("invalid_argument", "--report: description is required")
+    elif description is None:
+        raise input_error("usage_error", "give DESCRIPTION (or - to read it from stdin), or --report "
+                                         "with the report as a JSON object")
     return pipeline.init(description, bug_id, test_path, github_issue, error,
                          _text_or_file(stack_trace))
 
@@ -93,8 +149,8 @@ def analyze_cmd(bug_id, stop_at, retry):
 @click.argument("kind", type=click.Choice(["reproduction", "root-cause", "fix-plan"]))
 @click.argument("source", metavar="FILE|-", type=FILE_OR_STDIN)
 def record_cmd(bug_id, kind, source):
-    """Record an agent's result (a JSON document from FILE or stdin) after checking its
-    contract (docs/contracts.md, "Bug Bash"). A rejected result exits 4 with the list of
+    """Record an agent's result (a JSON document, or the agent's answer holding a ```json
+    block, from FILE or stdin) after checking its contract (docs/contracts.md, "Bug Bash"). A rejected result exits 4 with the list of
     defects to hand back to the agent; an accepted one moves the bug on and writes its report.
     """
     from aether.bugs import pipeline
