@@ -241,3 +241,107 @@ def test_outside_git_a_configured_commit_only_warns(project):
     out = ok(project, "loop-decide", loop, 50)
     assert out["commit"] is None and any("not committed" in w for w in out["warnings"])
     assert os.path.exists(project.root / ".aether" / "data" / "loops.json")
+
+
+# ---------------------------------------------------------------- refine → verify → score → finish
+
+
+def verify_answer(parts, passed=True, findings=(), summary="checked"):
+    """A verify ant's whole answer as its brief asks: the watcher report plus score_parts and findings."""
+    return "I ran the checks.\n```json\n" + json.dumps({
+        "passed": passed, "score": 90, "summary": summary,
+        "checks": [{"name": "tests", "passed": passed, "detail": "ran pytest"}],
+        "score_parts": parts, "findings": list(findings)}) + "\n```"
+
+
+FULL_PARTS = {"tests": {"passed": 10, "failed": 0}, "types": {"errors": 0}, "lint": {"errors": 0},
+              "coverage": 90, "plan_alignment": 1, "spec_alignment": 1}
+
+
+def test_a_refined_build_finishes_with_the_verify_ants_answer(project):
+    loop = full_build(project)
+    first = ok(project, "loop-score", "-", "--loop", loop, input=verify_answer(
+        {**FULL_PARTS, "tests": {"passed": 9, "failed": 1}}, passed=False, summary="the empty list crashes",
+        findings=["src/a.py:3 ZeroDivisionError on an empty list",
+                  {"location": "src/a.py:3", "description": "no guard for len 0"}]))["loop"]
+    assert first["decision"] == "refine" and first["refinement"]["spawns"] == ["f1"]  # only src/a.py is named
+    # the verification's findings are the iteration's critic feedback: the refinement brief shows them
+    critic = project.load("loops.json")["loops"][-1]["feedback"][-1]
+    assert (critic["kind"], critic["iteration"], critic["source"]) == ("critic", 1, "loop-score")
+    assert critic["parsed"]["key_issues"] == ["src/a.py:3 ZeroDivisionError on an empty list",
+                                              "src/a.py:3 no guard for len 0"]
+    brief = ok(project, "spawn-start", "f1")["text"]
+    assert "src/a.py:3 ZeroDivisionError on an empty list" in brief and "Files involved: src/a.py" in brief
+    write(project, "src/a.py", "def mean(xs):\n    return sum(xs) / len(xs) if xs else 0\n")
+    ok(project, "spawn-finish", "f1", "-", input={"status": "completed", "files_modified": ["src/a.py"]})
+    # the re-verification asks for the same watcher report build-finish takes, plus the parts
+    verify = ok(project, "spawn-start", "y1")["text"]
+    for piece in ('"passed": true', '"checks": [', '"score_parts": {', '"findings": ['):
+        assert piece in verify, piece
+    answer = verify_answer(FULL_PARTS, summary="all checks pass")
+    recorded = ok(project, "spawn-finish", "y1", "-", input=answer)  # no `status`: a report is a finished check
+    assert (recorded["status"], recorded["role"]) == ("completed", "verify")
+    second = ok(project, "loop-score", "-", "--loop", loop, input=answer)["loop"]
+    assert (second["decision"], second["score"]) == ("complete", 100)
+    done = ok(project, "build-finish", 1, "--watcher", "-", input=answer)
+    assert done["phase_status"] == "completed" and done["watcher"]["summary"] == "all checks pass"
+    assert done["code_loop"]["scores"] == [second["scores"][0], 100] and done["code_loop"]["status"] == "complete"
+    assert done["tasks"]["completed"] == 2
+
+
+def test_a_verification_without_findings_adds_no_feedback(project):
+    loop = full_build(project)
+    ok(project, "loop-score", "-", "--loop", loop, input={"score_parts": {**FULL_PARTS, "lint": {"errors": 3}}})
+    assert project.load("loops.json")["loops"][-1]["feedback"] == []
+    # the critic's own feedback for an iteration wins over the verification's findings
+    ok(project, "feedback-store", loop, "-", input=CRITIC_1)
+    ok(project, "loop-score", "-", "--loop", loop, input=verify_answer(FULL_PARTS | {"lint": False},
+                                                                         findings=["x.py:1 lint"]))
+    feedback = project.load("loops.json")["loops"][-1]["feedback"]
+    assert [(f["kind"], f["iteration"], f.get("source")) for f in feedback] == [("critic", 2, None)]
+
+
+def stagnate(project, loop):
+    """Three verifications that gain less than 5 points: the loop asks the user."""
+    parts = {**FULL_PARTS, "lint": {"errors": 2}, "coverage": 50}
+    for _ in range(3):
+        out = ok(project, "loop-score", "-", "--loop", loop, input=verify_answer(
+            parts, findings=["src/b.py:1 lint: unused import"]))["loop"]
+        if out["decision"] != "refine":
+            return out
+        ref = out["refinement"]
+        for node in ref["spawns"]:
+            ok(project, "spawn-start", node)
+            ok(project, "spawn-finish", node, "-", input={"status": "completed"})
+        ok(project, "spawn-start", ref["verify"])
+        ok(project, "spawn-finish", ref["verify"], "-", input=verify_answer(parts))
+    raise AssertionError("the loop did not stop")
+
+
+def test_the_users_answer_plans_the_next_round_of_a_stalled_code_loop(project):
+    loop = full_build(project)
+    stalled = stagnate(project, loop)
+    assert stalled["decision"] == "user_input" and stalled["refinement"] is None
+    assert "src/b.py:1 lint: unused import" in project.run("loop-present", loop).stdout  # the challenges
+    # a plan loop or a loop not waiting cannot be refined this way; nothing is stored then
+    plan = ok(project, "loop-init", "plan")["loop_id"]
+    assert project.run("feedback-store", plan, "-", "--kind", "user", "--refine",
+                       input="more").error["code"] == "invalid_argument"
+    assert project.run("feedback-store", loop, "-", "--refine", input="Overall Score: 50").error["code"] == \
+        "invalid_argument"  # critic feedback
+    answer = "Another round: fix the lint in src/a.py first; coverage can wait for phase 2."
+    out = ok(project, "feedback-store", loop, "-", "--kind", "user", "--refine", input=answer)
+    assert out["resumed"] is True and out["status"] == "active" and out["round"] == 2
+    ref = out["refinement"]
+    assert ref["spawns"] == ["f3"] and out["next"]["commands"] == ["aether spawn-start f3",
+                                                                    f"aether spawn-start {ref['verify']}"]
+    tree = project.load("COLONY_STATE.json")["spawn_tree"]
+    assert tree["nodes"]["f3"]["origin"] == "w1"  # src/a.py is named in the answer: only its worker refines
+    assert tree["refinements"][str(ref["wave"])]["after"] == "user"
+    brief = ok(project, "spawn-start", "f3")["text"]
+    assert "The user's answer" in brief and answer in brief
+    again = project.run("feedback-store", loop, "-", "--kind", "user", "--refine", input=answer).error
+    assert again["code"] == "not_awaiting_user" and again["status"] == "active"
+    loops = project.load("loops.json")["loops"]
+    users = [f for f in loops[-2]["feedback"] if f["kind"] == "user"]
+    assert [u["text"] for u in users] == [answer]

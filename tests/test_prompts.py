@@ -373,6 +373,10 @@ BUILD_SCENARIO = [
     (("phase-advance",), None),
     (("build-start", "2"), None),
     (("build-abort", "2", "--reason", "-"), "a common cause: the same import error in every task\n"),
+    # /ant:plan's research fan-out, and /ant:colonize's mode (READY again after the abort)
+    (("research-plan", "-"), "- argparse subcommands\n- atomic JSON writes\n"),
+    (("research-collect", "-"), "Done.\nBRIEF: .aether/research/argparse-subcommands.md\n"),
+    (("complexity-detect", "--apply"), None),
 ]
 SCENARIO = [
     (("version",), None),

@@ -23,6 +23,7 @@ COMMIT_MESSAGE = "build iteration {n}: {summary}"
 COMMIT_SUMMARY_LENGTH = 72
 BUILDING = ("approved", "running")  # spawn tree statuses in which refinement can be planned
 MAX_FILES_IN_BRIEF = 30
+MAX_USER_TEXT = 2000  # characters of the user's answer quoted in a refinement brief
 
 
 # ---------------------------------------------------------------- configuration
@@ -146,11 +147,15 @@ def _findings(loop: dict, entry: dict) -> tuple:
     return parsed.get("key_issues") or [], parsed.get("recommendations") or [], parts, (critic or {}).get("text", "")
 
 
-def _refine_context(loop: dict, entry: dict, issues: list, recs: list, parts: list, files: list) -> str:
+def _refine_context(loop: dict, entry: dict, issues: list, recs: list, parts: list, files: list,
+                    user: str | None = None) -> str:
     lines = ["--- CODE LOOP REFINEMENT ---",
              f"Code loop {loop['id']}, iteration {entry['iteration']}: the verification scored {entry['score']:g} "
-             f"(the loop needs {loop['threshold']:g}). Fix what it found; a watcher verifies again after you.",
-             "Findings (the critic's key issues):"]
+             f"(the loop needs {loop['threshold']:g}). Fix what it found; a watcher verifies again after you."]
+    if user:
+        lines += ["The user's answer (it comes first; the loop stalled without it):",
+                  *[f"  {line}" for line in user.strip()[:MAX_USER_TEXT].splitlines() if line.strip()]]
+    lines += ["Findings (the critic's key issues):"]
     lines += [f"  - {i}" for i in issues] or ["  (none listed: fix the failing parts below)"]
     if recs:
         lines.append("Recommendations:")
@@ -185,9 +190,10 @@ def _verify_context(loop: dict, entry: dict, tree: dict, refine_ids: list) -> st
     ])
 
 
-def plan_refinement(colony: dict, loop: dict, entry: dict) -> tuple:
+def plan_refinement(colony: dict, loop: dict, entry: dict, user: str | None = None) -> tuple:
     """Plan the refinement wave of a bound code loop's `refine` decision in the spawn tree
-    (inside loop-decide's write); returns ({wave, spawns, verify, files}, warnings)."""
+    (inside loop-decide's write, or feedback-store --refine's with the user's answer `user`);
+    returns ({wave, spawns, verify, files}, warnings)."""
     from aether import spawning
 
     tree = colony.get("spawn_tree")
@@ -196,7 +202,9 @@ def plan_refinement(colony: dict, loop: dict, entry: dict) -> tuple:
             or tree.get("status") not in BUILDING):
         return None, [f"no running build of phase {phase} to refine: give the findings to builders yourself"]
     issues, recs, parts, text = _findings(loop, entry)
-    mentioned = {spawning.norm_path(p) for p in mentioned_paths(text + "\n" + "\n".join(issues + recs))}
+    # the files the user's answer names, else those of the critic's feedback
+    named = mentioned_paths(user or "") or mentioned_paths("\n".join([text] + issues + recs))
+    mentioned = {spawning.norm_path(p) for p in named}
     lineages = _lineages(tree)
     involved = [l for l in lineages if mentioned & set(l[2])] or lineages
     if not involved:
@@ -212,14 +220,16 @@ def plan_refinement(colony: dict, loop: dict, entry: dict) -> tuple:
         node = spawning.add_node(tree, "refine", "builder", list(dict.fromkeys(tasks)), depth=1, parent=None, wave=wave,
                                  origin=group[0][0], writes=list(dict.fromkeys(files)), reads=[],
                                  loop=loop["id"], iteration=entry["iteration"],
-                                 context=_refine_context(loop, entry, issues, recs, parts, list(dict.fromkeys(shown))))
+                                 context=_refine_context(loop, entry, issues, recs, parts, list(dict.fromkeys(shown)),
+                                                         user))
         spawns.append(node["id"])
     verify = spawning.add_node(tree, "verify", "watcher", [], depth=1, parent=None, wave=wave, waits_for=list(spawns),
                                loop=loop["id"], iteration=entry["iteration"])
     verify["context"] = _verify_context(loop, entry, tree, spawns)
     tree.setdefault("waves", []).append(list(spawns))
     tree.setdefault("refinements", {})[str(wave)] = {"loop": loop["id"], "iteration": entry["iteration"],
-                                                     "spawns": spawns, "verify": verify["id"]}
+                                                     "spawns": spawns, "verify": verify["id"],
+                                                     "after": "user" if user else "critic"}
     if tree.get("status") == "approved":
         tree["status"] = "running"
     return {"wave": wave, "spawns": spawns, "verify": verify["id"],

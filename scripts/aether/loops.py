@@ -147,9 +147,42 @@ def _critic_for(loop: dict, iteration: int) -> dict | None:
     return next((f for f in reversed(loop["feedback"]) if f["kind"] == "critic" and f.get("iteration") == iteration), None)
 
 
-def decide(loop_id: str, score: float | None = None, parts: dict | None = None) -> dict:
+def review_of(answer) -> dict | None:
+    """A verify ant's findings, as a critic's parsed feedback (summary, key issues), when its whole
+    answer (with `score_parts`) carries a summary or findings; None otherwise."""
+    from aether import critique
+
+    if not isinstance(answer, dict) or not isinstance(answer.get("score_parts"), dict):
+        return None
+    items = []
+    for item in answer.get("findings") if isinstance(answer.get("findings"), list) else []:
+        if isinstance(item, dict):  # {location, description, …} as a reviewer writes them
+            item = " ".join(str(item[k]) for k in ("location", "description", "recommendation") if item.get(k))
+        if isinstance(item, str) and item.strip():
+            items.append(critique._clip(item, critique.MAX_ITEM_TEXT))
+    summary = answer.get("summary")
+    summary = critique._clip(summary, critique.MAX_SUMMARY_TEXT) if isinstance(summary, str) and summary.strip() else ""
+    if not items and not summary:
+        return None
+    return {"summary": summary, "key_issues": items[: critique.MAX_ITEMS], "recommendations": []}
+
+
+def _review_entry(loop: dict, review: dict, score) -> dict:
+    """The critic feedback entry a scored verification leaves (seed 004's structure)."""
+    text = "\n".join(["## Code Review", "### Overall Score", f"{score:g}", "### Assessment Summary",
+                      review["summary"] or "(none)", "### Key Issues"]
+                     + [f"- {i}" for i in review["key_issues"]] + ([] if review["key_issues"] else ["(none)"]))
+    return {"kind": "critic", "iteration": len(loop["iterations"]) + 1, "round": loop["round"], "text": text,
+            "timestamp": clock.iso(), "source": "loop-score",
+            "parsed": {"score": score, "score_line": "loop-score", **review}}
+
+
+def decide(loop_id: str, score: float | None = None, parts: dict | None = None, review: dict | None = None) -> dict:
     """loop-decide: record this iteration's score and answer refine / complete / user_input.
-    Without a score, the score parsed from this iteration's critic feedback is used."""
+    Without a score, the score parsed from this iteration's critic feedback is used. `review`
+    (loop-score of a verify ant's whole answer, see review_of) is kept as this iteration's critic
+    feedback unless the critic's feedback was stored already, so refinement briefs and
+    loop-present show what still fails."""
     from aether import code_loop
 
     if score is not None and not 0 <= score <= 100:
@@ -188,6 +221,9 @@ def decide(loop_id: str, score: float | None = None, parts: dict | None = None) 
         if loop["status"] == "awaiting_user":
             raise state_error("awaiting_user_feedback", f"loop {loop_id} waits for the user: store their answer with "
                                                         f"`aether feedback-store {loop_id} - --kind user` first")
+        if review and _critic_for(loop, len(loop["iterations"]) + 1) is None:
+            loop["feedback"].append(_review_entry(loop, review, score))
+            del loop["feedback"][:-MAX_FEEDBACK]
         scores = _round_scores(loop) + [score]
         decision, reason = rule(scores, loop["threshold"])
         entry = {"iteration": len(loop["iterations"]) + 1, "round": loop["round"], "score": score,
@@ -254,11 +290,13 @@ def _snapshot(loop: dict, score) -> tuple:
         return None, [f"no checkpoint for this iteration: {exc.message}"]
 
 
-def feedback_store(loop_id: str, text: str, kind: str) -> dict:
+def feedback_store(loop_id: str, text: str, kind: str, refine: bool = False) -> dict:
     """feedback-store: keep critic or user feedback for the loop's current iteration. Critic
     feedback must carry its score (see critique.parse); its score, summary, key issues and
-    recommendations are stored parsed beside the text."""
-    from aether import critique
+    recommendations are stored parsed beside the text. `refine` (the user's answer asks a code
+    loop bound to a running build for another round): plan the refinement wave at once, its
+    briefs carrying the answer, as a refine decision would (`refinement`, `next.commands`)."""
+    from aether import code_loop, critique
 
     if kind not in FEEDBACK_KINDS:
         raise input_error("invalid_argument", f"kind must be one of {', '.join(FEEDBACK_KINDS)}")
@@ -266,11 +304,20 @@ def feedback_store(loop_id: str, text: str, kind: str) -> dict:
         raise input_error("invalid_content", "the feedback is empty")
     if len(text) > MAX_FEEDBACK_LENGTH:
         raise input_error("content_too_long", f"the feedback is {len(text)} characters; the limit is {MAX_FEEDBACK_LENGTH}")
+    if refine:
+        before = _find(store.read("loops"), loop_id)
+        if kind != "user" or before["type"] != "code" or before.get("phase") is None:
+            raise input_error("invalid_argument", "--refine goes with the user's answer (--kind user) to a code loop "
+                                                  "bound to a build; a plan loop's next round is the planner again")
 
     def change(files):
         loop = _find(files["loops"], loop_id)
         if loop["status"] == "complete":
             raise state_error("loop_complete", f"loop {loop_id} is complete; feedback would never be read")
+        if refine and loop["status"] != "awaiting_user":
+            raise state_error("not_awaiting_user", f"loop {loop_id} is {loop['status']}, not waiting for the user: its "
+                                                   f"next refinement comes from `aether loop-decide` (or loop-score "
+                                                   f"--loop); store the answer without --refine", status=loop["status"])
         parsed = critique.parse(text) if kind == "critic" else None
         # critic feedback assesses the iteration about to be scored; user feedback answers the last one
         iteration = len(loop["iterations"]) + (1 if kind == "critic" else 0)
@@ -288,9 +335,13 @@ def feedback_store(loop_id: str, text: str, kind: str) -> dict:
         out = {**_summary(loop), "stored": {k: entry[k] for k in ("kind", "iteration", "round")}, "resumed": resumed}
         if parsed is not None:
             out["parsed"] = parsed
+        if refine:
+            refinement, warnings = code_loop.plan_refinement(files["colony"], loop, loop["iterations"][-1], user=text)
+            out.update(phase=loop.get("phase"), refinement=refinement, warnings=warnings,
+                       next=_next(loop, "refine", refinement))
         return out
 
-    return store.update_many(["loops", "events"], change)
+    return store.update_many(["loops", "events"] + (["colony"] if refine else []), change)
 
 
 def feedback_get(loop_id: str, kind: str | None = None) -> dict:

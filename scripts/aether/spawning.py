@@ -279,15 +279,15 @@ End your answer with this block:
 ```
 If you cannot diagnose it: "status": "failed", "diagnosis": "UNDIAGNOSABLE: <your analysis>", "fix_applied": false."""
 
-VERIFY_CONTRACT = """--- RESULT ---
-End your answer with this block (the Queen scores it with `aether loop-score`; a part that does not apply to
-this project is null):
-```json
-{"status": "completed", "summary": "one line",
- "score_parts": {"tests": {"passed": 0, "failed": 0}, "types": {"errors": 0}, "lint": {"errors": 0},
-                 "coverage": 0, "plan_alignment": 0.0, "spec_alignment": 0.0},
- "findings": ["what still fails, with file:line"]}
-```"""
+def verify_contract() -> str:
+    """The re-verification's result block: the same watcher report as the first verification
+    (build-finish takes it as `watcher`) with the parts loop-score scores and the findings."""
+    from aether import verification
+
+    return ("--- RESULT ---\nEnd your answer with this block (the Queen scores it with `aether loop-score`; "
+            "passed: every check passed; a score part that does not apply to this project is null):\n"
+            "```json\n" + verification.SCORED_RESULT_BLOCK + "\n```")
+
 
 REVIEWER_CONTRACT = """--- RESULT ---
 End your answer with this block:
@@ -345,7 +345,7 @@ def brief(tree: dict, node: dict, plan: dict, pheromone_text: str) -> str:
     elif node["role"] == "reviewer":
         lines.append(REVIEWER_CONTRACT)
     elif node["role"] == "verify":
-        lines.append(VERIFY_CONTRACT)
+        lines.append(verify_contract())
     else:
         lines.append(_spawn_request_help(node, tree))
         lines.append(RESULT_CONTRACT)
@@ -485,8 +485,8 @@ def _payload(text: str, node: dict) -> dict:
             status = status or "completed"
         elif fixed is not None or verdict is not None:
             status = "failed"
-    if node["role"] == "reviewer" and status is None:
-        status = "completed"
+    if node["role"] in ("reviewer", "verify") and status is None:
+        status = "completed"  # a review or a watcher report has no status: the ant did its check
     if status is None:
         raise input_error("invalid_report", f"the result of {node['id']} needs \"status\": \"completed\" or "
                                             f"\"failed\" (found {status_raw!r})")

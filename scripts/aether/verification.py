@@ -23,11 +23,15 @@ CHECK_TEXT = {
 MAX_LISTED_FILES = 200  # files named in a brief (the rest are counted)
 RESULT_BLOCK = ('{"passed": true, "score": 90, "summary": "one line",\n'
                 ' "checks": [{"name": "tests", "passed": true, "detail": "12 passed"}]}')
+# With a code loop (the first verification and every re-verification after a refinement): the
+# watcher report (build-finish takes it) plus the parts loop-score scores and what still fails
+# (kept as the iteration's findings for the refinement briefs and loop-present).
 SCORED_RESULT_BLOCK = ('{"passed": true, "score": 90, "summary": "one line",\n'
                        ' "checks": [{"name": "tests", "passed": true, "detail": "12 passed"}],\n'
                        ' "score_parts": {"tests": {"passed": 12, "failed": 0}, "types": {"errors": 0}, '
                        '"lint": {"errors": 0},\n'
-                       '                 "coverage": 84.5, "plan_alignment": 0.9, "spec_alignment": null}}')
+                       '                 "coverage": 84.5, "plan_alignment": 0.9, "spec_alignment": null},\n'
+                       ' "findings": ["src/app.py:12 what still fails"]}')
 
 
 def changed_files(tree: dict) -> list:

@@ -1,4 +1,5 @@
-"""A whole colony session in real Claude Code: init, focus, plan, build phase 1, continue.
+"""A whole colony session in real Claude Code: init, focus, plan (a scout researches the goal
+first), build phase 1, continue.
 
 Several `claude -p` runs share one fixture project. The scripted Queen runs exactly the
 commands her command body says (see colony_script.py); the scripted ants do real work with real
@@ -21,6 +22,7 @@ The build of phase 1 (todo store, CLI, tests) goes through:
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -221,16 +223,25 @@ def init_and_focus(claude):
 
 def planner_prompt(request, second_round: bool) -> dict:
     text = earlier_result(request, "aether plan-start")["text"]
+    research = earlier_result(request, "aether research-collect")["text"]
     extra = []
     if second_round:
         extra = [r["text"] for r in request.tool_results()]
-    return agent("ant:route-setter", prompt_from("--- PLANNER ---", text, *extra), "planner")
+    return agent("ant:route-setter", prompt_from("--- PLANNER ---", text, research, *extra), "planner")
 
 
 def critic_prompt(request) -> dict:
     text = earlier_result(request, "aether plan-start")["text"]
     outline = request.tool_results()[0]["text"]
     return agent("ant:watcher", prompt_from("--- PLAN CRITIC ---", text, outline), "plan critic")
+
+
+GOAL_BRIEF = "# A todo CLI in Python\n\nargparse subcommands; keep the items in a module-level list first.\n"
+
+
+def brief_path(request) -> str:
+    """The brief path a research task names (its `BRIEF:` line)."""
+    return re.search(r"^BRIEF: (\S+)$", request.first_user_text, re.M).group(1)
 
 
 def loop_id(request) -> str:
@@ -252,18 +263,28 @@ def plan_run(claude):
 
     return claude.run("/ant:plan", [
         queen_turn(1).reply(lambda r: run_body(r, "aether plan-start")),
-        queen_turn(2).reply(lambda r: run_body(r, "aether loop-init plan")),
-        queen_turn(3).reply(lambda r: planner_prompt(r, second_round=False)),
-        *critic_round(4),
+        # research first: one scout for the goal (no list given)
+        queen_turn(2).reply(lambda r: run_body(r, "aether research-plan --from goal")),
+        queen_turn(3).reply(lambda r: [agent(t["subagent_type"], t["text"], f"{t['id']} scout")
+                                       for t in helper_result(r)["tasks"]]),
+        queen_turn(4).reply(lambda r: run_body(r, "aether research-collect -", stdin=agent_reports(r)[0])),
+        queen_turn(5).reply(lambda r: run_body(r, "aether loop-init plan")),
+        queen_turn(6).reply(lambda r: planner_prompt(r, second_round=False)),
+        *critic_round(7),
         # refine: the planner gets its last draft and the critic's feedback
-        queen_turn(9, tool_result_contains('"decision":"refine"')).reply(lambda r: [
+        queen_turn(12, tool_result_contains('"decision":"refine"')).reply(lambda r: [
             run_body(r, "aether plan-draft-get <loop_id> --text", loop_id=loop_id(r)),
             run_body(r, "aether feedback-get", loop_id=loop_id(r))]),
-        queen_turn(10).reply(lambda r: planner_prompt(r, second_round=True)),
-        *critic_round(11),
-        queen_turn(16, tool_result_contains('"decision":"complete"')).reply(
+        queen_turn(13).reply(lambda r: planner_prompt(r, second_round=True)),
+        *critic_round(14),
+        queen_turn(19, tool_result_contains('"decision":"complete"')).reply(
             lambda r: run_body(r, "aether plan-load --from-loop", loop_id=loop_id(r))),
-        queen_turn(17).reply(lambda r: say(helper_result(r)["text"] + "\nNext: /ant:build 1")),
+        queen_turn(20).reply(lambda r: say(helper_result(r)["text"] + "\nNext: /ant:build 1")),
+        # the scout writes its brief where the task says
+        subagent("ant:scout", first_user_contains("--- RESEARCH TASK ---"), turn(1)).reply(lambda r: tool(
+            "Write", file_path=str(claude.project / brief_path(r)), content=GOAL_BRIEF)),
+        subagent("ant:scout", first_user_contains("--- RESEARCH TASK ---"), turn(2)).reply(
+            lambda r: say(f"argparse and a module-level list are enough.\nBRIEF: {brief_path(r)}")),
         # the ants
         subagent("ant:route-setter", first_user_contains("--- PLANNER ---"), turn(1)).reply(
             bash("ls -la", "Look at the project")),
@@ -577,6 +598,10 @@ def test_a_colony_session_plans_builds_and_continues(claude):
     learned = json.loads((claude.home / ".aether" / "learnings.json").read_text("utf-8"))["learnings"]
     assert [l["content"].strip() for l in learned] == [PROMOTED]
     assert (claude.project / ".aether" / "research" / "argparse-subcommands.md").read_text("utf-8") == RESEARCH_NOTE
+    research = state(claude, "research.json")["plans"][-1]
+    assert research["source"] == "goal" and [t["status"] for t in research["tasks"]] == ["collected"]
+    planner = plan.subagent_turns("ant:route-setter")[0].first_user_text
+    assert research["tasks"][0]["path"] in planner and GOAL_BRIEF.strip() not in planner
 
     # -- the code the colony built works
     tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],

@@ -59,15 +59,18 @@ def loop_score(parts, loop_id):
             "coverage": 84.5,                         (percent; ≥ 80 earns the points)
             "plan_alignment": 0.8, "spec_alignment": true}   (true/false or a fraction 0–1)
     A part that does not apply is null (or left out): it leaves the denominator.
-    A verify ant's whole answer works too (its ```json block's `score_parts`).
+    A verify ant's whole answer works too (its ```json block's `score_parts`); with --loop, its
+    `summary` and `findings` become the iteration's critic feedback (refinement briefs and
+    loop-present show them).
     """
     from aether import loops, spawning
 
-    result = loops.score(spawning.extract_json(parts, "the score parts"))
+    doc = spawning.extract_json(parts, "the score parts")
+    result = loops.score(doc)
     if loop_id:
         kept = {k: {"earned": v["earned"], "weight": v["weight"], "reason": v["reason"]}
                 for k, v in result["parts"].items() if v["applies"]}
-        result["loop"] = loops.decide(loop_id.strip(), result["score"], kept)
+        result["loop"] = loops.decide(loop_id.strip(), result["score"], kept, loops.review_of(doc))
         result["text"] += f"\nLoop {loop_id.strip()}: {result['loop']['decision']} — {result['loop']['reason']}"
     return result
 
@@ -77,12 +80,19 @@ def loop_score(parts, loop_id):
 @click.argument("text", type=CONTENT)
 @click.option("--kind", type=click.Choice(["critic", "user"]), default="critic", show_default=True,
               help="Who gave the feedback.")
-def feedback_store(loop_id, text, kind):
+@click.option("--refine", is_flag=True,
+              help="The user's answer asks a code loop bound to the running build for another round: plan "
+                   "its refinement wave now (`refinement`, `next.commands`), the briefs quoting the answer.")
+def feedback_store(loop_id, text, kind, refine):
     """Keep feedback TEXT (or `-` for stdin) for the loop. User feedback given while the loop
-    waits for the user resumes it (a new round: cap and stagnation window reset)."""
+    waits for the user resumes it (a new round: cap and stagnation window reset).
+
+    Critic feedback must carry its Overall Score (it is parsed and kept beside the text). With
+    --refine (a code loop waiting for the user, bound to a running build), the refinement
+    builders and the re-verification are planned at once, as a refine decision plans them."""
     from aether import loops
 
-    return loops.feedback_store(loop_id.strip(), text, kind)
+    return loops.feedback_store(loop_id.strip(), text, kind, refine)
 
 
 @command("feedback-get", text=True)

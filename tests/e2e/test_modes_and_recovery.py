@@ -1,0 +1,595 @@
+"""Modes, the research fan-out, the code loop and recovery, each in real Claude Code.
+
+Every case is a scripted session: the Queen runs exactly the commands her command body spells
+out (colony_script.py), the ants do real work with real tool calls, and the helper answers for
+real. No --allowedTools and no skip-permissions: each command's `allowed-tools` is the only
+grant. State is prepared with the helper where the case does not need the slash command.
+
+- a LIGHTWEIGHT build: no reviewer, no watcher ant; build-finish runs the syntax check itself;
+- a FULL build in a git repository whose code loop stagnates and asks the user: loop-present
+  is shown, the user's answer (`/ant:build 1 --answer …`) is stored and plans the next round,
+  which completes the loop; every iteration is a checkpoint ref;
+- a research fan-out: three scouts in ONE message, the planner gets their briefs' paths (and
+  the recurring frictions), not their contents;
+- a recovery after an abort: the failure ladder aborts the phase, the abort report lists the
+  recovery options, the user fixes a file by hand and skips a task, `/ant:build 1` resumes the
+  phase and completes it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+import pytest
+
+from test_prompts import shell_snippets
+
+from .colony_script import (agent_report, agent_reports, command_body, helper_result, json_block,
+                            run_body, spawn_agents, worker_result)
+from .fake_api import agent, bash, first_user_contains, say, subagent, tool, tool_result_contains, turn
+from .test_colony_session import Queen, body_of, earlier_result, earlier_text, phase_lead_prompt, state
+
+pytestmark = pytest.mark.e2e
+
+NOW = {"AETHER_NOW": "2026-02-04T10:00:00Z"}
+PYTEST = "python3 -m pytest -q -p no:cacheprovider tests"
+
+
+# ---------------------------------------------------------------- shared steps
+
+
+def body_line(request, text: str, **fill) -> dict:
+    """A Bash call of a command the body writes exactly as `text` (placeholders filled)."""
+    lines = [s.text for s in shell_snippets(command_body(request)) if s.kind != "bang"]
+    assert text in lines, f"the command body has no command {text!r}"
+    for name, value in fill.items():
+        text = text.replace(f"<{name}>", str(value))
+    return bash(text)
+
+
+def report_of(request, node: str) -> str:
+    """The answer of the Agent call whose description starts with `node `, from this conversation."""
+    wanted = [c["id"] for c in request.tool_uses()
+              if c["name"] == "Agent" and c["input"]["description"].split()[0] == node][-1]
+    for m in request.messages:
+        for c in m.get("content") if isinstance(m.get("content"), list) else []:
+            if isinstance(c, dict) and c.get("type") == "tool_result" and c.get("tool_use_id") == wanted:
+                return agent_report("".join(b.get("text", "") for b in c["content"]))
+    raise AssertionError(f"no Agent result of {node}")
+
+
+def heredoc(command: str, text: str) -> dict:
+    """`command` with `text` on stdin (a helper-given command, e.g. verify-brief's code_loop.command)."""
+    return bash(f"{command} <<'EOF'\n{text.rstrip(chr(10))}\nEOF")
+
+
+def outputs(run) -> dict:
+    """The helper's answer to each of the Queen's Bash calls, by command (heredocs cut off)."""
+    found = {}
+    for call in run.tool_calls("Bash"):
+        text = run.tool_result(call)["text"].strip()
+        key = call["input"]["command"].split(" <<")[0]
+        try:
+            found.setdefault(key, []).append(json.loads(text.splitlines()[-1]))
+        except (ValueError, IndexError):
+            found.setdefault(key, []).append(text)
+    return found
+
+
+def agent_messages(run) -> list[list[dict]]:
+    """The Agent calls of each assistant message of the main thread that holds some."""
+    seen, out = set(), []
+    for request in run.main_turns:
+        for m in request.messages:
+            if m.get("role") != "assistant" or not isinstance(m.get("content"), list):
+                continue
+            calls = [c for c in m["content"] if c.get("type") == "tool_use" and c["name"] == "Agent"]
+            key = tuple(c["id"] for c in calls)
+            if calls and key not in seen:
+                seen.add(key)
+                out.append(calls)
+    return out
+
+
+def prepare(claude, goal: str, plan: dict, *init_args):
+    for args, stdin in ((("colony-init", "-", *init_args), goal), (("plan-load", "-"), json.dumps(plan))):
+        done = claude.aether(*args, input=stdin, env=NOW)
+        assert done.returncode == 0, done.stderr
+
+
+# ---------------------------------------------------------------- (a) a LIGHTWEIGHT build
+
+LIGHT_PLAN = {"goal": "A slug helper", "phases": [
+    {"id": 1, "name": "Core", "description": "the slug function and its settings",
+     "tasks": [{"id": "1.1", "description": "slug/core.py: slugify(text)", "depends_on": []},
+               {"id": "1.2", "description": "slug/settings.json: the separator", "depends_on": []}],
+     "success_criteria": ["slugify('A B') == 'a-b'"]},
+    {"id": 2, "name": "CLI", "description": "a command line",
+     "tasks": [{"id": "2.1", "description": "slug/cli.py", "depends_on": ["1.1"]}],
+     "success_criteria": ["python3 -m slug.cli 'A B' prints a-b"]}]}
+LIGHT_ASSIGNMENT = {"phase": 1, "workers": [
+    {"id": "core", "caste": "builder", "tasks": ["1.1"], "writes": ["slug/core.py", "slug/__init__.py"]},
+    {"id": "settings", "caste": "builder", "tasks": ["1.2"], "writes": ["slug/settings.json"]}]}
+SLUG = "def slugify(text, sep='-'):\n    return sep.join(text.lower().split())\n"
+
+
+def test_a_lightweight_build_spawns_no_reviewer_and_no_watcher(claude):
+    prepare(claude, "A slug helper", LIGHT_PLAN, "--mode", "LIGHTWEIGHT")
+    project = claude.project
+    q = Queen()
+    q.step(lambda r: run_body(r, "aether build-start"))
+    q.step(phase_lead_prompt)
+    q.step(lambda r: run_body(r, "aether plan-waves -", stdin=agent_reports(r)[0]))
+    q.step(lambda r: [run_body(r, "aether spawn-start <id>", id=i) for i in ("w1", "w2")],
+           tool_result_contains('"approved_by":"auto:LIGHTWEIGHT"'))
+    q.step(spawn_agents)
+    q.step(lambda r: [run_body(r, "aether spawn-finish <id> - <<", stdin=report_of(r, i), id=i) for i in ("w1", "w2")])
+    q.step(lambda r: run_body(r, "aether wave-conflicts <wave>", wave=1))
+    q.step(lambda r: run_body(r, "aether review-needed <wave>", wave=1))
+    q.step(lambda r: run_body(r, "aether verify-brief <phase>", phase=1), tool_result_contains('"needed":false'))
+    q.step(lambda r: body_line(r, "aether build-finish <phase>", phase=1), tool_result_contains('"spawn":false'))
+    q.step(lambda r: say(helper_result(r)["text"] + "\nNext: /ant:continue"))
+    ants = [
+        subagent("ant:route-setter", first_user_contains("--- PHASE LEAD ---")).reply(
+            say(json_block(LIGHT_ASSIGNMENT, "Two independent builders."))),
+        subagent("ant:builder", first_user_contains("You are w1, "), turn(1)).reply(
+            tool("Write", file_path=f"{project}/slug/core.py", content=SLUG)),
+        subagent("ant:builder", first_user_contains("You are w1, "), turn(2)).reply(
+            tool("Write", file_path=f"{project}/slug/__init__.py", content="from slug.core import slugify\n")),
+        subagent("ant:builder", first_user_contains("You are w1, "), turn(3)).reply(say(worker_result(
+            "slugify() in slug/core.py", created=["slug/core.py", "slug/__init__.py"]))),
+        subagent("ant:builder", first_user_contains("You are w2, "), turn(1)).reply(
+            tool("Write", file_path=f"{project}/slug/settings.json", content='{"separator": "-"}\n')),
+        subagent("ant:builder", first_user_contains("You are w2, "), turn(2)).reply(say(worker_result(
+            "the separator setting", created=["slug/settings.json"]))),
+    ]
+    run = claude.run("/ant:build 1", q.steps + ants, env=NOW, timeout=300)
+
+    assert run.permission_denials == []
+    assert command_body(run.main_turns[0]) == body_of("build").replace("$ARGUMENTS", "1")
+    out = outputs(run)
+    started = out["aether build-start 1"][0]["result"]
+    profile = started["mode_profile"]
+    assert (started["mode"], profile["spawn_reviewer"], profile["spawn_watcher"], profile["helper_syntax_check"]) == \
+        ("LIGHTWEIGHT", False, False, True)
+    assert started["code_loop"] is None
+    # the mode's answers decided: no reviewer for a two-worker wave, no watcher ant at all
+    review = out["aether review-needed 1"][0]["result"]
+    assert (review["needed"], review["skip"]) == (False, "mode_has_no_reviewer")
+    assert out["aether verify-brief 1"][0]["result"]["spawn"] is False
+    assert [c["input"]["subagent_type"] for c in run.tool_calls("Agent")] == \
+        ["ant:route-setter", "ant:builder", "ant:builder"]
+    assert run.subagent_turns("ant:watcher") == []
+    # build-finish ran the syntax check itself, on the files the builders really wrote
+    finished = out["aether build-finish 1"][0]["result"]
+    check = finished["syntax_check"]
+    assert (finished["phase_status"], finished["watcher"], check["kind"], check["passed"]) == \
+        ("completed", None, "syntax", True)
+    assert check["checked"] == 3 and check["failed"] == 0
+    assert finished["learnings"]["extract_now"] is False  # LIGHTWEIGHT learns at the project's end
+    assert "syntax check passed" in run.text
+    # the state afterwards
+    plan = state(claude, "PROJECT_PLAN.json")
+    assert plan["phases"][0]["status"] == "completed"
+    record = state(claude, "phase_records.json")["records"][-1]
+    assert record["syntax_check"]["passed"] is True and record["watcher"] is None
+    assert sorted(record["files_created"]) == ["slug/__init__.py", "slug/core.py", "slug/settings.json"]
+    tree = state(claude, "COLONY_STATE.json")["spawn_tree"]
+    assert sorted(tree["nodes"]) == ["w1", "w2"] and tree["status"] == "finished"
+    # LIGHTWEIGHT emits FEEDBACK only: no FOCUS on entering the phase
+    assert started["signals_emitted"] == [] and [s["type"] for s in finished["signals_emitted"]] == ["FEEDBACK"]
+
+
+# ---------------------------------------------------------------- (b) a FULL build's code loop
+
+STATS_PLAN = {"goal": "A stats library", "phases": [
+    {"id": p, "name": name, "description": desc,
+     "tasks": [{"id": f"{p}.1", "description": task, "depends_on": []}],
+     "success_criteria": [crit]}
+    for p, name, desc, task, crit in (
+        (1, "Mean", "mean() and its tests", "stats/mean.py and tests/test_mean.py", "`python3 -m pytest` passes"),
+        (2, "Median", "median()", "stats/median.py", "median works"),
+        (3, "Mode", "mode()", "stats/mode.py", "mode works"),
+        (4, "CLI", "a command line", "stats/cli.py", "the CLI prints the mean"))]}
+STATS_ASSIGNMENT = {"workers": [{"id": "mean", "caste": "builder", "tasks": ["1.1"],
+                                 "writes": ["stats/__init__.py", "stats/mean.py", "tests/test_mean.py"]}]}
+MEAN = "import os\n\n\ndef mean(xs):\n    return sum(xs) / len(xs)\n"
+MEAN_TEST = "from stats.mean import mean\n\n\ndef test_mean():\n    assert mean([1, 2, 3]) == 2\n"
+EMPTY_TEST = "\n\ndef test_empty():\n    assert mean([]) == 0.0\n"
+ANSWER = "Another round: drop the unused import in stats/mean.py; coverage can wait for phase 2."
+
+
+def scored(spec: float, lint_errors: int, findings: list, tests: int = 2) -> dict:
+    """A verification with its score parts (all six apply, so the score is out of 100)."""
+    return {"passed": True, "score": 80, "summary": "; ".join(findings) or "every check passes",
+            "checks": [{"name": "tests", "passed": True, "detail": f"{tests} passed"},
+                       {"name": "lint", "passed": lint_errors == 0, "detail": f"{lint_errors} error(s)"},
+                       {"name": "execution", "passed": True, "detail": "python3 -c 'from stats.mean import mean'"}],
+            "score_parts": {"tests": {"passed": tests, "failed": 0}, "types": {"errors": 0},
+                            "lint": {"errors": lint_errors}, "coverage": 90 if spec == 1 else 60,
+                            "plan_alignment": 1, "spec_alignment": spec},
+            "findings": findings}
+
+
+LINT = "stats/mean.py:1 F401 `os` imported but unused"
+GUARD = "stats/mean.py:5 mean([]) raises ZeroDivisionError and no test covers it"
+VERIFY_1 = scored(0.6, 1, [LINT, GUARD], tests=1)  # 69
+VERIFY_2 = scored(0.8, 1, [LINT])  # 72
+VERIFY_3 = scored(0.9, 1, [LINT])  # 73.5: less than 5 points over two iterations → ask the user
+VERIFY_4 = scored(1, 0, [])  # 100
+
+
+def git(root, *args):
+    return subprocess.run(["git", "-c", "user.name=Dev", "-c", "user.email=dev@example.com", *args], cwd=root,
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_a_full_build_whose_code_loop_stagnates_asks_the_user_and_goes_on(claude):
+    project = claude.project
+    git(project, "init", "-q")
+    (project / "README.md").write_text("stats\n", "utf-8")
+    git(project, "add", "README.md")
+    git(project, "commit", "-q", "-m", "initial")
+    head = git(project, "rev-parse", "HEAD")
+    prepare(claude, "A stats library", STATS_PLAN, "--mode", "FULL")
+    for args, stdin in ((("build-start", "1"), None), (("plan-waves", "-"), json.dumps(STATS_ASSIGNMENT))):
+        done = claude.aether(*args, input=stdin, env=NOW)
+        assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["result"]["approval"]["required"] is True  # FULL asks the user
+    loop = state(claude, "loops.json")["loops"][-1]["id"]  # the code loop build-start bound (FULL)
+
+    def score_step(node):
+        """Pipe an answer to the code loop's command, as verify-brief gave it."""
+        return lambda r: heredoc(earlier_result(r, "aether verify-brief")["code_loop"]["command"], report_of(r, node))
+
+    def refinement(q, fix, verify):
+        q.step(lambda r: run_body(r, "aether spawn-start <id>", id=fix))
+        q.step(lambda r: agent(helper_result(r)["subagent_type"], helper_result(r)["text"], f"{fix} builder"))
+        q.step(lambda r: run_body(r, "aether spawn-finish <id> - <<", stdin=report_of(r, fix), id=fix))
+        q.step(lambda r: run_body(r, "aether spawn-start <id>", id=verify))
+        q.step(lambda r: agent(helper_result(r)["subagent_type"], helper_result(r)["text"], f"{verify} watcher"))
+        q.step(lambda r: run_body(r, "aether spawn-finish <id> - <<", stdin=report_of(r, verify), id=verify))
+        q.step(score_step(verify))
+
+    q = Queen()
+    q.step(lambda r: run_body(r, "aether build-start"))
+    q.step(lambda r: run_body(r, "aether spawn-start <id>", id="w1"))
+    q.step(spawn_agents)
+    q.step(lambda r: run_body(r, "aether spawn-finish <id> - <<", stdin=report_of(r, "w1"), id="w1"))
+    q.step(lambda r: run_body(r, "aether wave-conflicts <wave>", wave=1))
+    q.step(lambda r: run_body(r, "aether review-needed <wave>", wave=1))
+    q.step(lambda r: run_body(r, "aether verify-brief <phase>", phase=1))
+    q.step(lambda r: agent(helper_result(r)["subagent_type"], helper_result(r)["text"], "watcher verification"),
+           tool_result_contains('"code_loop":{"loop_id"'))
+    q.step(lambda r: heredoc(earlier_result(r, "aether verify-brief")["code_loop"]["command"], agent_reports(r)[0]))
+    refinement(q, "f1", "y1")
+    refinement(q, "f2", "y2")
+    q.step(lambda r: run_body(r, "aether loop-present <loop_id>", loop_id=loop),
+           tool_result_contains('"decision":"user_input"'))
+    q.step(lambda r: say(r.tool_results()[0]["text"] + "\n\nAnswer with /ant:build 1 --answer <your choice>."))
+    builder = {
+        "w1": [tool("Write", file_path=f"{project}/stats/__init__.py", content=""),
+               tool("Write", file_path=f"{project}/stats/mean.py", content=MEAN),
+               tool("Write", file_path=f"{project}/tests/test_mean.py", content=MEAN_TEST),
+               say(worker_result("mean() and its tests",
+                                 created=["stats/__init__.py", "stats/mean.py", "tests/test_mean.py"]))],
+        "f1": [tool("Edit", file_path=f"{project}/stats/mean.py", old_string="sum(xs) / len(xs)\n",
+                    new_string="sum(xs) / len(xs) if xs else 0.0\n"),
+               tool("Write", file_path=f"{project}/tests/test_mean.py", content=MEAN_TEST + EMPTY_TEST),
+               say(worker_result("mean() of an empty list is 0.0, with its test",
+                                 modified=["stats/mean.py", "tests/test_mean.py"]))],
+        "f2": [say(worker_result("nothing left to fix in the tests"))],
+    }
+    ants = [subagent("ant:builder", first_user_contains(f"You are {node}, "), turn(n + 1)).reply(block)
+            for node, blocks in builder.items() for n, block in enumerate(blocks)]
+    ants += [
+        subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(1)).reply(bash(PYTEST)),
+        subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(2),
+                 tool_result_contains("1 passed")).reply(say(json_block(VERIFY_1, "The empty list is not guarded."))),
+        subagent("ant:watcher", first_user_contains("You are y1, "), turn(1)).reply(bash(PYTEST)),
+        subagent("ant:watcher", first_user_contains("You are y1, "), turn(2), tool_result_contains("2 passed")).reply(
+            say(json_block(VERIFY_2, "Tests pass; the lint error stays."))),
+        subagent("ant:watcher", first_user_contains("You are y2, ")).reply(say(json_block(VERIFY_3))),
+    ]
+    asked = claude.run("/ant:build 1 --approve", q.steps + ants, env=NOW, timeout=400)
+
+    # the user answers with a slash command, in a new conversation (as after /clear)
+    q = Queen()
+    q.step(lambda r: run_body(r, "aether verify-brief <phase>", phase=1))
+    q.step(lambda r: run_body(r, "aether feedback-store <loop_id> - --kind user --refine", stdin=ANSWER,
+                              loop_id=helper_result(r)["code_loop"]["loop_id"]))
+    refinement(q, "f3", "y3")
+    q.step(lambda r: run_body(r, "aether build-finish <phase> --watcher -", phase=1, stdin=report_of(r, "y3")),
+           tool_result_contains('"decision":"complete"'))
+    q.step(lambda r: run_body(r, "aether learning-add <phase> -", phase=1, name="Mean",
+                              stdin="- guard mean() against an empty list\n"),
+           tool_result_contains('"extract_now":true'))
+    q.step(lambda r: say(earlier_result(r, "aether build-finish")["text"] + "\nNext: /ant:continue"))
+    ants = [
+        subagent("ant:builder", first_user_contains("You are f3, "), turn(1)).reply(tool(
+            "Edit", file_path=f"{project}/stats/mean.py", old_string="import os\n\n\n", new_string="")),
+        subagent("ant:builder", first_user_contains("You are f3, "), turn(2)).reply(
+            say(worker_result("dropped the unused import", modified=["stats/mean.py"]))),
+        subagent("ant:watcher", first_user_contains("You are y3, "), turn(1)).reply(bash(PYTEST)),
+        subagent("ant:watcher", first_user_contains("You are y3, "), turn(2), tool_result_contains("2 passed")).reply(
+            say(json_block(VERIFY_4, "Everything passes."))),
+    ]
+    answered = claude.run(f"/ant:build 1 --answer {ANSWER}", q.steps + ants, env=NOW, timeout=400)
+
+    assert asked.permission_denials == [] and answered.permission_denials == []
+    assert command_body(answered.main_turns[0]) == body_of("build").replace("$ARGUMENTS", f"1 --answer {ANSWER}")
+    # the loop asked the user: what loop-present rendered reached the user
+    out = outputs(asked)
+    scores = [o["result"]["loop"]["score"] for k, v in out.items() if k.startswith("aether loop-score") for o in v]
+    assert scores == [69, 72, 73.5]
+    shown = out[f"aether loop-present {loop}"][0]
+    for piece in ("Coding loop", "Stopped: stagnation", LINT, "Options:", "Recommendation:"):
+        assert piece in shown and piece in asked.text, piece
+    # the refinement briefs carried the verification's findings, then the user's answer
+    briefs = {m.group(1): t.first_user_text for run in (asked, answered) for t in run.subagent_turns()
+              for m in [re.search(r"^You are (\w+), ", t.first_user_text, re.M)] if m}
+    assert "--- CODE LOOP REFINEMENT ---" in briefs["f1"] and GUARD in briefs["f1"]
+    assert "--- CODE LOOP VERIFICATION ---" in briefs["y1"] and '"score_parts"' in briefs["y1"]
+    assert "The user's answer" in briefs["f3"] and ANSWER in briefs["f3"]
+    # the re-verification's answer was the watcher report build-finish took
+    finished = outputs(answered)["aether build-finish 1 --watcher -"][0]["result"]
+    assert finished["phase_status"] == "completed" and finished["watcher"]["summary"] == "every check passes"
+    assert finished["code_loop"]["scores"] == [69, 72, 73.5, 100] and finished["code_loop"]["status"] == "complete"
+    # the state: the loop's history, the user's answer, a checkpoint ref per iteration, HEAD untouched
+    stored = state(claude, "loops.json")["loops"][-1]
+    assert [(i["round"], i["decision"]) for i in stored["iterations"]] == [
+        (1, "refine"), (1, "refine"), (1, "user_input"), (2, "complete")]
+    assert [f["text"].strip() for f in stored["feedback"] if f["kind"] == "user"] == [ANSWER]
+    refs = git(project, "for-each-ref", "--format=%(refname)", "refs/aether/checkpoints").splitlines()
+    iteration_refs = [i["checkpoint"] for i in stored["iterations"]]
+    assert all(ref in refs for ref in iteration_refs) and len(set(iteration_refs)) == 4
+    assert len(refs) == 5  # build-start's checkpoint and one per iteration
+    assert git(project, "rev-parse", "HEAD") == head and git(project, "log", "--format=%s") == "initial"
+    tree = state(claude, "COLONY_STATE.json")["spawn_tree"]
+    assert tree["waves"] == [["w1"], ["f1"], ["f2"], ["f3"]]
+    assert [tree["refinements"][w]["after"] for w in ("2", "3", "4")] == ["critic", "critic", "user"]
+    assert state(claude, "PROJECT_PLAN.json")["phases"][0]["status"] == "completed"
+    assert (project / "stats" / "mean.py").read_text("utf-8") == "def mean(xs):\n    return sum(xs) / len(xs) if xs else 0.0\n"
+    tests = subprocess.run(["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=project,
+                           capture_output=True, text=True)
+    assert "2 passed" in tests.stdout, tests.stdout + tests.stderr
+
+
+# ---------------------------------------------------------------- (c) the research fan-out
+
+RESEARCH = ("### Research\n- argparse subcommands for `add` and `list`\n- atomic JSON file writes with os.replace\n"
+            "- pytest tmp_path fixtures")
+BRIEFS = {  # the requirement's first word → what that scout finds
+    "argparse": "Use add_subparsers(dest='command', required=True).",
+    "atomic": "Write to a temp file in the same folder, fsync, then os.replace.",
+    "pytest": "tmp_path gives each test its own folder; monkeypatch.chdir into it.",
+}
+RESEARCHED_PLAN = {"goal": "A todo CLI", "phases": [
+    {"id": 1, "name": "Store", "description": "atomic JSON store",
+     "tasks": [{"id": "1.1", "description": "todo/store.py with os.replace writes", "depends_on": []},
+               {"id": "1.2", "description": "tests with tmp_path", "depends_on": ["1.1"]},
+               {"id": "1.3", "description": "todo/cli.py with add and list subcommands", "depends_on": ["1.1"]}],
+     "success_criteria": ["`python3 -m pytest` passes"]}]}
+GOOD = ("## Planning Assessment\n### Overall Score\n88\n### Assessment Summary\nUses every brief.\n"
+        "### Detailed Feedback\n- fine\n### Key Issues\n- none\n### Recommendations\n- go")
+
+
+def make_friction(claude):
+    """A build whose retry recovered a task, then was given up: a friction record for the planner."""
+    (claude.project / "todo").mkdir()
+    steps = [(("build-start", "1"), None),
+             (("plan-waves", "-"), json.dumps({"workers": [{"id": "a", "caste": "builder", "tasks": ["1.1"],
+                                                           "writes": ["todo/store.py"]}]})),
+             (("spawn-start", "w1"), None),
+             (("spawn-finish", "w1", "-"), json.dumps({"status": "failed", "failure": {
+                 "task": "1.1", "error": "PermissionError: the data file is read-only",
+                 "root_cause": "the store wrote into the install folder", "suggested_fix": "write under the user's home",
+                 "confidence": 90, "fix_scope": "contained", "files": ["todo/store.py"]}})),
+             (("failure-decide", "--worker", "w1"), None),
+             (("spawn-start", "r1"), None),
+             "write",
+             (("spawn-finish", "r1", "-"), json.dumps({"status": "completed", "summary": "writes under ~/.todo now",
+                                                       "files_created": ["todo/store.py"]})),
+             (("build-abort", "1", "--reason", "-"), "the user re-plans with research first")]
+    for step in steps:
+        if step == "write":
+            (claude.project / "todo" / "store.py").write_text("PATH = '~/.todo'\n", "utf-8")
+            continue
+        done = claude.aether(*step[0], input=step[1], env=NOW)
+        assert done.returncode == 0, (step, done.stderr)
+
+
+def test_research_fans_out_in_one_message_and_the_planner_gets_paths(claude):
+    prepare(claude, "A todo CLI", {"goal": "A todo CLI", "phases": [
+        {"id": 1, "name": "First try", "description": "store",
+         "tasks": [{"id": "1.1", "description": "todo/store.py", "depends_on": []}], "success_criteria": ["x"]}]})
+    make_friction(claude)
+    project = claude.project
+
+    def scout_steps(word):
+        mine = first_user_contains("--- RESEARCH TASK ---") & first_user_contains(f"Research: {word} ")
+        return [
+            subagent("ant:scout", mine, turn(1)).reply(lambda r: tool(
+                "Write", file_path=f"{project}/{brief_of(r)}", content=f"# {word}\n\n{BRIEFS[word]}\n"), delay=1.0),
+            subagent("ant:scout", mine, turn(2)).reply(lambda r: say(f"{BRIEFS[word]}\nBRIEF: {brief_of(r)}")),
+        ]
+
+    q = Queen()
+    q.step(lambda r: run_body(r, "aether plan-start"))
+    q.step(lambda r: run_body(r, "aether research-plan - <<", stdin=RESEARCH))
+    q.step(lambda r: [agent(t["subagent_type"], t["text"], f"{t['id']} scout") for t in helper_result(r)["tasks"]])
+    q.step(lambda r: run_body(r, "aether research-collect -", stdin="\n\n".join(agent_reports(r))))
+    q.step(lambda r: run_body(r, "aether loop-init plan"))
+    q.step(lambda r: agent("ant:route-setter", "\n".join([
+        "--- PLANNER ---", earlier_result(r, "aether plan-start")["text"],
+        earlier_result(r, "aether research-collect")["text"], "Guidance from the user:", RESEARCH]), "planner"))
+    q.step(lambda r: run_body(r, "aether plan-draft-store", stdin=agent_reports(r)[0],
+                              loop_id=plan_loop(r)))
+    q.step(lambda r: run_body(r, "aether plan-draft-get <loop_id> --text",
+                              loop_id=plan_loop(r)))
+    q.step(lambda r: agent("ant:watcher", "\n".join(["--- PLAN CRITIC ---", earlier_result(r, "aether plan-start")["text"],
+                                                      r.tool_results()[0]["text"]]), "plan critic"))
+    q.step(lambda r: run_body(r, "aether feedback-store <loop_id> - <<", stdin=agent_reports(r)[0],
+                              loop_id=plan_loop(r)))
+    q.step(lambda r: run_body(r, "aether loop-decide", loop_id=plan_loop(r)))
+    q.step(lambda r: run_body(r, "aether plan-load --from-loop", loop_id=plan_loop(r)),
+           tool_result_contains('"decision":"complete"'))
+    q.step(lambda r: say(helper_result(r)["text"]))
+    ants = [step for word in BRIEFS for step in scout_steps(word)] + [
+        subagent("ant:route-setter", first_user_contains("--- PLANNER ---"), turn(1)).reply(lambda r: tool(
+            "Read", file_path=str(project / re.search(r"- (\.aether/research/atomic\S*\.md)", r.first_user_text)[1]))),
+        subagent("ant:route-setter", first_user_contains("--- PLANNER ---"), turn(2),
+                 tool_result_contains("os.replace")).reply(say(json_block(RESEARCHED_PLAN, "Planned from the briefs."))),
+        subagent("ant:watcher", first_user_contains("--- PLAN CRITIC ---")).reply(say(GOOD)),
+    ]
+    run = claude.run("/ant:plan " + RESEARCH, q.steps + ants, env=NOW, timeout=300)
+
+    assert run.permission_denials == []
+    assert command_body(run.main_turns[0]) == body_of("plan").replace("$ARGUMENTS", RESEARCH)
+    # the three scouts were spawned by ONE message and ran at the same time
+    messages = agent_messages(run)
+    assert [[c["input"]["subagent_type"] for c in m] for m in messages] == [
+        ["ant:scout"] * 3, ["ant:route-setter"], ["ant:watcher"]]
+    assert all(c["input"]["run_in_background"] is False for c in messages[0])
+    firsts = [t for t in run.subagent_turns("ant:scout") if "BRIEF:" in t.first_user_text
+              and not any(m.get("role") == "assistant" for m in t.messages)]
+    assert len(firsts) == 3 and max(t.received_at for t in firsts) < min(t.answered_at for t in firsts)
+    # the planner got the three paths and the frictions, never the briefs' contents
+    research = state(claude, "research.json")["plans"][-1]
+    assert research["source"] == "list" and [t["status"] for t in research["tasks"]] == ["collected"] * 3
+    planner = run.subagent_turns("ant:route-setter")[0].first_user_text
+    for task in research["tasks"]:
+        assert task["path"] in planner
+        assert (project / task["path"]).is_file()
+    assert not any(text in planner for text in BRIEFS.values())
+    assert "--- FRICTION" in planner and "the store wrote into the install folder" in planner
+    # the plan came from the loop's stored draft
+    assert state(claude, "PROJECT_PLAN.json")["phases"][0]["name"] == "Store"
+    assert state(claude, "loops.json")["loops"][-1]["status"] == "complete"
+
+
+def plan_loop(request) -> str:
+    return earlier_result(request, "aether loop-init")["loop_id"]
+
+
+def brief_of(request) -> str:
+    return re.search(r"^BRIEF: (\S+)$", request.first_user_text, re.M).group(1)
+
+
+# ---------------------------------------------------------------- (d) recovery after an abort
+
+RECOVERY_PLAN = {"goal": "A todo store", "phases": [
+    {"id": 1, "name": "Store", "description": "the store on top of the textkit helper",
+     "tasks": [{"id": "1.1", "description": "todo/store.py: add() normalises text with textkit.clean",
+                "depends_on": [], "maps_to_criterion": True},
+               {"id": "1.2", "description": "colour output for the list (optional)", "depends_on": ["1.1"]}],
+     "success_criteria": ["`python3 -c 'import todo.store'` works"]},
+    {"id": 2, "name": "CLI", "description": "the command line",
+     "tasks": [{"id": "2.1", "description": "todo/cli.py", "depends_on": []}], "success_criteria": ["it runs"]}]}
+RECOVERY_ASSIGNMENT = {"workers": [
+    {"id": "store", "caste": "builder", "tasks": ["1.1"], "writes": ["todo/__init__.py", "todo/store.py"]},
+    {"id": "colour", "caste": "builder", "tasks": ["1.2"], "writes": ["todo/colour.py"], "depends_on": ["store"]}]}
+STORE = "from textkit import clean\n\n_items = []\n\n\ndef add(text):\n    _items.append(clean(text))\n"
+MISSING = {"status": "failed", "summary": "textkit is not installed",
+           "files_created": [], "files_modified": [],
+           "failure": {"task": "1.1", "caste": "builder", "error": "ModuleNotFoundError: No module named 'textkit'",
+                       "root_cause": "the textkit helper module is not in the project",
+                       "suggested_fix": "add textkit.py with clean() to the project root", "confidence": 95,
+                       "fix_scope": "other_files", "files": ["todo/store.py"], "category": "missing_dependency"}}
+CHECKED = {"passed": True, "score": 92, "summary": "todo.store imports and add() cleans text",
+           "checks": [{"name": "imports", "passed": True, "detail": "import todo.store"}]}
+
+
+def test_a_recovery_after_an_abort_completes_the_phase(claude):
+    prepare(claude, "A todo store", RECOVERY_PLAN)
+    project = claude.project
+    q = Queen()
+    q.step(lambda r: run_body(r, "aether build-start"))
+    q.step(phase_lead_prompt)
+    q.step(lambda r: run_body(r, "aether plan-waves -", stdin=agent_reports(r)[0]))
+    q.step(lambda r: run_body(r, "aether spawn-start <id>", id="w1"))
+    q.step(spawn_agents)
+    q.step(lambda r: run_body(r, "aether spawn-finish <id> - <<", stdin=report_of(r, "w1"), id="w1"))
+    q.step(lambda r: run_body(r, "aether failure-decide --worker <id>", id="w1"), tool_result_contains('"failed"'))
+    q.step(lambda r: run_body(r, "aether abort-report <phase>", phase=1), tool_result_contains('"abort_phase"'))
+    q.step(lambda r: run_body(r, "aether build-abort <phase> --reason -", phase=1,
+                              stdin=earlier_result(r, "aether failure-decide")["reason"]))
+    q.step(lambda r: say(earlier_text(r, "aether abort-report") + "\n" + helper_result(r)["text"]))
+    ants = [
+        subagent("ant:route-setter", first_user_contains("--- PHASE LEAD ---")).reply(
+            say(json_block(RECOVERY_ASSIGNMENT))),
+        subagent("ant:builder", first_user_contains("You are w1, "), turn(1)).reply(
+            bash("python3 -c \"import textkit\"")),
+        subagent("ant:builder", first_user_contains("You are w1, "), turn(2),
+                 tool_result_contains("No module named 'textkit'")).reply(say(json_block(MISSING))),
+    ]
+    aborted = claude.run("/ant:build 1", q.steps + ants, env=NOW, timeout=300)
+
+    # the user takes two of the options: a fix by hand and a skipped task, then /ant:build 1
+    (project / "textkit.py").write_text("def clean(text):\n    return ' '.join(text.split())\n", "utf-8")
+    skipped = claude.aether("task-skip", "1.2", "--reason", "-", input="colour output is not needed now\n", env=NOW)
+    assert skipped.returncode == 0, skipped.stderr
+    q = Queen()
+    q.step(lambda r: run_body(r, "aether build-start"))
+    q.step(lambda r: run_body(r, "aether build-start <phase> --resume", phase=1), tool_result_contains("resume_required"))
+    q.step(phase_lead_prompt)
+    q.step(lambda r: run_body(r, "aether plan-waves -", stdin=agent_reports(r)[0]))
+    q.step(lambda r: run_body(r, "aether spawn-start <id>", id="w1"))
+    q.step(spawn_agents)
+    q.step(lambda r: run_body(r, "aether spawn-finish <id> - <<", stdin=report_of(r, "w1"), id="w1"))
+    q.step(lambda r: run_body(r, "aether wave-conflicts <wave>", wave=1))
+    q.step(lambda r: run_body(r, "aether review-needed <wave>", wave=1))
+    q.step(lambda r: run_body(r, "aether verify-brief <phase>", phase=1))
+    q.step(lambda r: agent(helper_result(r)["subagent_type"], helper_result(r)["text"], "watcher verification"))
+    q.step(lambda r: run_body(r, "aether build-finish <phase> --watcher -", phase=1, stdin=agent_reports(r)[0]))
+    q.step(lambda r: run_body(r, "aether learning-add <phase> -", phase=1, name="Store",
+                              stdin="- check a helper module exists before building on it\n"),
+           tool_result_contains('"extract_now":true'))
+    q.step(lambda r: say(earlier_result(r, "aether build-finish")["text"]))
+    ants = [
+        subagent("ant:route-setter", first_user_contains("--- PHASE LEAD ---")).reply(
+            say(json_block({"workers": [RECOVERY_ASSIGNMENT["workers"][0]]}))),
+        subagent("ant:builder", first_user_contains("You are w1, "), turn(1)).reply(
+            tool("Write", file_path=f"{project}/todo/__init__.py", content="")),
+        subagent("ant:builder", first_user_contains("You are w1, "), turn(2)).reply(
+            tool("Write", file_path=f"{project}/todo/store.py", content=STORE)),
+        subagent("ant:builder", first_user_contains("You are w1, "), turn(3)).reply(
+            bash("python3 -c \"import todo.store; print('imports')\"")),
+        subagent("ant:builder", first_user_contains("You are w1, "), turn(4), tool_result_contains("imports")).reply(
+            say(worker_result("store on textkit.clean", created=["todo/__init__.py", "todo/store.py"]))),
+        subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(1)).reply(
+            bash("python3 -c \"import todo.store; todo.store.add('  a  b '); print(todo.store._items)\"")),
+        subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(2),
+                 tool_result_contains("['a b']")).reply(say(json_block(CHECKED))),
+    ]
+    resumed = claude.run("/ant:build 1", q.steps + ants, env=NOW, timeout=300)
+
+    assert aborted.permission_denials == [] and resumed.permission_denials == []
+    # the failure ladder aborted the phase; the report and the final message list the way back
+    out = outputs(aborted)
+    decided = out["aether failure-decide --worker w1"][0]["result"]
+    assert decided["action"] == "abort_phase" and "missing_dependency" in decided["reason"]
+    report = out["aether abort-report 1"][0]
+    for piece in ("Recovery options:", "/ant:build 1", "aether task-skip 1.2 --reason -",  # 1.1 is on a criterion
+                  "aether phase-skip 1 --reason -` — not available", "/ant:plan",
+                  "add textkit.py with clean() to the project root"):
+        assert piece in report and piece in aborted.text, piece
+    assert [c["input"]["subagent_type"] for c in aborted.tool_calls("Agent")] == ["ant:route-setter", "ant:builder"]
+    failures = state(claude, "failures.json")
+    assert [a["phase"] for a in failures["aborts"]] == [1]
+    # the skip was validated by the helper; the resumed build rebuilt only what was left
+    assert json.loads(skipped.stdout)["result"]["remaining"] == ["1.1"]
+    started = outputs(resumed)["aether build-start 1 --resume"][0]["result"]
+    assert started["todo"] == ["1.1"] and started["resumed"] is True
+    finished = outputs(resumed)["aether build-finish 1 --watcher -"][0]["result"]
+    assert finished["phase_status"] == "completed" and finished["tasks"]["skipped"] == 1
+    phase = state(claude, "PROJECT_PLAN.json")["phases"][0]
+    assert (phase["status"], [t["status"] for t in phase["tasks"]]) == ("completed", ["completed", "skipped"])
+    assert phase["tasks"][1]["skipped"]["reason"].strip() == "colour output is not needed now"
+    events = [e["type"] for e in state(claude, "events.json")["events"]]
+    assert events.index("build_aborted") < events.index("build_finished")
+    status = json.loads(claude.aether("status", "--json", env=NOW).stdout)["result"]
+    assert status["recovery"] is None and status["next"]["slash"] == "/ant:continue"
+
