@@ -3,12 +3,14 @@
 
 Every call of `aether` is a fresh process, so start-up is the helper's speed. For each row this
 runs the command RUNS times (default 30) in a fresh fixture project, interleaving the rows so
-that the machine's noise hits every row alike, beside two baselines of the same interpreter:
-`python -c pass` and `python -c "import click"`. It prints one table (median, p90, target,
-within target?) and, for rows over target, what they import (`python -X importtime`).
+that the machine's noise hits every row alike, beside baselines of the same interpreter:
+`python -c pass`, `python -c "import click"` and `python -c "import click, filelock"`. It
+prints one table (median, p90, target, within target?) and, for rows over target, what they
+import (`python -X importtime`).
 
 Targets: a single-record command ≤ 40 ms median, every write ≤ 60 ms, `pheromone-batch`
-over 1,000 signals ≤ 60 ms. For reference, the original bash+jq helper took ~17 ms for
+over 1,000 signals ≤ 60 ms, `plan-waves` on a 200-task plan and `failure-decide` on a
+1,000-entry history ≤ 60 ms (both write). For reference, the original bash+jq helper took ~17 ms for
 `pheromone-decay`/`spawn-check`, 44 ms for `pheromone-batch` over 1,000 signals and
 120–150 ms per write.
 
@@ -19,7 +21,7 @@ A measurement, not a test: it never fails the build. Commands that are not regis
 no row here, or fail in the fixture are listed as skipped with the reason.
 
 Adding a row: append a `Row(...)` to ROWS. A row that needs special data names a fixture;
-FIXTURES maps fixture names to builders (see "Hooks" below for the two waiting rows).
+FIXTURES maps fixture names to builders; HOOKS holds builders for rows with big inputs.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAUNCHER = os.path.join(REPO, "bin", "aether")
 VENV_PY = os.path.join(REPO, ".venv", "bin", "python")
 
+ENTRY = "from aether.startup import main; main()"  # what bin/aether runs
 READ_TARGET_MS = 40  # one record in, one answer out
 WRITE_TARGET_MS = 60  # lock, read, change, validate, atomic replace, backups
 BATCH_TARGET_MS = 60  # pheromone-batch over 1,000 signals
@@ -95,6 +98,12 @@ ROWS = [
     Row("phase list", ["phase", "list"]),
     Row("complexity-detect", ["complexity-detect"]),
     Row("help", ["help"]),
+    Row("mode-profile", ["mode-profile"]),
+    Row("signals-suggest", ["signals-suggest"]),
+    Row("friction-summary", ["friction-summary"]),
+    Row("checkpoint-list", ["checkpoint-list"]),
+    Row("hygiene-check", ["hygiene-check"]),
+    Row("completion-summary", ["completion-summary"]),
     # ---- 1,000 signals (≤ 60 ms)
     Row("pheromone-batch (1,000 signals)", ["pheromone-batch"], BATCH_TARGET_MS, fixture="signals1000"),
     # ---- writes (≤ 60 ms)
@@ -113,10 +122,11 @@ ROWS = [
     Row("learning-init-global", ["learning-init-global"], WRITE_TARGET_MS, write=True),
     Row("colony-init --force", ["colony-init", "--force", GOAL], WRITE_TARGET_MS, write=True),
     Row("state-restore --force", ["state-restore", "--force", "pheromones"], WRITE_TARGET_MS, write=True),
+    Row("colony-pause", ["colony-pause"], WRITE_TARGET_MS, write=True),
     # ---- Hooks: rows whose fixtures another change provides (see FIXTURES below)
-    Row("plan-waves (200-task plan)", lambda p: p.hook("plan200"), READ_TARGET_MS, fixture="colony",
-        command="plan-waves"),
-    Row("failure-decide (1,000-entry history)", lambda p: p.hook("history1000"), READ_TARGET_MS,
+    Row("plan-waves (200-task plan)", lambda p: p.hook("plan200"), WRITE_TARGET_MS, fixture="colony",
+        command="plan-waves", write=True),
+    Row("failure-decide (1,000-entry history)", lambda p: p.hook("history1000"), WRITE_TARGET_MS,
         fixture="colony", command="failure-decide", write=True),
 ]
 
@@ -235,11 +245,15 @@ def fixture_signals1000(base: str) -> Project:
 FIXTURES = {"colony": fixture_colony, "signals1000": fixture_signals1000}
 
 # ---- Hooks: builders for rows that need big inputs. A builder takes the fixture Project,
-# prepares what it needs in it and returns (argv, stdin). Until one is added here its row is
-# listed as skipped. Wanted:
+# prepares what it needs in it and returns (argv, stdin); a row whose hook is missing is listed
+# as skipped. bench/orchestration_fixtures.py provides:
 #   "plan200":     `plan-waves` on a Phase Lead plan of 200 tasks (stdin JSON)
 #   "history1000": `failure-decide` on a phase with 1,000 entries of failure history
 HOOKS: dict = {}
+
+from orchestration_fixtures import HOOKS as ORCHESTRATION_HOOKS  # noqa: E402 (bench/ is on sys.path)
+
+HOOKS.update(ORCHESTRATION_HOOKS)
 
 
 # ---------------------------------------------------------------- measuring
@@ -294,7 +308,7 @@ def _prepare(rows, registered, workdir):
 def _importtime(row) -> tuple[dict, dict]:
     """What the row's process imports: ({top-level module: ms}, {heavy module: ms}), cumulative."""
     proc = subprocess.run(
-        [VENV_PY, "-X", "importtime", "-I", "-c", "from aether.cli import main; main()", *row.argv],
+        [VENV_PY, "-X", "importtime", "-I", "-c", ENTRY, *row.argv],
         cwd=row.project.root, env=row.project.env, input=row.stdin, capture_output=True)
     top, heavy = {}, {}
     for line in proc.stderr.decode("utf-8", "replace").splitlines():
@@ -357,10 +371,12 @@ def main(argv=None) -> int:
 
     registered = _registered()
     rows = [row for row in ROWS if args.only in row.name]
+    # Python's own start, plus click (every command), plus filelock (every write).
     baselines = [Row("python -c pass", None, None, command="-"),
-                 Row("python -c 'import click'", None, None, command="-")]
-    base_argv = {baselines[0].name: [VENV_PY, "-I", "-c", "pass"],
-                 baselines[1].name: [VENV_PY, "-I", "-c", "import click"]}
+                 Row("python -c 'import click'", None, None, command="-"),
+                 Row("python -c 'import click, filelock'", None, None, command="-")]
+    base_argv = {row.name: [VENV_PY, "-I", "-c", code] for row, code in
+                 zip(baselines, ("pass", "import click", "import click, filelock"))}
 
     with tempfile.TemporaryDirectory(prefix="aether-bench-") as workdir:
         print(f"preparing fixtures in {workdir} …", file=sys.stderr)

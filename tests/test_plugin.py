@@ -238,7 +238,7 @@ def test_a_ready_venv_is_a_quick_no_op_that_points_the_launcher_at_it(tmp_path):
     assert sorted(p.name for p in venvs.iterdir()) == sorted([key, old.name])  # one previous kept
     assert not partial.exists() and not older.exists()
     out = launch(root, "version")
-    assert out.returncode == 0 and out.stdout.startswith("fake-python -I -c from aether.cli import main")
+    assert out.returncode == 0 and out.stdout.startswith("fake-python -I -c from aether.startup import main")
     assert out.stdout.rstrip().endswith(" version")
 
 

@@ -1,7 +1,7 @@
 """The only code that reads and writes state files.
 
-A write: take the file's lock (`flock` on a sidecar `<file>.lock`, which the kernel
-releases if the process dies) → read → apply the change → upgrade/validate against
+A write: take the file's lock (`filelock.FileLock` on a sidecar `<file>.lock`: an `flock`
+the kernel releases if the process dies) → read → apply the change → upgrade/validate against
 the schema → write a temp file in the same folder → fsync → `os.replace` → fsync the folder →
 keep the last 3 versions as backups (hard links in `.backups/`, so no copying).
 
@@ -24,8 +24,7 @@ BACKUPS_KEPT = 3
 BACKUP_DIR = ".backups"
 NEWER_SCHEMA = "written by a newer Aether"  # start of the problem text for a too-new file
 DEFAULT_LOCK_TIMEOUT = 10.0  # seconds; AETHER_LOCK_TIMEOUT overrides
-LOCK_POLL_FIRST = 0.001  # seconds between tries for a held lock, doubling up to LOCK_POLL_MAX
-LOCK_POLL_MAX = 0.02
+LOCK_POLL = 0.005  # seconds between tries for a held lock (filelock's default, 0.05, idles writers)
 
 
 # ---------------------------------------------------------------- locations
@@ -157,17 +156,18 @@ def _lock_timeout() -> float:
 class _Locked:
     """Exclusive locks on several files, taken in a fixed order (no deadlocks).
 
-    Each lock is `flock` on a sidecar `<file>.lock` (what `filelock.FileLock` does, without
-    its 30 ms import): the kernel drops it when the holder dies, even by SIGKILL. The lock
-    file is never deleted, so every writer contends on the same inode.
+    Each lock is a `filelock.FileLock` on a sidecar `<file>.lock`: an `flock` the kernel drops
+    when the holder dies, even by SIGKILL. `fallback_to_soft=False` keeps it a kernel lock on
+    filesystems without `flock` (an error, never a silent soft lock). The lock file is never
+    deleted, so every writer contends on the same inode. One deadline covers all the files.
     """
 
     def __init__(self, file_paths: list[str]):
         self.paths = sorted(set(file_paths))
-        self.fds: list[int] = []
+        self.locks: list = []
 
     def __enter__(self):
-        import fcntl
+        from filelock import FileLock, Timeout  # only writers pay for it
 
         timeout = _lock_timeout()
         deadline = time.monotonic() + timeout
@@ -175,20 +175,10 @@ class _Locked:
         try:
             for path in self.paths:
                 os.makedirs(os.path.dirname(path), exist_ok=True)
-                fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-                self.fds.append(fd)
-                pause = LOCK_POLL_FIRST
-                while True:
-                    try:
-                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                        break
-                    except BlockingIOError:
-                        left = deadline - time.monotonic()
-                        if left <= 0:
-                            raise TimeoutError from None
-                        time.sleep(min(pause, left))
-                        pause = min(pause * 2, LOCK_POLL_MAX)
-        except TimeoutError:
+                lock = FileLock(path + ".lock", poll_interval=LOCK_POLL, fallback_to_soft=False)
+                lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
+                self.locks.append(lock)
+        except Timeout:
             self.__exit__(None, None, None)
             raise state_error(
                 "lock_timeout",
@@ -201,11 +191,14 @@ class _Locked:
             raise state_error(
                 "state_unwritable", f"cannot lock {path}: {exc.strerror or exc}", file=path
             ) from None
+        except BaseException:  # e.g. Ctrl-C while waiting: let go of the locks already taken
+            self.__exit__(None, None, None)
+            raise
         return self
 
     def __exit__(self, *exc):
-        while self.fds:
-            os.close(self.fds.pop())  # closing the descriptor releases its flock
+        while self.locks:
+            self.locks.pop().release()  # unlocks and closes the descriptor
         return False
 
 
