@@ -28,6 +28,8 @@ def test_defaults_without_a_config_file(project):
 @pytest.mark.parametrize("settings,key,message", [
     ({"max_reproduction_attempts": 0}, "bug_bash.max_reproduction_attempts", "must be >= 1"),
     ({"reproduction_timeout_seconds": 29}, "bug_bash.reproduction_timeout_seconds", "must be >= 30"),
+    ({"reproduction_timeout_seconds": 601}, "bug_bash.reproduction_timeout_seconds",
+     "must be between 30 and 600 (the Bug Researcher's Bash tool waits at most that long)"),
     ({"min_test_cases": 0}, "bug_bash.min_test_cases", "must be >= 1"),
     ({"agent_temperature": 1.5}, "bug_bash.agent_temperature", "must be between 0 and 1"),
     ({"agent_temperature": -0.1}, "bug_bash.agent_temperature", "must be >= 0"),
@@ -47,6 +49,24 @@ def test_bad_settings_name_the_key(bugs, settings, key, message):
     err = bugs.run("list").error
     assert err["code"] == "invalid_config" and err["key"] == key, err
     assert key in err["error"] and message in err["error"]
+
+
+@pytest.mark.parametrize("seconds", [30, 300, 600])
+def test_the_researchers_bash_timeout_comes_from_the_reproduction_timeout(bugs, seconds):
+    set_config(bugs.p, reproduction_timeout_seconds=seconds)
+    bugs.ok("init", "x", "--id", "slow")
+    step = bugs.ok("analyze", "slow")["agent_step"]
+    assert step["timeout_seconds"] == seconds and step["bash_timeout_ms"] == seconds * 1000
+    assert step["bash_timeout_ms"] <= bug_config.BASH_TIMEOUT_MAX_MS
+
+
+def test_only_the_reproduction_step_carries_a_bash_timeout(bugs):
+    bugs.ok("init", "x", "--id", "quick")
+    bugs.ok("analyze", "quick", "--stop-at", "reproduce")
+    after = bugs.record("quick", "reproduction", REPRODUCTION).json
+    assert after["agent_step"] is None  # stopped at REPRODUCED
+    step = bugs.ok("analyze", "quick")["agent_step"]
+    assert step["agent"] == "root-cause-analyzer" and "bash_timeout_ms" not in step
 
 
 @pytest.mark.parametrize("text,message", [

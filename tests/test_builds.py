@@ -392,7 +392,6 @@ def test_finish_only_needs_tasks_not_yet_completed(ready):
     ({"tasks": [], "watcher": "passed"}, "watcher", "must be an object"),
     ({"tasks": [], "watcher": {"passed": 1}}, "watcher.passed", "true or false"),
     ({"tasks": [], "watcher": {"passed": True, "score": 101}}, "watcher.score", "0 to 100"),
-    ({"tasks": [], "watcher": {"passed": True, "score": float("nan")}}, "watcher.score", "0 to 100"),
     ({"tasks": [], "watcher": {"passed": True, "checks": [{"passed": True}]}}, "watcher.checks[0].name", "non-empty"),
     ({"tasks": [], "watcher": {"passed": True, "checks": {}}}, "watcher.checks", "must be a list"),
 ])
@@ -402,6 +401,16 @@ def test_invalid_results_report_each_defect(ready, doc, path, words):
     err = ready.run("build-finish", 1, "--results", "-", input=json.dumps(doc)).error
     assert err["code"] == "invalid_results"
     assert any(d["path"] == path and words in d["problem"] for d in err["defects"]), err["defects"]
+    assert snapshot(ready) == before  # nothing written
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity"])
+def test_a_non_finite_watcher_score_is_refused(ready, number):
+    ready.run("build-start", 1).json
+    before = snapshot(ready)
+    err = ready.run("build-finish", 1, "--results", "-",
+                    input='{"tasks": [], "watcher": {"passed": true, "score": %s}}' % number).error
+    assert err["code"] == "invalid_json"
     assert snapshot(ready) == before  # nothing written
 
 

@@ -163,7 +163,7 @@ def test_megabyte_through_stdin_arrives_whole(project):
     big = unit * (1024 * 1024 // len(unit.encode()) + 1)
     assert len(big.encode()) > 1024 * 1024
     verdict = assert_success(project.sh("pheromone-validate", "-", input=big))
-    assert verdict["length"] == len(big) and verdict["pass"] is True
+    assert verdict["length"] == len(big) and verdict["reason"] == "too_long"
     # too long for a signal: refused with a clear error, nothing written
     env = assert_failure(project.sh("pheromone-emit", "FOCUS", "-", input=big), "content_too_long", 1)
     assert "limit" in env["error"]

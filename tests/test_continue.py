@@ -47,6 +47,21 @@ def test_after_a_completed_phase(project):
                                                                     "refuses a second entry per phase)"}
 
 
+def test_learnings_answers_carry_the_categories_learning_promote_takes(project):
+    from aether.learning import CATEGORIES
+
+    colony(project)
+    built = finish(project, 1)["learnings"]
+    continuing = ok(project, "continue-start")["learnings"]
+    for learnings in (built, continuing):
+        assert learnings["categories"] == list(CATEGORIES)
+        assert learnings["promote_command"] == "aether learning-promote - --category <category>"
+    for category in built["categories"]:  # each one is accepted by the command it is for
+        out = project.run("learning-promote", "-", "--category", category, input=f"a lesson about {category} here\n")
+        assert out.code == 0 and out.json["stored"] is True, out.stderr
+    assert project.run("learning-promote", "-", "--category", "folklore", input="x y z\n").code == 1
+
+
 def test_a_failed_phase_is_not_advanced_and_lists_recovery(project):
     colony(project)
     finish(project, 1, failed=("1.2",))

@@ -79,3 +79,16 @@ def test_render_with_caste(project):
     text = project.run("pheromone-render", "--caste", "builder").stdout
     assert "REDIRECT" in text and "PRIORITIZE" in text and "0.81" in text
     assert "█" * 18 + "░" * 2 in text
+
+
+def test_validate_predicts_what_emit_accepts(project):
+    from aether import pheromones
+
+    short, fine = "x" * (pheromones.MIN_CONTENT_LENGTH - 1), "x" * pheromones.MAX_CONTENT_LENGTH
+    long = fine + "x"
+    assert project.run("pheromone-validate", short).json["reason"] == "too_short"
+    assert project.run("pheromone-validate", fine).json["pass"] is True
+    verdict = project.run("pheromone-validate", long).json
+    assert verdict["reason"] == "too_long" and verdict["max_length"] == pheromones.MAX_CONTENT_LENGTH
+    assert project.run("pheromone-emit", "FOCUS", long).error["code"] == "content_too_long"
+    assert project.run("pheromone-emit", "FOCUS", fine).json["content"] == fine

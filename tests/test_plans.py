@@ -15,7 +15,8 @@ def make_plan(phases=3, tasks=3):
             "description": f"what phase {p} does",
             "tasks": [
                 {"id": f"{p}.{t}", "description": f"task {p}.{t}",
-                 "depends_on": [f"{p}.{t - 1}"] if t > 1 else ([f"{p - 1}.1"] if p > 1 else [])}
+                 "depends_on": [f"{p}.{t - 1}"] if t > 1 else ([f"{p - 1}.1"] if p > 1 else []),
+                 "maps_to_criterion": t == 1}
                 for t in range(1, tasks + 1)
             ],
             "success_criteria": [f"criterion of phase {p}"],
@@ -109,6 +110,8 @@ DEFECTS = [
     (lambda p: p["phases"][0]["tasks"][1].update(depends_on=["1.1", "1.1"]), "phases[0].tasks[1].depends_on[1]", "listed twice"),
     (lambda p: p["phases"][0]["tasks"][0].update(depends_on=["2.1"]), "phases[0].tasks[0].depends_on[0]", "later phase"),
     (lambda p: p["phases"][0]["tasks"][0].update(depends_on=["1.3"]), "phases[0].tasks", "dependency cycle: 1.1 → 1.3 → 1.2 → 1.1"),
+    (lambda p: p["phases"][0]["tasks"][2].update(maps_to_criterion="yes"), "phases[0].tasks[2].maps_to_criterion", "true"),
+    (lambda p: p["phases"][1]["tasks"][0].update(maps_to_criterion=1), "phases[1].tasks[0].maps_to_criterion", "found integer"),
 ]
 
 
@@ -179,6 +182,30 @@ def test_phase_count_outside_mode_range_warns(project):
     out = load(project, make_plan(phases=5)).json
     assert out["warnings"][0] == "5 phases is outside the LIGHTWEIGHT range of 2–3"
     assert load(project, make_plan(phases=3)).json["warnings"] == []
+
+
+def test_maps_to_criterion_is_kept_and_a_task_that_does_not_say_is_named(colony):
+    plan = make_plan(phases=3)
+    del plan["phases"][1]["tasks"][2]["maps_to_criterion"]
+    plan["phases"][2]["tasks"][1]["maps_to_criterion"] = None  # null says nothing either
+    out = load(colony, plan).json
+    assert out["warnings"] == ["task(s) 2.3, 3.2 do not say `maps_to_criterion`: they count as mapping to a "
+                               "success criterion (a failure is flagged to the user, never skipped)"]
+    stored = [[t.get("maps_to_criterion") for t in p["tasks"]] for p in colony.load("PROJECT_PLAN.json")["phases"]]
+    assert stored == [[True, False, False], [True, False, None], [True, None, False]]
+    assert "maps_to_criterion" not in colony.load("PROJECT_PLAN.json")["phases"][2]["tasks"][1]
+    assert colony.run("validate-state", "plan").json
+
+
+def test_the_criterion_rule_has_one_default():
+    from aether import plans
+
+    assert plans.maps_to_criterion({"id": "1.1"}) is True  # unsaid: counts as critical
+    assert plans.maps_to_criterion(None) is True
+    assert plans.maps_to_criterion({"maps_to_criterion": False}) is False
+    assert plans.maps_to_criterion({"maps_to_criterion": False}, said=True) is True  # an explicit answer wins
+    assert plans.maps_to_criterion({"maps_to_criterion": "no"}) is True  # not a boolean: not said
+    assert plans.criterion_said({"id": "1.1"}) is None
 
 
 def test_task_count_outside_guidance_warns(colony):

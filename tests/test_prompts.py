@@ -668,3 +668,58 @@ def test_answer_fields_are_checked(project):
     assert has_field(answers["pheromone-render"][0], ["signals[]", "type"])
     assert not has_field(answers["pheromone-render"][0], ["signals[]", "colour"])
     assert not has_field(answers["version"][0], ["anything"])
+
+
+# ---------------------------------------------------------------- quoted contracts
+
+CONTRACTS = REPO / "docs" / "contracts.md"
+QUOTED = ("Rules:", "Risk levels:")  # paragraphs an agent quotes from docs/contracts.md
+
+
+def quoted_paragraphs(text: str) -> list[str]:
+    """Paragraphs starting with one of QUOTED, with line breaks and runs of spaces folded."""
+    return [" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.lstrip().startswith(QUOTED)]
+
+
+@pytest.mark.parametrize("path", agent_files(), ids=rel)
+def test_agents_quote_their_contract_word_for_word(path):
+    contracts = " ".join(CONTRACTS.read_text("utf-8").split())
+    for quote in quoted_paragraphs(path.read_text("utf-8")):
+        assert quote in contracts, f"{rel(path)} paraphrases docs/contracts.md: {quote[:80]}…"
+
+
+def test_the_quoted_bug_rules_carry_the_helpers_numbers():
+    from aether.bugs import config, models
+
+    rules = quoted_paragraphs(CONTRACTS.read_text("utf-8"))
+    root_cause = next(r for r in rules if r.startswith("Rules: `summary` is one line of"))
+    assert f"at most {models.MAX_SUMMARY_LENGTH} characters" in root_cause
+    assert f"at least {models.MIN_TRACE_STEPS} steps" in root_cause
+    agents = {p.stem: p.read_text("utf-8") for p in agent_files()}
+    assert {"bug-researcher", "root-cause-analyzer", "fix-planner"} <= set(agents)
+    for name in ("bug-researcher", "root-cause-analyzer", "fix-planner"):
+        assert quoted_paragraphs(agents[name]), f"{name} quotes no rules"
+    row = next(line for line in CONTRACTS.read_text("utf-8").splitlines()
+               if line.startswith("| `reproduction_timeout_seconds` |"))
+    minimum, maximum = config.TYPES["reproduction_timeout_seconds"][1], config.MAXIMA["reproduction_timeout_seconds"]
+    assert f"integer {minimum} … {maximum}" in row and maximum * 1000 == config.BASH_TIMEOUT_MAX_MS
+
+
+def test_a_paraphrase_is_caught(tmp_path):
+    agent = tmp_path / "x.md"
+    agent.write_text("---\nname: x\n---\n\nRules: `summary` is one line of at most 99 characters.\n", "utf-8")
+    contracts = " ".join(CONTRACTS.read_text("utf-8").split())
+    assert quoted_paragraphs(agent.read_text("utf-8"))[0] not in contracts
+
+
+def test_bug_command_branches_on_error_codes_not_exit_statuses():
+    """Inside `aether bug`, exit 3 is both `not_reproducible` and `internal_error`: /ant:bug acts
+    on the error's `code`, and every code it names is one the helper really gives."""
+    _, body = split_front_matter((COMMANDS_DIR / "bug.md").read_text("utf-8"))
+    assert not re.search(r"\bExit \d", body), "bug.md branches on an exit status"
+    helper = "\n".join(p.read_text("utf-8") for p in (REPO / "scripts" / "aether").rglob("*.py"))
+    branches = re.findall(r"((?:`[a-z]+(?:_[a-z]+)+`,\s*)*`[a-z]+(?:_[a-z]+)+`):", body)  # "`code`, `code`:"
+    named = {name for branch in branches for name in re.findall(r"`([a-z_]+)`", branch)}
+    assert {"not_reproducible", "invalid_agent_output", "cost_limit_exceeded", "verification_failed"} <= named
+    for code in named:
+        assert f'"{code}"' in helper, f"bug.md names `{code}`, which the helper never gives"

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from test_waves import flat_plan, plan_waves, worker
+from test_waves import flat_plan, plan_waves, run_worker, worker
 
 FAIL = {"error": "ImportError: cannot import name 'Todo'", "root_cause": "circular import between models and store",
         "suggested_fix": "move Todo into its own module", "confidence": 90, "fix_scope": "contained",
@@ -18,9 +18,21 @@ def ok(project, *args, input=None):
     return project.run(*args, input=input if input is None or isinstance(input, str) else json.dumps(input)).json
 
 
-def plan_with(project, extra=None, phases=3, tasks=3):
+def supporting(plan, *critical):
+    """Mark every task of a plan supporting (`maps_to_criterion: false`) but the `critical` ones."""
+    for phase in plan["phases"]:
+        for task in phase["tasks"]:
+            task["maps_to_criterion"] = task["id"] in critical
+    return plan
+
+
+def plan_with(project, extra=None, phases=3, tasks=3, said=True):
+    """A loaded plan; its tasks say they are supporting unless `extra` says otherwise (or said=False)."""
     ok(project, "colony-init", "Build a todo API")
-    ok(project, "plan-load", "-", input=flat_plan(tasks, phases=phases, **(extra or {})))
+    plan = flat_plan(tasks, phases=phases, **(extra or {}))
+    for task in (t for p in plan["phases"] for t in p["tasks"]) if said else ():
+        task.setdefault("maps_to_criterion", False)
+    ok(project, "plan-load", "-", input=plan)
 
 
 def write(project, rel, text="x = 1\n"):
@@ -122,9 +134,8 @@ def test_task_skip_refuses_a_task_others_depend_on_and_a_running_build(project):
 
 
 def test_phase_skip_only_off_the_criterion_path(project):
-    plan = flat_plan(2, phases=3)
+    plan = supporting(flat_plan(2, phases=3), "3.1")
     plan["phases"][1]["tasks"][0]["depends_on"] = ["1.1"]  # phase 2 needs phase 1
-    plan["phases"][2]["tasks"][0]["maps_to_criterion"] = True
     ok(project, "colony-init", "goal")
     ok(project, "plan-load", "-", input=plan)
     err = project.run("phase-skip", 1, "--reason", "x").error
@@ -145,6 +156,41 @@ def test_phase_skip_only_off_the_criterion_path(project):
     err = project.run("phase-skip", 3, "--reason", "x").error
     assert err["code"] == "phase_required" and "3.1" in err["reasons"][0]
     ok(project, "build-start", 3)  # the phase after a skipped one builds normally
+
+
+def test_a_task_the_plan_says_nothing_about_counts_as_critical_for_every_caller(project):
+    """One rule, one default (plans.maps_to_criterion): the failure ladder flags such a task after its
+    debugger, task-skip refuses it without --force, phase-skip refuses its phase."""
+    plan_with(project, said=False, phases=2, tasks=2)
+    ok(project, "build-start", 1)
+    plan_waves(project, [worker("a", ["1.1"], writes=["src/a.py"]), worker("b", ["1.2"], writes=["src/b.py"])])
+    run_worker(project, "w1", "failed", failure={"task": "1.1", "error": "KeyError: 'id'", "confidence": 20,
+                                                 "fix_scope": "contained", "files": ["src/a.py"]})
+    assert ok(project, "failure-decide", "--worker", "w1")["action"] == "debug"
+    run_worker(project, "d1", "failed", diagnosis="UNDIAGNOSABLE: no idea", fix_applied=False)
+    flagged = ok(project, "failure-decide", "--worker", "d1")
+    assert flagged["action"] == "flag" and "the plan does not say it is only a supporting task" in flagged["reason"]
+    ok(project, "build-abort", 1, "--reason", "stop")
+    err = project.run("task-skip", "1.1", "--reason", "x").error
+    assert err["code"] == "task_required" and "does not say whether task(s) 1.1" in err["reasons"][0]
+    options = {o["id"]: o for o in ok(project, "status", "--json")["recovery"]}
+    assert not options["skip_task"]["available"] and not options["skip_phase"]["available"]
+    err = project.run("phase-skip", 1, "--reason", "x").error
+    assert err["code"] == "phase_required" and "1.1, 1.2" in err["reasons"][0]
+    assert ok(project, "task-skip", "1.1", "--reason", "user says so", "--force")["forced"] is True
+
+
+def test_a_supporting_task_is_skipped_by_the_ladder_and_may_be_skipped_by_hand(project):
+    plan_with(project, phases=2, tasks=2)  # every task says maps_to_criterion: false
+    ok(project, "build-start", 1)
+    plan_waves(project, [worker("a", ["1.1"], writes=["src/a.py"]), worker("b", ["1.2"], writes=["src/b.py"])])
+    run_worker(project, "w1", "failed", failure={"task": "1.1", "error": "KeyError: 'id'", "confidence": 20,
+                                                 "fix_scope": "contained", "files": ["src/a.py"]})
+    ok(project, "failure-decide", "--worker", "w1")
+    run_worker(project, "d1", "failed", diagnosis="UNDIAGNOSABLE: no idea", fix_applied=False)
+    assert ok(project, "failure-decide", "--worker", "d1")["action"] == "skip"
+    ok(project, "build-abort", 1, "--reason", "stop")
+    assert ok(project, "task-skip", "1.1", "--reason", "x")["forced"] is False
 
 
 def test_skipping_the_last_phase_completes_the_colony(project):
@@ -202,6 +248,38 @@ def test_checkpoint_list_and_restore_the_start_of_a_phase(project):
     assert again["removed"] == [] and again["phase"] == 1
 
 
+def test_checkpoint_restore_refuses_before_it_touches_a_file(project):
+    """A refusal (damaged plan, running build, unknown checkpoint) leaves the working tree and the state
+    as they were: everything is checked, under the lock, before the files are restored."""
+    git(project.root, "init", "-q")
+    write(project, "README.md", "# todo\n")
+    git(project.root, "add", "README.md")
+    git(project.root, "commit", "-q", "-m", "initial")
+    plan_with(project, phases=2, tasks=2)
+    ok(project, "build-start", 1)
+    ok(project, "build-abort", 1, "--reason", "stop")
+    start = ok(project, "checkpoint-list")["checkpoints"][0]["ref"]
+    write(project, "added.txt", "new\n")
+    git(project.root, "add", "added.txt")
+    git(project.root, "commit", "-q", "-m", "base")  # saved work: a restore would remove it
+    good_plan = project.file("PROJECT_PLAN.json").read_bytes()
+    project.file("PROJECT_PLAN.json").write_text("{", encoding="utf-8")
+    err = project.run("checkpoint-restore", "--phase", 1).error
+    assert err["code"] == "state_corrupt" and "PROJECT_PLAN.json" in err["error"]
+    assert (project.root / "added.txt").read_text() == "new\n"
+    project.file("PROJECT_PLAN.json").write_bytes(good_plan)
+    ok(project, "build-start", 1, "--resume")
+    err = project.run("checkpoint-restore", "--phase", 1).error
+    assert err["code"] == "colony_executing" and (project.root / "added.txt").exists()
+    ok(project, "build-abort", 1, "--reason", "stop")
+    events = len(project.load("events.json")["events"])
+    assert project.run("checkpoint-restore", "refs/aether/none").error["code"] == "unknown_checkpoint"
+    assert len(project.load("events.json")["events"]) == events and project.file("PROJECT_PLAN.json").exists()
+    out = ok(project, "checkpoint-restore", start)
+    assert out["removed"] == ["added.txt"] and not (project.root / "added.txt").exists()
+    assert project.load("events.json")["events"][-1]["type"] == "checkpoint_restored"
+
+
 def test_checkpoint_restore_outside_git(project):
     plan_with(project)
     assert project.run("checkpoint-restore", "refs/aether/x").error["code"] == "not_a_git_repo"
@@ -236,3 +314,15 @@ def test_recurring_friction_reaches_status_and_the_planner(project):
     status = ok(project, "status", "--json")
     assert status["frictions"]["recurring"][0]["count"] == 2
     assert "RECURRING FRICTION" in status["text"] and "port 9090 already in use" in status["text"]
+
+
+@pytest.mark.parametrize("field,value", [("root_cause", -1), ("resolution", ["x"]), ("pattern", True), ("phase", "1")])
+def test_a_damaged_friction_record_is_corrupt_state(project, field, value):
+    plan_with(project)
+    record = friction(1, "1.1", "Port 8080 already in use")
+    record[field] = value
+    project.write("failures.json", {"version": 1, "next_friction": 2, "history": [], "retry_log": [],
+                                    "friction": [record], "aborts": []})
+    for args in (["friction-summary"], ["status", "--json"], ["colony-pause"]):
+        err = project.run(*args).error
+        assert err["code"] == "state_corrupt" and f"friction[0].{field}" in err["error"], args

@@ -59,6 +59,23 @@ def test_reviewer_is_planned_once_with_an_advisory_brief(project):
     assert project.run("review-needed", 2).error["code"] == "unknown_wave"
 
 
+def test_a_wave_is_reviewed_only_once_every_spawn_of_it_ran(project):
+    start_build(project)
+    plan_waves(project, [worker("a1", ["1.1"], writes=["1.py"]), worker("a2", ["1.2"], writes=["2.py"])])
+    err = project.run("review-needed", 1).error  # nothing ran yet
+    assert err["code"] == "wave_unfinished" and err["unfinished"] == ["w1", "w2"]
+    run_worker(project, "w1", created=["1.py"])
+    project.run("spawn-start", "w2").json
+    assert project.run("review-needed", 1).error["unfinished"] == ["w2"]  # running
+    project.run("spawn-finish", "w2", "-", input=json.dumps({"status": "failed", "failure": {
+        "task": "1.2", "error": "boom", "confidence": 95, "fix_scope": "contained", "files": ["2.py"]}})).json
+    assert project.run("failure-decide", "--worker", "w2").json["action"] == "retry"
+    assert project.run("review-needed", 1).error["unfinished"] == ["r1"]  # a planned retry
+    run_worker(project, "r1", created=["2.py"])
+    assert project.run("review-needed", 1).json["reviewer"]["id"] == "v1"
+    assert "v1" not in tree(project)["waves"][0]
+
+
 def test_critical_rebuilds_twice_then_continues_with_a_warning(project):
     built_wave(project)
     first = reviewed(project, 1, CRITICAL)

@@ -368,3 +368,16 @@ def test_a_broken_spawn_tree_is_reported_as_corrupt(project):
     project.write("COLONY_STATE.json", colony)
     err = project.run("spawn-check").error
     assert err["code"] == "state_corrupt" and "spawn_tree.nodes.w1.caste" in err["error"]
+
+
+def test_spawn_vocabularies_have_one_definition():
+    """Roles, statuses and the roles that write no code are listed once (schemas.py) and used as is."""
+    from aether import castes, completion, modes, schemas, syntax_check
+
+    assert set(spawning.ROLE_PREFIX) == set(schemas.SPAWN_ROLES)  # every role has an id prefix
+    assert set(spawning.RESPAWN_ROLES) < set(schemas.SPAWN_ROLES)
+    assert set(schemas.SPAWN_FINISHED) < set(schemas.SPAWN_STATUSES)
+    assert completion.NO_CODE_ROLES is syntax_check.NO_CODE_ROLES is schemas.NO_CODE_ROLES
+    assert modes.SIGNAL_TYPES is castes.SIGNAL_TYPES
+    for name in ("ROLES", "NODE_STATUSES", "FINISHED", "TREE_STATUSES"):
+        assert not hasattr(spawning, name), name

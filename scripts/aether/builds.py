@@ -12,10 +12,9 @@ from __future__ import annotations
 from aether import clock, events, modes, plans, store
 from aether.castes import CASTES
 from aether.errors import AetherError, input_error, state_error
+from aether.schemas import DONE_STATUSES  # tasks that let a phase complete; phases the colony moves past
 
 RESULT_STATUSES = ("completed", "failed", "skipped")  # a task's outcome in build-finish
-DONE_STATUSES = ("completed", "skipped")  # task outcomes that let a phase complete
-PHASE_DONE = ("completed", "skipped")  # phase statuses the colony moves past (phase-skip skips one)
 WATCHER_OPTIONAL = ("syntax",)  # watcher depths (modes.py) where no watcher report is required
 MAX_RESULTS_TEXT = 20000  # one summary or detail in build-finish results
 MAX_FILES_PER_TASK = 1000
@@ -39,7 +38,7 @@ def _index(items: list, phase_id: int):
 def _next_open(items: list, after: int | None) -> dict | None:
     """The first phase not completed after index `after` (from the start when None)."""
     start = 0 if after is None else after + 1
-    return next((p for p in items[start:] if p.get("status") not in PHASE_DONE), None)
+    return next((p for p in items[start:] if p.get("status") not in DONE_STATUSES), None)
 
 
 def _build_hint(phase: dict) -> str:
@@ -62,7 +61,7 @@ def advance(colony: dict, plan: dict) -> dict | None:
             raise state_error("phase_missing", f"current phase {current} is not in the plan; "
                                                f"reload the plan with `aether plan-load`")
         phase = items[index]
-        if phase.get("status") not in PHASE_DONE:
+        if phase.get("status") not in DONE_STATUSES:
             raise state_error(
                 "phase_not_completed",
                 f"phase {current} ({phase.get('name')}) is {phase.get('status') or 'pending'}, not "
@@ -83,11 +82,11 @@ def rewind(colony: dict, plan: dict) -> None:
     items = plans.phases(plan)
     current = colony.get("current_phase") or 0
     index = _index(items, current) if current else None
-    if index is not None and items[index].get("status") in PHASE_DONE:
+    if index is not None and items[index].get("status") in DONE_STATUSES:
         return
     last = 0
     for phase in items:
-        if phase.get("status") not in PHASE_DONE:
+        if phase.get("status") not in DONE_STATUSES:
             break
         last = phase["id"]
     colony["current_phase"] = last
@@ -170,7 +169,7 @@ def _check_start(colony: dict, plan: dict, phase_id: int, resume: bool) -> None:
     phase = plans.require_phase(plan, phase_id)
     status = phase.get("status") or "pending"
     name = phase.get("name")
-    if status in PHASE_DONE:
+    if status in DONE_STATUSES:
         nxt = _next_open(items, _index(items, phase_id))
         hint = (f"the next phase is {nxt['id']}: /ant:continue (`aether phase-advance`), then "
                 f"/ant:build {nxt['id']}" if nxt else "every later phase is completed too")
@@ -184,7 +183,7 @@ def _check_start(colony: dict, plan: dict, phase_id: int, resume: bool) -> None:
                               expected=first["id"])
     elif phase_id != current:
         cur = plans.find_phase(plan, current) or {}
-        if cur.get("status") in PHASE_DONE:
+        if cur.get("status") in DONE_STATUSES:
             nxt = _next_open(items, _index(items, current))
             hint = (f"run /ant:continue (`aether phase-advance`) to move on to phase {nxt['id']}"
                     if nxt else "run /ant:continue (`aether phase-advance`)")
@@ -200,7 +199,7 @@ def _check_start(colony: dict, plan: dict, phase_id: int, resume: bool) -> None:
                           f"rebuild it with `aether build-start {phase_id} --resume` (/ant:build {phase_id})",
                           phase=phase_id)
     for before in items[: _index(items, phase_id)]:
-        if before.get("status") not in PHASE_DONE:
+        if before.get("status") not in DONE_STATUSES:
             raise state_error("phase_out_of_order", f"phase {before.get('id')} ({before.get('name')}) "
                                                     f"is not completed yet; it comes first",
                               expected=before.get("id"))
@@ -517,7 +516,9 @@ def finish(phase_id: int, results_text) -> dict:
     """build-finish: record the outcome of a build and return its summary.
 
     In a mode whose watcher is `syntax` (LIGHTWEIGHT) and without a watcher report, the helper
-    runs the syntax check itself on the build's files; a failed check fails the phase."""
+    runs the syntax check itself on the build's files; a failed check fails the phase. Everything
+    recorded comes from the state as the locked update finds it: the check runs ahead (outside
+    the lock) and again under it only when the colony changed in between."""
     from aether import completion, error_log, syntax_check
 
     _check_phase_id(phase_id)
@@ -527,17 +528,25 @@ def finish(phase_id: int, results_text) -> dict:
         data = parse_json(results_text, "the build results")
     else:
         data = results_text
-    seen = store.read("colony")
-    syntax = None
-    if (modes.profile(seen.get("mode"))["watcher"] == "syntax" and isinstance(data, dict)
-            and data.get("watcher") is None and seen.get("state") == "EXECUTING"):
-        files = _syntax_files(data, seen)
-        syntax = syntax_check.compact(syntax_check.run(files[:syntax_check.MAX_FILES]))
-    loops_data = store.read("loops")
+
+    def syntax_files(colony: dict) -> list | None:
+        """The files the helper's own syntax check covers, None when it does not run."""
+        if (modes.profile(colony.get("mode"))["watcher"] == "syntax" and isinstance(data, dict)
+                and data.get("watcher") is None and colony.get("state") == "EXECUTING"):
+            return _syntax_files(data, colony)[:syntax_check.MAX_FILES]
+        return None
+
+    ahead = syntax_files(store.read("colony"))
+    checked = None if ahead is None else (ahead, syntax_check.compact(syntax_check.run(ahead)))
 
     def change(files):
         colony, plan = files["colony"], files["plan"]
         _running_check(colony, phase_id, "build-finish")
+        wanted = syntax_files(colony)
+        syntax = None
+        if wanted is not None:
+            same = checked is not None and checked[0] == wanted
+            syntax = checked[1] if same else syntax_check.compact(syntax_check.run(wanted))
         phase = plans.require_phase(plan, phase_id)
         mode_profile = modes.profile(colony.get("mode"))
         auto = mode_profile["auto_signals"]
@@ -581,6 +590,8 @@ def finish(phase_id: int, results_text) -> dict:
                  if isinstance(p, dict) and str(p.get("category")).lower() not in flagged_before]
 
         tally = _spawn_outcomes(colony, results["tasks"])
+        # a bound loop is created and decided with the colony locked, as it is now
+        loops_data = files["loops"] if "loops" in files else store.read("loops")
         loop = completion.bound_loop(loops_data, phase_id, colony.get("session_id"))
         record = completion.record_build(files["phase_records"], colony, phase, results, syntax, loop)
         tree = colony.get("spawn_tree")
@@ -613,7 +624,8 @@ def finish(phase_id: int, results_text) -> dict:
                 "tally": tally, "last": bool(last), "tasks_from": "results" if payload is data else "spawn_tree",
                 "syntax": syntax, "mode": colony.get("mode"), "record": record}
 
-    out = store.update_many(["colony", "plan", "errors", "events", "pheromones", "phase_records"], change)
+    names = ["colony", "plan", "errors", "events", "pheromones", "phase_records"]
+    out = store.update_many(names + (["loops"] if store.exists("loops") else []), change)
     return _finish_result(phase_id, out)
 
 

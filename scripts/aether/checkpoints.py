@@ -283,9 +283,9 @@ def tag_abort(phase: int, reason: str) -> str | None:
 # ---------------------------------------------------------------- restore
 
 
-def _is_saved(r: Repo, tree: str) -> bool:
+def _is_saved(r: Repo, tree: str, records: list) -> bool:
     """True when the working tree (as `tree`) equals a recorded checkpoint or HEAD."""
-    if any(rec.get("tree") == tree for rec in store.read("checkpoints")["checkpoints"]):
+    if any(isinstance(rec, dict) and rec.get("tree") == tree for rec in records):
         return True
     if r.head is None:
         return False
@@ -294,12 +294,16 @@ def _is_saved(r: Repo, tree: str) -> bool:
     return diff.stdout.strip() == ""
 
 
-def restore(ref: str, force: bool = False) -> dict:
+def restore(ref: str, force: bool = False, checkpoints_data: dict | None = None) -> dict:
     """Put a checkpoint's files back in the working tree (HEAD, the index and colony state are
     untouched); files created since the checkpoint are removed.
 
     Refuses (`unsaved_changes`) when the working tree holds changes that no checkpoint and no
     commit has; with force, those changes are first saved as a new checkpoint, so nothing is lost.
+    Every refusal comes before a file is touched. `checkpoints_data`: checkpoints.json as loaded
+    inside the caller's store update (which holds its lock); the safety checkpoint is recorded
+    there and the answer's `dropped` lists the records to `forget` after the write. Without it,
+    checkpoints.json is read and the safety checkpoint recorded on its own.
     """
     r = repo()
     if r is None:
@@ -313,15 +317,20 @@ def restore(ref: str, force: bool = False) -> dict:
     commit = proc.stdout.strip()
     target_tree = git(["rev-parse", f"{commit}^{{tree}}"], r.top).stdout.strip()
     current_tree = _snapshot_tree(r)
-    safety = None
-    if current_tree != target_tree and not _is_saved(r, current_tree):
+    records = (checkpoints_data or store.read("checkpoints"))["checkpoints"]
+    safety, dropped = None, []
+    if current_tree != target_tree and not _is_saved(r, current_tree, records):
         if not force:
             raise state_error(
                 "unsaved_changes",
                 "the working tree has changes that no checkpoint or commit holds; commit them, "
                 "or pass force to save them as a checkpoint first and restore anyway",
             )
-        safety = create("before restore", None)
+        if checkpoints_data is None:
+            safety = create("before restore", None)
+        else:
+            safety = snapshot("before restore", None)
+            dropped = remember(checkpoints_data, safety) if safety else []
     added = git(["diff-tree", "-r", "-z", "--name-only", "--diff-filter=A", target_tree, current_tree],
                 r.top).stdout
     removed = []
@@ -338,4 +347,4 @@ def restore(ref: str, force: bool = False) -> dict:
         if r.data_rel:
             git(["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", r.data_rel], r.top, env=idx.env)
         git(["checkout-index", "-a", "-f"], r.top, env=idx.env)
-    return {"ref": ref, "commit": commit, "removed": sorted(removed), "saved_first": safety}
+    return {"ref": ref, "commit": commit, "removed": sorted(removed), "saved_first": safety, "dropped": dropped}

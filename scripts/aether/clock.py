@@ -6,15 +6,33 @@ import os
 import time
 
 
+# AETHER_NOW must lie in [0, MAX_PINNED): from 1970 up to the year 10000 (ISO has 4 digits)
+MAX_PINNED = 253_402_300_800
+
+
 def now() -> float:
-    """Current unix time (float seconds)."""
+    """Current unix time (float seconds); AETHER_NOW pins it (a bad value is an input error)."""
     pinned = os.environ.get("AETHER_NOW")
     if pinned:
-        try:
-            return float(pinned)
-        except ValueError:
-            return parse_iso(pinned)
+        return _pinned(pinned)
     return time.time()
+
+
+def _pinned(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        try:
+            value = parse_iso(raw)
+        except (ValueError, OverflowError):
+            value = None
+    if value is None or not 0 <= value < MAX_PINNED:  # also false for NaN
+        from aether.errors import input_error
+
+        raise input_error("invalid_environment",
+                          f"AETHER_NOW must be unix seconds or an ISO 8601 time between 1970 and "
+                          f"the year 9999, got {raw[:60]!r}; unset it to use the real clock")
+    return value
 
 
 def iso(ts: float | None = None) -> str:

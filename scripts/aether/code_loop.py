@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 
 from aether.errors import input_error
+from aether.schemas import NO_CODE_ROLES
 
 CONFIG_FILE = "config.yaml"  # in the project's .aether/
 CONFIG_SECTION = "code_loop"
@@ -128,7 +129,7 @@ def _lineages(tree: dict) -> list:
         worker = nodes[wid]
         files: list = []
         for node in nodes.values():
-            if node.get("role") in ("reviewer", "verify", "sub_spawn") or spawning.origin_of(tree, node) != wid:
+            if node.get("role") in NO_CODE_ROLES + ("sub_spawn",) or spawning.origin_of(tree, node) != wid:
                 continue
             for path in node.get("writes", []) + node.get("files_created", []) + node.get("files_modified", []):
                 if path not in files:

@@ -6,11 +6,11 @@ build-finish, since the spawn tree is replaced by the next build) and the comple
 from __future__ import annotations
 
 from aether import store
+from aether.schemas import NO_CODE_ROLES
 
 MAX_RECORDS = 200  # phase_records.json keeps the newest 200
 MAX_FILES_PER_RECORD = 1000
 FILES_SHOWN = 40  # files listed in the summary's text
-SKIPPED_ROLES = ("reviewer", "verify")  # spawns that write no code
 
 
 # ---------------------------------------------------------------- build records
@@ -21,7 +21,7 @@ def tree_files(tree) -> tuple:
     created, modified = [], []
     nodes = tree.get("nodes") if isinstance(tree, dict) else None
     for node in (nodes or {}).values():
-        if not isinstance(node, dict) or node.get("role") in SKIPPED_ROLES or node.get("status") != "completed":
+        if not isinstance(node, dict) or node.get("role") in NO_CODE_ROLES or node.get("status") != "completed":
             continue
         created += [f for f in node.get("files_created", []) if f not in created]
         modified += [f for f in node.get("files_modified", []) if f not in modified]

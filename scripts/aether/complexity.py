@@ -37,6 +37,8 @@ COMPLEX_GOAL_TERMS = frozenset({
 WALK_FILE_LIMIT = 5000
 WALK_DIR_LIMIT = 1000
 MARKERS_SHOWN = 5  # test/CI evidence paths reported, at most
+PATHS_KEPT = 200  # paths of each kind kept in the scan's `paths` (the colonizers' starting points)
+NEAR_DEPTH = 1  # `paths.near`: files at most this deep below the root (manifests, configuration)
 
 # Folders that are never the project's own source. Any folder holding `pyvenv.cfg` (a Python
 # virtualenv, whatever its name) is skipped too.
@@ -124,10 +126,18 @@ def _has_file(path: str) -> bool:
 
 
 def scan(root: str) -> dict:
-    """The tree's signals: files, source_files, languages, max_depth, has_tests, has_ci, …"""
+    """The tree's signals: files, source_files, languages, max_depth, has_tests, has_ci, …, and
+    `paths` (not a signal: where colonizers start): `top` (the root's entries, folders ending
+    in /), `near` (files NEAR_DEPTH deep at most), `sources` (source files, shallowest first)
+    and `folders` (the first source file of each folder), PATHS_KEPT of each at most."""
     source_files = files = dirs = skipped_dirs = unreadable = max_depth = 0
     language_files: dict = {}
     test_markers: list = []
+    paths: dict = {"top": [], "near": [], "sources": [], "folders": []}
+
+    def keep(kind: str, path: str) -> None:
+        if len(paths[kind]) < PATHS_KEPT:
+            paths[kind].append(path)
     capped = False
     queue = [(root, 0, False)]  # (folder, depth below root, inside a test folder)
     i = 0
@@ -136,7 +146,7 @@ def scan(root: str) -> dict:
         i += 1
         try:
             with os.scandir(folder) as it:
-                entries = list(it)
+                entries = sorted(it, key=lambda e: e.name)
         except OSError:
             unreadable += 1
             continue
@@ -144,6 +154,7 @@ def scan(root: str) -> dict:
             skipped_dirs += 1
             continue
         dirs += 1
+        folder_source = False
         for entry in entries:
             name = entry.name
             try:
@@ -154,6 +165,8 @@ def scan(root: str) -> dict:
                         capped = True
                     else:
                         queue.append((entry.path, depth + 1, in_tests or name.lower() in TEST_DIRS))
+                        if depth == 0:
+                            keep("top", name + "/")
                     continue
                 if not entry.is_file(follow_symlinks=False):
                     continue
@@ -163,13 +176,22 @@ def scan(root: str) -> dict:
                 capped = True
                 break
             files += 1
+            rel = os.path.relpath(entry.path, root)
+            if depth == 0:
+                keep("top", name)
+            if depth <= NEAR_DEPTH:
+                keep("near", rel)
             language = LANGUAGES.get(os.path.splitext(name)[1].lower())
             if language:
                 source_files += 1
                 language_files[language] = language_files.get(language, 0) + 1
                 max_depth = max(max_depth, depth)
+                keep("sources", rel)
+                if not folder_source:
+                    folder_source = True
+                    keep("folders", rel)
             if ((in_tests and language) or _is_test_file(name)) and len(test_markers) < MARKERS_SHOWN:
-                test_markers.append(os.path.relpath(entry.path, root))
+                test_markers.append(rel)
         if capped and files >= WALK_FILE_LIMIT:
             break
     ci_markers = [p for p in CI_PATHS if _has_file(os.path.join(root, p))][:MARKERS_SHOWN]
@@ -188,6 +210,7 @@ def scan(root: str) -> dict:
         "dirs_skipped": skipped_dirs,
         "dirs_unreadable": unreadable,
         "capped": capped,
+        "paths": paths,
     }
 
 
@@ -245,7 +268,7 @@ def decide(signals: dict) -> tuple:
 def assess(tree: dict, goal: str | None) -> dict:
     """complexity-detect's answer for scanned tree signals and a goal: {mode, signals, reasons}."""
     goal = goal or ""
-    signals = dict(tree)
+    signals = {k: v for k, v in tree.items() if k != "paths"}
     signals["goal_words"] = len(goal.split())
     signals["complex_goal_terms"] = goal_terms(goal)
     mode, reasons = decide(signals)
@@ -275,7 +298,8 @@ def detect(root: str, goal: str | None) -> dict:
 def apply(tree: dict, goal: str | None) -> dict:
     """Judge scanned tree signals with GOAL (None: the colony's goal), store the mode in
     COLONY_STATE (mode, mode_set_at, mode_indicators) and record the choice as a decision in
-    memory.json, in one write. Refused without an active colony and while a build runs."""
+    memory.json, in one write. Refused without an active colony and while a build runs. The
+    answer adds `colonizers`: the colonizers /ant:colonize spawns (see `aether.colonize`)."""
     from aether import clock, memory, store
     from aether.errors import state_error
 
@@ -313,9 +337,10 @@ def apply(tree: dict, goal: str | None) -> dict:
         return dict(out, applied=True, previous_mode=previous)
 
     result = store.update_many(["colony", "memory"], change)
-    from aether import lifecycle
+    from aether import colonize, lifecycle, pheromones
 
     hint = lifecycle.suggest_signals()  # the pheromone-first flow: steer before planning
     result["suggest_signals"] = hint["suggest"]
     result["signals_suggestion"] = hint["text"]
+    result["colonizers"] = colonize.plan(tree, pheromones.render("colonizer")["text"])
     return result

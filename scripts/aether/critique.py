@@ -5,6 +5,9 @@ A critic writes `Overall Score`, `Assessment Summary`, `Detailed Feedback`, `Key
 `Recommendations`. The parser tolerates what models produce: `### Overall Score` with the number
 on the next line, `Overall Score: 85/100`, `**Score:** 85%`, `Score 62.`, `8.5/10`; headings as
 `#`s, bold lines or `Name:` lines; items as bullets, numbers or plain lines.
+
+Every pattern here runs in time linear in the line's length (possessive quantifiers, or plain
+string work where a pattern would backtrack): feedback is model output of any shape.
 """
 
 from __future__ import annotations
@@ -37,12 +40,11 @@ def _heading(line: str) -> str | None:
     import re
 
     text = line.strip()
-    m = re.match(r"^(#{1,6}\s*|\*\*|__)?\s*(.+?)\s*(\*\*|__)?\s*:?\s*(\*\*|__)?\s*$", text)
-    if not m:
+    if not text:
         return None
-    marked = bool(m.group(1)) or text.endswith(":")
-    words = re.sub(r"[^a-z ]+", " ", m.group(2).lower()).split()
-    name = " ".join(words)
+    # Marks and punctuation never take part in the name: only its letters and spaces count.
+    marked = text.startswith(("#", "**", "__")) or text.endswith(":")
+    name = " ".join(re.sub(r"[^a-z ]+", " ", text.lower()).split())
     if name in ("overall score", "score", "overall", "quality score", "final score"):
         return "score" if marked or text.lower().startswith(("overall score", "score")) else None
     if marked and name in SECTIONS:
@@ -55,7 +57,8 @@ def _number(text: str):
     (so `Score breakdown: tests 30` is no score)."""
     import re
 
-    m = re.match(r"\s*[*_`]*\s*(\d{1,3}(?:\.\d+)?)(?!\d)\s*[*_`]*\s*(%|/\s*(\d{1,3})|out of\s*(\d{1,3}))?", text)
+    m = re.match(r"\s*+[*_`]*+\s*+(\d{1,3}(?:\.\d++)?)(?!\d)\s*+[*_`]*+\s*+(%|/\s*+(\d{1,3})|out of\s*+(\d{1,3}))?",
+                 text)
     if not m:
         return None
     value = float(m.group(1))
@@ -74,8 +77,8 @@ def _score(lines: list):
     """(score, the line it came from) — `Overall Score` beats a bare `Score`; None when absent."""
     import re
 
-    label = re.compile(r"^[\s>*\-+#_|]*(?:\*\*|__)?\s*((?:overall|total|final|quality)\s+)?score\b\s*(?:\*\*|__)?"
-                       r"\s*(?:\(.*?\))?\s*[:=—–-]?\s*(?:\*\*|__)?\s*(.*)$", re.I)
+    label = re.compile(r"^[\s>*\-+#_|]*+((?:overall|total|final|quality)\s++)?score\b\s*+(?:\*\*|__)?"
+                       r"\s*+(?:\([^)]*+\))?\s*+[:=—–-]?\s*+(?:\*\*|__)?\s*+(.*)$", re.I)
     found = []
     for i, line in enumerate(lines):
         m = label.match(line)
@@ -100,7 +103,7 @@ def _items(body: list) -> list:
     lines when it has no list."""
     import re
 
-    bullet = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+(.*)$")
+    bullet = re.compile(r"^\s*+(?:[-*+•]|\d{1,3}[.)])\s++(.*)$")
     items: list = []
     listed = any(bullet.match(line) for line in body)
     for line in body:

@@ -1,17 +1,19 @@
 """The colony's event log (events.json, last 100 kept) and its activity log (activity.log).
 
 activity.log is plain text, one entry per line: `[HH:MM:SS] ACTION caste: description` (UTC).
-A multi-line description is folded onto its line: each line break becomes ` ⏎ ` and other
-control characters become spaces, so a line is always one entry. `activity-log-init N`
-copies a non-empty log to `activity-phase-N.log` (or `-2`, `-3`… if that exists) and appends
-a `# Phase N: name -- <ISO time>` header; the combined log is never truncated.
+A multi-line description is folded onto its line: each line break (`\\n`, `\\r` and every other
+separator `str.splitlines` knows: U+0085, U+2028, U+2029, `\\v`, `\\f`, U+001C–U+001E) becomes
+` ⏎ ` and other control characters become spaces, so a line is always one entry; the log is
+read back split on `\\n` only. `activity-log-init N` copies a non-empty log to
+`activity-phase-N.log` (or `-2`, `-3`… if that exists) and appends a `# Phase N: name -- <ISO
+time>` header; the combined log is never truncated.
 """
 
 from __future__ import annotations
 
 import os
 
-from aether import clock, paths, store
+from aether import clock, inputs, paths, store
 from aether.errors import input_error
 
 MAX_EVENTS = 100  # events.json keeps the newest 100
@@ -33,6 +35,11 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _control(ch: str) -> bool:
+    """C0/C1 control characters and the Unicode line and paragraph separators."""
+    return ch < " " or "\x7f" <= ch <= "\x9f" or ch in "\u2028\u2029"
+
+
 def label(value: str, what: str, *, spaces: bool = True, colon: bool = True) -> str:
     """A short one-line label (event type, source, action, caste), stripped; raises if bad."""
     text = value.strip() if isinstance(value, str) else ""
@@ -41,7 +48,7 @@ def label(value: str, what: str, *, spaces: bool = True, colon: bool = True) -> 
     if len(text) > MAX_LABEL_LENGTH:
         raise input_error("invalid_argument",
                           f"{what} is {len(text)} characters; the limit is {MAX_LABEL_LENGTH}")
-    if any(ch < " " or ch == "\x7f" for ch in text):
+    if any(_control(ch) for ch in text):
         raise input_error("invalid_argument", f"{what} must be one line without control characters")
     if not spaces and any(ch.isspace() for ch in text):
         raise input_error("invalid_argument", f"{what} must be one word (no spaces), got {text!r}")
@@ -51,10 +58,11 @@ def label(value: str, what: str, *, spaces: bool = True, colon: bool = True) -> 
 
 
 def fold(text: str) -> str:
-    """One line: line breaks become ` ⏎ `, other control characters spaces; ends trimmed."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").strip().split("\n")
+    """One line: every line break `str.splitlines` knows becomes ` ⏎ `, other control
+    characters spaces; ends trimmed."""
+    lines = text.strip().splitlines()
     flat = LINE_BREAK_MARK.join(line.strip() for line in lines)
-    return "".join(" " if (ch < " " or ch == "\x7f") else ch for ch in flat)
+    return "".join(" " if _control(ch) else ch for ch in flat)
 
 
 # ---------------------------------------------------------------- events.json
@@ -83,7 +91,7 @@ def add(event_type: str, source: str, content: str) -> dict:
     """event-add: record one event; returns it."""
     event_type = label(event_type, "the event type", spaces=False)
     source = label(source, "the event source")
-    if not content.strip():
+    if inputs.is_blank(content):
         raise input_error("invalid_content", "the event content is empty")
     if len(content) > MAX_EVENT_CONTENT:
         raise input_error(
@@ -128,7 +136,7 @@ def format_entry(action: str, caste: str, description: str, now: float | None = 
     action = label(action, "the action", spaces=False).upper()
     caste = label(caste, "the caste", colon=False)
     text = fold(description) if isinstance(description, str) else ""
-    if not text:
+    if inputs.is_blank(text):
         raise input_error("invalid_argument", "the description is empty")
     stamp = time.strftime("%H:%M:%S", time.gmtime(clock.now() if now is None else now))
     return f"[{stamp}] {action} {caste}: {clip(text, MAX_ACTIVITY_DESCRIPTION)}"
@@ -164,11 +172,7 @@ def activity_log_init(phase: int, phase_name: str | None = None, mode: str | Non
     folder = os.path.dirname(path)
     header = f"# Phase {phase}: {name} -- {clock.iso()}"
     with store.text_lock(path):
-        try:
-            with open(path, "rb") as fh:
-                current = fh.read()
-        except FileNotFoundError:
-            current = b""
+        current = _read_log(path)
         archive = None
         if current:
             n = 1
@@ -181,6 +185,22 @@ def activity_log_init(phase: int, phase_name: str | None = None, mode: str | Non
         prefix = "" if not current or current.endswith(b"\n\n") else ("\n" if current.endswith(b"\n") else "\n\n")
         store.append_text(path, f"{prefix}{header}\n", locked=True)
     return {"archived": archive is not None, "archive": archive, "header": header}
+
+
+def _read_log(path: str) -> bytes:
+    """The activity log's bytes (b"" when it does not exist yet)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return b""
+    except OSError as exc:
+        from aether.errors import state_error
+
+        what = "is a directory, not the activity log" if isinstance(exc, IsADirectoryError) \
+            else f"cannot be read: {exc.strerror or exc}"
+        raise state_error("state_unreadable", f"{path} {what}; move it away or fix the "
+                                              f"folder, then try again", file=path) from None
 
 
 def _caste_of(line: str) -> str | None:
@@ -199,23 +219,14 @@ def _caste_of(line: str) -> str | None:
 def activity_log_read(caste: str | None = None) -> str:
     """activity-log-read: the whole log, or the last 20 entries whose caste field names CASTE
     (a whole word, any case: `builder` matches `builder` and `builder-ant`, not `builders`)."""
-    try:
-        with open(activity_log_path(), "rb") as fh:
-            raw = fh.read()
-    except FileNotFoundError:
-        return ""
-    except IsADirectoryError:
-        from aether.errors import state_error
-
-        raise state_error("state_unreadable", f"{activity_log_path()} is a directory, not the activity log") from None
-    text = raw.decode("utf-8", "replace")
+    text = _read_log(activity_log_path()).decode("utf-8", "replace")
     if caste is None or not caste.strip():
         return text
     import re
 
     word = re.compile(r"(?<!\w)" + re.escape(caste.strip()) + r"(?!\w)", re.IGNORECASE)
     matches = []
-    for line in text.splitlines():
+    for line in text.split("\n"):  # not splitlines(): U+2028 & co. never end an entry
         field = _caste_of(line)
         if field is not None and word.search(field):
             matches.append(line)

@@ -144,15 +144,19 @@ def normalize_report(report, lenient: bool = False) -> dict:
 
 
 def _ladder_step(report: dict, prior_actions: set, maps_to_criterion) -> tuple:
-    """Steps 2–5 for one task: (action, step, reason)."""
+    """Steps 2–5 for one task: (action, step, reason). maps_to_criterion: True/False when someone
+    said, None when nobody did (plans.maps_to_criterion decides)."""
+    from aether import plans
+
     category = report["category"]
     if category in ABORT_CATEGORIES:
         return "abort_phase", 2, f"category {category}: {ABORT_CATEGORIES[category]}"
     if prior_actions & {"debug", "flag", "skip"}:
         why = "the debugger found it UNDIAGNOSABLE" if report["undiagnosable"] else "the debugger could not fix it"
-        if maps_to_criterion is False:
+        if not plans.maps_to_criterion(None, maps_to_criterion):
             return "skip", 5, f"{why}; a supporting task is skipped (marked failed) and the build continues"
-        tail = "it maps to a success criterion" if maps_to_criterion else "no one said it is only a supporting task"
+        tail = ("it maps to a success criterion" if maps_to_criterion
+                else "the plan does not say it is only a supporting task")
         return "flag", 5, f"{why}; the task is flagged to the user ({tail}), marked failed, and the build continues"
     if "retry" in prior_actions:
         return "debug", 4, "the retry failed too: a debugger ant patches the code"
@@ -269,19 +273,6 @@ def render_debugger(report: dict, earlier: list, task_text: str) -> str:
 # ---------------------------------------------------------------- failure-decide
 
 
-def _criterion(plan: dict, phase, task: str):
-    """True/False when PROJECT_PLAN says whether the task maps to a success criterion, else None."""
-    for item in plan.get("phases", []):
-        if isinstance(item, dict) and item.get("id") == phase:
-            for t in item.get("tasks", []):
-                if isinstance(t, dict) and str(t.get("id")) == task:
-                    for key in ("maps_to_criterion", "success_criterion", "criteria", "criterion"):
-                        if key in t:
-                            return bool(t[key])
-                    return None
-    return None
-
-
 def _task_text(plan: dict, phase, task: str) -> str:
     from aether import spawning
 
@@ -327,7 +318,7 @@ def build_history(failures: dict, build_id: str) -> list:
 
 def failure_decide(report_text: str | None, worker: str | None, maps_to_criterion=None) -> dict:
     """failure-decide: record a failure and answer the one thing to do next."""
-    from aether import spawning
+    from aether import plans, spawning
 
     given = None
     if report_text is not None:
@@ -337,10 +328,10 @@ def failure_decide(report_text: str | None, worker: str | None, maps_to_criterio
         given = normalize_report(given)
     if given is None and worker is None:
         raise input_error("usage_error", "give the failure report (a file or `-`) or --worker <id>")
-    plan = store.read("plan")
 
     def change(files):
         colony, failures = files["colony"], files["failures"]
+        plan = store.read("plan")  # inside the colony lock: every plan writer holds it too
         tree = spawning.tree_of(colony)
         if worker is not None:
             node = spawning.node_of(tree, worker)
@@ -368,10 +359,10 @@ def failure_decide(report_text: str | None, worker: str | None, maps_to_criterio
                    for n in tree["nodes"].values()
                    if n["id"] != node["id"] and n["status"] == "failed" and n.get("failure")
                    and not n.get("failure_decided")]
-        maps = maps_to_criterion if maps_to_criterion is not None else report.get("maps_to_criterion")
-        if maps is None:
-            maps = _criterion(plan, phase, report["task"])
-        verdict = decide(report, history, pending, wave, _streak(tree, node), maps)
+        said = maps_to_criterion if maps_to_criterion is not None else report.get("maps_to_criterion")
+        if said is None:
+            said = plans.criterion_said(plans.find_task(plan, report["task"], phase))
+        verdict = decide(report, history, pending, wave, _streak(tree, node), said)
         action = verdict["action"]
         now = clock.iso()
         entry = {"id": clock.new_id("fail", {h.get("id") for h in failures["history"]}), "build": build_id,

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from aether import clock, events, store
 from aether.errors import input_error, state_error
+from aether.schemas import DONE_STATUSES
 
 MAX_NOTE_LENGTH = 4000  # the Queen's note: what the state files do not say
 SIGNALS_KEPT = 8  # strongest active signals in a handoff
 TASK_IDS_SHOWN = 12  # open task ids listed for a running build
-DONE_TASKS = ("completed", "skipped")
 
 
 # ---------------------------------------------------------------- the snapshot
@@ -36,7 +36,7 @@ def _build(colony: dict, plan: dict, phase: dict | None) -> dict | None:
     current = colony.get("current_phase") or 0
     phase = phase or plans.find_phase(plan, current) or {}
     open_tasks = [str(t.get("id")) for t in phase.get("tasks") or []
-                  if isinstance(t, dict) and (t.get("status") or "pending") not in DONE_TASKS]
+                  if isinstance(t, dict) and (t.get("status") or "pending") not in DONE_STATUSES]
     tree = colony.get("spawn_tree")
     workers: dict = {}
     waves = 0
@@ -140,26 +140,30 @@ def _next_lines(nxt: dict) -> list:
 
 
 def pause(note: str | None = None) -> dict:
-    """colony-pause: write the handoff (replacing an earlier one) and record the event."""
+    """colony-pause: write the handoff (replacing an earlier one) and record the event.
+    The snapshot is taken inside the locked update, with the colony locked (so are the plan's
+    writers), so the handoff's session, state and phase belong together."""
     if note is not None:
         note = note.strip() or None
     if note is not None and len(note) > MAX_NOTE_LENGTH:
         raise input_error("content_too_long",
                           f"the note is {len(note)} characters; the limit is {MAX_NOTE_LENGTH} "
                           f"(the next session reads it whole: say it shorter)")
-    snap = snapshot()
-    session = store.read("colony").get("session_id")
+    if not store.exists("colony"):
+        snapshot()  # the clear no_colony error, before a lock or a file is made
 
     def change(files):
+        snap = snapshot()
+        session = files["colony"].get("session_id")
         now = clock.iso()
         handoff = files["handoff"]
         handoff.update(paused_at=now, resumed_at=None, session_id=session, note=note, snapshot=snap)
         where = f"phase {snap['current_phase']}" if snap["current_phase"] else "before the first build"
         events.append(files["events"], "colony_paused", "queen",
                       f"Colony paused {where} ({snap['state']})")
-        return now
+        return now, session, snap
 
-    paused_at = store.update_many(["handoff", "events"], change)
+    paused_at, session, snap = store.update_many(["colony", "handoff", "events"], change)
     path = store.path_of(store.spec_for("handoff"))
     text = [f"COLONY PAUSED · {_stamp(paused_at)}", *render(snap)]
     if note:
@@ -176,9 +180,10 @@ def pause(note: str | None = None) -> dict:
 
 def _changes(before: dict, now: dict) -> list:
     """What moved between the handoff and now, as {field, before, now}."""
-    def pick(snap):
-        phase = snap.get("phase") or {}
-        progress = snap.get("progress") or {}
+    def pick(snap):  # the saved snapshot is the past's record: read it without trusting its shape
+        snap = snap if isinstance(snap, dict) else {}
+        phase = snap.get("phase") if isinstance(snap.get("phase"), dict) else {}
+        progress = snap.get("progress") if isinstance(snap.get("progress"), dict) else {}
         return {"state": snap.get("state"), "mode": snap.get("mode"),
                 "current_phase": snap.get("current_phase"), "phase_status": phase.get("status"),
                 "phases_completed": progress.get("phases_completed"),

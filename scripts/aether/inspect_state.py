@@ -4,7 +4,7 @@
 validate-state never raises for a damaged file: an unparsable or invalid file is a failed
 check in the report. A missing file fails only for COLONY_STATE; any other reads as its empty
 default and is reported with `missing: true`. The checks, in order: `exists`, `json` (UTF-8
-JSON), `object`, `version` (absent = a v4.4 file; newer than this Aether = fail), `upgrade`,
+JSON, strictly: no NaN, no lone surrogate), `object`, `version` (absent = a v4.4 file; newer than this Aether = fail), `upgrade`,
 one check per top-level field of the schema (named after the field), `schema` for problems no
 single field explains, and `cap:<array>` for the arrays that have a cap.
 """
@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 
-from aether import schemas, store
+from aether import inputs, schemas, store
 from aether.errors import input_error
+
+MAX_QUERY_LENGTH = 4000  # characters of a JMESPath expression (query feeds it to a parser)
 
 
 def caps() -> dict:
@@ -106,7 +108,7 @@ def validate_file(name: str) -> dict:
     checks.append(_check("exists", True))
 
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = inputs.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         checks.append(_check("json", False, f"not valid JSON ({exc})"))
         return done()
@@ -161,20 +163,40 @@ def validate(target: str) -> dict:
     return validate_file(target)
 
 
+def _say(exc: Exception) -> str:
+    """An exception's message on one line, clipped (a parse error may quote the whole query)."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 300 else text[:299] + "…"
+
+
 def query(expression: str, name: str = "colony"):
-    """query: the value of a JMESPath expression over one state file (read-only)."""
+    """query: the value of a JMESPath expression over one state file (read-only).
+
+    The expression is at most MAX_QUERY_LENGTH characters; one the parser cannot take (a
+    number too long to convert, nesting too deep) is `invalid_query` like any syntax error."""
     spec = _spec(name)
     if not expression.strip():
         raise input_error("invalid_query", "the query is empty; e.g. `aether query state`")
+    inputs.check_size(expression, MAX_QUERY_LENGTH, "the query")
     import jmespath
     from jmespath import exceptions
 
     try:
         compiled = jmespath.compile(expression)
     except exceptions.JMESPathError as exc:
-        raise input_error("invalid_query", f"invalid JMESPath expression: {' '.join(str(exc).split())}") from None
+        raise input_error("invalid_query", f"invalid JMESPath expression: {_say(exc)}") from None
+    except (ValueError, RecursionError) as exc:
+        why = "it nests too deeply" if isinstance(exc, RecursionError) else _say(exc)
+        raise input_error("invalid_query", f"invalid JMESPath expression: {why}") from None
     data = store.read(spec.name)
     try:
-        return compiled.search(data)
+        result = compiled.search(data)
+        json.dumps(result, allow_nan=False)  # to_number('nan') and the like: not JSON
+        return result
     except exceptions.JMESPathError as exc:
-        raise input_error("invalid_query", f"the query failed on {spec.filename}: {' '.join(str(exc).split())}") from None
+        raise input_error("invalid_query", f"the query failed on {spec.filename}: {_say(exc)}") from None
+    except (ValueError, RecursionError, OverflowError) as exc:
+        why = ("it nests too deeply" if isinstance(exc, RecursionError)
+               else "its value holds NaN or an infinite number, which JSON cannot hold"
+               if "JSON compliant" in str(exc) else _say(exc))
+        raise input_error("invalid_query", f"the query failed on {spec.filename}: {why}") from None

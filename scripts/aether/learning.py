@@ -9,7 +9,7 @@ Two learnings are the same when their normalised texts are equal (see `normalize
 
 from __future__ import annotations
 
-from aether import clock, paths, store
+from aether import clock, inputs, paths, store
 from aether.errors import input_error, state_error
 
 CAP = 100  # entries in ~/.aether/learnings.json
@@ -52,7 +52,7 @@ def normalize(text: str) -> str:
 
 def check_content(content: str) -> str:
     content = content.strip()
-    if not content:
+    if inputs.is_blank(content):
         raise input_error("invalid_content", "the learning is empty; give the lesson as one or two sentences")
     if len(content) > MAX_CONTENT_LENGTH:
         raise input_error(

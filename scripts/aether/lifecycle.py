@@ -9,11 +9,24 @@ import os
 
 from aether import modes, plans, store
 from aether.errors import state_error
+from aether.schemas import DONE_STATUSES
 
 STEERING = ("FOCUS", "REDIRECT")  # the signals the pheromone-first flow asks for
 STATE_FILE_LIMIT_BYTES = 256_000  # a JSON state file bigger than this is reported as oversized
 LOG_FILE_LIMIT_BYTES = 1_000_000  # an activity log bigger than this is reported as oversized
 FILES_IN_BRIEF = 50
+
+
+# ---------------------------------------------------------------- learnings
+
+
+def promotion() -> dict:
+    """What a `learnings` answer (build-finish, continue-start) adds so the Queen can promote a
+    lesson across projects: the categories learning-promote takes and the command to run."""
+    from aether import learning
+
+    return {"categories": list(learning.CATEGORIES),
+            "promote_command": "aether learning-promote - --category <category>"}
 
 
 # ---------------------------------------------------------------- pheromone-first
@@ -179,14 +192,14 @@ def continue_start() -> dict:
     tasks = [t for t in phase.get("tasks") or [] if isinstance(t, dict)]
     record = completion.latest_record(current, colony.get("session_id"))
     verification = {
-        "completed": status in ("completed", "skipped"), "status": status, "tasks": plans.task_counts(phase),
+        "completed": status in DONE_STATUSES, "status": status, "tasks": plans.task_counts(phase),
         "failed_tasks": [{"id": t.get("id"), "description": t.get("description")} for t in tasks if t.get("status") == "failed"],
         "skipped_tasks": [t.get("id") for t in tasks if t.get("status") == "skipped"],
         "flagged_tasks": _flagged(current),
         "watcher": (record or {}).get("watcher"), "syntax_check": (record or {}).get("syntax_check"),
         "code_loop": (record or {}).get("code_loop"),
     }
-    done = status in ("completed", "skipped")
+    done = status in DONE_STATUSES
     mem = store.read("memory")
     due, why = modes.learning_now(mode, "continue", last)
     extracted = memory.has_learnings(mem, current)
@@ -199,7 +212,8 @@ def continue_start() -> dict:
                  "already_extracted": extracted, "cadence": modes.profile(mode)["learning"], "reason": why,
                  "command": f"aether learning-add {current} - --each-line",
                  "between_phases": bool(between and done),
-                 "between_command": f"aether learning-add {current} - --each-line --append" if between and done else None}
+                 "between_command": f"aether learning-add {current} - --each-line --append" if between and done else None,
+                 **promotion()}
     hyg = hygiene(current) if done and not complete else None
     archivist = {"run": bool(hyg and hyg["run_archivist"]),
                  "reason": hyg["reason"] if hyg else modes.archivist_due(mode, current)[1],

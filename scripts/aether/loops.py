@@ -182,37 +182,21 @@ def decide(loop_id: str, score: float | None = None, parts: dict | None = None, 
     Without a score, the score parsed from this iteration's critic feedback is used. `review`
     (loop-score of a verify ant's whole answer, see review_of) is kept as this iteration's critic
     feedback unless the critic's feedback was stored already, so refinement briefs and
-    loop-present show what still fails."""
+    loop-present show what still fails.
+
+    The decision is made inside the locked update from what the loop holds then, so concurrent
+    calls never record one critic score twice (the second finds no score: `score_missing`). A
+    code loop's snapshot (and opt-in commit) of the iteration follows the decision, labelled with
+    what it recorded, and is attached to that iteration in a second locked update."""
     from aether import code_loop
 
     if score is not None and not 0 <= score <= 100:
         raise input_error("invalid_argument", f"score must be 0–100, got {score:g}")
-    before = _find(store.read("loops"), loop_id)
-    number = len(before["iterations"]) + 1
-    critic = _critic_for(before, number)
-    parsed = (critic or {}).get("parsed") or {}
-    warnings = []
-    if score is None:
-        if parsed.get("score") is None:
-            raise input_error("score_missing", f"no score for iteration {number} of loop {loop_id}: give it "
-                                               f"(`aether loop-decide {loop_id} 85`) or store the critic's feedback with "
-                                               f"its Overall Score first (`aether feedback-store {loop_id} - --kind critic`)")
-        score, source = parsed["score"], "critic"
-    else:
-        source = "given"
-        if parsed.get("score") is not None and parsed["score"] != score:
-            warnings.append(f"the given score {score:g} differs from the critic's {parsed['score']:g}; "
-                            f"{score:g} is recorded")
-    score = int(score) if score == int(score) else round(score, 2)
-    active = before["status"] == "active"
-    settings = code_loop.config() if active and before["type"] in SNAPSHOT_TYPES else None  # a bad config stops here
-    checkpoint, more = _snapshot(before, score) if active else (None, [])
-    warnings += more
-    commit = None
-    if settings is not None:
-        commit, more = code_loop.commit_iteration(number, parsed.get("summary") or f"score {score:g}", settings)
-        warnings += more
-    bound = before["type"] == "code" and before.get("phase") is not None
+    first = _find(store.read("loops"), loop_id)  # refuse early; every value written is read again under the lock
+    snapshots = first["type"] in SNAPSHOT_TYPES
+    settings = code_loop.config() if snapshots and first["status"] == "active" else None  # a bad config stops here
+    bound = first["type"] == "code" and first.get("phase") is not None
+    given = None if score is None else (int(score) if score == int(score) else round(score, 2))
 
     def change(files):
         loop = _find(files["loops"], loop_id)
@@ -221,18 +205,33 @@ def decide(loop_id: str, score: float | None = None, parts: dict | None = None, 
         if loop["status"] == "awaiting_user":
             raise state_error("awaiting_user_feedback", f"loop {loop_id} waits for the user: store their answer with "
                                                         f"`aether feedback-store {loop_id} - --kind user` first")
-        if review and _critic_for(loop, len(loop["iterations"]) + 1) is None:
-            loop["feedback"].append(_review_entry(loop, review, score))
+        if loop["type"] != first["type"] or (loop["type"] == "code" and loop.get("phase") is not None) != bound:
+            raise state_error("loop_changed", f"loop {loop_id} changed while this call waited; run it again")
+        number = len(loop["iterations"]) + 1
+        parsed = (_critic_for(loop, number) or {}).get("parsed") or {}
+        warnings = []
+        if given is None:
+            if parsed.get("score") is None:
+                raise input_error("score_missing", f"no score for iteration {number} of loop {loop_id}: give it "
+                                                   f"(`aether loop-decide {loop_id} 85`) or store the critic's feedback "
+                                                   f"with its Overall Score first (`aether feedback-store {loop_id} - "
+                                                   f"--kind critic`)")
+            value, source = parsed["score"], "critic"
+            value = int(value) if value == int(value) else round(value, 2)
+        else:
+            value, source = given, "given"
+            if parsed.get("score") is not None and parsed["score"] != value:
+                warnings.append(f"the given score {value:g} differs from the critic's {parsed['score']:g}; "
+                                f"{value:g} is recorded")
+        if review and _critic_for(loop, number) is None:
+            loop["feedback"].append(_review_entry(loop, review, value))
             del loop["feedback"][:-MAX_FEEDBACK]
-        scores = _round_scores(loop) + [score]
+        scores = _round_scores(loop) + [value]
         decision, reason = rule(scores, loop["threshold"])
-        entry = {"iteration": len(loop["iterations"]) + 1, "round": loop["round"], "score": score,
-                 "decision": decision, "reason": reason, "timestamp": clock.iso(),
-                 "checkpoint": checkpoint["ref"] if checkpoint else None}
+        entry = {"iteration": number, "round": loop["round"], "score": value, "decision": decision,
+                 "reason": reason, "timestamp": clock.iso(), "checkpoint": None}
         if parts:
             entry["parts"] = parts
-        if commit:
-            entry["commit"] = commit["sha"]
         loop["iterations"].append(entry)
         loop["status"] = {"complete": "complete", "user_input": "awaiting_user"}.get(decision, "active")
         loop["updated_at"] = clock.iso()
@@ -241,16 +240,69 @@ def decide(loop_id: str, score: float | None = None, parts: dict | None = None, 
             refinement, more = code_loop.plan_refinement(files["colony"], loop, entry)
             warnings.extend(more)
         events.append(files["events"], "loop_decided", "queen",
-                      f"{loop['type']} loop {loop_id} iteration {len(loop['iterations'])}: {score:g} → {decision}")
-        out = {**_summary(loop), "decision": decision, "reason": reason, "score": score, "score_source": source,
-               "iteration": len(loop["iterations"]), "checkpoint": checkpoint, "commit": commit,
-               "warnings": warnings, "next": _next(loop, decision, refinement)}
+                      f"{loop['type']} loop {loop_id} iteration {number}: {value:g} → {decision}")
+        out = {**_summary(loop), "decision": decision, "reason": reason, "score": value, "score_source": source,
+               "iteration": number, "checkpoint": None, "commit": None, "warnings": warnings,
+               "next": _next(loop, decision, refinement)}
         if loop["type"] == "code":
             out["phase"] = loop.get("phase")
             out["refinement"] = refinement
-        return out
+        phase = None
+        if snapshots:  # the phase a snapshot is filed under
+            phase = loop.get("phase") or (files["colony"] if bound else store.read("colony")).get("current_phase") or None
+        return out, entry["timestamp"], phase, parsed.get("summary")
 
-    return store.update_many(["loops", "events"] + (["colony"] if bound else []), change)
+    names = ["loops", "events"] + (["colony"] if bound else [])
+    out, stamp, phase, summary = store.update_many(names, change)
+    if snapshots:
+        _keep_iteration(loop_id, out, stamp, phase, summary, settings)
+    return out
+
+
+def _keep_iteration(loop_id: str, out: dict, stamp: str, phase, summary, settings: dict | None) -> None:
+    """A code loop keeps each decided iteration's code as a checkpoint ref (and, when configured, a
+    commit): made once, by the call that recorded the iteration, then attached to it."""
+    from aether import checkpoints, code_loop
+    from aether.errors import AetherError
+
+    number, score = out["iteration"], out["score"]
+    try:
+        record = checkpoints.snapshot(f"code loop iteration {number} (score {score:g})", phase)
+    except AetherError as exc:
+        record = None
+        out["warnings"].append(f"no checkpoint for this iteration: {exc.message}")
+    commit = None
+    if settings is None:  # the loop was not active at the first look (the user answered since)
+        try:
+            settings = code_loop.config()
+        except AetherError as exc:
+            out["warnings"].append(f"iteration not committed: {exc.message}")
+    if settings is not None:
+        commit, more = code_loop.commit_iteration(number, summary or f"score {score:g}", settings)
+        out["warnings"].extend(more)
+    if record is None and commit is None:
+        return
+
+    def attach(files):
+        loop = next((l for l in files["loops"]["loops"] if l.get("id") == loop_id), None)
+        entry = next((it for it in (loop or {}).get("iterations", [])
+                      if it.get("iteration") == number and it.get("timestamp") == stamp), None)
+        if entry is not None:
+            if record:
+                entry["checkpoint"] = record["ref"]
+            if commit:
+                entry["commit"] = commit["sha"]
+        return checkpoints.remember(files["checkpoints"], record) if record else []
+
+    try:
+        dropped = store.update_many(["loops", "checkpoints"] if record else ["loops"], attach)
+    except AetherError as exc:
+        if record:
+            checkpoints.forget([record])
+        out["warnings"].append(f"the iteration's checkpoint was not recorded: {exc.message}")
+        return
+    checkpoints.forget(dropped)
+    out["checkpoint"], out["commit"] = record, commit
 
 
 def _next(loop: dict, decision: str, refinement: dict | None) -> dict:
@@ -274,20 +326,6 @@ def _next(loop: dict, decision: str, refinement: dict | None) -> dict:
                 "reason": "run the refinement wave (one message), record each with spawn-finish, then the "
                           "re-verification; score it with `aether loop-score - --loop " + lid + "`"}
     return {"command": None, "reason": "give the findings back to the builders, verify again, then score it"}
-
-
-def _snapshot(loop: dict, score) -> tuple:
-    """A code loop keeps each iteration's code as a checkpoint ref (inside git); (record, warnings)."""
-    from aether import checkpoints
-    from aether.errors import AetherError
-
-    if loop["type"] not in SNAPSHOT_TYPES or loop["status"] != "active":
-        return None, []
-    phase = loop.get("phase") or store.read("colony").get("current_phase") or None
-    try:
-        return checkpoints.create(f"{loop['type']} loop iteration {len(loop['iterations']) + 1} (score {score:g})", phase), []
-    except AetherError as exc:
-        return None, [f"no checkpoint for this iteration: {exc.message}"]
 
 
 def feedback_store(loop_id: str, text: str, kind: str, refine: bool = False) -> dict:

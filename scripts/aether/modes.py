@@ -7,6 +7,8 @@ prompt ever compares mode names.
 
 from __future__ import annotations
 
+from aether.castes import SIGNAL_TYPES
+
 DEFAULT_MODE = "STANDARD"
 
 PROFILES = {
@@ -66,7 +68,6 @@ LEARNING_MOMENTS = {
     "per_phase+inter_phase": ("build", "continue", "between", "end"),
 }
 WHEN = ("build", "continue", "between", "end")
-SIGNAL_TYPES = ("INIT", "FOCUS", "REDIRECT", "FEEDBACK")
 
 
 def profile(mode: str | None) -> dict:

@@ -2,6 +2,8 @@
 
 `{"ok":true,"result":…}` / `{"ok":false,"error":"…","code":"…"}`, always UTF-8 with
 `ensure_ascii=False`. Display-first commands print their `text` instead unless `--json`.
+Only standard JSON goes out: a NaN or infinite number in a result is a bug in the command
+(`allow_nan=False` makes it an internal error instead of `NaN` on stdout).
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ def _want_indent(stream) -> bool:
 
 def dumps(obj, indent: bool = False) -> str:
     if indent:
-        return json.dumps(obj, ensure_ascii=False, indent=2)
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(obj, ensure_ascii=False, allow_nan=False, indent=2)
+    return json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def write(stream, text: str) -> None:
@@ -65,7 +67,11 @@ def success(result, *, display: bool = False, as_json: bool = False, text_only: 
 
 
 def failure(envelope: dict) -> None:
-    write(sys.stderr, dumps(envelope))
+    try:
+        text = dumps(envelope)
+    except ValueError:  # a detail held NaN: the message and code still go out
+        text = dumps({k: envelope.get(k) for k in ("ok", "error", "code")})
+    write(sys.stderr, text)
 
 
 def use_color(stream=None) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from aether import clock, store
+from aether import clock, inputs, store
 from aether.castes import SENSITIVITY, SIGNAL_TYPES
 from aether.errors import input_error
 
@@ -38,7 +38,13 @@ def decay(strength: float, elapsed: float, half_life: float | None) -> float:
 
 
 def effective(sensitivity: float, strength: float) -> float:
-    return round(sensitivity * strength, 6)
+    """sensitivity × strength, 6 decimals; an input error when the product is not finite."""
+    value = sensitivity * strength
+    if not math.isfinite(value):
+        raise input_error("invalid_argument",
+                          f"sensitivity × strength is not a finite number ({sensitivity:g} × "
+                          f"{strength:g}); sensitivities and strengths lie between 0 and 1")
+    return round(value, 6)
 
 
 def action_for(effective_strength: float) -> str:
@@ -50,15 +56,18 @@ def action_for(effective_strength: float) -> str:
 
 
 def check_content(content: str) -> dict:
-    """pheromone-validate's answer: {pass, reason, length, min_length}."""
+    """pheromone-validate's answer: {pass, reason, length, min_length, max_length}."""
     length = len(content)
-    if not content.strip():
+    if inputs.is_blank(content):  # zero-width spaces and the like show nothing either
         reason = "empty"
     elif length < MIN_CONTENT_LENGTH:
         reason = "too_short"
+    elif length > MAX_CONTENT_LENGTH:
+        reason = "too_long"  # pheromone-emit refuses it
     else:
         reason = None
-    return {"pass": reason is None, "reason": reason, "length": length, "min_length": MIN_CONTENT_LENGTH}
+    return {"pass": reason is None, "reason": reason, "length": length,
+            "min_length": MIN_CONTENT_LENGTH, "max_length": MAX_CONTENT_LENGTH}
 
 
 def current_strength(signal: dict, now: float) -> float:

@@ -1,7 +1,7 @@
 """PROJECT_PLAN: validation of a plan the planner produced, loading it, and plan look-ups.
 
-A plan is `{goal, phases:[{id, name, description, tasks:[{id, description, depends_on}],
-success_criteria}]}`. Validation reports every defect at once as `{path, problem}` (e.g.
+A plan is `{goal, phases:[{id, name, description, tasks:[{id, description, depends_on,
+maps_to_criterion}], success_criteria}]}`. Validation reports every defect at once as `{path, problem}` (e.g.
 `phases[1].tasks[0].depends_on[0]`). Statuses are the colony's record of progress, so a
 loaded plan starts all pending; replacing a plan with completed phases needs `force`, and
 then keeps those phases (by id) as they were.
@@ -18,6 +18,12 @@ MAX_TEXT_LENGTH = 4000  # names, descriptions, criteria
 MAX_ID_LENGTH = 32
 TASKS_PER_PHASE = (3, 8)  # seed 001's guidance: outside this range is a warning, not a defect
 MAX_DEFECTS_IN_MESSAGE = 3
+# A task's `maps_to_criterion`: true when it directly serves a success criterion of its phase
+# (seed 000: a critical task), false for a supporting task. A task whose plan does not say counts
+# as mapping to one: the failure ladder then flags it to the user instead of skipping it, and
+# task-skip (without --force) and phase-skip refuse it. Unsure means the user decides.
+CRITERION_FIELD = "maps_to_criterion"
+UNSAID_MAPS_TO_CRITERION = True
 
 
 # ---------------------------------------------------------------- validation
@@ -122,6 +128,7 @@ def validate(data) -> tuple[dict | None, list, list]:
         return None, defects, warnings
 
     phase_seen: dict = {}
+    unsaid: list = []  # tasks that do not say whether they map to a success criterion
     task_home: dict = {}  # task id → (phase index, path)
     order = []  # (phase index, task path, task)
     for i, phase in enumerate(phases):
@@ -175,6 +182,13 @@ def validate(data) -> tuple[dict | None, list, list]:
                 else:
                     task_home[tid] = (i, tpath)
             _text(defects, task, "description", tpath)
+            said = task.get(CRITERION_FIELD)
+            if said is None:
+                unsaid.append(tid or tpath)
+            elif not isinstance(said, bool):
+                defects.append({"path": f"{tpath}.{CRITERION_FIELD}",
+                                "problem": f"must be true (the task directly serves a success criterion) or "
+                                           f"false (a supporting task), found {_kind(said)}"})
             if "status" in task and task["status"] not in (None, "pending"):
                 warnings.append(f"{tpath}.status {task['status']!r} ignored: a loaded plan starts pending")
             order.append((i, tpath, task))
@@ -220,6 +234,10 @@ def validate(data) -> tuple[dict | None, list, list]:
 
     if defects:
         return None, defects, warnings
+    if unsaid:
+        shown = ", ".join(map(str, unsaid[:10])) + (f" (+{len(unsaid) - 10} more)" if len(unsaid) > 10 else "")
+        warnings.append(f"task(s) {shown} do not say `{CRITERION_FIELD}`: they count as mapping to a success "
+                        f"criterion (a failure is flagged to the user, never skipped)")
     plan = {
         "goal": data.get("goal"),
         "generated_at": clock.iso(),
@@ -248,6 +266,8 @@ def _normalise_phase(phase: dict) -> dict:
         item = dict(task)
         item["status"] = "pending"
         item["depends_on"] = list(task.get("depends_on") or [])
+        if item.get(CRITERION_FIELD) is None:
+            item.pop(CRITERION_FIELD, None)  # null says nothing
         out["tasks"].append(item)
     out["success_criteria"] = list(phase["success_criteria"])
     return out
@@ -292,6 +312,35 @@ def require_phase(plan: dict, phase_id: int) -> dict:
         raise input_error("unknown_phase", f"the plan has no phase {phase_id} (phases: {ids}); "
                                            f"`aether phase list` shows them")
     return phase
+
+
+def find_task(plan: dict, task_id, phase_id=None) -> dict | None:
+    """A task by id (of phase `phase_id` when given)."""
+    wanted = str(task_id)
+    for phase in phases(plan):
+        if phase_id is not None and phase.get("id") != phase_id:
+            continue
+        for task in phase.get("tasks") or []:
+            if isinstance(task, dict) and str(task.get("id")) == wanted:
+                return task
+    return None
+
+
+def criterion_said(task) -> bool | None:
+    """What the plan says about a task mapping to a success criterion (None: it does not say)."""
+    said = task.get(CRITERION_FIELD) if isinstance(task, dict) else None
+    return said if isinstance(said, bool) else None
+
+
+def maps_to_criterion(task, said: bool | None = None) -> bool:
+    """Does a task map to a success criterion of its phase (critical) or only support one?
+    `said`, when given (a failure report's field, failure-decide --maps-to-criterion/--supporting),
+    wins over the plan; when nobody says, UNSAID_MAPS_TO_CRITERION. The one rule failures.py
+    (flag or skip) and recovery.py (task-skip, phase-skip) both follow."""
+    if isinstance(said, bool):
+        return said
+    known = criterion_said(task)
+    return UNSAID_MAPS_TO_CRITERION if known is None else known
 
 
 def task_counts(phase: dict) -> dict:

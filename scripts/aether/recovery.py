@@ -2,7 +2,8 @@
 
 - resume the phase after a manual fix: `build-start N --resume` (/ant:build N);
 - skip a task so the phase can finish: `task-skip TASK --reason …` — refused for a task that
-  maps to a success criterion or that an open task depends on, unless `--force`;
+  maps to a success criterion (`plans.maps_to_criterion`: a task the plan says nothing about
+  counts as one) or that an open task depends on, unless `--force`;
 - skip to the next phase: `phase-skip N --reason …` — only for a phase off every success
   criterion's path (no task of it maps to a criterion, no later task depends on one of its
   tasks); refused with the reasons otherwise (re-plan with /ant:plan instead);
@@ -16,10 +17,9 @@ from __future__ import annotations
 
 from aether import clock, events, plans, store
 from aether.errors import input_error, state_error
+from aether.schemas import DONE_STATUSES
 
 MAX_REASON_LENGTH = 4000
-CRITERION_KEYS = ("maps_to_criterion", "success_criterion", "criteria", "criterion")  # PROJECT_PLAN task fields
-DONE = ("completed", "skipped")
 RECENT_FRICTION = 3  # friction records shown besides the recurring ones
 RETRY_LOG_SHOWN = 20
 
@@ -35,14 +35,6 @@ def _reason(reason: str) -> str:
 def _clip(text, limit: int) -> str:
     flat = " ".join(str(text or "").split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def maps_to_criterion(task: dict) -> bool | None:
-    """What PROJECT_PLAN says about a task mapping to a success criterion (None: it does not say)."""
-    for key in CRITERION_KEYS:
-        if key in task:
-            return bool(task[key])
-    return None
 
 
 def _not_ready(colony: dict, command: str) -> None:
@@ -61,17 +53,31 @@ def _dependents(plan: dict, task_ids: set) -> list:
     out = []
     for phase in plans.phases(plan):
         for task in phase.get("tasks") or []:
-            if (isinstance(task, dict) and task.get("id") not in task_ids and task.get("status") not in DONE
+            if (isinstance(task, dict) and task.get("id") not in task_ids and task.get("status") not in DONE_STATUSES
                     and set(map(str, task.get("depends_on") or [])) & task_ids):
                 out.append(task.get("id"))
     return out
 
 
+def _criterion_reason(tasks: list) -> str:
+    """Why tasks count as mapping to a success criterion (the plan says so, or says nothing)."""
+    said = [str(t.get("id")) for t in tasks if plans.criterion_said(t)]
+    unsaid = [str(t.get("id")) for t in tasks if plans.criterion_said(t) is None]
+    parts = []
+    if said:
+        parts.append(f"task {said[0]} maps to a success criterion of its phase" if len(said) == 1 else
+                     f"tasks {', '.join(said)} map to a success criterion of their phase")
+    if unsaid:
+        parts.append(f"the plan does not say whether task(s) {', '.join(unsaid)} map to a success criterion, so "
+                     f"they count as if they did (`{plans.CRITERION_FIELD}: false` marks a supporting task)")
+    return "; ".join(parts)
+
+
 def task_blockers(plan: dict, task: dict) -> list:
     """Why skipping a task is refused without --force ([] when it may be skipped)."""
     reasons = []
-    if maps_to_criterion(task):
-        reasons.append(f"task {task.get('id')} maps to a success criterion of its phase")
+    if plans.maps_to_criterion(task):
+        reasons.append(_criterion_reason([task]))
     deps = _dependents(plan, {str(task.get("id"))})
     if deps:
         reasons.append(f"open task(s) {', '.join(map(str, deps))} depend on task {task.get('id')}")
@@ -82,10 +88,10 @@ def phase_blockers(plan: dict, phase: dict) -> list:
     """Why a phase is on a success criterion's path ([] when it may be skipped)."""
     ids = {str(t.get("id")) for t in phase.get("tasks") or [] if isinstance(t, dict)}
     reasons = []
-    mapped = [t.get("id") for t in phase.get("tasks") or [] if isinstance(t, dict) and maps_to_criterion(t)
-              and t.get("status") not in DONE]
+    mapped = [t for t in phase.get("tasks") or [] if isinstance(t, dict) and plans.maps_to_criterion(t)
+              and t.get("status") not in DONE_STATUSES]
     if mapped:
-        reasons.append(f"task(s) {', '.join(map(str, mapped))} map to a success criterion")
+        reasons.append(_criterion_reason(mapped))
     later = _dependents(plan, ids)
     if later:
         reasons.append(f"later task(s) {', '.join(map(str, later))} depend on this phase's tasks")
@@ -112,7 +118,7 @@ def task_skip(task_id: str, reason: str, force: bool = False) -> dict:
                 break
         if task is None:
             raise input_error("unknown_task", f"no task {task_id!r} in the plan; `aether phase list` shows the phases")
-        if phase.get("status") in DONE:
+        if phase.get("status") in DONE_STATUSES:
             raise state_error("phase_completed", f"phase {phase['id']} is {phase['status']}: its tasks are settled")
         if task.get("status") == "completed":
             raise state_error("task_completed", f"task {task_id} is completed; nothing to skip")
@@ -126,7 +132,7 @@ def task_skip(task_id: str, reason: str, force: bool = False) -> dict:
             task["skipped"] = {"reason": reason, "at": clock.iso(), "forced": bool(blockers)}
             events.append(files["events"], "task_skipped", "queen", f"task {task_id} skipped"
                           + (" (forced)" if blockers else "") + f": {_clip(reason, 300)}")
-        remaining = [t.get("id") for t in phase.get("tasks") or [] if isinstance(t, dict) and t.get("status") not in DONE]
+        remaining = [t.get("id") for t in phase.get("tasks") or [] if isinstance(t, dict) and t.get("status") not in DONE_STATUSES]
         pid = phase["id"]
         resume = phase.get("status") in ("failed", "in_progress")
         nxt = {"slash": f"/ant:build {pid}", "command": f"aether build-start {pid}" + (" --resume" if resume else ""),
@@ -155,12 +161,12 @@ def phase_skip(phase_id: int, reason: str) -> dict:
         _not_ready(colony, "phase-skip")
         items = plans.require_plan(plan)
         phase = plans.require_phase(plan, phase_id)
-        if phase.get("status") in DONE:
+        if phase.get("status") in DONE_STATUSES:
             raise state_error("phase_completed", f"phase {phase_id} is already {phase['status']}")
         current = colony.get("current_phase") or 0
-        expected = current if current and (plans.find_phase(plan, current) or {}).get("status") not in DONE else None
+        expected = current if current and (plans.find_phase(plan, current) or {}).get("status") not in DONE_STATUSES else None
         if expected is None:
-            expected = next((p.get("id") for p in items if p.get("status") not in DONE), None)
+            expected = next((p.get("id") for p in items if p.get("status") not in DONE_STATUSES), None)
         if phase_id != expected:
             raise state_error("phase_out_of_order", f"phase {expected} is next in line; only it can be skipped now",
                               expected=expected)
@@ -171,7 +177,7 @@ def phase_skip(phase_id: int, reason: str) -> dict:
                                                 f"re-plan with /ant:plan", reasons=blockers)
         skipped = []
         for task in phase.get("tasks") or []:
-            if isinstance(task, dict) and task.get("status") not in DONE:
+            if isinstance(task, dict) and task.get("status") not in DONE_STATUSES:
                 task["status"] = "skipped"
                 skipped.append(task.get("id"))
         phase["status"] = "skipped"
@@ -200,13 +206,15 @@ def phase_skip(phase_id: int, reason: str) -> dict:
 # ---------------------------------------------------------------- checkpoints
 
 
-def _records() -> list:
-    return [r for r in store.read("checkpoints")["checkpoints"] if isinstance(r, dict)]
+def _records(data: dict | None = None) -> list:
+    data = store.read("checkpoints") if data is None else data
+    return [r for r in data["checkpoints"] if isinstance(r, dict)]
 
 
-def phase_checkpoint(phase: int) -> dict | None:
+def phase_checkpoint(phase: int, data: dict | None = None) -> dict | None:
     """The checkpoint a phase's latest build started from (`build-start phase N`)."""
-    found = [r for r in _records() if r.get("phase") == phase and str(r.get("label", "")).startswith(f"build-start phase {phase}")]
+    found = [r for r in _records(data) if r.get("phase") == phase
+             and str(r.get("label", "")).startswith(f"build-start phase {phase}")]
     return found[-1] if found else None
 
 
@@ -226,32 +234,35 @@ def checkpoint_list(phase: int | None = None) -> dict:
 def checkpoint_restore(ref: str | None, phase: int | None, force: bool = False) -> dict:
     """checkpoint-restore: put a checkpoint's files back (checkpoints.restore). Restoring the
     start of a phase's build also sets that phase's completed tasks back to pending (their work
-    is gone), unless the phase is completed."""
+    is gone), unless the phase is completed.
+
+    Everything is checked before a file is touched, with the plan locked: the colony is not
+    EXECUTING, the plan and checkpoints.json are readable, the checkpoint exists, nothing unsaved
+    would be lost. The working tree is restored last, inside the same locked update."""
     from aether import checkpoints
 
     if (ref is None) == (phase is None):
         raise input_error("usage_error", "name the checkpoint (REF) or give --phase N, not both")
-    colony = store.read("colony")
-    if colony.get("state") == "EXECUTING":
-        cur = colony.get("current_phase")
-        raise state_error("colony_executing", f"a build of phase {cur} is running; abort it first "
-                                              f"(`aether build-abort {cur} --reason -`), then restore")
-    if phase is not None:
-        record = phase_checkpoint(phase)
-        if record is None:
-            raise state_error("no_checkpoint", f"no checkpoint of the start of phase {phase}'s build is recorded "
-                                               f"(`aether checkpoint-list` shows them)")
-        ref = record["ref"]
-    else:
-        ref = ref.strip()
-        record = next((r for r in reversed(_records()) if ref in (r.get("ref"), r.get("commit"))
-                       or (len(ref) >= 7 and str(r.get("commit", "")).startswith(ref))), None)
-    restored = checkpoints.restore(ref, force)
-    label = str((record or {}).get("label", ""))
-    start_of = (record or {}).get("phase") if label.startswith("build-start phase") else None
 
     def change(files):
-        plan = files["plan"]
+        # build-start locks the plan too, so with it held the colony cannot start EXECUTING
+        colony, plan = store.read("colony"), files["plan"]
+        if colony.get("state") == "EXECUTING":
+            cur = colony.get("current_phase")
+            raise state_error("colony_executing", f"a build of phase {cur} is running; abort it first "
+                                                  f"(`aether build-abort {cur} --reason -`), then restore")
+        if phase is not None:
+            record = phase_checkpoint(phase, files["checkpoints"])
+            if record is None:
+                raise state_error("no_checkpoint", f"no checkpoint of the start of phase {phase}'s build is recorded "
+                                                   f"(`aether checkpoint-list` shows them)")
+            name = record["ref"]
+        else:
+            name = ref.strip()
+            record = next((r for r in reversed(_records(files["checkpoints"])) if name in (r.get("ref"), r.get("commit"))
+                           or (len(name) >= 7 and str(r.get("commit", "")).startswith(name))), None)
+        label = str((record or {}).get("label", ""))
+        start_of = (record or {}).get("phase") if label.startswith("build-start phase") else None
         reset, warnings = [], []
         if start_of is not None:
             target = plans.find_phase(plan, start_of)
@@ -266,11 +277,18 @@ def checkpoint_restore(ref: str | None, phase: int | None, force: bool = False) 
             if later:
                 warnings.append(f"phase(s) {', '.join(map(str, later))} are marked completed but their work is not in "
                                 f"this checkpoint")
-        events.append(files["events"], "checkpoint_restored", "queen", f"restored {ref}"
+        events.append(files["events"], "checkpoint_restored", "queen", f"restored {name}"
                       + (f" (start of phase {start_of}; tasks back to pending: {', '.join(map(str, reset))})" if reset else ""))
-        return reset, warnings
+        # last: every refusal above (and in checkpoints.restore, before it removes a file) changed nothing
+        restored = checkpoints.restore(name, force, files["checkpoints"])
+        return {"name": name, "record": record, "label": label, "start_of": start_of, "reset": reset,
+                "warnings": warnings, "restored": restored}
 
-    reset, warnings = store.update_many(["plan", "events"], change)
+    out = store.update_many(["plan", "checkpoints", "events"], change)
+    restored = out["restored"]
+    checkpoints.forget(restored.pop("dropped"))
+    ref, record, label, start_of = out["name"], out["record"], out["label"], out["start_of"]
+    reset, warnings = out["reset"], out["warnings"]
     nxt = ({"slash": f"/ant:build {start_of}", "command": f"aether build-start {start_of} --resume",
             "reason": f"rebuild phase {start_of} from its starting point"} if start_of is not None else
            {"slash": "/ant:status", "command": "aether status", "reason": "see where the colony stands"})
@@ -315,7 +333,7 @@ def options(phase_id: int, plan: dict | None = None) -> list:
     phase = plans.find_phase(plan, phase_id) or {}
     failed = [t for t in phase.get("tasks") or [] if isinstance(t, dict) and t.get("status") == "failed"]
     if not failed:
-        failed = [t for t in phase.get("tasks") or [] if isinstance(t, dict) and t.get("status") not in DONE]
+        failed = [t for t in phase.get("tasks") or [] if isinstance(t, dict) and t.get("status") not in DONE_STATUSES]
     skippable = [t.get("id") for t in failed if not task_blockers(plan, t)]
     blockers = phase_blockers(plan, phase) if phase else ["the phase is not in the plan"]
     record = None

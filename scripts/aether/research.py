@@ -50,27 +50,51 @@ versioning packaging distribution cli gui ui ux architecture
 
 
 def _heading(line: str):
-    """(level, text) of a markdown heading (`## x`), a bold line (`**x**`) or a `Name:` line, else None."""
-    import re
-
-    m = re.match(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$", line)
-    if m:
-        return len(m.group(1)), m.group(2).strip()
-    m = re.match(r"^\s{0,3}(?:\*\*|__)(.+?)(?:\*\*|__)\s*:?\s*$", line)
-    if m:
-        return 7, m.group(1).strip().rstrip(":")
+    """(level, text) of a markdown heading (`## x`, closing #s dropped) or a bold line
+    (`**x**`, `__x__:`), else None. (Plain string work, no backtracking pattern: a long line
+    costs linear time.)"""
+    rest = line.lstrip()
+    if len(line) - len(rest) > 3:
+        return None
+    hashes = len(rest) - len(rest.lstrip("#"))
+    if 1 <= hashes <= 6:
+        after = rest[hashes:]
+        if not after[:1].isspace():
+            return None
+        content = after.strip()
+        if not content:
+            return (hashes, "") if len(after) > 1 else None
+        return hashes, (content.rstrip("#").rstrip() or content[:1]).strip()
+    if rest.startswith(("**", "__")):
+        body = rest[2:].rstrip()
+        if body.endswith(":"):
+            body = body[:-1].rstrip()
+        if body.endswith(("**", "__")) and len(body) > 2:
+            return 7, body[:-2].strip().rstrip(":")
     return None
 
 
 def _item(line: str):
-    """(indent, text) of a list item (`- x`, `* x`, `+ x`, `• x`, `1. x`, `1) x`), else None."""
-    import re
-
-    m = re.match(r"^(\s*)(?:[-*+•]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(.*\S)\s*$", line)
-    if not m:
+    """(indent, text) of a list item (`- x`, `* x`, `+ x`, `• x`, `1. x`, `1) x`; a `[ ]` or
+    `[x]` checkbox dropped), else None. (Plain string work: linear in the line's length.)"""
+    body = line.lstrip()
+    if body[:1] in ("-", "*", "+", "•") and body[:1]:
+        marker = 1
+    else:
+        digits = len(body) - len(body.lstrip("0123456789"))
+        if not 1 <= digits <= 3 or body[digits:digits + 1] not in (".", ")") or not body[digits:digits + 1]:
+            return None
+        marker = digits + 1
+    after = body[marker:]
+    if not after[:1].isspace():
         return None
-    indent = len(m.group(1).replace("\t", "    "))
-    return indent, m.group(2)
+    text = after.strip()
+    if text[:1] == "[" and text[1:2] in (" ", "x", "X") and text[2:3] == "]" and text[3:4].isspace():
+        text = text[3:].strip() or text
+    if not text:
+        return None
+    indent = len(line[: len(line) - len(body)].replace("\t", "    "))
+    return indent, text
 
 
 def _clean(text: str) -> str:
@@ -337,16 +361,45 @@ def _current(data: dict, session: str | None) -> dict:
     return found[-1]
 
 
+_PATH_STOPS = "`'\"<>()[]*"  # besides whitespace, these end a path in free text
+
+
+def _md_paths(text: str) -> list:
+    """Every `….md` path in free text: within each run of characters that are neither
+    whitespace nor one of _PATH_STOPS, the run up to its last `.md` that ends a word.
+    (Linear: a pattern doing the same backtracks quadratically over a long run.)"""
+    import re
+
+    found = []
+    for m in re.finditer(r"[^\s`'\"<>()\[\]*]++", text):
+        run = m.group(0)
+        end = len(run)
+        while True:
+            at = run.rfind(".md", 1, end)  # at least one character before `.md`
+            if at < 0:
+                break
+            nxt = run[at + 3: at + 4]
+            if not nxt or not (nxt.isalnum() or nxt == "_"):
+                path = run[: at + 3].rstrip(".,;:")
+                if path not in found:
+                    found.append(path)
+                break
+            end = at + 2  # a later `.md` continues a word (`.mdx`): look further left
+    return found
+
+
 def _claims(text: str | None) -> list:
     """The brief paths in the scouts' answers: a JSON list or {task: path} object, or any text
     (`BRIEF: <path>` lines and any `….md` path)."""
-    import json
-    import re
+    from aether import inputs
 
     if text is None or not text.strip():
         return []
+    inputs.check_size(text, MAX_INPUT, "the scouts' answers")
     try:
-        doc = json.loads(text)
+        doc = inputs.loads(text)
+    except inputs.JSONRefused as exc:
+        raise input_error("invalid_json", f"the scouts' answers are not valid JSON: {exc}") from None
     except ValueError:
         doc = None
     if isinstance(doc, dict) and isinstance(doc.get("paths"), list):
@@ -357,16 +410,15 @@ def _claims(text: str | None) -> list:
         return [v.strip() for v in doc.values() if isinstance(v, str) and v.strip()]
     if doc is not None:
         raise input_error("invalid_json", "the paths must be a list of strings, an object {task: path}, or text")
-    found = []
-    for m in re.finditer(r"[^\s`'\"<>()\[\]*]+\.md\b", text):
-        path = m.group(0).rstrip(".,;:")
-        if path not in found:
-            found.append(path)
-    return found
+    return _md_paths(text)
 
 
 def _check_brief(path: str) -> tuple:
     """(project-relative path, problem or None) of a returned brief path."""
+    from aether import inputs
+
+    if inputs.path_problem(path):  # a NUL character: names no file
+        return path, "invalid_path"
     root = os.path.realpath(paths.project_root())
     folder = os.path.realpath(research_dir())
     full = os.path.realpath(path if os.path.isabs(path) else os.path.join(root, path))

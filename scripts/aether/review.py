@@ -75,10 +75,10 @@ def needed(wave: int) -> dict:
                     "text": f"Reviewer skipped ({skip[1]})."}
         round_ = len([r for r in rounds if "action" in r]) + 1
         busy = [n["id"] for n in tree["nodes"].values() if n["wave"] == wave and n["role"] != "reviewer"
-                and (n["status"] == "running" or (n["role"] == "rebuild" and n["status"] == "planned"))]
+                and n["status"] in ("planned", "running")]
         if busy:
-            raise state_error("wave_unfinished", f"wave {wave} still has {', '.join(busy)} to finish: review it "
-                                                 f"once they are recorded with spawn-finish")
+            raise state_error("wave_unfinished", f"wave {wave} still has {', '.join(busy)} planned or running: review "
+                                                 f"it once they ran and are recorded with spawn-finish", unfinished=busy)
         existing = next((n for n in tree["nodes"].values() if n["role"] == "reviewer" and n["wave"] == wave
                          and n.get("round") == round_), None)
         node = existing or spawning.add_node(tree, "reviewer", "watcher", [t for w in workers for t in w["tasks"]],

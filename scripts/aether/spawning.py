@@ -23,6 +23,7 @@ import time
 from aether import clock, events, modes, store
 from aether.castes import CASTES
 from aether.errors import input_error, state_error
+from aether.schemas import SPAWN_FINISHED  # node roles and statuses are listed in schemas.py
 
 MAX_SUB_SPAWNS_PER_WORKER = 2  # SPAWN REQUESTs honoured per worker (its retries included)
 MAX_SUB_SPAWNS_PER_WAVE = 2  # SPAWN REQUESTs honoured per wave
@@ -32,15 +33,9 @@ MAX_FILES = 500  # files a worker may claim in one result
 MAX_PATH = 1000  # characters in one claimed path
 MTIME_SLACK_SECONDS = 2  # a file touched this long before a spawn started still counts as touched
 
-ROLES = ("worker", "retry", "debugger", "sub_spawn", "rerun", "rebuild", "reviewer", "refine", "verify")
 RESPAWN_ROLES = ("retry", "debugger", "rerun", "rebuild")  # the same worker again
 ROLE_PREFIX = {"worker": "w", "retry": "r", "debugger": "d", "sub_spawn": "s", "rerun": "x",
                "rebuild": "b", "reviewer": "v", "refine": "f", "verify": "y"}
-NODE_STATUSES = ("planned", "running", "completed", "failed", "skipped")
-FINISHED = ("completed", "failed", "skipped")
-# Tree statuses: awaiting_approval → approved → running → finished (build-finish); `aborted`
-# is set by failure-decide when the phase aborts.
-TREE_STATUSES = ("awaiting_approval", "approved", "running", "finished", "aborted")
 
 _STATUS_WORDS = {
     "completed": "completed", "complete": "completed", "success": "completed", "succeeded": "completed",
@@ -76,7 +71,10 @@ def text_field(obj: dict, key: str, what: str, *, required: bool = False, limit:
 
 
 def str_list(value, what: str, limit: int = MAX_FILES) -> list:
-    """A list of non-empty strings (a single string counts as a list of one)."""
+    """A list of non-empty paths (a single string counts as a list of one); a path holding a
+    NUL character (no filesystem takes one) is `invalid_report`."""
+    from aether import inputs
+
     if value is None:
         return []
     if isinstance(value, str):
@@ -90,6 +88,8 @@ def str_list(value, what: str, limit: int = MAX_FILES) -> list:
         if isinstance(item, bool) or not isinstance(item, (str, int, float)):
             raise input_error("invalid_report", f"{what} must hold strings, found {type(item).__name__}")
         text = str(item).strip()
+        if text:
+            inputs.check_path(text, what, "invalid_report")
         if text and text not in out:
             out.append(clip(text, MAX_PATH))
     return out
@@ -121,19 +121,27 @@ def normalize_caste(raw) -> str | None:
 
 
 def extract_json(text: str, what: str):
-    """Parse a JSON document, or the last ```json fenced block of a model's answer."""
-    import json
-
-    stripped = text.strip()
-    try:
-        return json.loads(stripped)
-    except ValueError as first:
-        error = first
+    """Parse a JSON document, or the last ```json fenced block of a model's answer that
+    parses. Strict (see `aether.inputs`): a document or block holding NaN, Infinity or a lone
+    surrogate is `invalid_json` (an older block is never used instead)."""
     import re
 
-    for block in reversed(re.findall(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n(.*?)```", text, re.S)):
+    from aether import inputs
+
+    def refused(exc):
+        return input_error("invalid_json", f"{what} is not valid JSON: {exc}")
+
+    try:
+        return inputs.loads(text.strip())
+    except inputs.JSONRefused as exc:
+        raise refused(exc) from None
+    except ValueError as first:
+        error = first
+    for block in reversed(re.findall(r"```[ \t]*+(?:json|JSON)?[ \t]*+\r?\n(.*?)```", text, re.S)):
         try:
-            return json.loads(block)
+            return inputs.loads(block)
+        except inputs.JSONRefused as exc:
+            raise refused(exc) from None
         except ValueError:
             continue
     raise input_error("invalid_json", f"{what} is not valid JSON and holds no ```json block: {error}")
@@ -377,13 +385,13 @@ def start(node_id: str) -> dict:
         if node["status"] != "planned":
             raise state_error("spawn_not_planned", f"{node_id} is {node['status']}, not planned; a failed "
                                                    f"spawn is repeated through failure-decide")
-        waiting = [sid for sid in node.get("waits_for", []) if tree["nodes"].get(sid, {}).get("status") not in FINISHED]
+        waiting = [sid for sid in node.get("waits_for", []) if tree["nodes"].get(sid, {}).get("status") not in SPAWN_FINISHED]
         if waiting:
             raise state_error("spawn_waiting", f"{node_id} re-runs its worker after {', '.join(waiting)}: "
                                                f"finish those first")
         if node["role"] == "worker":
             for other in tree["nodes"].values():
-                if other["role"] == "worker" and other["wave"] < node["wave"] and other["status"] not in FINISHED:
+                if other["role"] == "worker" and other["wave"] < node["wave"] and other["status"] not in SPAWN_FINISHED:
                     raise state_error("earlier_wave_unfinished",
                                       f"wave {other['wave']} is not finished ({other['id']} is {other['status']}); "
                                       f"waves run in order")
@@ -451,8 +459,13 @@ def verify_claims(paths_claimed: list, started_epoch: float | None) -> list:
 
     root = os.path.realpath(paths.project_root())
     changed = _git_changed(root) if paths_claimed else None
+    from aether import inputs
+
     problems = []
     for claim in paths_claimed:
+        if inputs.path_problem(claim):  # a NUL character: names no file
+            problems.append({"path": claim, "problem": "invalid_path"})
+            continue
         full = os.path.realpath(os.path.join(root, claim))
         if full != root and not full.startswith(root + os.sep):
             problems.append({"path": claim, "problem": "outside_project"})
@@ -525,19 +538,35 @@ def _failure_from(node: dict, data: dict, problems: list) -> dict:
     return failures.normalize_report(report, lenient=True)
 
 
+class _Relock(Exception):
+    """The node changed between the first look and the lock in a way that needs more files locked."""
+
+
 def finish(node_id: str, text: str) -> dict:
-    """spawn-finish: record a running spawn's result, checking its claimed files."""
+    """spawn-finish: record a running spawn's result, checking its claimed files.
+
+    The answer is read and its claims checked ahead, against the node as first seen; under the
+    lock, the node as it is then decides, and anything that depended on a changed node (how the
+    answer reads for its role, the claims against its start time) is done again there."""
     preview = store.read("colony", missing_ok=False).get("spawn_tree") or {}
     seen = (preview.get("nodes") or {}).get(node_id)
     if seen is None:
         node_of(tree_of({"spawn_tree": preview}), node_id)
-    data = _payload(text, seen)
-    created = [norm_path(p) for p in str_list(data.get("files_created"), "files_created")]
-    modified = [norm_path(p) for p in str_list(data.get("files_modified"), "files_modified")]
-    claims = list(dict.fromkeys(created + modified))
-    problems = verify_claims(claims, seen.get("started_epoch")) if data["status"] == "completed" else []
-    recovery = seen["role"] in ("retry", "debugger")
-    names = ["colony", "events"] + (["failures"] if recovery else [])
+    checked: dict = {}
+
+    def check(node: dict) -> tuple:
+        """(answer, created, modified, problems) for the node as given; reused while it is unchanged."""
+        key = (node["role"], node.get("started_epoch"))
+        if key not in checked:
+            data = _payload(text, node)
+            created = [norm_path(p) for p in str_list(data.get("files_created"), "files_created")]
+            modified = [norm_path(p) for p in str_list(data.get("files_modified"), "files_modified")]
+            claims = list(dict.fromkeys(created + modified))
+            problems = verify_claims(claims, node.get("started_epoch")) if data["status"] == "completed" else []
+            checked[key] = (data, created, modified, problems)
+        return checked[key]
+
+    check(seen)  # a bad answer is refused before any lock is taken
 
     def change(files):
         colony = files["colony"]
@@ -546,6 +575,10 @@ def finish(node_id: str, text: str) -> dict:
         if node["status"] != "running":
             raise state_error("spawn_not_running", f"{node_id} is {node['status']}, not running: "
                                                    f"`aether spawn-start {node_id}` comes first")
+        recovery = node["role"] in ("retry", "debugger")
+        if recovery and "failures" not in files:
+            raise _Relock()
+        data, created, modified, problems = check(node)
         status = "failed" if problems else data["status"]
         tree["seq"] = tree.get("seq", 0) + 1
         summary = data.get("summary") or data.get("diagnosis") or ""
@@ -572,7 +605,11 @@ def finish(node_id: str, text: str) -> dict:
                       + (f": claims not verified ({len(problems)})" if problems else ""))
         return result
 
-    return store.update_many(names, change)
+    names = ["colony", "events"] + (["failures"] if seen["role"] in ("retry", "debugger") else [])
+    try:
+        return store.update_many(names, change)
+    except _Relock:  # nothing was written: lock failures.json too
+        return store.update_many(["colony", "events", "failures"], change)
 
 
 # ---------------------------------------------------------------- SPAWN REQUEST blocks
@@ -651,7 +688,7 @@ def requests(parent_id: str, text: str) -> dict:
         colony = files["colony"]
         tree = tree_of(colony)
         parent = node_of(tree, parent_id)
-        if parent["status"] not in FINISHED:
+        if parent["status"] not in SPAWN_FINISHED:
             raise state_error("spawn_not_finished", f"{parent_id} is {parent['status']}: record its result "
                                                     f"with `aether spawn-finish {parent_id}` first")
         lim = limits(colony)

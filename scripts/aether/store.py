@@ -6,9 +6,20 @@ the schema → write a temp file in the same folder → fsync → `os.replace` �
 keep the last 3 versions as backups (hard links in `.backups/`, so no copying).
 
 Readers take no lock: `os.replace` guarantees they see the old file or the new one, whole.
-A file that does not parse or fails its schema is never overwritten: every command touching
-it fails with `state_corrupt`, naming the newest valid backup that `aether state-restore`
-brings back.
+A file that does not parse (strictly: no NaN, no lone surrogate, see `aether.inputs`) or fails
+its schema is never overwritten: every command touching it fails with `state_corrupt`, naming
+the newest valid backup that `aether state-restore` brings back.
+
+Several files in one write (`update_many`): every file is loaded, changed, validated and
+encoded, every temp file written and fsynced, and every backup rotated before the first
+`os.replace`. A failure up to there changes no state file (at most a backup slot has rotated).
+What is not atomic across files: a crash (power loss, SIGKILL) or an I/O error between two
+`os.replace` calls leaves the files replaced so far new and the others old (in the order of
+`names`). Each file is still whole and valid on its own; no lock or journal spans the set.
+
+Plain files outside the state registry use the same machinery: `write_text_atomic` (reports,
+project files a fix changes) and `read_jsonl` / `append_jsonl` (logs of one JSON record per
+line).
 """
 
 from __future__ import annotations
@@ -17,7 +28,7 @@ import json
 import os
 import time
 
-from aether import paths, schemas
+from aether import inputs, paths, schemas
 from aether.errors import input_error, state_error
 
 BACKUPS_KEPT = 3
@@ -57,7 +68,7 @@ def backup_paths(path: str) -> list[str]:
 def _decode(raw: bytes, spec: schemas.FileSpec, path: str):
     """Parse, upgrade and validate file content; returns (data, problem or None)."""
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = inputs.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         return None, f"not valid JSON ({exc})"
     if not isinstance(data, dict):
@@ -245,31 +256,82 @@ def _clear_stale_temps(path: str) -> None:
 
 
 def serialize(data: dict, compact: bool = False) -> bytes:
+    """UTF-8 JSON of a state file's content. Raises ValueError for a NaN or infinite number
+    and UnicodeEncodeError for a lone surrogate (see `_encode`)."""
     if compact:  # the C encoder: indentation would fall back to the pure-Python one
-        return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-    return (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    else:
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False, indent=2)
+    return (text + "\n").encode("utf-8")
 
 
-def _write_atomic(path: str, data: dict, compact: bool = False) -> None:
-    folder = os.path.dirname(path)
-    payload = serialize(data, compact)
-    _clear_stale_temps(path)
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp.{os.getpid()}.{os.urandom(3).hex()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+def _unencodable(what: str, exc: Exception):
+    """The input error for content JSON in UTF-8 cannot hold (nothing has been written)."""
+    if isinstance(exc, UnicodeEncodeError):
+        why = (f"a text holds a lone UTF-16 surrogate (\\u{ord(exc.object[exc.start]):04x}), which "
+               f"UTF-8 cannot store; send the characters themselves")
+    else:
+        why = "a number is NaN or infinite, which JSON cannot store; give a finite number"
+    return input_error("invalid_state_change", f"refusing to write {what}: {why}")
+
+
+def _encode(spec: schemas.FileSpec, data: dict) -> bytes:
+    try:
+        return serialize(data, getattr(spec, "compact", False))
+    except (ValueError, UnicodeEncodeError) as exc:
+        raise _unencodable(spec.filename, exc) from None
+
+
+def _temp_path(path: str) -> str:
+    folder, name = os.path.split(path)
+    return os.path.join(folder, f".{name}.tmp.{os.getpid()}.{os.urandom(3).hex()}")
+
+
+def _write_temp(path: str, payload: bytes, mode: int | None = None) -> str:
+    """A complete, fsynced temp file beside `path` (removed again if writing it fails)."""
+    tmp = _temp_path(path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                 0o644 if mode is None else mode)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
             fh.flush()
             os.fsync(fh.fileno())
-        _rotate_backups(path)
-        os.replace(tmp, path)
+        if mode is not None:
+            os.chmod(tmp, mode)  # the mode asked for, whatever the umask
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _unlink_quietly(tmp)
         raise
-    _fsync_dir(folder)
+    return tmp
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _replace_all(items: list) -> None:
+    """Write each (path, payload) atomically: first every temp file (written, fsynced) and
+    every backup rotation, then the `os.replace` calls, then an fsync of each folder. A
+    failure before the first replace leaves every file as it was and no temp file behind."""
+    pending: list = []
+    try:
+        for path, payload in items:
+            _clear_stale_temps(path)
+            pending.append((_write_temp(path, payload), path))
+        for _tmp, path in pending:
+            _rotate_backups(path)
+        while pending:
+            tmp, path = pending[0]
+            os.replace(tmp, path)
+            pending.pop(0)
+    finally:
+        for tmp, _path in pending:
+            _unlink_quietly(tmp)
+    for folder in dict.fromkeys(os.path.dirname(path) for path, _ in items):
+        _fsync_dir(folder)
 
 
 def _check(spec: schemas.FileSpec, data: dict) -> None:
@@ -292,8 +354,12 @@ def update(name: str, change, *, missing_ok: bool = True):
 
 
 def update_many(names: list[str], change, *, missing_ok: bool = True):
-    """Like `update` for several files at once: all locked (fixed order), all validated,
-    then each replaced atomically in the order given. `change` receives {name: data}."""
+    """Like `update` for several files at once. `change` receives {name: data}.
+
+    All are locked (in a fixed order), changed, validated and encoded; then every temp file is
+    written and every backup rotated; only then is each file replaced, in the order given. A
+    failure before the replaces writes nothing; a crash between two replaces is the one case
+    that leaves some files new and others old (see the module docstring)."""
     specs = {name: spec_for(name) for name in names}
     file_paths = {name: path_of(spec) for name, spec in specs.items()}
     try:
@@ -302,11 +368,12 @@ def update_many(names: list[str], change, *, missing_ok: bool = True):
                 name: _load(specs[name], file_paths[name], missing_ok) for name in names
             }
             result = change(files)
+            payloads = []
             for name in names:
                 files[name]["version"] = specs[name].version
                 _check(specs[name], files[name])
-            for name in names:
-                _write_atomic(file_paths[name], files[name], getattr(specs[name], "compact", False))
+                payloads.append((file_paths[name], _encode(specs[name], files[name])))
+            _replace_all(payloads)
     except OSError as exc:
         raise state_error(
             "state_unwritable", f"cannot write state: {exc.strerror or exc} ({exc.filename or ''})"
@@ -332,41 +399,53 @@ def restore(name: str, *, force: bool = False) -> dict:
 
 def restore_file(path: str, spec: schemas.FileSpec, *, force: bool = False) -> dict:
     """`restore` for a file given by path and spec (files outside the registry)."""
-    with _Locked([path]):
-        current_ok = False
-        try:
-            with open(path, "rb") as fh:
-                problem = _decode(fh.read(), spec, path)[1]
-            current_ok = problem is None
-            if problem and problem.startswith(NEWER_SCHEMA) and not force:
-                raise state_error(
-                    "state_too_new",
-                    f"{path} was {problem}; restoring a backup would drop its newer content "
-                    f"(pass --force to do it anyway)",
-                    file=path,
-                )
-        except FileNotFoundError:
-            pass
-        if current_ok and not force:
-            raise input_error(
-                "restore_refused",
-                f"{path} is valid; restoring its backup would undo the last write "
+    try:
+        with _Locked([path]):
+            return _restore_locked(path, spec, force)
+    except OSError as exc:
+        raise state_error("state_unwritable",
+                          f"cannot restore {path}: {exc.strerror or exc} ({exc.filename or ''})",
+                          file=path) from None
+
+
+def _restore_locked(path: str, spec: schemas.FileSpec, force: bool) -> dict:
+    if os.path.isdir(path):
+        raise state_error(
+            "state_unwritable",
+            f"{path} is a directory, not a state file: move it out of the way "
+            f"(e.g. `mv {path} {path}.damaged`), then run the restore again",
+            file=path,
+        )
+    current_ok = False
+    try:
+        with open(path, "rb") as fh:
+            problem = _decode(fh.read(), spec, path)[1]
+        current_ok = problem is None
+        if problem and problem.startswith(NEWER_SCHEMA) and not force:
+            raise state_error(
+                "state_too_new",
+                f"{path} was {problem}; restoring a backup would drop its newer content "
                 f"(pass --force to do it anyway)",
                 file=path,
             )
-        backup = newest_valid_backup(spec, path)
-        if backup is None:
-            raise state_error("no_backup", f"no valid backup of {path} to restore", file=path)
-        with open(backup, "rb") as fh:
-            raw = fh.read()
-        folder = os.path.dirname(path)
-        tmp = os.path.join(folder, f".{spec.filename}.tmp.{os.getpid()}.{os.urandom(3).hex()}")
-        with open(tmp, "wb") as fh:
-            fh.write(raw)
-            fh.flush()
-            os.fsync(fh.fileno())
+    except FileNotFoundError:
+        pass
+    if current_ok and not force:
+        raise input_error(
+            "restore_refused",
+            f"{path} is valid; restoring its backup would undo the last write "
+            f"(pass --force to do it anyway)",
+            file=path,
+        )
+    backup = newest_valid_backup(spec, path)
+    if backup is None:
+        raise state_error("no_backup", f"no valid backup of {path} to restore", file=path)
+    with open(backup, "rb") as fh:
+        raw = fh.read()
+    tmp = _write_temp(path, raw)
+    try:
         kept = None
-        if os.path.exists(path):
+        if os.path.lexists(path):
             from aether import clock
 
             kept = os.path.join(
@@ -375,7 +454,10 @@ def restore_file(path: str, spec: schemas.FileSpec, *, force: bool = False) -> d
             )
             os.link(path, kept)
         os.replace(tmp, path)
-        _fsync_dir(folder)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    _fsync_dir(os.path.dirname(path))
     return {"file": path, "restored_from": backup, "replaced_content_saved_as": kept}
 
 
@@ -466,7 +548,7 @@ def update_file(path: str, spec: schemas.FileSpec, change, *, missing_ok: bool =
             result = change(data)
             data["version"] = spec.version
             _check(spec, data)
-            _write_atomic(path, data, getattr(spec, "compact", False))
+            _replace_all([(path, _encode(spec, data))])
             if after is not None:
                 after(result)
     except OSError as exc:
@@ -480,13 +562,17 @@ def append_jsonl(path: str, records: list) -> None:
     """Append records to a JSON Lines log under its lock (one line each, fsynced)."""
     if not records:
         return
-    payload = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n"
-                      for r in records).encode("utf-8")
+    try:
+        payload = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+                          + "\n" for r in records).encode("utf-8")
+    except (ValueError, UnicodeEncodeError) as exc:
+        raise _unencodable(os.path.basename(path), exc) from None
     try:
         with _Locked([path]):
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
             try:
-                os.write(fd, payload)
+                while payload:
+                    payload = payload[os.write(fd, payload):]
                 os.fsync(fd)
             finally:
                 os.close(fd)
@@ -494,6 +580,48 @@ def append_jsonl(path: str, records: list) -> None:
         raise state_error(
             "state_unwritable", f"cannot append to {path}: {exc.strerror or exc}", file=path
         ) from None
+
+
+def read_jsonl(path: str) -> list:
+    """The records of a JSON Lines log, oldest first ([] when it does not exist). Lines are
+    split on `\\n` only (a record may hold U+2028 and other separators); a line that does not
+    parse, such as a last line torn by a crash, is skipped."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise state_error("state_unreadable", f"cannot read {path}: {exc.strerror or exc}",
+                          file=path) from None
+    out = []
+    for line in raw.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            out.append(inputs.loads(line.decode("utf-8")))
+        except ValueError:  # UnicodeDecodeError included
+            continue
+    return out
+
+
+def write_text_atomic(path: str, text: str, mode: int | None = None) -> None:
+    """Replace a plain file (a report, a project file a fix changes) with `text` in one step:
+    a complete, fsynced temp file in the same folder, then `os.replace`. Readers see the old
+    file or the new one, whole. `mode` sets the file's permission bits (default 0o644 less
+    the umask). A text UTF-8 cannot hold is an input error before anything is written; an
+    OSError is left to the caller (nothing is replaced, no temp file is left)."""
+    try:
+        payload = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _unencodable(path, exc) from None
+    tmp = _write_temp(path, payload, mode)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    _fsync_dir(os.path.dirname(path) or ".")
 
 
 def locked(file_paths: list[str]):

@@ -3,15 +3,19 @@
 Python is compiled in-process (`compile()`, nothing is imported or run), JSON and TOML are
 parsed, YAML when PyYAML is importable, shell scripts go through `bash -n`, JavaScript (and
 TypeScript where the installed node strips types) through `node --check`. Any other file is
-reported as not checked, never as a failure. A file that is gone or lies outside the project
-is reported, not failed: spawn-finish already checks that claimed files exist.
+reported as not checked, never as a failure; so is a path that is not a regular file (a
+directory, FIFO, socket or device: never opened, so a FIFO cannot block the check). A file that
+is gone or lies outside the project is reported, not failed: spawn-finish already checks that
+claimed files exist.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 
 from aether import paths, store
+from aether.schemas import NO_CODE_ROLES
 from aether.errors import input_error
 
 MAX_FILES = 500  # files checked in one call
@@ -28,7 +32,6 @@ LANGUAGES = {
     ".ts": "typescript", ".mts": "typescript", ".cts": "typescript",
 }
 STATUSES = ("passed", "failed", "not_checked", "missing", "outside_project")
-NODE_ROLES_SKIPPED = ("reviewer", "verify")  # their spawns write no code
 
 
 def _clip(text: str) -> str:
@@ -51,8 +54,11 @@ def _python(raw: bytes, path: str):
 def _json(raw: bytes, path: str):
     import json
 
+    def constant(name):  # Python reads NaN and Infinity; JSON has no such numbers
+        raise ValueError(f"{name} is not valid JSON")
+
     try:
-        json.loads(raw.decode("utf-8"))
+        json.loads(raw.decode("utf-8"), parse_constant=constant)
     except UnicodeDecodeError:
         return "not valid UTF-8", None
     except ValueError as exc:
@@ -128,19 +134,34 @@ CHECKERS = {
 }
 
 
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
 def check_file(rel: str, root: str) -> dict:
     """One file's verdict: {path, language, status, error, line}."""
+    from aether import inputs
     from aether.spawning import norm_path
 
     rel = norm_path(rel)
-    full = os.path.realpath(os.path.join(root, rel))
     entry = {"path": rel, "language": LANGUAGES.get(os.path.splitext(rel)[1].lower()), "status": "passed",
              "error": None, "line": None}
+    problem = inputs.path_problem(rel)
+    if problem:
+        entry.update(status="not_checked", error=f"not a usable path: {problem}")
+        return entry
+    full = os.path.realpath(os.path.join(root, rel))
     if full != root and not full.startswith(root + os.sep):
         entry["status"] = "outside_project"
         return entry
-    if not os.path.isfile(full):
+    try:
+        mode = os.stat(full).st_mode
+    except OSError:
         entry["status"] = "missing"
+        return entry
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+        entry.update(status="not_checked", error=f"{kind}, not a regular file")
         return entry
     if entry["language"] is None:
         entry.update(status="not_checked", error="no syntax checker for this kind of file")
@@ -173,7 +194,7 @@ def build_files(colony: dict | None = None) -> list:
     tree = spawning.tree_of(colony)
     found: list = []
     for node in tree["nodes"].values():
-        if node.get("role") in NODE_ROLES_SKIPPED or node.get("status") != "completed":
+        if node.get("role") in NO_CODE_ROLES or node.get("status") != "completed":
             continue
         for path in node.get("files_created", []) + node.get("files_modified", []):
             if path not in found:

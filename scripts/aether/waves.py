@@ -13,6 +13,7 @@ from __future__ import annotations
 from aether import clock, events, modes, store
 from aether.castes import CASTES
 from aether.errors import input_error, state_error
+from aether.schemas import DONE_STATUSES
 
 MAX_PLAN_REVISIONS = 3  # revised plans allowed while one awaits approval
 MAX_PLAN_WORKERS = 500  # workers in one assignment plan
@@ -100,7 +101,7 @@ def read_plan(doc, plan_tasks: dict | None) -> tuple:
         if unknown:
             raise input_error("unknown_task", f"task(s) {', '.join(unknown[:10])} are not in this phase of PROJECT_PLAN "
                                               f"(its tasks: {', '.join(list(plan_tasks)[:30])})")
-        missing = [t for t, task in plan_tasks.items() if t not in owner and task.get("status") not in ("completed", "skipped")]
+        missing = [t for t, task in plan_tasks.items() if t not in owner and task.get("status") not in DONE_STATUSES]
         if missing:
             warnings.append(f"tasks not assigned to any worker: {', '.join(missing)}")
     for w in workers:
@@ -269,10 +270,10 @@ def plan(text: str) -> dict:
     from aether import spawning
 
     doc = spawning.extract_json(text, "the assignment plan")
-    project_plan = store.read("plan")
 
     def change(files):
         colony = files["colony"]
+        project_plan = store.read("plan")  # under the colony lock: the plan's writers hold it too
         if colony.get("state") != "EXECUTING":
             raise state_error("not_building", f"the colony is {colony.get('state')}: waves are planned during a "
                                               f"build — run `aether build-start <phase>` first")

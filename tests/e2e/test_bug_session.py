@@ -161,8 +161,8 @@ def step_of(request) -> dict:
 def task(step: dict) -> str:
     """The agent's task as the body describes it: `key: value` lines from agent_step."""
     lines = [f"bug_id: {BUG}", "read_first: " + ", ".join(step["reads"])]
-    lines += [f"{key}: {step[key]}" for key in ("max_attempts", "timeout_seconds", "min_test_cases")
-              if key in step]
+    lines += [f"{key}: {step[key]}" for key in ("max_attempts", "timeout_seconds", "bash_timeout_ms",
+                                                 "min_test_cases") if key in step]
     return "\n".join(lines)
 
 
@@ -304,7 +304,8 @@ def test_a_bug_from_report_to_fixed(claude):
         assert any(t.first_user_text.endswith(prompt) for t in turns)
         assert prompt.startswith(f"bug_id: {BUG}\nread_first: .aether/bugs/{BUG}/report.md")
     first, retried = spawned[0][1], spawned[1][1]
-    assert first.endswith("max_attempts: 3\ntimeout_seconds: 300")
+    assert first.endswith("max_attempts: 3\ntimeout_seconds: 300\nbash_timeout_ms: 300000")
+    assert "bash_timeout_ms" not in spawned[2][1] and "bash_timeout_ms" not in spawned[3][1]
     assert spawned[3][1].endswith("min_test_cases: 2")
 
     # The researcher's reproduction really ran the project's failing test.

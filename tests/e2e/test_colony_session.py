@@ -408,7 +408,8 @@ def approved_build(claude):
     q.step(lambda r: run_body(r, "aether build-finish <phase> --watcher -", phase=1, stdin=agent_reports(r)[0]))
     q.step(lambda r: run_body(r, "aether learning-add <phase> -", phase=1, name="Core", stdin=LESSONS),
            tool_result_contains('"extract_now":true'))
-    q.step(lambda r: run_body(r, "aether learning-promote -", category="convention", stdin=PROMOTED))
+    q.step(lambda r: run_body(r, "aether learning-promote -", stdin=PROMOTED, category=next(  # the helper's list
+        c for c in earlier_result(r, "aether build-finish")["learnings"]["categories"] if c == "convention")))
     q.step(lambda r: say(earlier_result(r, "aether build-finish")["text"] + "\nNext: /ant:continue"))
 
     ants = [
@@ -616,27 +617,27 @@ APP_FILES = {
     "app.py": "from util import slug\n\n\ndef main():\n    print(slug('Hello World'))\n",
     "util.py": "def slug(text):\n    return text.lower().replace(' ', '-')\n\n\ndef unused():\n    return 1\n",
     "tests/test_util.py": "from util import slug\n\n\ndef test_slug():\n    assert slug('A B') == 'a-b'\n",
+    # enough source files that the helper sends two colonizers (see aether.colonize)
+    **{f"words/w{i:02}.py": f"WORD = {i}\n" for i in range(17)},
 }
 MAPS = {
-    "structure": {"status": "completed", "lens": "structure", "summary": "app.py calls util.slug; tests/ holds pytest tests",
-                  "findings": [{"area": "util.py", "note": "unused() is never called"}],
-                  "suggested_signals": [{"type": "FOCUS", "content": "keep util.py small and fully tested"}]},
-    "stack": {"status": "completed", "lens": "stack", "summary": "Python only, pytest, no CI",
-              "findings": [{"area": "tests/test_util.py", "note": "run with python3 -m pytest"}],
-              "suggested_signals": [{"type": "REDIRECT", "content": "no third-party dependencies for string helpers"}]},
+    "structure + stack": {"status": "completed", "lens": "structure + stack",
+                          "summary": "app.py calls util.slug; Python only, pytest, no CI",
+                          "findings": [{"area": "tests/test_util.py", "note": "run with python3 -m pytest"}],
+                          "suggested_signals": [{"type": "FOCUS", "content": "keep util.py small and fully tested"}]},
+    "conventions and risks": {"status": "completed", "lens": "conventions and risks",
+                              "summary": "one helper module; words/ holds constants only",
+                              "findings": [{"area": "util.py", "note": "unused() is never called"}],
+                              "suggested_signals": [{"type": "REDIRECT",
+                                                     "content": "no third-party dependencies for string helpers"}]},
 }
 HYGIENE = {"recommendations": [{"file": "util.py", "issue": "dead_code",
                                 "recommendation": "remove unused(): grep -rn unused . finds no caller", "risk": "low"}]}
 
 
-def colonizer_prompt(request, lens: str) -> dict:
-    started = earlier_result(request, "aether complexity-detect")
-    signals = started["signals"]
-    return agent("ant:colonizer", "\n".join([
-        "--- COLONIZE ---", f"Lens: {lens}",
-        f"Project root: the current directory ({signals['source_files']} source files; "
-        f"languages: {', '.join(signals['languages'])})",
-        request.tool_results()[0]["text"]]), f"colonize {lens}")
+def colonizers(request) -> list:
+    """One Agent call per colonizer the helper planned, its brief as the prompt."""
+    return [agent(c["subagent_type"], c["text"], c["lens"]) for c in helper_result(request)["colonizers"]]
 
 
 def test_colonize_maps_in_parallel_and_organize_only_reports(claude):
@@ -647,19 +648,18 @@ def test_colonize_maps_in_parallel_and_organize_only_reports(claude):
 
     colonize = claude.run("/ant:colonize", [
         queen_turn(1).reply(lambda r: run_body(r, "aether complexity-detect --apply")),
-        queen_turn(2).reply(lambda r: run_body(r, "aether pheromone-render --caste colonizer")),
-        queen_turn(3).reply(lambda r: [colonizer_prompt(r, "structure"), colonizer_prompt(r, "stack")]),
+        queen_turn(2).reply(colonizers),
         *[step for lens in MAPS for step in (
             subagent("ant:colonizer", first_user_contains(f"Lens: {lens}"), turn(1)).reply(
                 bash("find . -type f -not -path './.aether/*' | head -200")),
             subagent("ant:colonizer", first_user_contains(f"Lens: {lens}"), turn(2),
                      tool_result_contains("./util.py")).reply(say(json_block(MAPS[lens], f"The {lens} map."))))],
-        queen_turn(4).reply(lambda r: [
+        queen_turn(3).reply(lambda r: [
             run_body(r, "aether decision-add - --type codebase", stdin=f"{lens}: {MAPS[lens]['summary']}")
             for lens in MAPS]),
-        queen_turn(5).reply(lambda r: run_body(r, "aether event-add colonized queen -",
-                                               stdin="Mapped structure, stack in FULL mode")),
-        queen_turn(6).reply(say('Suggested: /ant:focus "keep util.py small and fully tested", then /ant:plan')),
+        queen_turn(4).reply(lambda r: run_body(r, "aether event-add colonized queen -",
+                                               stdin=f"Mapped {', '.join(MAPS)} in FULL mode")),
+        queen_turn(5).reply(say('Suggested: /ant:focus "keep util.py small and fully tested", then /ant:plan')),
     ], env=NOW)
     organize = claude.run("/ant:organize util.py", [
         queen_turn(1).reply(lambda r: run_body(r, "aether hygiene-check")),
@@ -676,12 +676,18 @@ def test_colonize_maps_in_parallel_and_organize_only_reports(claude):
     assert colonize.permission_denials == [] and organize.permission_denials == []
     assert command_body(colonize.main_turns[0]) == body_of("colonize")
     assert command_body(organize.main_turns[0]) == body_of("organize").replace("$ARGUMENTS", "util.py")
-    # both colonizers ran at once from one message, as read-only agents with their own prompt
-    (message,) = [m for m in colonize.main_turns[3].messages if m.get("role") == "assistant"
+    # both colonizers the helper planned ran at once from one message, as read-only agents with
+    # their own prompt and the helper's brief
+    (message,) = [m for m in colonize.main_turns[-1].messages if m.get("role") == "assistant"
                   and sum(1 for c in m["content"] if c.get("type") == "tool_use" and c["name"] == "Agent") == 2]
+    planned = json.loads(colonize.tool_result(colonize.tool_calls("Bash")[0])["text"])["result"]["colonizers"]
+    assert [c["lens"] for c in planned] == list(MAPS)
     mapping = colonize.subagent_turns("ant:colonizer")
     body = _front_matter((REPO / ".aether" / "workers" / "colonizer.md").read_text("utf-8"))[1].strip()
     assert len(mapping) == 4 and all(body in t.system and set(t.tools) == {"Read", "Bash"} for t in mapping)
+    briefs = {t.first_user_text for t in mapping}
+    assert all(any(b.endswith(c["text"]) for b in briefs) for c in planned)
+    assert all("Start with: " in c["text"] and "ACTIVE PHEROMONES (as sensed by colonizer)" in c["text"] for c in planned)
     architect = organize.subagent_turns("ant:architect")
     assert architect and all(set(t.tools) == {"Read", "Bash"} for t in architect)
     assert "--- ARCHIVIST (hygiene report) ---" in architect[0].first_user_text

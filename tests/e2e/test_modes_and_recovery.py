@@ -484,7 +484,8 @@ RECOVERY_PLAN = {"goal": "A todo store", "phases": [
     {"id": 1, "name": "Store", "description": "the store on top of the textkit helper",
      "tasks": [{"id": "1.1", "description": "todo/store.py: add() normalises text with textkit.clean",
                 "depends_on": [], "maps_to_criterion": True},
-               {"id": "1.2", "description": "colour output for the list (optional)", "depends_on": ["1.1"]}],
+               {"id": "1.2", "description": "colour output for the list (optional)", "depends_on": ["1.1"],
+                "maps_to_criterion": False}],
      "success_criteria": ["`python3 -c 'import todo.store'` works"]},
     {"id": 2, "name": "CLI", "description": "the command line",
      "tasks": [{"id": "2.1", "description": "todo/cli.py", "depends_on": []}], "success_criteria": ["it runs"]}]}

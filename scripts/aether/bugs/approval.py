@@ -159,22 +159,10 @@ def low_risk(plan: dict, cfg: dict) -> dict:
 
 
 def audit_entries(path: str) -> list[dict]:
-    import json
+    """The approval audit log's records (see `store.read_jsonl`)."""
+    from aether import store
 
-    try:
-        with open(path, encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
-    except FileNotFoundError:
-        return []
-    out = []
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict):
-            out.append(entry)
-    return out
+    return [entry for entry in store.read_jsonl(path) if isinstance(entry, dict)]
 
 
 def gate(state: dict, audit_path: str) -> dict:

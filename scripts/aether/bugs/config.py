@@ -60,6 +60,13 @@ TYPES = {
     "verification_timeout_seconds": (_INT, 1),
 }
 MAX_TEMPERATURE = 1
+# The Bug Researcher runs each reproduction command with the Bash tool, which waits at most
+# this long (Claude Code refuses a larger `timeout`): a reproduction timeout cannot exceed it.
+BASH_TIMEOUT_MAX_MS = 600_000
+MAXIMA = {  # key → largest value
+    "reproduction_timeout_seconds": BASH_TIMEOUT_MAX_MS // 1000,
+    "agent_temperature": MAX_TEMPERATURE,
+}
 
 # environment variable → key (seed §7.3's SWARM_BUG_* names, as AETHER_BUG_*)
 ENV_OVERRIDES = {
@@ -115,8 +122,11 @@ def _check(key: str, value, where: str):
     value = int(value) if kind == _INT else float(value)
     if minimum is not None and value < minimum:
         raise _bad(where, f"must be >= {minimum}, found {value}")
-    if key == "agent_temperature" and value > MAX_TEMPERATURE:
-        raise _bad(where, f"must be between 0 and {MAX_TEMPERATURE}, found {value}")
+    maximum = MAXIMA.get(key)
+    if maximum is not None and value > maximum:
+        why = (" (the Bug Researcher's Bash tool waits at most that long)"
+               if key == "reproduction_timeout_seconds" else "")
+        raise _bad(where, f"must be between {minimum} and {maximum}{why}, found {value}")
     return value
 
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import os
 
+from aether import store
 from aether.bugs.errors import EXIT_FAILED, bug_error
+from aether.errors import AetherError
 
 PROTECTED_DIRS = (".git", ".aether")
 TESTS_DIR = "tests"
@@ -224,23 +226,8 @@ def diff(op: dict) -> str:
 
 
 def _write(full: str, text: str, mode: int | None) -> None:
-    folder = os.path.dirname(full)
-    tmp = os.path.join(folder, f".{os.path.basename(full)}.aether-tmp.{os.getpid()}")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644 if mode is None else mode)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode("utf-8"))
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, full)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Replace one project file atomically (the one place the fix writes a file)."""
+    store.write_text_atomic(full, text, mode)
 
 
 def _current(full: str) -> str | None:
@@ -263,7 +250,7 @@ def _put_back(ops: list[dict], root: str, created_dirs: list[str]) -> list[str]:
                     os.unlink(full)
             else:
                 _write(full, op["before"], op.get("mode"))
-        except OSError:
+        except (OSError, AetherError):
             failed.append(op["path"])
     for rel in reversed(created_dirs):
         try:
@@ -296,9 +283,10 @@ def apply(ops: list[dict], root: str) -> list[str]:
                     created_dirs.append(rel)
                 _write(full, op["after"], op.get("mode"))
             done.append(op)
-    except (OSError, _Changed) as exc:
+    except (OSError, _Changed, AetherError) as exc:  # AetherError: a text UTF-8 cannot hold
         failed = _put_back(done, root, created_dirs)
         why = (f"{exc.path} changed while the fix was being applied" if isinstance(exc, _Changed)
+               else exc.message if isinstance(exc, AetherError)
                else f"{exc.strerror or exc} ({exc.filename or ''})")
         note = ("every file is back as it was" if not failed
                 else f"could not restore: {', '.join(failed)}")

@@ -68,6 +68,8 @@ def agent_step(state: dict, cfg: dict) -> dict | None:
         "model": cfg["agent_model"],
         "temperature": cfg["agent_temperature"],
     }
+    if kind == "reproduction":  # the researcher's Bash `timeout` for each reproduction command
+        out["bash_timeout_ms"] = min(timeout * 1000, config.BASH_TIMEOUT_MAX_MS)
     if kind == "fix-plan":
         out["min_test_cases"] = cfg["min_test_cases"]
     return out
@@ -235,18 +237,22 @@ def analyze(bug_id: str, stop_at: str | None = None, retry: bool = False) -> dic
 def parse_answer(text: str) -> tuple[object, str | None]:
     """(document, None) for a JSON document or an agent's answer whose last ```json block
     parses (Claude Code lets JSON through a heredoc only inside such a fence); else
-    (None, why)."""
-    import json
+    (None, why). Strict, like every JSON input (see `aether.inputs`)."""
+    from aether import inputs
 
     try:
-        return json.loads(text), None
+        return inputs.loads(text), None
+    except inputs.JSONRefused as exc:
+        return None, f"not valid JSON: {exc}"
     except ValueError as exc:
         error = exc
     import re
 
-    for block in reversed(re.findall(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n(.*?)```", text, re.S)):
+    for block in reversed(re.findall(r"```[ \t]*+(?:json|JSON)?[ \t]*+\r?\n(.*?)```", text, re.S)):
         try:
-            return json.loads(block), None
+            return inputs.loads(block), None
+        except inputs.JSONRefused as exc:
+            return None, f"not valid JSON: {exc}"
         except ValueError:
             continue
     return None, f"not valid JSON (nor an answer holding a ```json block): {error}"

@@ -301,34 +301,10 @@ def list_ids(cfg: dict) -> list[str]:
 
 def read_history(cfg: dict, bug_id: str) -> list[dict]:
     """The transition log's records (a torn last line, from a crash, is skipped)."""
-    import json
-
-    try:
-        with open(history_path(cfg, bug_id), encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
-    except FileNotFoundError:
-        return []
-    out = []
-    for line in lines:
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            continue
-    return out
+    return [r for r in store.read_jsonl(history_path(cfg, bug_id)) if isinstance(r, dict)]
 
 
 def write_text(path: str, text: str) -> None:
-    """Write a report file whole (temp file + replace), creating its folder."""
-    folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp.{os.getpid()}.{os.urandom(3).hex()}")
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write a report file whole (see `store.write_text_atomic`), creating its folder."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    store.write_text_atomic(path, text)

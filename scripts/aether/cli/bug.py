@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from aether.bugs import phases
 from aether.cli.common import CONTENT, FILE_OR_STDIN, TEXT, command, read_stdin
 from aether.errors import AetherError, input_error
 
@@ -130,7 +131,7 @@ def init_cmd(description, bug_id, test_path, github_issue, error, stack_trace, r
 
 @command("analyze", text=True)
 @click.argument("bug_id", type=TEXT)
-@click.option("--stop-at", type=click.Choice(["reproduce", "analyze"]),
+@click.option("--stop-at", type=click.Choice(phases.STOP_AT),
               help="Stop after this step: reproduce (REPRODUCED) or analyze (ANALYZED).")
 @click.option("--retry", is_flag=True, help="Investigate a BLOCKED bug again from REPRODUCING.")
 def analyze_cmd(bug_id, stop_at, retry):

@@ -106,7 +106,12 @@ def build_finish(phase, results, watcher):
 
         report = spawning.extract_json(watcher, "the watcher's answer")
         results = {"watcher": report}
-    return builds.finish(phase, results if results is not None else {})
+    result = builds.finish(phase, results if results is not None else {})
+    if isinstance(result.get("learnings"), dict):
+        from aether import lifecycle
+
+        result["learnings"].update(lifecycle.promotion())
+    return result
 
 
 @command("build-abort", text=True)
@@ -122,8 +127,13 @@ def build_abort(phase, reason):
 
 @command("phase-advance", text=True)
 def phase_advance():
-    """Move to the next phase (the current one must be completed); past the last phase the
-    colony is COMPLETED. The only command that changes current_phase."""
+    """Move to the next phase (the current one must be completed or skipped); past the last
+    phase the colony is COMPLETED.
+
+    current_phase moves forward only through this step of the helper: phase-advance takes it,
+    build-start takes it once to enter the first phase (from 0), and phase-skip takes it past
+    the phase it skips. plan-load may move it back when a replaced plan drops or reopens
+    phases."""
     from aether import builds
 
     return builds.phase_advance()

@@ -103,13 +103,11 @@ def read_stdin(what: str = "stdin") -> str:
 
 
 def parse_json(text: str, what: str = "input"):
-    """Parse JSON given by a caller, with an input error that says where it broke."""
-    import json
+    """Parse JSON given by a caller, strictly (see `aether.inputs`), with an input error
+    that says where it broke."""
+    from aether import inputs
 
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise input_error("invalid_json", f"{what} is not valid JSON: {exc}") from None
+    return inputs.parse_json(text, what)
 
 
 TEXT = TextType()

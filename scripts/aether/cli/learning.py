@@ -4,42 +4,39 @@ from __future__ import annotations
 
 import click
 
+from aether import learning
 from aether.cli.common import CONTENT, TEXT, command
 
 
-@command("learning-promote")
-@click.argument("content", type=CONTENT)
-@click.argument("source_project", type=TEXT, required=False)
-@click.argument("source_phase", type=TEXT, required=False)
-@click.argument("tags_csv", type=TEXT, required=False)
-@click.option("--category", type=TEXT,
-              help="performance, security, architecture, convention or tooling.")
-def learning_promote(content, source_project, source_phase, tags_csv, category):
-    """Record that a project learned CONTENT (or `-` to read it from stdin).
+@command("learning-promote", help=f"""Record that a project learned CONTENT (or `-` to read it from stdin).
 
     SOURCE_PROJECT defaults to this project's id (a hash of its git remote, else of its
     path); pass "" to keep the default and still give SOURCE_PHASE (a phase number) and
     TAGS_CSV (comma-separated keywords that learning-inject matches).
 
     A learning matches a stored one when both read the same after case-folding, Unicode
-    normalisation, collapsing whitespace and dropping trailing punctuation. (Not
-    substring containment: a short learning would absorb every longer one containing
-    it and be promoted without ever recurring.) A project counts once per learning; at 3 distinct projects the learning is promoted and every
-    new colony receives it as a FEEDBACK signal. The store keeps 100 learnings: a new
-    one at the cap replaces the non-promoted learning seen least recently.
+    normalisation, collapsing whitespace and dropping trailing punctuation. (Not substring
+    containment: a short learning would absorb every longer one containing it and be promoted
+    without ever recurring.) A project counts once per learning; at {learning.PROMOTE_AT} distinct projects
+    the learning is promoted and every new colony receives it as a FEEDBACK signal. The store
+    keeps {learning.CAP} learnings: a new one at the cap replaces the non-promoted learning seen least
+    recently.
 
     \b
-    Result: {stored, promoted, newly_promoted, id, count, cap, total, project_id, rotated_out}
+    Result: {{stored, promoted, newly_promoted, id, count, cap, total, project_id, rotated_out}}
     stored: false when this project had already contributed the learning.
 
     \b
     Example:
       aether learning-promote - "" 3 "auth,bcrypt" --category performance <<'EOF'
       bcrypt with 12 rounds adds 800 ms to each login; 10 rounds is enough
-      EOF
-    """
-    from aether import learning
-
+      EOF""")
+@click.argument("content", type=CONTENT)
+@click.argument("source_project", type=TEXT, required=False)
+@click.argument("source_phase", type=TEXT, required=False)
+@click.argument("tags_csv", type=TEXT, required=False)
+@click.option("--category", type=TEXT, help=", ".join(learning.CATEGORIES[:-1]) + f" or {learning.CATEGORIES[-1]}.")
+def learning_promote(content, source_project, source_phase, tags_csv, category):
     return learning.promote(
         content,
         source_project=source_project,
@@ -52,27 +49,19 @@ def learning_promote(content, source_project, source_phase, tags_csv, category):
 @command("learning-load")
 def learning_load():
     """The promoted global learnings, strongest first: {learnings, count, total}."""
-    from aether import learning
-
     return learning.load()
 
 
 @command("learning-init-global")
 def learning_init_global():
     """Create the global folder and an empty learnings.json when missing: {created, path}."""
-    from aether import learning
-
     return learning.init_global()
 
 
-@command("learning-inject", text=True)
+@command("learning-inject", text=True, help=f"""Global learnings whose tags or category equal one of KEYWORDS_CSV (comma-separated,
+    case-insensitive): promoted ones first, at most {learning.INJECT_LIMIT}.
+
+    The result's `text` is the block to hand to workers (--text prints only it).""")
 @click.argument("keywords_csv", type=CONTENT)
 def learning_inject(keywords_csv):
-    """Global learnings whose tags or category equal one of KEYWORDS_CSV (comma-separated,
-    case-insensitive): promoted ones first, at most 10.
-
-    The result's `text` is the block to hand to workers (--text prints only it).
-    """
-    from aether import learning
-
     return learning.inject(keywords_csv)

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import click
 
+from aether import lifecycle
 from aether.cli.common import command
+
+
+def _size(n: int) -> str:
+    return f"{n // 1_000_000} MB" if n % 1_000_000 == 0 else f"{n // 1000} KB"
 
 
 @command("signals-suggest", text=True)
@@ -12,8 +17,6 @@ def signals_suggest():
     """Should the Queen suggest /ant:focus or /ant:redirect before planning? `suggest` is true
     when the colony is PLANNING, or READY without a plan, and no FOCUS or REDIRECT signal is
     active. Answers {suggest, reason, state, active: {FOCUS, REDIRECT}, commands, text}."""
-    from aether import lifecycle
-
     return lifecycle.suggest_signals()
 
 
@@ -21,20 +24,17 @@ def signals_suggest():
 def continue_start():
     """What /ant:continue does now (READY or COMPLETED colony; read-only): the current phase's
     verification (completed? failed, skipped and flagged tasks, watcher or syntax check, code
-    loop), whether to extract learnings now (the mode's cadence; never twice per phase), whether
-    the archivist runs (FULL mode, every 3rd phase; its brief), whether advancing completes the
-    colony, the mode profile, recovery options for a phase not completed, and `next` steps."""
-    from aether import lifecycle
-
+    loop), whether to extract learnings now (the mode's cadence; never twice per phase; with the
+    categories learning-promote takes), whether the archivist runs (the mode's cadence; its
+    brief), whether advancing completes the colony, the mode profile, recovery options for a
+    phase not completed, and `next` steps."""
     return lifecycle.continue_start()
 
 
-@command("hygiene-check", text=True)
+@command("hygiene-check", text=True, help=f"""The archivist's answers: whether it runs after PHASE (the mode's cadence), the
+    state files past their size limit (JSON over {_size(lifecycle.STATE_FILE_LIMIT_BYTES)}, memory over its token budget,
+    activity logs over {_size(lifecycle.LOG_FILE_LIMIT_BYTES)}) with what to do, and the brief for the architect ant
+    (report only).""")
 @click.option("--phase", type=click.IntRange(min=1), help="After this phase (default: the current one).")
 def hygiene_check(phase):
-    """The archivist's answers: whether it runs after PHASE (FULL mode, every 3rd phase), the
-    state files past their size limit (JSON over 256 KB, memory over its token budget, activity
-    logs over 1 MB) with what to do, and the brief for the architect ant (report only)."""
-    from aether import lifecycle
-
     return lifecycle.hygiene(phase)

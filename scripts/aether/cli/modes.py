@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import click
 
+from aether import modes
 from aether.cli.common import command
 
 
 @command("mode-profile", text=True)
-@click.option("--mode", type=click.Choice(["LIGHTWEIGHT", "STANDARD", "FULL"], case_sensitive=False),
+@click.option("--mode", type=click.Choice(tuple(modes.PROFILES), case_sensitive=False),
               help="This mode instead of the colony's.")
-@click.option("--when", type=click.Choice(["build", "continue", "between", "end"]),
+@click.option("--when", type=click.Choice(modes.WHEN),
               help="A moment of the lifecycle: answers extract_learnings_now for it.")
 @click.option("--phase", type=click.IntRange(min=1),
               help="The phase concerned (default: the current one): archivist and last-phase answers.")
@@ -20,6 +21,4 @@ def mode_profile(mode, when, phase):
     code loop, archivist — plus booleans to branch on: spawn_watcher, helper_syntax_check,
     spawn_reviewer, activity_log_enabled, detailed_activity, extract_learnings_now (with
     --when), run_archivist (for --phase or the current phase), auto_emit.{TYPE}."""
-    from aether import modes
-
     return modes.answer(mode, when, phase)

@@ -4,22 +4,22 @@ from __future__ import annotations
 
 import click
 
+from aether import castes, pheromones
 from aether.cli.common import CONTENT, NUMBER, TEXT, FiniteFloat, command
 
 NON_NEGATIVE = FiniteFloat(minimum=0)
 POSITIVE = FiniteFloat(minimum=0)
 
 
-@command("pheromone-decay", context_settings={"ignore_unknown_options": True})
+@command("pheromone-decay", context_settings={"ignore_unknown_options": True},
+         help=f"""Strength of a signal after ELAPSED_SECONDS: s·e^(−ln2·t/h), 6 decimals.
+
+    Negative elapsed time counts as 0; past {pheromones.EXPIRY_HALF_LIVES} half-lives the strength is 0.
+    """)
 @click.argument("strength", type=NON_NEGATIVE)
 @click.argument("elapsed_seconds", type=NUMBER)
 @click.argument("half_life", type=NON_NEGATIVE)
 def decay(strength, elapsed_seconds, half_life):
-    """Strength of a signal after ELAPSED_SECONDS: s·e^(−ln2·t/h), 6 decimals.
-
-    Negative elapsed time counts as 0; past 10 half-lives the strength is 0.
-    """
-    from aether import pheromones
     from aether.errors import input_error
 
     if half_life <= 0:
@@ -32,8 +32,6 @@ def decay(strength, elapsed_seconds, half_life):
 @click.argument("strength", type=NON_NEGATIVE)
 def effective(sensitivity, strength):
     """Effective signal for a caste: SENSITIVITY × STRENGTH, 6 decimals."""
-    from aether import pheromones
-
     return {"effective_signal": pheromones.effective(sensitivity, strength)}
 
 
@@ -44,33 +42,31 @@ def batch():
     A signal with a malformed field gets current_strength null and an `error`;
     the others are unaffected.
     """
-    from aether import pheromones, store
+    from aether import store
 
     return pheromones.batch(store.read("pheromones")["signals"])
 
 
-@command("pheromone-cleanup")
+@command("pheromone-cleanup", help=f"""Remove signals past {pheromones.EXPIRY_HALF_LIVES} half-lives or weaker than
+    {pheromones.MIN_STRENGTH}.""")
 def cleanup():
-    """Remove signals past 10 half-lives or weaker than 0.05."""
-    from aether import pheromones
-
     return pheromones.cleanup()
 
 
-@command("pheromone-validate")
+@command("pheromone-validate", help=f"""Check signal CONTENT (or `-` for stdin): not empty, at least
+    {pheromones.MIN_CONTENT_LENGTH} characters, at most {pheromones.MAX_CONTENT_LENGTH:,}.""")
 @click.argument("content", type=CONTENT)
 def validate(content):
-    """Check signal CONTENT (or `-` for stdin): not empty, at least 20 characters."""
-    from aether import pheromones
-
     return pheromones.check_content(content)
 
 
 @command("pheromone-emit")
-@click.argument("signal_type", metavar="TYPE", type=click.Choice(["INIT", "FOCUS", "REDIRECT", "FEEDBACK"], case_sensitive=False))
+@click.argument("signal_type", metavar="TYPE", type=click.Choice(castes.SIGNAL_TYPES, case_sensitive=False))
 @click.argument("content", type=CONTENT)
-@click.option("--strength", type=NUMBER, help="Initial strength in (0, 1]. Default per type: INIT 1.0, FOCUS 0.7, REDIRECT 0.9, FEEDBACK 0.5.")
-@click.option("--half-life", type=POSITIVE, help="Half-life in seconds. Default per type: INIT never, FOCUS 3600, REDIRECT 86400, FEEDBACK 21600.")
+@click.option("--strength", type=NUMBER, help="Initial strength in (0, 1]. Default per type: "
+              + ", ".join(f"{t} {s}" for t, (s, _h) in pheromones.DEFAULTS.items()) + ".")
+@click.option("--half-life", type=POSITIVE, help="Half-life in seconds. Default per type: "
+              + ", ".join(f"{t} {'never' if h is None else h}" for t, (_s, h) in pheromones.DEFAULTS.items()) + ".")
 @click.option("--never-decays", is_flag=True, help="The signal keeps its strength (half_life_seconds null).")
 @click.option("--source", type=TEXT, help="Who emitted it (default: user).")
 @click.option("--auto", is_flag=True, help="Mark the signal as emitted automatically by the colony.")
@@ -83,16 +79,12 @@ def emit(signal_type, content, strength, half_life, never_decays, source, auto):
       security of the auth module
       EOF
     """
-    from aether import pheromones
-
     return pheromones.emit(signal_type, content, strength, half_life, source, auto, never_decays)
 
 
 @command("pheromone-render", display=True)
-@click.option("--caste", type=click.Choice(["colonizer", "route-setter", "builder", "watcher", "scout", "architect"]),
+@click.option("--caste", type=click.Choice(castes.CASTES),
               help="Show the effective strength and PRIORITIZE/NOTE/IGNORE for this caste.")
 def render(caste):
     """The active signals as the block the Queen shows and gives to workers."""
-    from aether import pheromones
-
     return pheromones.render(caste)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from aether import review
 from aether.cli.common import FILE_OR_STDIN, command
 
 # `-1` reaches the argument's own check (a clear error) instead of being read as an option
@@ -15,23 +16,17 @@ NEGATIVE_OK = {"ignore_unknown_options": True}
 def review_needed(wave):
     """Does WAVE get an advisory reviewer? No when the mode has none or the wave had a single
     worker (`skip` says which). Yes plans the reviewer spawn (`reviewer.id`: spawn-start it)."""
-    from aether import review
-
     return review.needed(wave)
 
 
-@command("review-decide", text=True, context_settings=NEGATIVE_OK)
-@click.argument("wave", type=click.IntRange(min=1))
-@click.argument("findings", type=FILE_OR_STDIN)
-def review_decide(wave, findings):
-    """Decide on the reviewer's FINDINGS (a file or `-`) for WAVE: `rebuild` (a CRITICAL
-    finding, while the wave was rebuilt fewer than 2 times; `rebuild` lists the spawns to
+@command("review-decide", text=True, context_settings=NEGATIVE_OK, help=f"""Decide on the reviewer's FINDINGS (a file or `-`) for WAVE: `rebuild` (a CRITICAL
+    finding, while the wave was rebuilt fewer than {review.MAX_WAVE_REBUILDS} times; `rebuild` lists the spawns to
     start) or `continue` (with a lasting warning if CRITICAL findings remain).
 
     \b
-    FINDINGS: {"findings": [{"severity": "CRITICAL|HIGH|MEDIUM|LOW", "description": "…",
-               "location": "file:line", "recommendation": "…"}], "summary": "…"}
-    """
-    from aether import review
-
+    FINDINGS: {{"findings": [{{"severity": "{"|".join(review.SEVERITIES)}", "description": "…",
+               "location": "file:line", "recommendation": "…"}}], "summary": "…"}}""")
+@click.argument("wave", type=click.IntRange(min=1))
+@click.argument("findings", type=FILE_OR_STDIN)
+def review_decide(wave, findings):
     return review.decide(wave, findings)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from aether import spawning
 from aether.cli.common import FILE_OR_STDIN, TEXT, command
 
 # `-1` reaches the argument's own check (a clear error) instead of being read as an option
@@ -19,8 +20,6 @@ def spawn_check(depth):
     running (the running nodes of the spawn tree). Answers
     {pass, active_workers, max_workers, current_depth, max_depth[, reason]}.
     """
-    from aether import spawning
-
     return spawning.check(depth)
 
 
@@ -34,8 +33,6 @@ def spawn_start(spawn_id):
     approved, before earlier waves finished, and before a re-run's sub-spawns finished.
     Pass `text` to the Agent call as the prompt, with `subagent_type`.
     """
-    from aether import spawning
-
     return spawning.start(spawn_id.strip())
 
 
@@ -51,22 +48,16 @@ def spawn_finish(spawn_id, result):
     that does not hold makes the spawn failed. A failed spawn keeps its failure report for
     `aether failure-decide --worker ID`.
     """
-    from aether import spawning
-
     return spawning.finish(spawn_id.strip(), result)
 
 
-@command("spawn-requests")
+@command("spawn-requests", help=f"""Read the SPAWN REQUEST blocks in OUTPUT (the worker's answer: a file or `-`).
+
+    Each request needs a known caste and a reason; it is honoured when its depth stays
+    below the max depth and the caps hold ({spawning.MAX_SUB_SPAWNS_PER_WORKER} per worker, {spawning.MAX_SUB_SPAWNS_PER_WAVE} per wave). Honoured
+    requests become planned spawns (`queue`); a blocking one also plans a re-run of PARENT_ID
+    after it (`reruns`). Ignored requests are recorded with the reason.""")
 @click.argument("parent_id", metavar="PARENT_ID", type=TEXT)
 @click.argument("output", type=FILE_OR_STDIN)
 def spawn_requests(parent_id, output):
-    """Read the SPAWN REQUEST blocks in OUTPUT (the worker's answer: a file or `-`).
-
-    Each request needs a known caste and a reason; it is honoured when its depth stays
-    below the max depth and the caps hold (2 per worker, 2 per wave). Honoured requests
-    become planned spawns (`queue`); a blocking one also plans a re-run of PARENT_ID after
-    it (`reruns`). Ignored requests are recorded with the reason.
-    """
-    from aether import spawning
-
     return spawning.requests(parent_id.strip(), output)

@@ -4,22 +4,21 @@ from __future__ import annotations
 
 import click
 
+from aether import inspect_state, schemas
 from aether.cli.common import CONTENT, TEXT, command
 
+NAMES = ", ".join(schemas.FILES)  # every state file the helper knows
 
-@command("validate-state")
+
+@command("validate-state", help=f"""Check a state file against its schema: TARGET is one of {NAMES} (or its
+    file name, e.g. COLONY_STATE.json), or `all` for every project state file.
+
+    Answers {{file, path, checks:[{{check, pass, detail?}}], pass}}; `all` answers
+    {{pass, files:[…]}}. An unparsable or invalid file is a failed check, not an error; a
+    damaged file's report names the backup `aether state-restore` would bring back. A
+    missing file is reported (`missing: true`); it fails only for the colony state.""")
 @click.argument("target", type=TEXT)
 def validate_state(target):
-    """Check a state file against its schema: TARGET is colony, pheromones, plan, errors,
-    memory, events (or any state file name), or `all` for every project state file.
-
-    Answers {file, path, checks:[{check, pass, detail?}], pass}; `all` answers
-    {pass, files:[…]}. An unparsable or invalid file is a failed check, not an error; a
-    damaged file's report names the backup `aether state-restore` would bring back. A
-    missing file is reported (`missing: true`); it fails only for the colony state.
-    """
-    from aether import inspect_state
-
     return inspect_state.validate(target)
 
 
@@ -37,19 +36,19 @@ def state_restore(file, force):
     return store.restore(file, force=force)
 
 
-@command("query")
-@click.argument("expression", type=CONTENT)
-@click.option("--file", "name", default="colony", show_default=True, type=TEXT,
-              help="State file to query: colony, pheromones, plan, errors, memory, events, learnings, projects.")
-def query(expression, name):
-    """Evaluate a JMESPath EXPRESSION (or `-` for stdin) over a state file; read-only.
+@command("query", help=f"""Evaluate a JMESPath EXPRESSION (or `-` for stdin) over a state file; read-only.
+
+    An expression longer than {inspect_state.MAX_QUERY_LENGTH:,} characters is refused
+    (`content_too_long`).
 
     \b
     Examples:
       aether query state
       aether query "signals[?type=='FOCUS'].content" --file pheromones
       aether query "length(errors)" --file errors
-    """
-    from aether import inspect_state
-
+    """)
+@click.argument("expression", type=CONTENT)
+@click.option("--file", "name", default="colony", show_default=True, type=TEXT,
+              help=f"State file to query: {NAMES} (or its file name).")
+def query(expression, name):
     return inspect_state.query(expression, name)

@@ -1,0 +1,113 @@
+"""`--help` quotes the helper's numbers and lists from the modules that own them: change the
+constant and the help follows (no copy of a limit in a help string), and every choice list
+comes from its owner (castes, modes, signal types, state files)."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+
+import pytest
+
+from aether import castes, complexity, error_log, events, learning, lifecycle, loops, memory, modes, \
+    pheromones, review, schemas, spawning, waves
+
+
+@contextlib.contextmanager
+def owned(cli_module: str, owner, name: str, value):
+    """The CLI module rebuilt with owner.name = value; put back afterwards."""
+    module = importlib.import_module(cli_module)
+    saved = getattr(owner, name)
+    setattr(owner, name, value)
+    try:
+        yield importlib.reload(module)
+    finally:
+        setattr(owner, name, saved)
+        importlib.reload(module)
+
+
+def help_of(project, *command) -> str:
+    out = project.run(*command, "--help")
+    assert out.code == 0, out.stderr
+    return " ".join(out.stdout.split())
+
+
+CASES = [
+    # (CLI module, command, owner, constant, new value, what the help then says)
+    ("aether.cli.loops", ["loop-init"], loops, "THRESHOLDS", {"plan": 81, "code": 97},
+     "(default: plan 81, code 97)"),
+    ("aether.cli.loops", ["loop-decide"], loops, "MAX_ITERATIONS", 7, "iteration 7 of a round"),
+    ("aether.cli.loops", ["loop-decide"], loops, "STAGNATION_MIN_GAIN", 9, "less than 9 points"),
+    ("aether.cli.loops", ["loop-score"], loops, "SCORE_WEIGHTS", {"tests": 50, "lint": 50},
+     "seed 004's weights: tests 50, lint 50."),
+    ("aether.cli.loops", ["loop-score"], loops, "COVERAGE_TARGET", 70, "≥ 70 earns the points"),
+    ("aether.cli.spawning", ["spawn-requests"], spawning, "MAX_SUB_SPAWNS_PER_WORKER", 4, "(4 per worker"),
+    ("aether.cli.spawning", ["spawn-requests"], spawning, "MAX_SUB_SPAWNS_PER_WAVE", 6, "6 per wave)"),
+    ("aether.cli.review", ["review-decide"], review, "MAX_WAVE_REBUILDS", 5, "fewer than 5 times"),
+    ("aether.cli.review", ["review-decide"], review, "SEVERITIES", ("CRITICAL", "LOW"), '"CRITICAL|LOW"'),
+    ("aether.cli.learning", ["learning-promote"], learning, "PROMOTE_AT", 4, "at 4 distinct projects"),
+    ("aether.cli.learning", ["learning-promote"], learning, "CAP", 120, "keeps 120 learnings"),
+    ("aether.cli.learning", ["learning-promote"], learning, "CATEGORIES", ("speed", "style", "safety"),
+     "--category TEXT speed, style or safety."),
+    ("aether.cli.learning", ["learning-inject"], learning, "INJECT_LIMIT", 12, "at most 12"),
+    ("aether.cli.colony", ["colony-init"], learning, "INIT_SIGNAL_STRENGTH", 0.25, "(strength 0.25,"),
+    ("aether.cli.colony", ["colony-init"], learning, "INIT_SIGNAL_LIMIT", 8, "the 8 strongest at most"),
+    ("aether.cli.colony", ["complexity-detect"], complexity, "LIGHTWEIGHT_MAX_FILES", 21, "< 21 source files"),
+    ("aether.cli.colony", ["complexity-detect"], complexity, "WALK_FILE_LIMIT", 6000, "stops at 6000 files"),
+    ("aether.cli.events", ["event-add"], events, "MAX_EVENTS", 77, "the newest 77 are kept"),
+    ("aether.cli.events", ["event-add"], events, "MAX_EVENT_CONTENT", 3000, "up to 3000 characters"),
+    ("aether.cli.events", ["activity-log-read"], events, "READ_LAST_MATCHES", 30, "its last 30 entries"),
+    ("aether.cli.errors", ["error-add"], error_log, "MAX_ERRORS", 33, "keeps the newest 33 errors"),
+    ("aether.cli.errors", ["error-pattern-check"], error_log, "PATTERN_THRESHOLD", 4, "Categories with 4 or more"),
+    ("aether.cli.waves", ["plan-waves"], waves, "MAX_PLAN_REVISIONS", 9, "at most 9 revisions"),
+    ("aether.cli.pheromones", ["pheromone-cleanup"], pheromones, "MIN_STRENGTH", 0.07, "weaker than 0.07"),
+    ("aether.cli.pheromones", ["pheromone-decay"], pheromones, "EXPIRY_HALF_LIVES", 12, "past 12 half-lives"),
+    ("aether.cli.pheromones", ["pheromone-validate"], pheromones, "MIN_CONTENT_LENGTH", 25, "at least 25 characters"),
+    ("aether.cli.pheromones", ["pheromone-emit"], pheromones, "DEFAULTS",
+     {"INIT": (1.0, None), "FOCUS": (0.6, 1800)}, "FOCUS 0.6."),
+    ("aether.cli.memory", ["memory-compress"], memory, "MAX_PHASE_LEARNINGS", 25, "newest 25 phase learnings"),
+    ("aether.cli.memory", ["decision-add"], memory, "MAX_DECISIONS", 35, "newest 35 are kept"),
+    ("aether.cli.memory", ["learning-add"], memory, "MAX_PHASE_LEARNINGS", 25, "the newest 25 are kept"),
+    ("aether.cli.lifecycle", ["hygiene-check"], lifecycle, "STATE_FILE_LIMIT_BYTES", 300_000, "JSON over 300 KB"),
+    ("aether.cli.lifecycle", ["hygiene-check"], lifecycle, "LOG_FILE_LIMIT_BYTES", 2_000_000, "logs over 2 MB"),
+]
+
+
+@pytest.mark.parametrize("cli_module,command,owner,name,value,says", CASES,
+                         ids=[f"{c[1][0]}-{c[3]}" for c in CASES])
+def test_help_quotes_the_owning_constant(project, cli_module, command, owner, name, value, says):
+    importlib.reload(importlib.import_module(cli_module))  # fresh commands, as the reloads below make
+    before = help_of(project, *command)
+    assert says not in before  # the case really changes the text
+    with owned(cli_module, owner, name, value):
+        assert says in help_of(project, *command)
+    assert help_of(project, *command) == before
+
+
+@pytest.mark.parametrize("command,option,values", [
+    (["colony-init"], "--mode", modes.PROFILES),
+    (["mode-profile"], "--mode", modes.PROFILES),
+    (["mode-profile"], "--when", modes.WHEN),
+    (["pheromone-render"], "--caste", castes.CASTES),
+    (["pheromone-emit"], "TYPE", castes.SIGNAL_TYPES),
+    (["feedback-store"], "--kind", loops.FEEDBACK_KINDS),
+])
+def test_choices_come_from_their_owner(command, option, values):
+    from aether.cli import COMMANDS
+
+    module, attr = COMMANDS[command[0]].split(":")
+    cmd = getattr(importlib.import_module(module), attr)
+    (param,) = [p for p in cmd.params if option in (p.opts or []) or p.human_readable_name == option]
+    assert [c.upper() for c in param.type.choices] == [v.upper() for v in values]
+
+
+def test_query_and_validate_state_list_every_state_file(project):
+    for command in (["query"], ["validate-state"]):
+        text = help_of(project, *command)
+        assert all(name in text for name in schemas.FILES), command
+
+
+def test_phase_advance_says_who_moves_current_phase(project):
+    text = help_of(project, "phase-advance")
+    assert "The only command" not in text
+    assert all(word in text for word in ("build-start", "phase-skip", "plan-load"))
