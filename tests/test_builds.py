@@ -560,3 +560,14 @@ def test_no_sequence_skips_a_phase(project, ops):
         if colony["state"] == "COMPLETED":
             assert set(phase_status.values()) == {"completed"}
     event(f"phases completed: {sum(s == 'completed' for s in phase_status.values())}")
+
+
+def test_only_builds_writes_current_phase():
+    """The design's rule: one place moves current_phase (builds.advance, builds.rewind)."""
+    import pathlib
+    import re
+
+    package = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "aether"
+    writers = {p.name for p in package.rglob("*.py")
+               if re.search(r"\[\s*[\"']current_phase[\"']\s*\]\s*=[^=]", p.read_text())}
+    assert writers == {"builds.py"}

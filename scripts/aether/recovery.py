@@ -182,9 +182,8 @@ def phase_skip(phase_id: int, reason: str) -> dict:
                 skipped.append(task.get("id"))
         phase["status"] = "skipped"
         phase["skipped"] = {"reason": reason, "at": clock.iso()}
-        colony["current_phase"] = phase_id
         events.append(files["events"], "phase_skipped", "queen", f"phase {phase_id} skipped: {_clip(reason, 300)}")
-        entered = builds.advance(colony, plan)
+        entered = builds.advance(colony, plan)  # past the skipped phase: it is done now
         if entered is None:
             events.append(files["events"], "colony_completed", "queen",
                           f"Colony completed: every phase of the plan is done or skipped (goal: {colony.get('goal')})")
