@@ -205,3 +205,40 @@ def test_anything_else_is_judged_whole(command):
 def test_odd_tool_input_is_not_judged(tool_input):
     event = {"tool_name": "Bash", "agent_type": "ant:fix-planner", "tool_input": tool_input}
     assert guard.decide(event) is None
+
+
+# ---------------------------------------------------------------- the shell entry (hooks.json runs it)
+
+ENTRY = GUARD.with_name("guard.sh")
+
+
+def hook(event: dict, path: str | None = None):
+    env = {"PATH": path} if path is not None else None
+    proc = subprocess.run(["sh", str(ENTRY)], input=json.dumps(event), capture_output=True, text=True,
+                          env=env)
+    assert proc.returncode == 0 and proc.stderr == ""
+    return json.loads(proc.stdout)["hookSpecificOutput"] if proc.stdout else None
+
+
+@pytest.mark.parametrize("event", [
+    {"tool_name": "Bash", "tool_input": {"command": "rm -rf build && aether status"}},
+    {"tool_name": "Write", "tool_input": {"file_path": "x.py", "content": "print(1)\n"}},
+    {"tool_name": "Bash", "agent_type": "other:agent", "tool_input": {"command": "aether status"}},
+])
+def test_calls_no_rule_concerns_pass_without_python(event, tmp_path):
+    (tmp_path / "python3").write_text("#!/bin/sh\necho started >&2\nexit 9\n")
+    (tmp_path / "python3").chmod(0o755)
+    assert hook(event, f"{tmp_path}:/usr/bin:/bin") is None  # a started python3 would fail it
+    assert guard.decide(event) is None  # and guard.py agrees
+
+
+@pytest.mark.parametrize("event, says", [
+    ({"tool_name": "Bash", "tool_input": {"command": "aether bug approve b1"}}, "the user's decision"),
+    ({"tool_name": "Bash", "agent_id": "a1", "agent_type": "ant:builder",
+      "tool_input": {"command": "aether status"}}, "Only the Queen"),
+    ({"tool_name": "Edit", "agent_id": "a1", "agent_type": "ant:watcher",
+      "tool_input": {"file_path": "x.py"}}, "read-only"),
+])
+def test_the_shell_entry_hands_ours_to_the_guard(event, says):
+    out = hook(event)
+    assert out["permissionDecision"] == "deny" and says in out["permissionDecisionReason"]

@@ -85,7 +85,7 @@ def test_hooks_wire_the_guard_and_the_bootstrap():
     assert {"Bash"} | guard.FILE_TOOLS <= matched
     (start,) = hooks["SessionStart"]
     commands = [h["command"] for h in pre["hooks"] + start["hooks"]]
-    assert commands == ['python3 "${CLAUDE_PLUGIN_ROOT}/hooks/guard.py"',
+    assert commands == ['sh "${CLAUDE_PLUGIN_ROOT}/hooks/guard.sh"',
                         'python3 "${CLAUDE_PLUGIN_ROOT}/hooks/bootstrap.py"']
     assert "matcher" not in start  # startup, resume, /clear and compaction alike
 
