@@ -63,12 +63,8 @@ SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", "\n", "|&", ";;"}
 def _parts(command: str) -> list[list[str]]:
     """Split a shell command into simple commands (token lists), including `$( … )` and
     backtick bodies, and `sh -c '…'` strings, recursively."""
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>")
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        tokens = list(lexer)
-    except ValueError:  # unbalanced quotes: judge the raw words
+    tokens = _shell_tokens(command)
+    if tokens is None:  # unbalanced quotes: judge the raw words
         tokens = command.split()
     parts, current = [], []
     for token in tokens:
@@ -144,12 +140,8 @@ def shell_code(command: str) -> str:
     if not newline or not match or first.rstrip().endswith("\\") or "`" in first \
             or first.count("(") != first.count(")"):
         return command
-    lexer = shlex.shlex(first, posix=True, punctuation_chars=";&|()<>")
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        tokens = list(lexer)
-    except ValueError:
+    tokens = _shell_tokens(first)
+    if tokens is None:
         return command
     ops = [i for i, t in enumerate(tokens) if t in ("<<", "<<-")]
     delimiter = match.group(3)
@@ -240,14 +232,21 @@ def _git_subcommand(args: list[str]) -> str:
     return ""
 
 
-def _raw_redirects(command: str) -> list[str]:
-    """Output redirections that target a file (not `2>&1`, not `>/dev/null`)."""
-    lexer = shlex.shlex(command, posix=True, punctuation_chars="<>&|;()")
+def _shell_tokens(text: str) -> list[str] | None:
+    """Shell words with operators as their own tokens; None when quoting is unbalanced."""
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()<>")
     lexer.whitespace_split = True
     lexer.commenters = ""
     try:
-        tokens = list(lexer)
+        return list(lexer)
     except ValueError:
+        return None
+
+
+def _raw_redirects(command: str) -> list[str]:
+    """Output redirections that target a file (not `2>&1`, not `>/dev/null`)."""
+    tokens = _shell_tokens(command)
+    if tokens is None:
         return []
     found = []
     for i, token in enumerate(tokens):

@@ -9,7 +9,7 @@ commands skips a phase or has two phases in progress.
 
 from __future__ import annotations
 
-from aether import clock, events, modes, plans, store
+from aether import clock, events, inputs, modes, plans, store
 from aether.castes import CASTES
 from aether.errors import AetherError, input_error, state_error
 from aether.schemas import DONE_STATUSES  # tasks that let a phase complete; phases the colony moves past
@@ -784,12 +784,8 @@ def _learnings_answer(phase_id: int, phase: dict, out: dict) -> dict:
 def abort(phase_id: int, reason: str) -> dict:
     """build-abort: give up the running build; the phase is marked failed."""
     _check_phase_id(phase_id)
-    if not isinstance(reason, str) or not reason.strip():
-        raise input_error("invalid_reason", "say why the build is aborted (the reason is empty)")
-    if len(reason) > MAX_REASON_LENGTH:
-        raise input_error("content_too_long",
-                          f"the reason is {len(reason)} characters; the limit is {MAX_REASON_LENGTH}")
-    reason = reason.strip()
+    reason = inputs.require_text(reason, "the reason", MAX_REASON_LENGTH, code="invalid_reason",
+                                 empty="say why the build is aborted (the reason is empty)").strip()
 
     def change(files):
         colony, plan = files["colony"], files["plan"]

@@ -149,6 +149,16 @@ class _TempIndex:
         return False
 
 
+def _snapshot_commit(r: Repo, message: str) -> tuple[str, str]:
+    """(commit, tree): a commit of the working tree as it is (untracked files included),
+    HEAD its parent; no ref points at it yet."""
+    tree = _snapshot_tree(r)
+    args = ["commit-tree", tree, "-m", message]
+    if r.head:
+        args += ["-p", r.head]
+    return git(args, r.top).stdout.strip(), tree
+
+
 def _snapshot_tree(r: Repo) -> str:
     """The tree of the working tree as it is now (ignored files and colony state left out)."""
     with _TempIndex(r, seed=True) as idx:
@@ -184,11 +194,7 @@ def snapshot(label: str, phase: int | None) -> dict | None:
     r = repo()
     if r is None:
         return None
-    tree = _snapshot_tree(r)
-    args = ["commit-tree", tree, "-m", f"aether checkpoint: {label}"]
-    if r.head:
-        args += ["-p", r.head]
-    commit = git(args, r.top).stdout.strip()
+    commit, tree = _snapshot_commit(r, f"aether checkpoint: {label}")
     stamp = int(clock.now())
     base = REF_PREFIX + (f"phase-{phase}-{stamp}" if phase is not None else f"colony-{stamp}")
     ref, n = base, 1
@@ -259,11 +265,7 @@ def tag_abort(phase: int, reason: str) -> str | None:
     r = repo()
     if r is None:
         return None
-    tree = _snapshot_tree(r)
-    args = ["commit-tree", tree, "-m", f"aether: phase {phase} aborted"]
-    if r.head:
-        args += ["-p", r.head]
-    commit = git(args, r.top).stdout.strip()
+    commit, _tree = _snapshot_commit(r, f"aether: phase {phase} aborted")
     base = ABORT_TAG.format(phase=phase)
     message = f"Aborted: {reason.strip()}"
     n = 1

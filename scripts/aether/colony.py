@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aether import clock, events, paths, store
+from aether import clock, events, inputs, paths, store
 from aether.errors import input_error, state_error
 from aether.modes import DEFAULT_MODE, PROFILES
 from aether.pheromones import MAX_CONTENT_LENGTH
@@ -78,12 +78,7 @@ def init(goal: str, mode: str | None = None, force: bool = False, mode_indicator
 
     detect: choose the mode by complexity detection (instead of STANDARD). Promoted global
     learnings become FEEDBACK signals (see `learning.for_init`)."""
-    goal = goal.strip()
-    if not goal:
-        raise input_error("invalid_goal", "the goal is empty")
-    if len(goal) > MAX_CONTENT_LENGTH:
-        raise input_error("content_too_long",
-                          f"the goal is {len(goal)} characters; the limit is {MAX_CONTENT_LENGTH}")
+    goal = inputs.require_text(goal.strip(), "the goal", MAX_CONTENT_LENGTH, code="invalid_goal")
     if mode is not None and mode not in PROFILES:
         raise input_error("invalid_mode", f"unknown mode {mode!r}; use one of {', '.join(PROFILES)}")
     from aether import learning

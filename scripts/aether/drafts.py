@@ -8,7 +8,7 @@ the drafts of the newest MAX_LOOPS plan loops, MAX_DRAFTS_PER_LOOP each.
 
 from __future__ import annotations
 
-from aether import clock, events, store
+from aether import clock, events, inputs, store
 from aether.errors import input_error, state_error
 
 MAX_LOOPS = 5  # plan loops whose drafts are kept (the oldest dropped)
@@ -42,9 +42,7 @@ def store_draft(loop_id: str, text: str) -> dict:
     if defects:
         raise input_error("invalid_plan", plans.defect_message(defects, "the draft has", "store it again"),
                           defects=defects)
-    size = len(json.dumps(plan, ensure_ascii=False))
-    if size > MAX_DRAFT_CHARACTERS:
-        raise input_error("content_too_long", f"the draft is {size} characters as JSON; the limit is {MAX_DRAFT_CHARACTERS}")
+    inputs.check_size(json.dumps(plan, ensure_ascii=False), MAX_DRAFT_CHARACTERS, "the draft as JSON")
     loop = _loop(loop_id)
     if loop["status"] == "complete":
         raise state_error("loop_complete", f"loop {loop_id} is complete; load its latest draft with "

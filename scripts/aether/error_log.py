@@ -8,7 +8,7 @@ was flagged) is kept.
 
 from __future__ import annotations
 
-from aether import clock, store
+from aether import clock, inputs, store
 from aether.errors import input_error
 
 MAX_ERRORS = 50  # errors.json keeps the newest 50
@@ -156,9 +156,8 @@ def summary(data: dict) -> dict:
 
 
 def _check_text_limit(text: str | None, limit: int, what: str) -> None:
-    if text is not None and len(text) > limit:
-        raise input_error("content_too_long",
-                          f"{what} is {len(text)} characters; the limit is {limit} (say it shorter)")
+    if text is not None:
+        inputs.check_size(text, limit, what, "say it shorter")
 
 
 def add(category: str, severity: str, description: str, phase: int | None = None,

@@ -91,14 +91,8 @@ def add(event_type: str, source: str, content: str) -> dict:
     """event-add: record one event; returns it."""
     event_type = label(event_type, "the event type", spaces=False)
     source = label(source, "the event source")
-    if inputs.is_blank(content):
-        raise input_error("invalid_content", "the event content is empty")
-    if len(content) > MAX_EVENT_CONTENT:
-        raise input_error(
-            "content_too_long",
-            f"the event content is {len(content)} characters; the limit is {MAX_EVENT_CONTENT} "
-            f"(events are a short record: keep details in the files they concern)",
-        )
+    inputs.require_text(content, "the event content", MAX_EVENT_CONTENT,
+                        advice="events are a short record: keep details in the files they concern")
     return store.update("events", lambda data: append(data, event_type, source, content))
 
 

@@ -10,8 +10,8 @@ earlier colony (another session id) is reported as stale and ignored.
 
 from __future__ import annotations
 
-from aether import clock, events, store
-from aether.errors import input_error, state_error
+from aether import clock, events, inputs, store
+from aether.errors import state_error
 from aether.schemas import DONE_STATUSES
 
 MAX_NOTE_LENGTH = 4000  # the Queen's note: what the state files do not say
@@ -145,10 +145,8 @@ def pause(note: str | None = None) -> dict:
     writers), so the handoff's session, state and phase belong together."""
     if note is not None:
         note = note.strip() or None
-    if note is not None and len(note) > MAX_NOTE_LENGTH:
-        raise input_error("content_too_long",
-                          f"the note is {len(note)} characters; the limit is {MAX_NOTE_LENGTH} "
-                          f"(the next session reads it whole: say it shorter)")
+    if note is not None:
+        inputs.check_size(note, MAX_NOTE_LENGTH, "the note", "the next session reads it whole: say it shorter")
     if not store.exists("colony"):
         snapshot()  # the clear no_colony error, before a lock or a file is made
 

@@ -129,10 +129,21 @@ def is_blank(text: str) -> bool:
     return True
 
 
-def check_size(text: str, limit: int, what: str) -> str:
-    """The text itself, or `content_too_long` when it is longer than `limit` characters."""
+def check_size(text: str, limit: int, what: str, advice: str | None = None) -> str:
+    """The text itself, or `content_too_long` when it is longer than `limit` characters
+    (`advice`, when given, is added to the message in parentheses)."""
     if len(text) > limit:
+        tail = f" ({advice})" if advice else ""
         raise input_error("content_too_long",
-                          f"{what} is {len(text):,} characters; the limit is {limit:,}",
+                          f"{what} is {len(text)} characters; the limit is {limit}{tail}",
                           length=len(text), limit=limit)
     return text
+
+
+def require_text(value, what: str, limit: int, *, code: str = "invalid_content",
+                 empty: str | None = None, advice: str | None = None) -> str:
+    """Free text a caller must give, unchanged: `code` when it is not text or shows nothing
+    (see `is_blank`; `empty` replaces the message), `content_too_long` past `limit`."""
+    if not isinstance(value, str) or is_blank(value):
+        raise input_error(code, empty or f"{what} is empty")
+    return check_size(value, limit, what, advice)

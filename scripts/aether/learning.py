@@ -51,15 +51,10 @@ def normalize(text: str) -> str:
 
 
 def check_content(content: str) -> str:
-    content = content.strip()
-    if inputs.is_blank(content):
-        raise input_error("invalid_content", "the learning is empty; give the lesson as one or two sentences")
-    if len(content) > MAX_CONTENT_LENGTH:
-        raise input_error(
-            "content_too_long",
-            f"the learning is {len(content)} characters; the limit is {MAX_CONTENT_LENGTH} "
-            f"(it becomes a signal every worker reads: say it shorter)",
-        )
+    content = inputs.require_text(
+        content.strip(), "the learning", MAX_CONTENT_LENGTH,
+        empty="the learning is empty; give the lesson as one or two sentences",
+        advice="it becomes a signal every worker reads: say it shorter")
     if not normalize(content):
         raise input_error("invalid_content", "the learning holds only punctuation; give the lesson itself")
     return content

@@ -10,7 +10,7 @@ while the loop waits for them), which resets the cap and the stagnation window.
 
 from __future__ import annotations
 
-from aether import clock, events, store
+from aether import clock, events, inputs, store
 from aether.errors import input_error, state_error
 
 THRESHOLDS = {"plan": 80, "code": 95}  # default passing score per loop type
@@ -338,10 +338,7 @@ def feedback_store(loop_id: str, text: str, kind: str, refine: bool = False) -> 
 
     if kind not in FEEDBACK_KINDS:
         raise input_error("invalid_argument", f"kind must be one of {', '.join(FEEDBACK_KINDS)}")
-    if not text.strip():
-        raise input_error("invalid_content", "the feedback is empty")
-    if len(text) > MAX_FEEDBACK_LENGTH:
-        raise input_error("content_too_long", f"the feedback is {len(text)} characters; the limit is {MAX_FEEDBACK_LENGTH}")
+    inputs.require_text(text, "the feedback", MAX_FEEDBACK_LENGTH)
     if refine:
         before = _find(store.read("loops"), loop_id)
         if kind != "user" or before["type"] != "code" or before.get("phase") is None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from aether import clock, store
+from aether import clock, inputs, store
 from aether.errors import input_error, state_error
 
 MAX_PHASE_LEARNINGS = 20  # entries kept in phase_learnings (oldest dropped)
@@ -28,12 +28,7 @@ ON_EXISTS = ("refuse", "append", "replace")  # what learning-add does with an ex
 
 
 def _text(value, what: str, limit: int = MAX_TEXT_LENGTH) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise input_error("invalid_content", f"{what} is empty")
-    if len(value) > limit:
-        raise input_error("content_too_long",
-                          f"{what} is {len(value)} characters; the limit is {limit} (say it shorter)")
-    return value
+    return inputs.require_text(value, what, limit, advice="say it shorter")
 
 
 def _phase(phase, what: str = "phase"):

@@ -150,7 +150,7 @@ def render(info: dict) -> str:
         f"  Auto-emitted signals {', '.join(info['auto_signals'])}",
         f"  Activity log         {activity}",
         f"  Code loop            {'every build' if info['code_loop'] else 'when asked (build-start --loop)'}",
-        f"  Archivist            "
+        "  Archivist            "
         + (f"after every {info['archivist_every']}th phase" if info["archivist_every"] else "none"),
     ]
     if info.get("when"):

@@ -133,15 +133,8 @@ def emit(signal_type: str, content: str, strength: float | None = None,
     if signal_type not in DEFAULTS:
         raise input_error("invalid_signal_type",
                           f"unknown signal type {signal_type!r}; use one of {', '.join(SIGNAL_TYPES)}")
-    verdict = check_content(content)
-    if verdict["reason"] == "empty":
-        raise input_error("invalid_content", "signal content is empty")
-    if len(content) > MAX_CONTENT_LENGTH:
-        raise input_error(
-            "content_too_long",
-            f"signal content is {len(content)} characters; the limit is {MAX_CONTENT_LENGTH} "
-            f"(every worker reads every signal: say it shorter)",
-        )
+    inputs.require_text(content, "signal content", MAX_CONTENT_LENGTH,
+                        advice="every worker reads every signal: say it shorter")
     default_strength, default_half_life = DEFAULTS[signal_type]
     if strength is None:
         strength = default_strength
@@ -170,7 +163,7 @@ def emit(signal_type: str, content: str, strength: float | None = None,
         return signal
 
     signal = store.update("pheromones", change)
-    if verdict["reason"] == "too_short":
+    if len(content) < MIN_CONTENT_LENGTH:
         signal = dict(signal, warning=f"content is shorter than {MIN_CONTENT_LENGTH} characters; "
                                       f"a specific signal steers workers better")
     return signal

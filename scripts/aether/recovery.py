@@ -15,7 +15,7 @@ Also the read-backs: the phase's auto-retry log, and friction records (recurring
 
 from __future__ import annotations
 
-from aether import clock, events, plans, store
+from aether import clock, events, inputs, plans, store
 from aether.errors import input_error, state_error
 from aether.schemas import DONE_STATUSES
 
@@ -25,11 +25,8 @@ RETRY_LOG_SHOWN = 20
 
 
 def _reason(reason: str) -> str:
-    if not isinstance(reason, str) or not reason.strip():
-        raise input_error("invalid_reason", "say why (the reason is empty)")
-    if len(reason) > MAX_REASON_LENGTH:
-        raise input_error("content_too_long", f"the reason is {len(reason)} characters; the limit is {MAX_REASON_LENGTH}")
-    return reason.strip()
+    return inputs.require_text(reason, "the reason", MAX_REASON_LENGTH, code="invalid_reason",
+                               empty="say why (the reason is empty)").strip()
 
 
 def _clip(text, limit: int) -> str:

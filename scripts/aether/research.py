@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from aether import clock, events, paths, store
+from aether import clock, events, inputs, paths, store
 from aether.errors import input_error, state_error
 
 RESEARCH_DIR = "research"  # under .aether/
@@ -303,8 +303,7 @@ def plan(text: str | None, source: str | None) -> dict:
     elif text is None:
         raise input_error("usage_error", "give the research list (a file or `-`), or --from goal"
                           if source == "list" else "give the colonizer's findings (a file or `-`) with --from colonize")
-    if len(text) > MAX_INPUT:
-        raise input_error("content_too_long", f"the input is {len(text)} characters; the limit is {MAX_INPUT}")
+    inputs.check_size(text, MAX_INPUT, "the input")
     found = parse_list(text) if source == "list" else derive(text)
     warnings = []
     if not found:
@@ -391,8 +390,6 @@ def _md_paths(text: str) -> list:
 def _claims(text: str | None) -> list:
     """The brief paths in the scouts' answers: a JSON list or {task: path} object, or any text
     (`BRIEF: <path>` lines and any `….md` path)."""
-    from aether import inputs
-
     if text is None or not text.strip():
         return []
     inputs.check_size(text, MAX_INPUT, "the scouts' answers")

@@ -278,7 +278,7 @@ def phase_view(which: str | None = None) -> dict:
     color = output.use_color()
     colony = store.read("colony")
     plan = store.read("plan")
-    items = plans.require_plan(plan)
+    plans.require_plan(plan)  # no plan: the clear error
     current = colony.get("current_phase") or 0
     if which is None:
         which = str(current) if current else "list"
