@@ -361,19 +361,24 @@ def update_many(names: list[str], change, *, missing_ok: bool = True):
     failure before the replaces writes nothing; a crash between two replaces is the one case
     that leaves some files new and others old (see the module docstring)."""
     specs = {name: spec_for(name) for name in names}
-    file_paths = {name: path_of(spec) for name, spec in specs.items()}
+    return _update({name: (path_of(spec), spec) for name, spec in specs.items()}, change, missing_ok)
+
+
+def _update(targets: dict, change, missing_ok: bool, after=None):
+    """The write itself: `targets` maps a key to (path, spec), in replace order; `change`
+    receives {key: data}; `after(result)` runs with the new files in place, still locked."""
     try:
-        with _Locked(list(file_paths.values())):
-            files = {
-                name: _load(specs[name], file_paths[name], missing_ok) for name in names
-            }
+        with _Locked([path for path, _spec in targets.values()]):
+            files = {key: _load(spec, path, missing_ok) for key, (path, spec) in targets.items()}
             result = change(files)
             payloads = []
-            for name in names:
-                files[name]["version"] = specs[name].version
-                _check(specs[name], files[name])
-                payloads.append((file_paths[name], _encode(specs[name], files[name])))
+            for key, (path, spec) in targets.items():
+                files[key]["version"] = spec.version
+                _check(spec, files[key])
+                payloads.append((path, _encode(spec, files[key])))
             _replace_all(payloads)
+            if after is not None:
+                after(result)
     except OSError as exc:
         raise state_error(
             "state_unwritable", f"cannot write state: {exc.strerror or exc} ({exc.filename or ''})"
@@ -542,20 +547,7 @@ def update_file(path: str, spec: schemas.FileSpec, change, *, missing_ok: bool =
     """Like `update` for a file given by path and spec. `after(result)`, if given, runs once
     the new content is in place and while the lock is still held (e.g. to append to a log in
     the same order as the writes)."""
-    try:
-        with _Locked([path]):
-            data = _load(spec, path, missing_ok)
-            result = change(data)
-            data["version"] = spec.version
-            _check(spec, data)
-            _replace_all([(path, _encode(spec, data))])
-            if after is not None:
-                after(result)
-    except OSError as exc:
-        raise state_error(
-            "state_unwritable", f"cannot write state: {exc.strerror or exc} ({exc.filename or ''})"
-        ) from None
-    return result
+    return _update({path: (path, spec)}, lambda files: change(files[path]), missing_ok, after)
 
 
 def append_jsonl(path: str, records: list) -> None:
