@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml
 	@touch $@
 
 # Every test. pytest runs tests/e2e too (real Claude Code, installed by e2e-deps) and `claude plugin validate`.
-test: test-py test-bats ## run every test: pytest (library, CLI, store, concurrency, crash) and bats (shell contract)
+test: lint test-py test-bats ## run every test: ruff, pytest (library, CLI, store, concurrency, crash, layers) and bats (shell contract)
 
 test-py: install e2e-deps ## pytest only, the end-to-end tests in real Claude Code included (PYTEST_ARGS='-m "not slow and not e2e"' for the quick ones)
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -49,8 +49,8 @@ test-e2e: install e2e-deps ## end-to-end tests: real Claude Code against the scr
 bench: install ## latency of every subcommand through bin/aether (a measurement, not a test)
 	$(PY) bench/run.py $(BENCH_ARGS)
 
-lint: install ## byte-compile everything, check the launcher's shell syntax
-	$(PY) -m compileall -q $(wildcard scripts tests bench hooks)
+lint: install ## ruff (rules in pyproject.toml), the launcher's and CI's shell syntax
+	$(VENV)/bin/ruff check scripts tests bench hooks
 	bash -n bin/aether && bash -n .ci/run
 
 readme: install ## regenerate the README's command reference from the registry

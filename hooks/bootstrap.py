@@ -154,7 +154,7 @@ def session_start(root, data):
     last_failure = _read(os.path.join(target, FAILED))
     shutil.rmtree(target, ignore_errors=True)
     os.makedirs(target)
-    log = open(os.path.join(data, LOG), "ab")
+    log = open(os.path.join(data, LOG), "ab")  # noqa: SIM115
     log.write(("\n== %s building %s with %s\n" % (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                                                    target, python)).encode("utf-8"))
     log.flush()
@@ -187,7 +187,7 @@ def install(root, target):
     import fcntl
 
     data = os.path.dirname(os.path.dirname(target))
-    lock = open(os.path.join(data, "install.lock"), "w")
+    lock = open(os.path.join(data, "install.lock"), "w")  # noqa: SIM115
     fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time per plugin (parallel sessions)
     source = os.path.join(data, "source.%d" % os.getpid())
     try:

@@ -211,7 +211,7 @@ def writes_files(command: str) -> bool:
             return True
         if name == "sed" and any(w == "-i" or w.startswith("-i") or w == "--in-place" for w in words[1:]):
             return True
-        if name == "git":
+        if name == "git":  # noqa: SIM102
             if _git_subcommand(words[1:]) in GIT_MUTATING:
                 return True
         if name in ("find",) and any(w in ("-delete", "-exec", "-execdir", "-ok") for w in words):

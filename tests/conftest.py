@@ -47,7 +47,7 @@ class Result:
 
 
 def _reset_caches() -> None:
-    from aether import paths
+    from aether.core import paths
 
     for fn in (paths.home_dir, paths.project_root, paths.data_dir, paths.project_id):
         fn.cache_clear()

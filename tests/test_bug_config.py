@@ -10,7 +10,6 @@ from test_bug_support import REPRODUCTION, bugs, set_config  # noqa: F401
 
 from aether.bugs import config as bug_config
 
-
 # ---------------------------------------------------------------- configuration
 
 

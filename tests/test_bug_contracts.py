@@ -7,8 +7,15 @@ import json
 import os
 
 import pytest
-from test_bug_support import (FIX_PLAN, GOOD_TESTS, NOT_REPRODUCED, REPRODUCTION, ROOT_CAUSE,  # noqa: F401
-                              bugs, set_config)
+from test_bug_support import (  # noqa: F401
+    FIX_PLAN,
+    GOOD_TESTS,
+    NOT_REPRODUCED,
+    REPRODUCTION,
+    ROOT_CAUSE,
+    bugs,
+    set_config,
+)
 
 
 def _with(base: dict, **changes) -> dict:

@@ -9,8 +9,16 @@ import subprocess
 import sys
 
 import pytest
-from test_bug_support import (CALC, FIX_PLAN, bugs, failing_plan, plan, project_venv,  # noqa: F401
-                              set_config, tree)
+from test_bug_support import (  # noqa: F401
+    CALC,
+    FIX_PLAN,
+    bugs,
+    failing_plan,
+    plan,
+    project_venv,
+    set_config,
+    tree,
+)
 
 from aether.bugs import fixer
 

@@ -11,8 +11,16 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_bug_support import (FIX_PLAN, NOT_REPRODUCED, REPRODUCTION, ROOT_CAUSE, Bugs, bugs,  # noqa: F401
-                              make_calc, set_config)
+from test_bug_support import (  # noqa: F401
+    FIX_PLAN,
+    NOT_REPRODUCED,
+    REPRODUCTION,
+    ROOT_CAUSE,
+    Bugs,
+    bugs,
+    make_calc,
+    set_config,
+)
 
 from aether.bugs import phases
 from aether.bugs.approval import low_risk, plan_hash

@@ -5,8 +5,17 @@ from __future__ import annotations
 import copy
 import json
 
-from test_bug_support import (FIX_PLAN, NOT_REPRODUCED, REPRODUCTION, ROOT_CAUSE, bugs,  # noqa: F401
-                              failing_plan, plan, project_venv, set_config)
+from test_bug_support import (  # noqa: F401
+    FIX_PLAN,
+    NOT_REPRODUCED,
+    REPRODUCTION,
+    ROOT_CAUSE,
+    bugs,
+    failing_plan,
+    plan,
+    project_venv,
+    set_config,
+)
 
 from aether.bugs.approval import plan_hash
 
@@ -223,7 +232,7 @@ def test_hash_is_sha256_of_canonical_json():
     import hashlib
 
     doc = {"b": "ü", "a": [1, {"y": 2, "x": 1}]}
-    expected = hashlib.sha256('{"a":[1,{"x":1,"y":2}],"b":"ü"}'.encode("utf-8")).hexdigest()
+    expected = hashlib.sha256('{"a":[1,{"x":1,"y":2}],"b":"ü"}'.encode()).hexdigest()
     assert plan_hash(doc) == expected
 
 

@@ -7,7 +7,6 @@ import shutil
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-
 from test_plans import make_plan
 
 WATCHER_OK = {"passed": True, "score": 92, "checks": [{"name": "tests", "passed": True}], "summary": "all green"}
@@ -127,7 +126,7 @@ def test_every_transition(project, start, command):
 
 
 def test_transition_table_matches_cli():
-    from aether.colony import TRANSITIONS
+    from aether.rules.lifecycle import TRANSITIONS
 
     for start, moves in LEGAL.items():
         table = TRANSITIONS[start]
@@ -474,8 +473,8 @@ def test_advance_from_zero_enters_first_phase(ready):
 
 
 def test_advance_library_is_the_only_forward_move():
-    from aether import builds
-    from aether.errors import AetherError
+    from aether.build import builds
+    from aether.core.exceptions import AetherError
 
     plan = make_plan()
     colony = {"state": "READY", "current_phase": 0}

@@ -6,7 +6,6 @@ import os
 import subprocess
 
 import pytest
-
 from test_plans import make_plan
 
 GIT_ID = ["-c", "user.name=Test User", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false",
@@ -29,7 +28,7 @@ def tree_files(root):
         dirs[:] = [d for d in dirs if d != ".git" and not os.path.join(folder, d).endswith(os.path.join(".aether", "data"))]
         for name in files:
             path = os.path.join(folder, name)
-            out[os.path.relpath(path, root)] = open(path, "rb").read()
+            out[os.path.relpath(path, root)] = open(path, "rb").read()  # noqa: SIM115
     return out
 
 
@@ -38,8 +37,8 @@ def git_state(root):
     gitdir = os.path.join(root, ".git")
     index = os.path.join(gitdir, "index")
     state = {
-        "HEAD": open(os.path.join(gitdir, "HEAD"), "rb").read(),
-        "index": open(index, "rb").read() if os.path.exists(index) else None,
+        "HEAD": open(os.path.join(gitdir, "HEAD"), "rb").read(),  # noqa: SIM115
+        "index": open(index, "rb").read() if os.path.exists(index) else None,  # noqa: SIM115
         "branches": git(root, "for-each-ref", "refs/heads"),
         "files": tree_files(root),
     }
@@ -130,7 +129,7 @@ def test_refused_build_makes_no_checkpoint(repo):
 
 
 def test_same_second_checkpoints_get_distinct_refs(repo, monkeypatch):
-    from aether import checkpoints
+    from aether.state import checkpoints
 
     monkeypatch.setenv("AETHER_NOW", "1800000000")
     monkeypatch.chdir(repo.root)
@@ -144,7 +143,7 @@ def test_same_second_checkpoints_get_distinct_refs(repo, monkeypatch):
 
 
 def test_cap_deletes_old_refs(repo, monkeypatch):
-    from aether import checkpoints
+    from aether.state import checkpoints
 
     monkeypatch.setattr(checkpoints, "MAX_CHECKPOINTS", 2)
     monkeypatch.chdir(repo.root)
@@ -156,8 +155,8 @@ def test_cap_deletes_old_refs(repo, monkeypatch):
 
 
 def test_bad_label_and_phase(repo, monkeypatch):
-    from aether import checkpoints
-    from aether.errors import AetherError
+    from aether.core.exceptions import AetherError
+    from aether.state import checkpoints
 
     monkeypatch.chdir(repo.root)
     for label, phase, code in (("  ", 1, "invalid_label"), ("ok", -1, "invalid_argument"), ("ok", True, "invalid_argument")):
@@ -169,7 +168,7 @@ def test_bad_label_and_phase(repo, monkeypatch):
 
 
 def test_abort_tags(repo, monkeypatch):
-    from aether import checkpoints
+    from aether.state import checkpoints
 
     monkeypatch.chdir(repo.root)
     before = git_state(repo.root)
@@ -186,14 +185,14 @@ def test_abort_tags(repo, monkeypatch):
 
 
 def test_abort_tag_outside_git(project, monkeypatch):
-    from aether import checkpoints
+    from aether.state import checkpoints
 
     monkeypatch.chdir(project.root)
     assert checkpoints.tag_abort(1, "reason") is None
 
 
 def test_restore_puts_files_back(repo, monkeypatch):
-    from aether import checkpoints
+    from aether.state import checkpoints
 
     monkeypatch.chdir(repo.root)
     root = repo.root
@@ -217,8 +216,8 @@ def test_restore_puts_files_back(repo, monkeypatch):
 
 
 def test_restore_refuses_unsaved_changes_unless_forced(repo, monkeypatch):
-    from aether import checkpoints
-    from aether.errors import AetherError
+    from aether.core.exceptions import AetherError
+    from aether.state import checkpoints
 
     monkeypatch.chdir(repo.root)
     cp = checkpoints.create("base", 1)
@@ -234,8 +233,8 @@ def test_restore_refuses_unsaved_changes_unless_forced(repo, monkeypatch):
 
 
 def test_restore_errors(repo, monkeypatch):
-    from aether import checkpoints
-    from aether.errors import AetherError
+    from aether.core.exceptions import AetherError
+    from aether.state import checkpoints
 
     monkeypatch.chdir(repo.root)
     for ref, code in (("refs/aether/checkpoints/nope", "unknown_checkpoint"), ("--all", "invalid_argument"),
@@ -246,8 +245,8 @@ def test_restore_errors(repo, monkeypatch):
 
 
 def test_restore_outside_git(project, monkeypatch):
-    from aether import checkpoints
-    from aether.errors import AetherError
+    from aether.core.exceptions import AetherError
+    from aether.state import checkpoints
 
     monkeypatch.chdir(project.root)
     with pytest.raises(AetherError) as exc:
@@ -256,7 +255,7 @@ def test_restore_outside_git(project, monkeypatch):
 
 
 def test_restore_after_head_moved_is_safe_when_committed(repo, monkeypatch):
-    from aether import checkpoints
+    from aether.state import checkpoints
 
     monkeypatch.chdir(repo.root)
     cp = checkpoints.create("base", 1)
@@ -269,7 +268,7 @@ def test_restore_after_head_moved_is_safe_when_committed(repo, monkeypatch):
 
 @pytest.mark.parametrize("index_version", ["2", "4"])
 def test_committed_colony_state_stays_out_of_snapshots(repo, monkeypatch, index_version):
-    from aether import checkpoints
+    from aether.state import checkpoints
 
     root = repo.root
     git(root, "add", "-f", ".aether/data")  # a user who tracks the colony's state files

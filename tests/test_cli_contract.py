@@ -171,7 +171,7 @@ def test_megabyte_through_stdin_arrives_whole(project):
 
 
 def test_largest_signal_round_trips_exactly(project):
-    from aether.pheromones import MAX_CONTENT_LENGTH
+    from aether.state.pheromones import MAX_CONTENT_LENGTH
 
     text = ("🐜\"'\\$`\n" * MAX_CONTENT_LENGTH)[:MAX_CONTENT_LENGTH]
     assert assert_success(project.sh("pheromone-emit", "FOCUS", "-", input=text))["content"] == text
@@ -250,7 +250,7 @@ def test_launcher_ignores_pythonpath_and_the_working_directory(project):
 # ---------------------------------------------------------------- never a traceback
 
 FORCED_BUG = """
-import aether.pheromones as p
+import aether.rules.pheromones as p
 def boom(*a, **k):
     raise RuntimeError("forced failure for the test")
 p.batch = boom

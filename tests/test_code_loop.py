@@ -7,7 +7,6 @@ import os
 import subprocess
 
 import pytest
-
 from test_plans import make_plan
 from test_waves import flat_plan, plan_waves, worker
 

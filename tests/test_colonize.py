@@ -3,7 +3,8 @@ project's size), which lenses each takes, the files each starts with, and the br
 
 import pytest
 
-from aether import colonize, complexity
+from aether.colony import complexity
+from aether.rules import colonize
 
 
 def ok(project, *args, input=None):

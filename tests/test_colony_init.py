@@ -2,7 +2,7 @@
 
 import json
 
-from aether import learning
+from aether.state import learning
 
 
 def write_global(project, learnings):

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from aether import complexity
+from aether.colony import complexity
 
 
 def make(root, files):

@@ -18,7 +18,7 @@ import sys
 import pytest
 from conftest import LAUNCHER
 
-from aether import schemas
+from aether.state import schemas
 
 pytestmark = pytest.mark.slow
 
@@ -132,7 +132,7 @@ def test_no_pheromone_is_lost(storm):
 
 
 def test_events_keep_the_newest_100(storm):
-    from aether.events import MAX_EVENTS
+    from aether.state.events import MAX_EVENTS
 
     _calls_succeeded(storm, "event-add")
     events = _load(storm["data"], "events")["events"]
@@ -145,7 +145,7 @@ def test_events_keep_the_newest_100(storm):
 
 
 def test_errors_keep_the_newest_50(storm):
-    from aether.error_log import MAX_ERRORS
+    from aether.state.error_log import MAX_ERRORS
 
     _calls_succeeded(storm, "error-add")
     errors = _load(storm["data"], "errors")["errors"]
@@ -155,7 +155,7 @@ def test_errors_keep_the_newest_50(storm):
 
 
 def test_global_learnings_keep_100(storm):
-    from aether.learning import CAP
+    from aether.state.learning import CAP
 
     _calls_succeeded(storm, "learning-promote")
     learnings = _load(storm["home"], "learnings")["learnings"]

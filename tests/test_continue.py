@@ -5,7 +5,6 @@ planning (signals-suggest, plan-start, complexity-detect --apply)."""
 import json
 
 import pytest
-
 from test_plans import make_plan
 from test_waves import flat_plan
 
@@ -48,7 +47,7 @@ def test_after_a_completed_phase(project):
 
 
 def test_learnings_answers_carry_the_categories_learning_promote_takes(project):
-    from aether.learning import CATEGORIES
+    from aether.state.learning import CATEGORIES
 
     colony(project)
     built = finish(project, 1)["learnings"]

@@ -20,7 +20,7 @@ import time
 import pytest
 from conftest import LAUNCHER
 
-from aether import schemas
+from aether.state import schemas
 
 pytestmark = pytest.mark.slow
 
@@ -30,7 +30,7 @@ PY = sys.executable
 # `store.update` returned (so kills land inside writes, not in interpreter start-up).
 LOOP_WRITER = r"""
 import sys
-from aether import pheromones
+from aether.state import pheromones
 name = sys.argv[1]
 print("ready", flush=True)
 n = 0
@@ -91,7 +91,7 @@ def test_library_writers_killed_mid_write(tmp_path):
             assert proc.stdout.readline().strip() == "ready"
             procs.append((name, proc))
         time.sleep(rng.uniform(0, 0.06))
-        for name, proc in procs:
+        for name, proc in procs:  # noqa: B007
             proc.send_signal(signal.SIGKILL)
         for name, proc in procs:
             acked = [int(line) for line in proc.stdout.read().split()]
@@ -126,7 +126,7 @@ def test_cli_writers_killed_at_random_moments(tmp_path):
             procs.append((content, subprocess.Popen([str(LAUNCHER), "pheromone-emit", "FOCUS", content], env=env,
                                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)))
         time.sleep(rng.uniform(0, 0.15))
-        for content, proc in procs:
+        for content, proc in procs:  # noqa: B007
             if rng.random() < 0.8:
                 proc.send_signal(signal.SIGKILL)
         for content, proc in procs:

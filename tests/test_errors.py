@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from aether import error_log
+from aether.state import error_log
 
 ID = re.compile(r"^err_\d+_[0-9a-f]{4}$")
 

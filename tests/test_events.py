@@ -2,8 +2,7 @@ import re
 
 import pytest
 
-from aether import events
-
+from aether.state import events
 
 # ---------------------------------------------------------------- events.json
 
@@ -169,7 +168,7 @@ def test_activity_log_read_without_a_log(project):
 
 
 def test_activity_log_library_helper(project, monkeypatch):
-    from aether import paths
+    from aether.core import paths
 
     monkeypatch.chdir(project.root)
     paths.data_dir.cache_clear()

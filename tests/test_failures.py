@@ -7,26 +7,26 @@ import subprocess
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from aether import failures
-from aether.errors import AetherError
-from aether.schemas import FAILURE_ACTIONS
 from test_waves import plan_waves, run_worker, start_build, tree, worker
+
+from aether.core.exceptions import AetherError
+from aether.core.vocabulary import FAILURE_ACTIONS
+from aether.rules import failures as failures_rules
 
 
 def report(task="1.1", error="TypeError: x is undefined", confidence=90, scope="contained", files=("src/a.py",),
            category="type", **extra):
-    return failures.normalize_report({"task": task, "error": error, "confidence": confidence, "fix_scope": scope,
+    return failures_rules.normalize_report({"task": task, "error": error, "confidence": confidence, "fix_scope": scope,
                                       "files": list(files), "category": category, **extra})
 
 
 def past(r, action, wave=1):
     return {"task": r["task"], "wave": wave, "files": r["files"],
-            "normalized_error": failures.normalize_error(r["error"]), "action": action}
+            "normalized_error": failures_rules.normalize_error(r["error"]), "action": action}
 
 
 def decide(r, history=(), pending=(), wave=1, streak=1, maps=None):
-    return failures.decide(r, list(history), list(pending), wave, streak, maps)
+    return failures_rules.decide(r, list(history), list(pending), wave, streak, maps)
 
 
 # ---------------------------------------------------------------- the ladder, rule by rule
@@ -100,7 +100,7 @@ def test_same_error_in_three_tasks_or_two_of_a_wave_is_a_common_cause():
          past(report(task="1.2", error=e.replace("12", "40"), files=["b"]), "retry", wave=2)]
     verdict = decide(report(task="1.3", error=e, files=["c"]), h, wave=3)
     assert verdict["action"] == "abort_phase" and "common cause" in verdict["reason"]
-    pending = [{"task": "1.5", "wave": 4, "files": ["z"], "normalized_error": failures.normalize_error(e)}]
+    pending = [{"task": "1.5", "wave": 4, "files": ["z"], "normalized_error": failures_rules.normalize_error(e)}]
     in_wave = decide(report(task="1.4", error=e, files=["d"]), [], pending, wave=4)
     assert in_wave["action"] == "abort_phase" and "wave 4" in in_wave["reason"]
     other_wave = decide(report(task="1.4", error=e, files=["d"]), [], pending, wave=5)
@@ -120,8 +120,8 @@ def test_breakers_come_before_categories():
 
 
 def test_error_normalisation():
-    assert failures.normalize_error("Error at 0x7ffe12 line 12:4") == failures.normalize_error("error  at 0xdead line 99:1")
-    assert failures.normalize_error("no module named 'a'") != failures.normalize_error("no module named 'b'")
+    assert failures_rules.normalize_error("Error at 0x7ffe12 line 12:4") == failures_rules.normalize_error("error  at 0xdead line 99:1")
+    assert failures_rules.normalize_error("no module named 'a'") != failures_rules.normalize_error("no module named 'b'")
 
 
 @pytest.mark.parametrize("bad,code", [
@@ -137,10 +137,10 @@ def test_error_normalisation():
 ])
 def test_report_validation(bad, code):
     if code is None:
-        assert failures.normalize_report(bad)["task"] == "1.1"
+        assert failures_rules.normalize_report(bad)["task"] == "1.1"
         return
     with pytest.raises(AetherError) as exc:
-        failures.normalize_report(bad)
+        failures_rules.normalize_report(bad)
     assert exc.value.code == code
 
 
@@ -148,7 +148,7 @@ def test_report_validation(bad, code):
 
 
 REPORTS = st.builds(
-    lambda task, err, conf, scope, files, cat, maps: (failures.normalize_report(
+    lambda task, err, conf, scope, files, cat, maps: (failures_rules.normalize_report(
         {"task": task, "error": err, "confidence": conf, "fix_scope": scope, "files": files, "category": cat}), maps),
     st.sampled_from([f"1.{i}" for i in range(1, 8)]), st.sampled_from(["e1", "e2", "e3", "e4", "e5 UNDIAGNOSABLE"]),
     st.integers(0, 100), st.sampled_from(["contained", "other_files", "", "requires other files"]),
@@ -166,7 +166,7 @@ def test_every_history_maps_to_one_action_and_limits_hold(sequence):
         assert verdict == decide(r, history, [], wave, streak, maps)  # deterministic: one answer per history
         history.append({**past(r, verdict["action"], wave)})
         spawned = [h for h in history if h["action"] in ("retry", "debug")]
-        assert len(spawned) <= failures.MAX_RECOVERY_SPAWNS
+        assert len(spawned) <= failures_rules.MAX_RECOVERY_SPAWNS
         per_task = {}
         for h in spawned:
             per_task.setdefault((h["task"], h["action"]), 0)

@@ -146,7 +146,7 @@ def test_a_blank_note_is_no_note(colony, note):
 
 
 def test_an_oversized_note_is_refused_and_nothing_is_written(colony):
-    from aether.handoff import MAX_NOTE_LENGTH
+    from aether.colony.handoff import MAX_NOTE_LENGTH
 
     err = colony.run("colony-pause", "--note", "-", input="x" * (MAX_NOTE_LENGTH + 1)).error
     assert err["code"] == "content_too_long" and str(MAX_NOTE_LENGTH) in err["error"]

@@ -9,8 +9,13 @@ import importlib
 
 import pytest
 
-from aether import castes, complexity, error_log, events, learning, lifecycle, loops, memory, modes, \
-    pheromones, review, schemas, spawning, waves
+from aether.build import waves
+from aether.colony import between_phases as lifecycle
+from aether.colony import complexity
+from aether.core import castes
+from aether.rules import complexity as complexity_rules
+from aether.rules import loops, modes, pheromones, review, spawn_tree
+from aether.state import error_log, events, learning, memory, schemas
 
 
 @contextlib.contextmanager
@@ -39,10 +44,10 @@ CASES = [
     ("aether.cli.loops", ["loop-decide"], loops, "MAX_ITERATIONS", 7, "iteration 7 of a round"),
     ("aether.cli.loops", ["loop-decide"], loops, "STAGNATION_MIN_GAIN", 9, "less than 9 points"),
     ("aether.cli.loops", ["loop-score"], loops, "SCORE_WEIGHTS", {"tests": 50, "lint": 50},
-     "seed 004's weights: tests 50, lint 50."),
+     "the code review score's weights: tests 50, lint 50."),
     ("aether.cli.loops", ["loop-score"], loops, "COVERAGE_TARGET", 70, "≥ 70 earns the points"),
-    ("aether.cli.spawning", ["spawn-requests"], spawning, "MAX_SUB_SPAWNS_PER_WORKER", 4, "(4 per worker"),
-    ("aether.cli.spawning", ["spawn-requests"], spawning, "MAX_SUB_SPAWNS_PER_WAVE", 6, "6 per wave)"),
+    ("aether.cli.spawning", ["spawn-requests"], spawn_tree, "MAX_SUB_SPAWNS_PER_WORKER", 4, "(4 per worker"),
+    ("aether.cli.spawning", ["spawn-requests"], spawn_tree, "MAX_SUB_SPAWNS_PER_WAVE", 6, "6 per wave)"),
     ("aether.cli.review", ["review-decide"], review, "MAX_WAVE_REBUILDS", 5, "fewer than 5 times"),
     ("aether.cli.review", ["review-decide"], review, "SEVERITIES", ("CRITICAL", "LOW"), '"CRITICAL|LOW"'),
     ("aether.cli.learning", ["learning-promote"], learning, "PROMOTE_AT", 4, "at 4 distinct projects"),
@@ -50,15 +55,15 @@ CASES = [
     ("aether.cli.learning", ["learning-promote"], learning, "CATEGORIES", ("speed", "style", "safety"),
      "--category TEXT speed, style or safety."),
     ("aether.cli.learning", ["learning-inject"], learning, "INJECT_LIMIT", 12, "at most 12"),
-    ("aether.cli.colony", ["colony-init"], learning, "INIT_SIGNAL_STRENGTH", 0.25, "(strength 0.25,"),
-    ("aether.cli.colony", ["colony-init"], learning, "INIT_SIGNAL_LIMIT", 8, "the 8 strongest at most"),
-    ("aether.cli.colony", ["complexity-detect"], complexity, "LIGHTWEIGHT_MAX_FILES", 21, "< 21 source files"),
-    ("aether.cli.colony", ["complexity-detect"], complexity, "WALK_FILE_LIMIT", 6000, "stops at 6000 files"),
+    ("aether.cli.colony_init", ["colony-init"], learning, "INIT_SIGNAL_STRENGTH", 0.25, "(strength 0.25,"),
+    ("aether.cli.colony_init", ["colony-init"], learning, "INIT_SIGNAL_LIMIT", 8, "the 8 strongest at most"),
+    ("aether.cli.colony_init", ["complexity-detect"], complexity_rules, "LIGHTWEIGHT_MAX_FILES", 21, "< 21 source files"),
+    ("aether.cli.colony_init", ["complexity-detect"], complexity, "WALK_FILE_LIMIT", 6000, "stops at 6000 files"),
     ("aether.cli.events", ["event-add"], events, "MAX_EVENTS", 77, "the newest 77 are kept"),
     ("aether.cli.events", ["event-add"], events, "MAX_EVENT_CONTENT", 3000, "up to 3000 characters"),
     ("aether.cli.events", ["activity-log-read"], events, "READ_LAST_MATCHES", 30, "its last 30 entries"),
-    ("aether.cli.errors", ["error-add"], error_log, "MAX_ERRORS", 33, "keeps the newest 33 errors"),
-    ("aether.cli.errors", ["error-pattern-check"], error_log, "PATTERN_THRESHOLD", 4, "Categories with 4 or more"),
+    ("aether.cli.error_log", ["error-add"], error_log, "MAX_ERRORS", 33, "keeps the newest 33 errors"),
+    ("aether.cli.error_log", ["error-pattern-check"], error_log, "PATTERN_THRESHOLD", 4, "Categories with 4 or more"),
     ("aether.cli.waves", ["plan-waves"], waves, "MAX_PLAN_REVISIONS", 9, "at most 9 revisions"),
     ("aether.cli.pheromones", ["pheromone-cleanup"], pheromones, "MIN_STRENGTH", 0.07, "weaker than 0.07"),
     ("aether.cli.pheromones", ["pheromone-decay"], pheromones, "EXPIRY_HALF_LIVES", 12, "past 12 half-lives"),
@@ -68,8 +73,8 @@ CASES = [
     ("aether.cli.memory", ["memory-compress"], memory, "MAX_PHASE_LEARNINGS", 25, "newest 25 phase learnings"),
     ("aether.cli.memory", ["decision-add"], memory, "MAX_DECISIONS", 35, "newest 35 are kept"),
     ("aether.cli.memory", ["learning-add"], memory, "MAX_PHASE_LEARNINGS", 25, "the newest 25 are kept"),
-    ("aether.cli.lifecycle", ["hygiene-check"], lifecycle, "STATE_FILE_LIMIT_BYTES", 300_000, "JSON over 300 KB"),
-    ("aether.cli.lifecycle", ["hygiene-check"], lifecycle, "LOG_FILE_LIMIT_BYTES", 2_000_000, "logs over 2 MB"),
+    ("aether.cli.between_phases", ["hygiene-check"], lifecycle, "STATE_FILE_LIMIT_BYTES", 300_000, "JSON over 300 KB"),
+    ("aether.cli.between_phases", ["hygiene-check"], lifecycle, "LOG_FILE_LIMIT_BYTES", 2_000_000, "logs over 2 MB"),
 ]
 
 

@@ -9,10 +9,12 @@ import os
 import time
 
 import pytest
-
-from aether import critique, inputs, output, research
-from aether.errors import AetherError
 from test_waves import plan_waves, start_build, worker
+
+from aether.colony import research
+from aether.core import inputs, output
+from aether.core.exceptions import AetherError
+from aether.rules import critique as critique_rules
 
 SURROGATE = '{"status": "completed", "summary": "\\ud800"}'
 
@@ -83,14 +85,14 @@ def test_deep_nesting_is_invalid_json(project):
 
 
 def test_store_refuses_content_utf8_json_cannot_hold(project, monkeypatch):
-    from aether import store
+    from aether.state import store
 
     monkeypatch.chdir(project.root)
     project.run("pheromone-emit", "FOCUS", "a signal long enough to be specific").json
     before = project.file("pheromones.json").read_bytes()
     for bad in ("\ud800", float("nan"), float("inf")):
         with pytest.raises(AetherError) as caught:
-            store.update("pheromones", lambda d: d["signals"][0].update(content=bad))
+            store.update("pheromones", lambda d: d["signals"][0].update(content=bad))  # noqa: B023
         assert caught.value.code == "invalid_state_change" and caught.value.exit_code == 1
         assert project.file("pheromones.json").read_bytes() == before
     assert [p.name for p in project.data.iterdir() if ".tmp." in p.name] == []
@@ -200,7 +202,7 @@ def test_research_collect_is_bounded(project):
 def test_critic_feedback_is_parsed_in_linear_time(text):
     def parse():
         try:
-            return critique.parse(text)["score"]
+            return critique_rules.parse(text)["score"]
         except AetherError as exc:
             return exc.code
 
@@ -209,9 +211,9 @@ def test_critic_feedback_is_parsed_in_linear_time(text):
 
 
 def test_critic_scores_still_read():
-    assert critique.parse("### Overall Score\n85\n")["score"] == 85
-    assert critique.parse("**Overall Score:** 8.5/10")["score"] == 85
-    assert critique.parse("> Score (final) — 62%\n## Key Issues\n- slow\n")["key_issues"] == ["slow"]
+    assert critique_rules.parse("### Overall Score\n85\n")["score"] == 85
+    assert critique_rules.parse("**Overall Score:** 8.5/10")["score"] == 85
+    assert critique_rules.parse("> Score (final) — 62%\n## Key Issues\n- slow\n")["key_issues"] == ["slow"]
 
 
 def test_feedback_store_with_a_long_run_of_spaces_is_quick(project):
@@ -222,7 +224,7 @@ def test_feedback_store_with_a_long_run_of_spaces_is_quick(project):
 
 
 def test_query_is_bounded_and_parser_failures_are_input_errors(project):
-    from aether import inspect_state
+    from aether.state import inspect_state
 
     project.run("colony-init", "Build a todo API").json
     res = quick(3.0, project.run, "query", "-", input="x" * 5_000_000)

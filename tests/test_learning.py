@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from aether import learning
+from aether.state import learning
 
 
 def global_file(project, name="learnings.json"):

@@ -8,8 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aether import loops
-
+from aether.rules import loops as loops_rules
 
 # ---------------------------------------------------------------- the rule
 
@@ -28,12 +27,12 @@ from aether import loops
     ([50, 52, 54, 56, 85], 80, "complete"),
 ])
 def test_rule(scores, threshold, decision):
-    assert loops.rule(scores, threshold)[0] == decision
+    assert loops_rules.rule(scores, threshold)[0] == decision
 
 
 def test_cap_beats_stagnation_in_the_reason():
-    assert "cap" in loops.rule([50, 60, 70, 71, 72], 80)[1]
-    assert "stagnation" in loops.rule([50, 68, 70, 71], 80)[1]
+    assert "cap" in loops_rules.rule([50, 60, 70, 71, 72], 80)[1]
+    assert "stagnation" in loops_rules.rule([50, 68, 70, 71], 80)[1]
 
 
 @settings(max_examples=500, deadline=None)
@@ -42,13 +41,13 @@ def test_loop_decisions_terminate_within_five_iterations(scores, threshold):
     round_scores = []
     for n, score in enumerate(scores, start=1):
         round_scores.append(score)
-        decision, _ = loops.rule(round_scores, threshold)
+        decision, _ = loops_rules.rule(round_scores, threshold)
         assert decision in ("refine", "complete", "user_input")
         if decision != "refine":
-            assert n <= loops.MAX_ITERATIONS
+            assert n <= loops_rules.MAX_ITERATIONS
             return
-        assert n < loops.MAX_ITERATIONS
-    assert len(scores) < loops.MAX_ITERATIONS
+        assert n < loops_rules.MAX_ITERATIONS
+    assert len(scores) < loops_rules.MAX_ITERATIONS
 
 
 # ---------------------------------------------------------------- through the CLI

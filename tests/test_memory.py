@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from aether import memory
+from aether.state import memory
 
 
 def entries(project, key):

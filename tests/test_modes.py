@@ -6,7 +6,6 @@ log, learning cadence, archivist, code loop)."""
 import json
 
 import pytest
-
 from test_builds import results
 from test_plans import make_plan
 from test_waves import plan_waves, start_build, worker

@@ -82,7 +82,7 @@ def test_render_with_caste(project):
 
 
 def test_validate_predicts_what_emit_accepts(project):
-    from aether import pheromones
+    from aether.state import pheromones
 
     short, fine = "x" * (pheromones.MIN_CONTENT_LENGTH - 1), "x" * pheromones.MAX_CONTENT_LENGTH
     long = fine + "x"

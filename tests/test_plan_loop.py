@@ -5,9 +5,9 @@ recommendations) whatever the formatting, drafts stored per iteration and loaded
 import json
 
 import pytest
-
-from aether import critique
 from test_plans import make_plan
+
+from aether.rules import critique as critique_rules
 
 SEED_SHAPE = """## Planning Assessment
 
@@ -46,24 +46,24 @@ Phase 2 mixes storage and API work.
     ("Score breakdown: tests 30 points\n### Overall Score\n81", 81),  # a number later in a line is no score
 ])
 def test_scores_in_the_shapes_models_write(text, score):
-    assert critique.parse(text)["score"] == score
+    assert critique_rules.parse(text)["score"] == score
 
 
 @pytest.mark.parametrize("text", ["No score here.", "### Overall Score\nvery good", "Score: 150",
                                   "### Overall Score\n### Key Issues\n- x", "Score breakdown: tests 30 points"])
 def test_no_readable_score_is_an_error_naming_the_heading(text):
     with pytest.raises(Exception) as info:
-        critique.parse(text)
+        critique_rules.parse(text)
     assert info.value.code == "critic_score_missing" and "### Overall Score" in info.value.message
 
 
 def test_sections_are_parsed():
-    parsed = critique.parse(SEED_SHAPE)
+    parsed = critique_rules.parse(SEED_SHAPE)
     assert parsed["summary"] == "Solid phases; the test strategy is thin."
     assert parsed["key_issues"] == ["No TDD steps in phase 1", "Phase 2 is too large: split storage from the API",
                                     "Missing error-handling criteria"]
     assert parsed["recommendations"] == ["Add a failing-test task before each feature", "Split phase 2"]
-    loose = critique.parse("**Overall Score:** 60\n**Key Issues**\nthe plan has no phases for deployment\n"
+    loose = critique_rules.parse("**Overall Score:** 60\n**Key Issues**\nthe plan has no phases for deployment\n"
                            "Recommendations:\n- add a deploy phase\n")
     assert loose["key_issues"] == ["the plan has no phases for deployment"]
     assert loose["recommendations"] == ["add a deploy phase"]
@@ -148,7 +148,7 @@ def test_present_after_the_cap_recommends_narrowing(planning):
     out = project.run("loop-present", loop, "--json").json
     assert (out["stop_reason"], out["score"], out["previous_score"], out["threshold"]) == ("cap", 64, 58, 80)
     assert out["recommendation"]["option"] == "narrow"
-    assert out["challenges"] == critique.parse(SEED_SHAPE)["key_issues"]
+    assert out["challenges"] == critique_rules.parse(SEED_SHAPE)["key_issues"]
     accept = next(o for o in out["options"] if o["id"] == "accept")
     assert accept["pros"] and accept["cons"] and accept["next"][-1] == f"aether plan-load --from-loop {loop}"
     text = project.run("loop-present", loop).stdout

@@ -5,6 +5,8 @@ import json
 
 import pytest
 
+from aether.rules import plans as plans_rules
+
 
 def make_plan(phases=3, tasks=3):
     plan = {"goal": "Build a todo API", "phases": []}
@@ -198,14 +200,13 @@ def test_maps_to_criterion_is_kept_and_a_task_that_does_not_say_is_named(colony)
 
 
 def test_the_criterion_rule_has_one_default():
-    from aether import plans
 
-    assert plans.maps_to_criterion({"id": "1.1"}) is True  # unsaid: counts as critical
-    assert plans.maps_to_criterion(None) is True
-    assert plans.maps_to_criterion({"maps_to_criterion": False}) is False
-    assert plans.maps_to_criterion({"maps_to_criterion": False}, said=True) is True  # an explicit answer wins
-    assert plans.maps_to_criterion({"maps_to_criterion": "no"}) is True  # not a boolean: not said
-    assert plans.criterion_said({"id": "1.1"}) is None
+    assert plans_rules.maps_to_criterion({"id": "1.1"}) is True  # unsaid: counts as critical
+    assert plans_rules.maps_to_criterion(None) is True
+    assert plans_rules.maps_to_criterion({"maps_to_criterion": False}) is False
+    assert plans_rules.maps_to_criterion({"maps_to_criterion": False}, said=True) is True  # an explicit answer wins
+    assert plans_rules.maps_to_criterion({"maps_to_criterion": "no"}) is True  # not a boolean: not said
+    assert plans_rules.criterion_said({"id": "1.1"}) is None
 
 
 def test_task_count_outside_guidance_warns(colony):
@@ -298,10 +299,9 @@ def test_plan_start_text_flag(colony):
 
 
 def test_validate_library_does_not_mutate_input():
-    from aether import plans
 
     plan = make_plan()
     snapshot = copy.deepcopy(plan)
-    normalised, defects, _ = plans.validate(plan)
+    normalised, defects, _ = plans_rules.validate(plan)
     assert defects == [] and plan == snapshot
     assert normalised["phases"][0]["status"] == "pending"

@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from e2e.harness import ClaudeCode, SetupError, claude_binary
 
 REPO = Path(__file__).resolve().parents[1]

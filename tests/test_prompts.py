@@ -265,7 +265,7 @@ def _sample(word: str) -> str:
 def parse_problem(args: list[str]) -> str | None:
     """None when `aether ARGS` parses (subcommand exists, options and values are accepted)."""
     from aether.cli import cli
-    from aether.errors import AetherError
+    from aether.core.exceptions import AetherError
 
     args = [_sample(a) for a in args]
     saved = sys.stdin
@@ -478,7 +478,7 @@ def test_command_front_matter(path):
 
 @pytest.mark.parametrize("path", agent_files(), ids=rel)
 def test_agent_front_matter(path):
-    from aether.castes import CASTES
+    from aether.core.castes import CASTES
 
     meta, body = split_front_matter(path.read_text("utf-8"))
     for key in ("name", "description", "tools"):
@@ -526,7 +526,7 @@ def test_every_aether_call_parses_against_the_cli(path):
 
 @pytest.mark.parametrize("path", prompt_files(), ids=rel)
 def test_referenced_agents_commands_and_files_exist(path):
-    from aether import schemas
+    from aether.state import schemas
 
     _, body = split_front_matter(path.read_text("utf-8"))
     agents = {Path(p).stem for p in manifest()["agents"]}

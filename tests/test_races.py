@@ -15,7 +15,6 @@ import time
 
 import pytest
 from conftest import LAUNCHER
-
 from test_waves import flat_plan, plan_waves, run_worker, worker
 
 CRITIC = "### Overall Score\n40\n\n### Key Issues\n- the plan has no tests\n"
@@ -33,7 +32,7 @@ def git(root, *args):
 def interleave(monkeypatch, action):
     """Run `action` once, just before the next locked update takes its locks: another process's
     write between a command's first look at the state and its update."""
-    from aether import store
+    from aether.state import store
 
     original = store.update_many
 
@@ -82,7 +81,7 @@ def test_parallel_code_loop_decides_make_one_checkpoint(project):
     assert len(iterations) == 1 and iterations[0]["checkpoint"] == decided["checkpoint"]["ref"]
     records = project.load("checkpoints.json")["checkpoints"]
     assert [r["ref"] for r in records] == [decided["checkpoint"]["ref"]]
-    assert "code loop iteration 1 (score 40)" == records[0]["label"]
+    assert records[0]["label"] == "code loop iteration 1 (score 40)"
     assert git(project.root, "for-each-ref", "--format=%(refname)", "refs/aether/") == decided["checkpoint"]["ref"]
 
 

@@ -6,7 +6,6 @@ import json
 import subprocess
 
 import pytest
-
 from test_waves import flat_plan, plan_waves, run_worker, worker
 
 FAIL = {"error": "ImportError: cannot import name 'Todo'", "root_cause": "circular import between models and store",

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from aether import research
+from aether.colony import research
 
 SPEC = """# Technical spec
 

@@ -6,9 +6,9 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from aether import review
 from test_waves import plan_waves, run_worker, start_build, tree, worker
+
+from aether.rules import review as review_rules
 
 CRITICAL = {"findings": [
     {"severity": "low", "description": "typo in a docstring", "location": "a.py:3", "recommendation": "fix it"},
@@ -142,9 +142,9 @@ def test_plain_list_of_findings_is_accepted(project):
 def test_rebuilds_never_exceed_the_limit(criticals):
     rebuilds = 0
     for critical in criticals:
-        action, reason = review.rule(critical, rebuilds)
+        action, reason = review_rules.rule(critical, rebuilds)
         assert action in ("rebuild", "continue") and reason
         if action == "rebuild":
             assert critical > 0
             rebuilds += 1
-        assert rebuilds <= review.MAX_WAVE_REBUILDS
+        assert rebuilds <= review_rules.MAX_WAVE_REBUILDS

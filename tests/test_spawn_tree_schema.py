@@ -10,9 +10,9 @@ import json
 import time
 
 import pytest
-
-from aether import schemas
 from test_waves import flat_plan, plan_waves, worker
+
+from aether.state import schemas
 
 # (path into COLONY_STATE.spawn_tree, damaged value, words the problem names)
 DAMAGE = [

@@ -9,9 +9,11 @@ import time
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from aether import spawning
 from test_waves import plan_waves, run_worker, start_build, tree, worker
+
+from aether.build import spawning
+from aether.core import vocabulary
+from aether.rules import contracts, spawn_tree
 
 REQUEST = "--- SPAWN REQUEST ---\ncaste: scout\nreason: need the OAuth2 library docs\ncontext: which flow fits\nblocking: true\n--- END SPAWN REQUEST ---\n"
 
@@ -209,10 +211,10 @@ FORMATS = {
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
 def test_spawn_request_formats(name):
-    blocks = spawning.parse_requests(FORMATS[name])
+    blocks = contracts.parse_requests(FORMATS[name])
     assert len(blocks) == 1, blocks
     block = blocks[0]
-    assert spawning.normalize_caste(block["caste"]) == "scout"
+    assert contracts.normalize_caste(block["caste"]) == "scout"
     assert block["reason"] == "need the OAuth2 library docs"
     assert " ".join(block["context"].split()) == "which flow fits"
     assert spawning._blocking(block.get("blocking")) is True
@@ -220,17 +222,17 @@ def test_spawn_request_formats(name):
 
 def test_several_blocks_and_none():
     text = REQUEST + "\nmore prose\n" + REQUEST.replace("scout", "architect").replace("blocking: true", "blocking: false")
-    blocks = spawning.parse_requests(text)
+    blocks = contracts.parse_requests(text)
     assert [b["caste"] for b in blocks] == ["scout", "architect"]
     assert spawning._blocking(blocks[1]["blocking"]) is False
-    assert spawning.parse_requests("I mention a spawn request in prose only.\ncaste: scout") == []
-    assert spawning.parse_requests("") == []
+    assert contracts.parse_requests("I mention a spawn request in prose only.\ncaste: scout") == []
+    assert contracts.parse_requests("") == []
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text())
 def test_parser_never_crashes(text):
-    for block in spawning.parse_requests(text):
+    for block in contracts.parse_requests(text):
         assert isinstance(block, dict) and all(isinstance(v, str) for v in block.values())
 
 
@@ -263,9 +265,9 @@ def test_a_flood_of_requests_is_read_up_to_the_block_cap(project):
     run_worker(project, "w1", created=["a.py"])
     flood = REQUEST.replace("caste: scout", "caste: nobody") * 5000
     result = project.run("spawn-requests", "w1", "-", input=flood).json
-    assert result["dropped"] == 5000 - spawning.MAX_REQUEST_BLOCKS
-    assert len(result["ignored"]) == spawning.MAX_REQUEST_BLOCKS
-    assert len(tree(project)["spawn_requests"]) == spawning.MAX_REQUEST_BLOCKS
+    assert result["dropped"] == 5000 - contracts.MAX_REQUEST_BLOCKS
+    assert len(result["ignored"]) == contracts.MAX_REQUEST_BLOCKS
+    assert len(tree(project)["spawn_requests"]) == contracts.MAX_REQUEST_BLOCKS
 
 
 def test_wave_cap_and_rerun_waits_for_its_sub_spawns(project):
@@ -321,7 +323,7 @@ def test_no_sequence_of_calls_exceeds_depth_or_worker_limits(tmp_path_factory, m
     project = Project(root, root / "home")
     start_build(project, mode=mode)
     plan_waves(project, [worker(f"w{i}", [f"1.{i}"], writes=[f"{i}.py"]) for i in range(1, 7)])
-    from aether import modes
+    from aether.rules import modes
 
     limits = modes.profile(mode)["spawn_limits"]
     for op, pick in ops:
@@ -344,7 +346,7 @@ def test_no_sequence_of_calls_exceeds_depth_or_worker_limits(tmp_path_factory, m
         for n in nodes:
             if n["role"] == "sub_spawn":
                 per_wave[n["wave"]] = per_wave.get(n["wave"], 0) + 1
-        assert all(v <= spawning.MAX_SUB_SPAWNS_PER_WAVE for v in per_wave.values())
+        assert all(v <= spawn_tree.MAX_SUB_SPAWNS_PER_WAVE for v in per_wave.values())
 
 
 def test_an_old_shaped_spawn_tree_is_set_aside_not_corrupt(project):
@@ -372,12 +374,14 @@ def test_a_broken_spawn_tree_is_reported_as_corrupt(project):
 
 def test_spawn_vocabularies_have_one_definition():
     """Roles, statuses and the roles that write no code are listed once (schemas.py) and used as is."""
-    from aether import castes, completion, modes, schemas, syntax_check
+    from aether.build import completion, syntax_check
+    from aether.core import castes
+    from aether.rules import modes
 
-    assert set(spawning.ROLE_PREFIX) == set(schemas.SPAWN_ROLES)  # every role has an id prefix
-    assert set(spawning.RESPAWN_ROLES) < set(schemas.SPAWN_ROLES)
-    assert set(schemas.SPAWN_FINISHED) < set(schemas.SPAWN_STATUSES)
-    assert completion.NO_CODE_ROLES is syntax_check.NO_CODE_ROLES is schemas.NO_CODE_ROLES
+    assert set(spawn_tree.ROLE_PREFIX) == set(vocabulary.SPAWN_ROLES)  # every role has an id prefix
+    assert set(spawn_tree.RESPAWN_ROLES) < set(vocabulary.SPAWN_ROLES)
+    assert set(vocabulary.SPAWN_FINISHED) < set(vocabulary.SPAWN_STATUSES)
+    assert completion.NO_CODE_ROLES is syntax_check.NO_CODE_ROLES is vocabulary.NO_CODE_ROLES
     assert modes.SIGNAL_TYPES is castes.SIGNAL_TYPES
     for name in ("ROLES", "NODE_STATUSES", "FINISHED", "TREE_STATUSES"):
         assert not hasattr(spawning, name), name

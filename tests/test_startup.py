@@ -15,10 +15,11 @@ import sys
 import time
 
 import pytest
-
-from aether import startup, store
-from aether.errors import AetherError
 from conftest import LAUNCHER, REPO
+
+from aether import startup
+from aether.core.exceptions import AetherError
+from aether.state import store
 
 PY = sys.executable
 
@@ -101,7 +102,7 @@ def test_failures_still_answer_with_an_envelope(project):
 def test_aether_debug_traceback_loads_what_it_needs(project):
     """An internal error under AETHER_DEBUG prints a real traceback: traceback, linecache and
     tokenize load on use and show the source lines."""
-    code = ("import aether.pheromones as p\n"
+    code = ("import aether.rules.pheromones as p\n"
             "def boom(*a, **k):\n    raise RuntimeError('forced failure for the test')\n"
             "p.batch = boom\n"
             "from aether.startup import main\nmain()\n")

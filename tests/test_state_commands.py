@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from aether import schemas
+from aether.state import schemas
 
 TARGETS = ["colony", "pheromones", "plan", "errors", "memory", "events"]
 

@@ -3,9 +3,10 @@
 import json
 
 import pytest
-
-from test_builds import finish, results, ids
+from test_builds import finish, ids, results
 from test_plans import make_plan
+
+from aether.rules import lifecycle
 
 
 def tree(phase=1):
@@ -119,7 +120,7 @@ def test_no_color_unless_terminal(project, monkeypatch):
     project.run("colony-init", "Build a todo API").json
     project.run("plan-load", "-", input=json.dumps(make_plan())).json
     assert "\033[" not in status(project)
-    from aether import output
+    from aether.core import output
 
     monkeypatch.setattr(output, "use_color", lambda stream=None: True)
     project.run("build-start", 1).json
@@ -170,7 +171,7 @@ def test_phase_without_plan(project):
 
 
 def test_render_tree_nesting_and_bad_shapes():
-    from aether import status
+    from aether.colony import status
 
     lines = status.render_tree(tree())
     assert lines[0].startswith("  w1 [builder]") and "tasks 1.1, 1.2" in lines[0]
@@ -184,15 +185,14 @@ def test_render_tree_nesting_and_bad_shapes():
 
 
 def test_next_step_for_each_state():
-    from aether import status
 
     plan = make_plan()
-    assert status.next_step({"state": "IDLE"}, plan)["command"] == "aether colony-init -"
-    assert status.next_step({"state": "READY", "current_phase": 0}, {"phases": []})["slash"] == "/ant:plan"
-    assert status.next_step({"state": "READY", "current_phase": 0}, plan)["command"] == "aether build-start 1"
+    assert lifecycle.next_step({"state": "IDLE"}, plan)["command"] == "aether colony-init -"
+    assert lifecycle.next_step({"state": "READY", "current_phase": 0}, {"phases": []})["slash"] == "/ant:plan"
+    assert lifecycle.next_step({"state": "READY", "current_phase": 0}, plan)["command"] == "aether build-start 1"
     plan["phases"][0]["status"] = "completed"
-    assert status.next_step({"state": "READY", "current_phase": 1}, plan)["command"] == "aether phase-advance"
+    assert lifecycle.next_step({"state": "READY", "current_phase": 1}, plan)["command"] == "aether phase-advance"
     plan["phases"][1]["status"] = "failed"
-    assert status.next_step({"state": "READY", "current_phase": 2}, plan)["command"] == "aether build-start 2 --resume"
-    assert status.next_step({"state": "READY", "current_phase": 9}, plan)["command"] == "aether plan-load -"
-    assert status.next_step({"state": "COMPLETED", "current_phase": 3}, plan)["slash"] == '/ant:init "<goal>"'
+    assert lifecycle.next_step({"state": "READY", "current_phase": 2}, plan)["command"] == "aether build-start 2 --resume"
+    assert lifecycle.next_step({"state": "READY", "current_phase": 9}, plan)["command"] == "aether plan-load -"
+    assert lifecycle.next_step({"state": "COMPLETED", "current_phase": 3}, plan)["slash"] == '/ant:init "<goal>"'

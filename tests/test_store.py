@@ -14,8 +14,8 @@ import time
 import pytest
 from conftest import LAUNCHER
 
-from aether import schemas, store
-from aether.errors import AetherError
+from aether.core.exceptions import AetherError
+from aether.state import schemas, store
 
 PY = sys.executable
 
@@ -404,7 +404,7 @@ time.sleep(60)
 
 HOLD_IN_UPDATE = """
 import sys, time
-from aether import store
+from aether.state import store
 def change(data):
     print("holding", flush=True)
     time.sleep(60)
@@ -488,7 +488,7 @@ def test_bad_lock_timeout_values_fall_back_to_the_default(lib, monkeypatch):
 def test_opposite_lock_orders_do_not_deadlock(project):
     code = """
 import sys
-from aether import store
+from aether.state import store
 names = sys.argv[1].split(",")
 for _ in range(30):
     store.update_many(names, lambda files: None)

@@ -10,8 +10,8 @@ import stat
 
 import pytest
 
-from aether import store
-from aether.errors import AetherError
+from aether.core.exceptions import AetherError
+from aether.state import store
 
 SIGNAL = "a signal long enough to be specific"
 

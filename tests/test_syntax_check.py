@@ -5,7 +5,6 @@ import json
 import shutil
 
 import pytest
-
 from test_waves import plan_waves, start_build, worker
 
 

@@ -148,7 +148,8 @@ def test_pheromone_write_upgrades_pheromones_json(v44):
 
 @pytest.mark.parametrize("name,short", [("COLONY_STATE.json", "colony"), ("PROJECT_PLAN.json", "plan")])
 def test_store_write_upgrades_colony_and_plan(v44, monkeypatch, name, short):
-    from aether import paths, store
+    from aether.core import paths
+    from aether.state import store
 
     monkeypatch.chdir(v44.root)
     paths.project_root.cache_clear()

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aether import modes, waves
-
+from aether.rules import modes
+from aether.rules import waves as waves_rules
 
 # ---------------------------------------------------------------- shared helpers
 
@@ -302,10 +302,10 @@ def assignment_plans(draw):
 @given(assignment_plans())
 def test_wave_plans_never_put_two_writers_of_a_file_in_one_wave(case):
     raw, mode = case
-    workers, _, _ = waves.read_plan({"workers": raw}, None)
+    workers, _, _ = waves_rules.read_plan({"workers": raw}, None)
     prof = modes.profile(mode)
     cap = min(prof["workers_per_wave"], prof["spawn_limits"]["max_workers"])
-    planned, _ = waves.schedule(workers, cap)
+    planned, _ = waves_rules.schedule(workers, cap)
     wave_of = {}
     seen_tasks = []
     for number, wave in enumerate(planned):

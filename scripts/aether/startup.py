@@ -1,3 +1,5 @@
+import gc
+
 """How the `aether` process starts: bin/aether runs `main` here (nothing else should).
 
 Each call of `aether` is a fresh process, so start-up is the helper's speed. Everything here
@@ -19,7 +21,7 @@ Measure with `make bench`; see what a command loads with
 (a lazy module's own imports are listed when, and if, it is first used).
 """
 
-import sys
+import sys  # noqa: E402
 
 # module: who imports it on every call → when it is really used
 LAZY_MODULES = (
@@ -34,7 +36,7 @@ GC_THRESHOLD = 50_000  # net allocations of tracked objects between collections 
 
 def lazy_import(names=LAZY_MODULES) -> list[str]:
     """Register each not-yet-imported module of `names` to load on first use; returns those."""
-    from importlib.util import LazyLoader, find_spec, module_from_spec
+    from importlib.util import LazyLoader, find_spec, module_from_spec  # noqa: PLC0415 — start-up: importlib.util only when lazy loading is set up
 
     registered = []
     for name in names:
@@ -71,11 +73,10 @@ def _awaiting(lazy_type):
 
 
 def main() -> None:
-    import gc
 
     gc.set_threshold(GC_THRESHOLD)
     lazy_import()
-    from aether.cli import main as cli_main
+    from aether.cli import main as cli_main  # noqa: PLC0415 — start-up: the CLI (click) loads after start-up is tuned
 
     cli_main()
 

@@ -228,13 +228,13 @@ class Matcher:
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             return False
 
-    def __and__(self, other: "Matcher") -> "Matcher":
+    def __and__(self, other: Matcher) -> Matcher:
         return _All([self, other])
 
-    def __or__(self, other: "Matcher") -> "Matcher":
+    def __or__(self, other: Matcher) -> Matcher:
         return Matcher(f"({self.label} | {other.label})", lambda r: self(r) or other(r))
 
-    def __invert__(self) -> "Matcher":
+    def __invert__(self) -> Matcher:
         return Matcher(f"~{self.label}", lambda r: not self(r))
 
     def explain(self, req: Request) -> str:
@@ -242,7 +242,7 @@ class Matcher:
         return f"{self.label} {'✓' if self(req) else '✗'}"
 
     def reply(self, *blocks, usage: dict | None = None, label: str | None = None,
-              delay: float = 0) -> "Step":
+              delay: float = 0) -> Step:
         """The step answering a matching request with these blocks (or a function of it).
 
         `usage` overrides the token counts reported; `delay` (seconds) holds the answer back,
@@ -430,7 +430,7 @@ class FakeAPI:
 
     # -- lifecycle --------------------------------------------------------------------------
 
-    def start(self) -> "FakeAPI":
+    def start(self) -> FakeAPI:
         api = self
 
         class Handler(_Handler):
@@ -448,7 +448,7 @@ class FakeAPI:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "FakeAPI":
+    def __enter__(self) -> FakeAPI:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -271,7 +271,7 @@ class Run:
             head.append("stderr (tail):\n" + _tail(self.stderr))
         return "\n".join(head) + "\n" + self.api.report()
 
-    def check(self, *, exit_code: int | None = 0, all_steps_used: bool = True) -> "Run":
+    def check(self, *, exit_code: int | None = 0, all_steps_used: bool = True) -> Run:
         """Fail with the report unless the run ended cleanly and followed the script."""
         problems = []
         if self.timed_out:

@@ -23,11 +23,21 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from test_prompts import shell_snippets
 
-from .fake_api import Matcher, agent, bash, first_user_contains, main, say, subagent, tool, \
-    tool_error, tool_result_contains, turn
+from .fake_api import (
+    Matcher,
+    agent,
+    bash,
+    first_user_contains,
+    main,
+    say,
+    subagent,
+    tool,
+    tool_error,
+    tool_result_contains,
+    turn,
+)
 from .harness import REPO, plugin_agents
 
 pytestmark = pytest.mark.e2e

@@ -28,9 +28,29 @@ import sys
 
 import pytest
 
-from .colony_script import (agent_report, agent_reports, command_body, helper_result, is_spawn, json_block,
-                            queen_turn, run_body, spawn_agents, spawn_request, worker_result)
-from .fake_api import agent, bash, first_user_contains, say, subagent, tool, tool_result_contains, turn
+from .colony_script import (
+    agent_report,
+    agent_reports,
+    command_body,
+    helper_result,
+    is_spawn,
+    json_block,
+    queen_turn,
+    run_body,
+    spawn_agents,
+    spawn_request,
+    worker_result,
+)
+from .fake_api import (
+    agent,
+    bash,
+    first_user_contains,
+    say,
+    subagent,
+    tool,
+    tool_result_contains,
+    turn,
+)
 from .harness import REPO, _front_matter
 
 pytestmark = pytest.mark.e2e
@@ -617,7 +637,7 @@ APP_FILES = {
     "app.py": "from util import slug\n\n\ndef main():\n    print(slug('Hello World'))\n",
     "util.py": "def slug(text):\n    return text.lower().replace(' ', '-')\n\n\ndef unused():\n    return 1\n",
     "tests/test_util.py": "from util import slug\n\n\ndef test_slug():\n    assert slug('A B') == 'a-b'\n",
-    # enough source files that the helper sends two colonizers (see aether.colonize)
+    # enough source files that the helper sends two colonizers (see aether.rules.colonize)
     **{f"words/w{i:02}.py": f"WORD = {i}\n" for i in range(17)},
 }
 MAPS = {

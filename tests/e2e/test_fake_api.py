@@ -9,8 +9,19 @@ import urllib.request
 
 import pytest
 
-from .fake_api import (SUBAGENT_MARKER, FakeAPI, agent, bash, first_user_contains, in_subagent,
-                      main, say, subagent, tool_result_contains, turn)
+from .fake_api import (
+    SUBAGENT_MARKER,
+    FakeAPI,
+    agent,
+    bash,
+    first_user_contains,
+    in_subagent,
+    main,
+    say,
+    subagent,
+    tool_result_contains,
+    turn,
+)
 
 SDK_LINE = "You are a Claude agent, built on Anthropic's Claude Agent SDK."
 MAIN_SYSTEM = [{"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1.328;"},

@@ -9,8 +9,17 @@ import subprocess
 
 import pytest
 
-from .fake_api import (agent, bash, main, say, subagent, first_user_contains, tool_error,
-                      tool_result_contains, tool_results)
+from .fake_api import (
+    agent,
+    bash,
+    first_user_contains,
+    main,
+    say,
+    subagent,
+    tool_error,
+    tool_result_contains,
+    tool_results,
+)
 from .harness import PROBE_PLUGIN, REPO, E2EFailure, _base_env, _front_matter
 
 pytestmark = pytest.mark.e2e

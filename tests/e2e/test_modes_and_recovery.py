@@ -23,13 +23,36 @@ import re
 import subprocess
 
 import pytest
-
 from test_prompts import shell_snippets
 
-from .colony_script import (agent_report, agent_reports, command_body, helper_result, json_block,
-                            run_body, spawn_agents, worker_result)
-from .fake_api import agent, bash, first_user_contains, say, subagent, tool, tool_result_contains, turn
-from .test_colony_session import Queen, body_of, earlier_result, earlier_text, phase_lead_prompt, state
+from .colony_script import (
+    agent_report,
+    agent_reports,
+    command_body,
+    helper_result,
+    json_block,
+    run_body,
+    spawn_agents,
+    worker_result,
+)
+from .fake_api import (
+    agent,
+    bash,
+    first_user_contains,
+    say,
+    subagent,
+    tool,
+    tool_result_contains,
+    turn,
+)
+from .test_colony_session import (
+    Queen,
+    body_of,
+    earlier_result,
+    earlier_text,
+    phase_lead_prompt,
+    state,
+)
 
 pytestmark = pytest.mark.e2e
 

@@ -14,7 +14,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from test_prompts import shell_snippets
 
 from .fake_api import agent, bash, main, say, subagent, tool_error, tool_result_contains

@@ -12,9 +12,12 @@
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 
-from aether.bugs.errors import EXIT_INPUT, EXIT_PHASE, bug_error
+from aether.bugs.exit_codes import EXIT_INPUT, EXIT_PHASE, bug_error
+from aether.state import store
 
 AUTO_APPROVER = "auto:low_risk"
 RESERVED_PREFIX = "auto:"  # approvers a person cannot claim
@@ -24,15 +27,13 @@ MAX_REASON_LENGTH = 2000
 
 
 def plan_hash(plan: dict) -> str:
-    import hashlib
-    import json
+    import hashlib  # noqa: PLC0415 — start-up: hashlib (OpenSSL) only where something is hashed
 
     canonical = json.dumps(plan, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def _stdin_is_terminal() -> bool:
-    import sys
 
     try:
         return sys.stdin is not None and sys.stdin.isatty()
@@ -54,7 +55,7 @@ def require_human(bug_id: str) -> None:
 def check_approver(name: str | None) -> str:
     """Who approves: --by, else the login name, else `cli`."""
     if name is None:
-        import getpass
+        import getpass  # noqa: PLC0415 — start-up: getpass only for the approval record
 
         try:
             name = getpass.getuser()
@@ -122,7 +123,7 @@ def _def_lines(lines) -> int:
 
 def low_risk(plan: dict, cfg: dict) -> dict:
     """Whether the plan meets every LOW criterion: {eligible, met: [...], failed: [...]}."""
-    import difflib
+    import difflib  # noqa: PLC0415 — start-up: difflib only where text is compared
 
     changes = plan.get("changes", [])
     added: list[str] = []
@@ -160,7 +161,6 @@ def low_risk(plan: dict, cfg: dict) -> dict:
 
 def audit_entries(path: str) -> list[dict]:
     """The approval audit log's records (see `store.read_jsonl`)."""
-    from aether import store
 
     return [entry for entry in store.read_jsonl(path) if isinstance(entry, dict)]
 

@@ -7,9 +7,12 @@ key or a bad value is an error that names the key (or the environment variable).
 
 from __future__ import annotations
 
+import math
 import os
+import shlex
 
-from aether.errors import input_error
+from aether.core import paths
+from aether.core.exceptions import input_error
 
 CONFIG_FILE = "config.yaml"  # in the project's .aether/
 SECTION = "bug_bash"
@@ -85,7 +88,6 @@ def _bad(where: str, message: str):
 
 def _check(key: str, value, where: str):
     """The value converted to its key's type; raises `invalid_config` naming `where`."""
-    import math
 
     kind, minimum = TYPES[key]
     if kind == _BOOL:
@@ -100,7 +102,6 @@ def _check(key: str, value, where: str):
         if value is None:
             return None
         if isinstance(value, str):
-            import shlex
 
             try:
                 parts = shlex.split(value)
@@ -148,7 +149,6 @@ def _from_env(var: str, key: str, raw: str):
 
 
 def config_path() -> str:
-    from aether import paths
 
     return os.path.join(paths.aether_dir(), CONFIG_FILE)
 
@@ -165,7 +165,7 @@ def _read_section(path: str) -> dict:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise input_error("invalid_config", f"{path} is not valid UTF-8") from None
-    import yaml
+    import yaml  # noqa: PLC0415 — start-up: PyYAML (~15 ms) only for `bug`
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
@@ -190,7 +190,7 @@ def load(path: str | None = None) -> dict:
     settings = dict(DEFAULTS)
     for key, value in _read_section(path).items():
         if key not in DEFAULTS:
-            import difflib
+            import difflib  # noqa: PLC0415 — start-up: difflib only where text is compared
 
             close = difflib.get_close_matches(str(key), DEFAULTS, n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""

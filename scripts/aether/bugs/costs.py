@@ -8,7 +8,7 @@ checked on every record and before the pipeline moves on. Exceeding one stops th
 
 from __future__ import annotations
 
-from aether.bugs.errors import EXIT_COST, EXIT_INPUT, bug_error
+from aether.bugs.exit_codes import EXIT_COST, EXIT_INPUT, bug_error
 
 # model → (USD per million input tokens, USD per million output tokens)
 PRICES_PER_MILLION = {

@@ -14,10 +14,14 @@
 from __future__ import annotations
 
 import os
+import shlex
+import signal
+import sys
 
-from aether import store
-from aether.bugs.errors import EXIT_FAILED, bug_error
-from aether.errors import AetherError
+from aether.bugs.exit_codes import EXIT_FAILED, bug_error
+from aether.core import paths
+from aether.core.exceptions import AetherError
+from aether.state import store
 
 PROTECTED_DIRS = (".git", ".aether")
 TESTS_DIR = "tests"
@@ -207,7 +211,7 @@ def simulate(plan: dict, root: str, bug_id: str) -> tuple[list[dict], list[str]]
 
 def diff(op: dict) -> str:
     """A unified diff of one op (for --dry-run)."""
-    import difflib
+    import difflib  # noqa: PLC0415 — start-up: difflib only where text is compared
 
     def lines(text):
         if text is None:
@@ -321,9 +325,7 @@ def undo(snapshot: dict, root: str, *, force: bool = False) -> dict:
 
 def git_rollback(ops: list[dict]) -> str | None:
     """The git command that undoes the fix, when the project is in git (None otherwise)."""
-    import shlex
 
-    from aether import paths
 
     if not paths.in_git_repo():
         return None
@@ -341,7 +343,6 @@ def git_rollback(ops: list[dict]) -> str | None:
 
 
 def _helper_prefix() -> str | None:
-    import sys
 
     if sys.prefix == sys.base_prefix:
         return None
@@ -357,7 +358,7 @@ def _helper_owned(path: str) -> bool:
 
 def project_python(root: str) -> str | None:
     """The interpreter of the project (never the helper's own environment)."""
-    import shutil
+    import shutil  # noqa: PLC0415 — start-up: shutil only where files are copied
 
     candidates = [os.path.join(root, ".venv", "bin", "python"),
                   os.path.join(root, "venv", "bin", "python")]
@@ -386,7 +387,7 @@ def _env() -> dict:
 
 
 def _parse_junit(path: str) -> list[dict] | None:
-    import xml.etree.ElementTree as ET
+    import xml.etree.ElementTree as ET  # noqa: PLC0415 — start-up: xml only where an XML file is checked
 
     try:
         tree = ET.parse(path)
@@ -411,8 +412,7 @@ def _parse_junit(path: str) -> list[dict] | None:
 def verify(root: str, bug_dir: str, cfg: dict, test_paths: list[str]) -> dict:
     """Run the tests; returns {command, exit_code, tests_passed, tests_failed, tests, timed_out,
     output_tail, reason (None when they all passed)}."""
-    import signal
-    import subprocess
+    import subprocess  # noqa: PLC0415 — start-up: subprocess only where a program runs
 
     timeout = cfg["verification_timeout_seconds"]
     log_path = os.path.join(bug_dir, "verification.log")

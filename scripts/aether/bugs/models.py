@@ -7,7 +7,10 @@ are defects too (a misspelt field would otherwise be dropped silently).
 
 from __future__ import annotations
 
+import ast
 import os
+
+from aether.bugs import fixer
 
 CONFIDENCE = ("high", "medium", "low")
 RISK_LEVELS = ("low", "medium", "high")
@@ -194,7 +197,6 @@ def check_root_cause(doc, root: str) -> tuple[dict | None, list[str], list[str]]
     """RootCauseAnalysis: summary ≤ 100 chars; ≥ 3 trace steps; root_cause_file an existing file
     inside the project; root_cause_line within it; code, explanation and why_not_caught set.
     Returns (record, defects, warnings)."""
-    from aether.bugs import fixer
 
     bad = _not_object(doc, "root cause analysis")
     if bad:
@@ -276,7 +278,6 @@ def _check_change(doc, i: int) -> tuple[dict | None, list[str]]:
 
 def _defines(test_code: str, name: str) -> str | None:
     """Why test_code is unusable as the test `name` (None when it is fine)."""
-    import ast
 
     try:
         tree = ast.parse(test_code)
@@ -315,7 +316,6 @@ def check_fix_plan(doc, cfg: dict, root: str, bug_id: str) -> tuple[dict | None,
     create has proposed code; risk explanation and rollback plan set. Then the plan is tried
     against the project as it is now (nothing is written): every path inside the project,
     every `current_code` found exactly once, no `create` over an existing file."""
-    from aether.bugs import fixer
 
     bad = _not_object(doc, "fix plan")
     if bad:

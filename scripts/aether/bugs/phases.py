@@ -8,8 +8,9 @@ State files store the lowercase value (`planned`); commands print the uppercase 
 
 from __future__ import annotations
 
-from aether import clock
-from aether.bugs.errors import EXIT_FAILED, EXIT_PHASE, bug_error
+from aether.bugs.exit_codes import EXIT_FAILED, EXIT_PHASE, bug_error
+from aether.core import clock
+from aether.core.exceptions import input_error
 
 PHASES = (
     "created", "reproducing", "reproduced", "not_reproducible", "analyzing", "analyzed",
@@ -79,7 +80,6 @@ def label(phase: str) -> str:
 
 def parse(value: str) -> str:
     """A phase name from the command line, in any case; raises on an unknown one."""
-    from aether.errors import input_error
 
     phase = value.strip().lower().replace("-", "_")
     if phase not in PHASES:

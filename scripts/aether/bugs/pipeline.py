@@ -11,11 +11,21 @@ says what comes next (`agent_step` for the agent to run, `next` for the commands
 from __future__ import annotations
 
 import os
+import re
 
-from aether import clock
 from aether.bugs import approval, config, costs, fixer, models, phases, reports, storage
-from aether.bugs.errors import (EXIT_AGENT, EXIT_FAILED, EXIT_INPUT, EXIT_PHASE, EXIT_STORAGE,
-                                bug_error)
+from aether.bugs.exit_codes import (
+    EXIT_AGENT,
+    EXIT_FAILED,
+    EXIT_INPUT,
+    EXIT_PHASE,
+    EXIT_STORAGE,
+    bug_error,
+    not_found,
+)
+from aether.core import clock, inputs, paths
+from aether.core.exceptions import AetherError
+from aether.state import store
 
 RECORD_KINDS = {  # record kind → (phase it belongs to, state field, agent)
     "reproduction": ("reproducing", "reproduction", "bug-researcher"),
@@ -34,7 +44,6 @@ REPORT_FILES = {"report": "report.md", "reproduction": "reproduction.md",
 
 
 def _root() -> str:
-    from aether import paths
 
     return paths.project_root()
 
@@ -237,8 +246,7 @@ def analyze(bug_id: str, stop_at: str | None = None, retry: bool = False) -> dic
 def parse_answer(text: str) -> tuple[object, str | None]:
     """(document, None) for a JSON document or an agent's answer whose last ```json block
     parses (Claude Code lets JSON through a heredoc only inside such a fence); else
-    (None, why). Strict, like every JSON input (see `aether.inputs`)."""
-    from aether import inputs
+    (None, why). Strict, like every JSON input (see `aether.core.inputs`)."""
 
     try:
         return inputs.loads(text), None
@@ -246,7 +254,6 @@ def parse_answer(text: str) -> tuple[object, str | None]:
         return None, f"not valid JSON: {exc}"
     except ValueError as exc:
         error = exc
-    import re
 
     for block in reversed(re.findall(r"```[ \t]*+(?:json|JSON)?[ \t]*+\r?\n(.*?)```", text, re.S)):
         try:
@@ -321,7 +328,6 @@ def record(bug_id: str, kind: str, text: str) -> dict:
                         risk_level=rec["risk_level"])
             if cfg["auto_approve_low_risk"] and low["eligible"]:
                 approved = approval.record(state["bug_id"], rec, approval.AUTO_APPROVER, clock.iso())
-                from aether import store
 
                 store.append_jsonl(audit, [approved])  # the audit entry first, then the state
                 state["approval_record"] = approved
@@ -422,7 +428,6 @@ def approve(bug_id: str, by: str | None = None, reason: str | None = None) -> di
         if state["phase"] != "planned":
             raise phases.refuse(state, "bug approve")
         rec = approval.record(bug_id, state["fix_plan"], approver, clock.iso(), reason)
-        from aether import store
 
         store.append_jsonl(audit, [rec])  # the audit entry first, then the state
         state["approval_record"] = rec
@@ -511,7 +516,6 @@ def _test_paths(state: dict, root: str, ops: list[dict]) -> list[str]:
 
 def fix(bug_id: str, dry_run: bool = False) -> dict:
     """Apply an APPROVED fix plan, run its tests, and end FIXED or BLOCKED."""
-    from aether import store
 
     cfg = config.load()
     storage.check_id(bug_id)
@@ -520,7 +524,6 @@ def fix(bug_id: str, dry_run: bool = False) -> dict:
     root = _root()
     bdir = storage.bug_dir(cfg, bug_id)
     if not storage.exists(cfg, bug_id):
-        from aether.bugs.errors import not_found
 
         raise not_found(bug_id)
     try:
@@ -536,7 +539,6 @@ def fix(bug_id: str, dry_run: bool = False) -> dict:
 
 
 def _fix_locked(cfg: dict, bug_id: str, root: str, bdir: str) -> dict:
-    from aether import store
 
     state = storage.load(cfg, bug_id)
     phase = state["phase"]
@@ -677,7 +679,6 @@ def _fix_locked(cfg: dict, bug_id: str, root: str, bdir: str) -> dict:
 def rollback(bug_id: str, force: bool = False) -> dict:
     """Put back the files the last fix changed, unless the bug is FIXED (e.g. BLOCKED, an
     interrupted fix, or a retried bug whose failed fix is still applied)."""
-    from aether import store
 
     cfg = config.load()
     storage.check_id(bug_id)
@@ -769,7 +770,6 @@ def status(bug_id: str | None) -> dict:
 
 
 def list_bugs(phase: str | None = None, limit: int = 50) -> dict:
-    from aether.errors import AetherError
 
     cfg = config.load()
     wanted = phases.parse(phase) if phase else None
@@ -799,13 +799,11 @@ def list_bugs(phase: str | None = None, limit: int = 50) -> dict:
 
 def restore(bug_id: str, force: bool = False, which: str = "state") -> dict:
     """Bring back the newest valid backup of a bug's state (or rollback) file."""
-    from aether import store
 
     cfg = config.load()
     storage.check_id(bug_id)
     bdir = storage.bug_dir(cfg, bug_id)
     if not os.path.isdir(bdir):
-        from aether.bugs.errors import not_found
 
         raise not_found(bug_id)
     if which == "rollback":
@@ -819,7 +817,6 @@ def history(bug_id: str) -> list[dict]:
     cfg = config.load()
     storage.check_id(bug_id)
     if not storage.exists(cfg, bug_id):
-        from aether.bugs.errors import not_found
 
         raise not_found(bug_id)
     return storage.read_history(cfg, bug_id)

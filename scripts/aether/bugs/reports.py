@@ -4,6 +4,7 @@ panel, the list table and the step summaries (seed 003 §5.4 and §6 output form
 from __future__ import annotations
 
 from aether.bugs import phases
+from aether.core.text import one_line
 
 PANEL_WIDTH = 70  # characters between the panel's borders
 LIST_COLUMNS = (("ID", 22), ("Phase", 16), ("Created", 13), ("Cost", 8), ("Next", 10))
@@ -33,13 +34,10 @@ def usd(value: float) -> str:
     return f"${value:.2f}"
 
 
-def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _bullets(items) -> list[str]:
-    return [f"- {_one_line(i, 500)}" for i in items] or ["- (none)"]
+    return [f"- {one_line(i, 500)}" for i in items] or ["- (none)"]
 
 
 # ---------------------------------------------------------------- markdown reports
@@ -105,7 +103,7 @@ def root_cause_md(state: dict) -> str:
 def fix_plan_md(state: dict, plan_hash: str) -> str:
     plan = state["fix_plan"]
     lines = [f"# Fix plan: {state['bug_id']}", "", f"**{plan['summary']}**", "",
-             f"- Risk: {plan['risk_level'].upper()} — {_one_line(plan['risk_explanation'], 300)}",
+             f"- Risk: {plan['risk_level'].upper()} — {one_line(plan['risk_explanation'], 300)}",
              f"- Changes: {len(plan['changes'])}; tests: {len(plan['test_cases'])}"]
     if plan.get("scope"):
         lines.append(f"- Scope: {plan['scope']}")
@@ -120,7 +118,7 @@ def fix_plan_md(state: dict, plan_hash: str) -> str:
             lines += ["", "Proposed code:", "", fence(ch["proposed_code"])]
     lines += ["", "## Tests", ""]
     for t in plan["test_cases"]:
-        lines.append(f"- `{t['name']}` ({t['category']}): {_one_line(t['description'], 300)}")
+        lines.append(f"- `{t['name']}` ({t['category']}): {one_line(t['description'], 300)}")
     if plan.get("side_effects"):
         lines += ["", "## Side effects", ""] + _bullets(plan["side_effects"])
     lines += ["", "## Rollback plan", "", plan["rollback_plan"]]
@@ -210,7 +208,7 @@ def status_text(summary: dict) -> str:
     if summary["blocked_reason"]:
         rows += ["", f"Blocked: {summary['blocked_reason']}"]
     if summary["rejection"]:
-        rows += ["", f"Won't fix: {_one_line(summary['rejection'].get('reason', ''), 60)}"]
+        rows += ["", f"Won't fix: {one_line(summary['rejection'].get('reason', ''), 60)}"]
     rows += ["", "Next: " + (summary["next"][0] if summary["next"] else "-")]
     return panel(f"Bug: {summary['bug_id']}", rows)
 

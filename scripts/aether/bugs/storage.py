@@ -12,18 +12,20 @@
     history/phase_transitions.jsonl   append-only transition log
 ```
 
-Every write goes through `aether.store` (lock → read → change → validate → atomic replace,
+Every write goes through `aether.state.store` (lock → read → change → validate → atomic replace,
 with backups); transitions made by a write are appended to the history log while the state's
 lock is still held, so the log's order is the order of the writes.
 """
 
 from __future__ import annotations
 
+import copy
 import os
 
-from aether import schemas, store
-from aether.bugs.errors import EXIT_INPUT, bug_error, not_found
+from aether.bugs.exit_codes import EXIT_INPUT, bug_error, not_found
 from aether.bugs.phases import PHASES, STOP_AT, TRIGGERS
+from aether.core import paths
+from aether.state import schemas, store
 
 STATE_VERSION = 1
 STATE_FILE = "state.json"
@@ -75,7 +77,7 @@ def _slug_problem(bug_id) -> str | None:
 
 def slugify(text: str, limit: int = AUTO_ID_LENGTH) -> str:
     """Lowercase ASCII words joined by hyphens (`Login fails!` → `login-fails`)."""
-    import unicodedata
+    import unicodedata  # noqa: PLC0415 — start-up: unicodedata only where text is normalised
 
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
     words, word = [], []
@@ -112,7 +114,6 @@ def check_id(bug_id) -> str:
 
 
 def storage_dir(cfg: dict) -> str:
-    from aether import paths
 
     base = os.path.expanduser(cfg["storage_path"])
     if not os.path.isabs(base):
@@ -138,7 +139,6 @@ def audit_path(cfg: dict) -> str:
 
 def display_path(path: str) -> str:
     """A path relative to the project root when it is inside it."""
-    from aether import paths
 
     root = paths.project_root()
     rel = os.path.relpath(path, root)
@@ -195,7 +195,6 @@ def _check_state(data: dict) -> list:
 
 def _upgrade_state(data: dict) -> dict:
     """Version 0 (no `version`) had no cost records (seed §5.3); fill every missing key."""
-    import copy
 
     if data.get("version", 0) < 1:
         data.setdefault("costs", [])
@@ -212,7 +211,6 @@ class BugFileSpec(schemas.FileSpec):
 
 
 def state_spec(bug_id: str) -> BugFileSpec:
-    import copy
 
     def default() -> dict:
         data = copy.deepcopy(STATE_DEFAULT)

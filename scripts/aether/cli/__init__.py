@@ -1,6 +1,6 @@
 """The `aether` command: a click group that imports a subcommand's module only when it runs.
 
-Every subcommand answers with one JSON envelope (see `aether.output`); this module turns
+Every subcommand answers with one JSON envelope (see `aether.core.output`); this module turns
 every failure — click usage errors included — into the error envelope and its exit code.
 """
 
@@ -12,7 +12,7 @@ import sys
 import click
 
 from aether import __version__
-from aether.errors import EXIT_INPUT, EXIT_INTERNAL, AetherError
+from aether.core.exceptions import EXIT_INPUT, EXIT_INTERNAL, AetherError
 
 # name → "module:attribute". Modules are imported lazily, so adding a command costs
 # the other commands nothing at start-up.
@@ -29,13 +29,13 @@ COMMANDS = {
     "pheromone-emit": "aether.cli.pheromones:emit",
     "pheromone-render": "aether.cli.pheromones:render",
     # state files
-    "validate-state": "aether.cli.state:validate_state",
-    "state-restore": "aether.cli.state:state_restore",
-    "query": "aether.cli.state:query",
+    "validate-state": "aether.cli.inspect_state:validate_state",
+    "state-restore": "aether.cli.inspect_state:state_restore",
+    "query": "aether.cli.inspect_state:query",
     # errors.json
-    "error-add": "aether.cli.errors:error_add",
-    "error-pattern-check": "aether.cli.errors:error_pattern_check",
-    "error-summary": "aether.cli.errors:error_summary",
+    "error-add": "aether.cli.error_log:error_add",
+    "error-pattern-check": "aether.cli.error_log:error_pattern_check",
+    "error-summary": "aether.cli.error_log:error_summary",
     # events.json and activity.log
     "event-add": "aether.cli.events:event_add",
     "activity-log": "aether.cli.events:activity_log",
@@ -51,8 +51,8 @@ COMMANDS = {
     "learning-load": "aether.cli.learning:learning_load",
     "learning-init-global": "aether.cli.learning:learning_init_global",
     # colony
-    "colony-init": "aether.cli.colony:colony_init",
-    "complexity-detect": "aether.cli.colony:complexity_detect",
+    "colony-init": "aether.cli.colony_init:colony_init",
+    "complexity-detect": "aether.cli.colony_init:complexity_detect",
     "colony-pause": "aether.cli.handoff:colony_pause",
     "colony-resume": "aether.cli.handoff:colony_resume",
     # spawning
@@ -89,9 +89,9 @@ COMMANDS = {
     # modes, lifecycle, research, recovery and completion
     "mode-profile": "aether.cli.modes:mode_profile",
     "syntax-check": "aether.cli.syntax_check:syntax_check",
-    "signals-suggest": "aether.cli.lifecycle:signals_suggest",
-    "continue-start": "aether.cli.lifecycle:continue_start",
-    "hygiene-check": "aether.cli.lifecycle:hygiene_check",
+    "signals-suggest": "aether.cli.between_phases:signals_suggest",
+    "continue-start": "aether.cli.between_phases:continue_start",
+    "hygiene-check": "aether.cli.between_phases:hygiene_check",
     "research-plan": "aether.cli.research:research_plan",
     "research-collect": "aether.cli.research:research_collect",
     "plan-draft-store": "aether.cli.refinement:plan_draft_store",
@@ -153,13 +153,13 @@ def cli(pretty: bool) -> None:
     ~/.aether (AETHER_HOME overrides).
     """
     if pretty:
-        from aether import output
+        from aether.core import output
 
         output.set_pretty(True)
 
 
 def _fail(exc: AetherError) -> int:
-    from aether import output
+    from aether.core import output
 
     output.failure(exc.envelope())
     return exc.exit_code
@@ -179,7 +179,7 @@ def main(argv=None) -> None:
         code = _fail(AetherError("invalid_argument", exc.format_message(), EXIT_INPUT))
     except click.UsageError as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # bare `aether`: show the help
-            from aether import output
+            from aether.core import output
 
             output.write(sys.stdout, exc.ctx.get_help())
             sys.exit(0)
@@ -194,7 +194,7 @@ def main(argv=None) -> None:
     except BrokenPipeError:
         # The reader went away (e.g. `aether status | head -1`): stop quietly.
         try:
-            sys.stdout = open(os.devnull, "w")
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         except OSError:
             pass
         code = 0

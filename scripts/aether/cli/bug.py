@@ -6,7 +6,7 @@ import click
 
 from aether.bugs import phases
 from aether.cli.common import CONTENT, FILE_OR_STDIN, TEXT, command, read_stdin
-from aether.errors import AetherError, input_error
+from aether.core.exceptions import AetherError, input_error
 
 
 class BugGroup(click.Group):
@@ -16,7 +16,7 @@ class BugGroup(click.Group):
         try:
             return super().invoke(ctx)
         except AetherError as exc:
-            from aether.bugs.errors import EXIT_STORAGE, STORAGE_CODES
+            from aether.bugs.exit_codes import EXIT_STORAGE, STORAGE_CODES
 
             if exc.code in STORAGE_CODES:
                 exc.exit_code = EXIT_STORAGE

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from aether.cli.common import CONTENT, FILE_OR_STDIN, command
+from aether.rules import contracts
 
 PHASE = click.IntRange(min=1)
 
@@ -15,7 +16,7 @@ def plan_start():
 
     Returns what the planner needs: goal, mode, the phase-count range of the mode, the phases
     already completed, the pheromone block, and whether to suggest /ant:focus first."""
-    from aether import plans
+    from aether.build import plans
 
     return plans.start()
 
@@ -33,8 +34,8 @@ def plan_load(plan, force, loop_id, iteration):
     A phase count outside the mode's range is a warning, not an error. `--from-loop LOOP_ID`
     loads the plan loop's latest draft (plan-draft-store) instead; the answer then has
     `from_loop: {loop_id, iteration}`."""
-    from aether import plans
-    from aether.errors import input_error
+    from aether.build import plans
+    from aether.core.exceptions import input_error
 
     if (plan is None) == (loop_id is None):
         raise input_error("usage_error", "give the plan (a file or `-`) or --from-loop LOOP_ID, not both")
@@ -42,7 +43,7 @@ def plan_load(plan, force, loop_id, iteration):
         raise input_error("usage_error", "--iteration goes with --from-loop")
     if loop_id is None:
         return plans.load(plan, force)
-    from aether import drafts
+    from aether.build import drafts
 
     draft, number = drafts.plan_of(loop_id.strip(), iteration)
     result = plans.load(draft, force)
@@ -68,10 +69,10 @@ def build_start(phase, resume, approve, loop):
     `/ant:build N --approve` reaches `--approve`: the build goes on with its approved waves.
     In FULL mode, or with --loop, a code loop is bound to the build (`code_loop`): score the
     verification with `aether loop-score - --loop LOOP_ID` after the waves."""
-    from aether import builds
+    from aether.build import builds
 
     if approve and resume:
-        from aether.errors import input_error
+        from aether.core.exceptions import input_error
 
         raise input_error("invalid_argument", "--approve and --resume exclude each other: --approve goes on "
                                               "with the planned waves, --resume plans the build again")
@@ -94,21 +95,20 @@ def build_finish(phase, results, watcher):
     Without --results the tasks' outcomes come from the spawn tree: `--watcher -` takes the
     watcher's answer as it is; with neither option there is no watcher report (a mode whose
     watcher is a syntax check: the helper checks the build's files itself)."""
-    from aether import builds
+    from aether.build import builds
 
     if results is not None and watcher is not None:
-        from aether.errors import input_error
+        from aether.core.exceptions import input_error
 
         raise input_error("invalid_argument", "give --results or --watcher, not both: --watcher is the watcher's "
                                               "answer alone, the tasks then come from the spawn tree")
     if watcher is not None:
-        from aether import spawning
 
-        report = spawning.extract_json(watcher, "the watcher's answer")
+        report = contracts.extract_json(watcher, "the watcher's answer")
         results = {"watcher": report}
     result = builds.finish(phase, results if results is not None else {})
     if isinstance(result.get("learnings"), dict):
-        from aether import lifecycle
+        from aether.colony import between_phases as lifecycle
 
         result["learnings"].update(lifecycle.promotion())
     return result
@@ -120,7 +120,7 @@ def build_finish(phase, results, watcher):
 def build_abort(phase, reason):
     """Give up the running build of PHASE: the phase is marked failed and the colony is READY.
     Rebuild it later with `build-start PHASE --resume`; `abort-report PHASE` writes the report."""
-    from aether import builds
+    from aether.build import builds
 
     return builds.abort(phase, reason)
 
@@ -134,7 +134,7 @@ def phase_advance():
     build-start takes it once to enter the first phase (from 0), and phase-skip takes it past
     the phase it skips. plan-load may move it back when a replaced plan drops or reopens
     phases."""
-    from aether import builds
+    from aether.build import builds
 
     return builds.phase_advance()
 
@@ -144,7 +144,7 @@ def phase_advance():
 def phase_show(which):
     """Show phase N (tasks with status, success criteria), or `list` for every phase.
     Without an argument: the current phase (the list before the first build)."""
-    from aether import status
+    from aether.colony import status
 
     return status.phase_view(which)
 
@@ -153,7 +153,7 @@ def phase_show(which):
 def status():
     """The colony at a glance: goal, state, mode, phase progress, active signals, the spawn
     tree of the last build, recent events, open errors and the next step."""
-    from aether import status as status_mod
+    from aether.colony import status as status_mod
 
     return status_mod.overview()
 
@@ -165,6 +165,6 @@ def verify_brief(phase):
     the watcher's brief (`text`, for an ant:watcher Agent call; with a code loop bound to the
     build its block also asks for `score_parts`, scored by `code_loop.command`). With `spawn`
     false (the mode's watcher is a syntax check) build-finish checks the syntax itself."""
-    from aether import verification
+    from aether.build import verification
 
     return verification.brief(phase)

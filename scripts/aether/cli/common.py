@@ -11,8 +11,8 @@ import sys
 
 import click
 
-from aether import output
-from aether.errors import input_error
+from aether.core import output
+from aether.core.exceptions import input_error
 
 
 def command(name: str, *, display: bool = False, text: bool = False, **attrs):
@@ -100,14 +100,6 @@ def read_stdin(what: str = "stdin") -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         raise input_error("invalid_utf8", f"{what} (stdin) is not valid UTF-8") from None
-
-
-def parse_json(text: str, what: str = "input"):
-    """Parse JSON given by a caller, strictly (see `aether.inputs`), with an input error
-    that says where it broke."""
-    from aether import inputs
-
-    return inputs.parse_json(text, what)
 
 
 TEXT = TextType()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from aether import events
 from aether.cli.common import CONTENT, TEXT, command
+from aether.state import events
 
 
 @command("event-add", help=f"""Record an event of TYPE (one word, e.g. phase_started) from SOURCE with CONTENT
@@ -44,7 +44,8 @@ def activity_log_init(phase_num, phase_name):
     return events.activity_log_init(phase_num, phase_name)
 
 
-@command("activity-log-read", help=f"""The activity log as text; with CASTE, its last {events.READ_LAST_MATCHES} entries by that caste (a whole
+@command("activity-log-read", help=f"""The activity log as text; with CASTE, its last
+    {events.READ_LAST_MATCHES} entries by that caste (a whole
     word of the caste field, any case). No log or no match answers "".""")
 @click.argument("caste", required=False, type=TEXT)
 def activity_log_read(caste):

@@ -23,7 +23,7 @@ def colony_pause(note):
       The user wants SQLite, not Postgres; wave 2 of phase 3 was next.
       EOF
     """
-    from aether import handoff
+    from aether.colony import handoff
 
     return handoff.pause(note)
 
@@ -36,6 +36,6 @@ def colony_resume():
     Works without a handoff too (then it shows the current state). A handoff left by an
     earlier colony is reported as `stale` and ignored. Marks the handoff resumed.
     """
-    from aether import handoff
+    from aether.colony import handoff
 
     return handoff.resume()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from aether import learning
 from aether.cli.common import CONTENT, TEXT, command
+from aether.state import learning
 
 
 @command("learning-promote", help=f"""Record that a project learned CONTENT (or `-` to read it from stdin).

@@ -4,35 +4,38 @@ from __future__ import annotations
 
 import click
 
-from aether import loops
+from aether.build import loops
 from aether.cli.common import CONTENT, FILE_OR_STDIN, NUMBER, TEXT, command
+from aether.rules import contracts
+from aether.rules import loops as loops_rules
 
-KIND = click.Choice(loops.FEEDBACK_KINDS)
+KIND = click.Choice(loops_rules.FEEDBACK_KINDS)
 
 # `-1` reaches the argument's own check (a clear error) instead of being read as an option
 NEGATIVE_OK = {"ignore_unknown_options": True}
 
 
-@command("loop-init", help=f"""Start a refinement loop of TYPE ({", ".join(loops.THRESHOLDS)}) and return its loop_id.
+@command("loop-init", help=f"""Start a refinement loop of TYPE ({", ".join(loops_rules.THRESHOLDS)}) and return its loop_id.
 
     build-start makes the code loop itself in FULL mode or with --loop; `loop-init code
     --build` binds one to a build already running (an open loop of that phase is reused).""")
 @click.argument("loop_type", metavar="TYPE", type=TEXT)
 @click.option("--threshold", type=NUMBER, help="Passing score (default: " + ", ".join(
-    f"{kind} {score}" for kind, score in loops.THRESHOLDS.items()) + ").")
+    f"{kind} {score}" for kind, score in loops_rules.THRESHOLDS.items()) + ").")
 @click.option("--build", is_flag=True,
               help="Bind a code loop to the running build: a refine decision then plans refinement spawns.")
 def loop_init(loop_type, threshold, build):
     return loops.init(loop_type, threshold, build)
 
 
-@command("loop-decide", context_settings=NEGATIVE_OK, help=f"""Record SCORE (0–100) for the loop's iteration; answers `refine`, `complete` or
+@command("loop-decide", context_settings=NEGATIVE_OK, help=f"""Record SCORE (0–100) for the loop's iteration;
+    answers `refine`, `complete` or
     `user_input`, with the reason and `next` (what to run).
 
     Without SCORE, the score parsed from this iteration's critic feedback (feedback-store
     --kind critic) is used. complete: score ≥ threshold. user_input: iteration
-    {loops.MAX_ITERATIONS} of a round, or stagnation (less than {loops.STAGNATION_MIN_GAIN} points gained over the last
-    {loops.STAGNATION_WINDOW} iterations); the loop then waits for `feedback-store LOOP_ID - --kind user`, which
+    {loops_rules.MAX_ITERATIONS} of a round, or stagnation (less than {loops_rules.STAGNATION_MIN_GAIN} points gained over the last
+    {loops_rules.STAGNATION_WINDOW} iterations); the loop then waits for `feedback-store LOOP_ID - --kind user`, which
     starts a new round. Otherwise refine: for a code loop bound to a build, the refinement spawns
     and the re-verification are planned in the spawn tree (`refinement`). A code loop's
     iteration is kept as a checkpoint ref, and committed as `build iteration N: …` when
@@ -43,15 +46,16 @@ def loop_decide(loop_id, score):
     return loops.decide(loop_id.strip(), score)
 
 
-_WEIGHTS = ", ".join(f"{part} {weight}" for part, weight in loops.SCORE_WEIGHTS.items())
+_WEIGHTS = ", ".join(f"{part} {weight}" for part, weight in loops_rules.SCORE_WEIGHTS.items())
 
 
-@command("loop-score", text=True, help=f"""The code review score from its PARTS (a file or `-`), seed 004's weights: {_WEIGHTS}.
+@command("loop-score", text=True, help=f"""The code review score from its PARTS (a file or `-`),
+    the code review score's weights: {_WEIGHTS}.
 
     \b
     PARTS: {{"tests": {{"passed": 12, "failed": 0}} | true | false,
             "types": {{"errors": 0}} | true | false,  "lint": (the same),
-            "coverage": 84.5,                         (percent; ≥ {loops.COVERAGE_TARGET} earns the points)
+            "coverage": 84.5,                         (percent; ≥ {loops_rules.COVERAGE_TARGET} earns the points)
             "plan_alignment": 0.8, "spec_alignment": true}}   (true/false or a fraction 0–1)
     A part that does not apply is null (or left out): it leaves the denominator.
     A verify ant's whole answer works too (its ```json block's `score_parts`); with --loop, its
@@ -60,10 +64,9 @@ _WEIGHTS = ", ".join(f"{part} {weight}" for part, weight in loops.SCORE_WEIGHTS.
 @click.argument("parts", type=FILE_OR_STDIN)
 @click.option("--loop", "loop_id", type=TEXT, help="Also run loop-decide for this loop with the score.")
 def loop_score(parts, loop_id):
-    from aether import spawning
 
-    doc = spawning.extract_json(parts, "the score parts")
-    result = loops.score(doc)
+    doc = contracts.extract_json(parts, "the score parts")
+    result = loops_rules.score(doc)
     if loop_id:
         kept = {k: {"earned": v["earned"], "weight": v["weight"], "reason": v["reason"]}
                 for k, v in result["parts"].items() if v["applies"]}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from aether import memory
 from aether.cli.common import CONTENT, TEXT, command
+from aether.state import memory
 
 
 @command("memory-compress", help=f"""Trim memory.json to the newest {memory.MAX_PHASE_LEARNINGS} phase learnings

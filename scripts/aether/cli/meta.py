@@ -31,7 +31,7 @@ def help_cmd():
     rows = _summaries()
     width = max(len(name) for name, _, _ in rows)
     lines = [DESCRIPTION, "", "Usage: aether [--pretty] COMMAND [ARGS]...  (aether COMMAND --help for details)", ""]
-    for name, usage, summary in rows:
+    for name, usage, summary in rows:  # noqa: B007
         lines.append(f"  {name.ljust(width)}  {summary}")
     return {
         "commands": [name for name, _, _ in rows],

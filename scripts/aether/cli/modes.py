@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
-from aether import modes
 from aether.cli.common import command
+from aether.colony import modes as colony_modes
+from aether.rules import modes
 
 
 @command("mode-profile", text=True)
@@ -21,4 +22,4 @@ def mode_profile(mode, when, phase):
     code loop, archivist — plus booleans to branch on: spawn_watcher, helper_syntax_check,
     spawn_reviewer, activity_log_enabled, detailed_activity, extract_learnings_now (with
     --when), run_archivist (for --phase or the current phase), auto_emit.{TYPE}."""
-    return modes.answer(mode, when, phase)
+    return colony_modes.answer(mode, when, phase)

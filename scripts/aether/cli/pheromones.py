@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import click
 
-from aether import castes, pheromones
 from aether.cli.common import CONTENT, NUMBER, TEXT, FiniteFloat, command
+from aether.core import castes
+from aether.rules import pheromones
+from aether.state import pheromones as pheromone_file
 
 NON_NEGATIVE = FiniteFloat(minimum=0)
 POSITIVE = FiniteFloat(minimum=0)
@@ -20,7 +22,7 @@ POSITIVE = FiniteFloat(minimum=0)
 @click.argument("elapsed_seconds", type=NUMBER)
 @click.argument("half_life", type=NON_NEGATIVE)
 def decay(strength, elapsed_seconds, half_life):
-    from aether.errors import input_error
+    from aether.core.exceptions import input_error
 
     if half_life <= 0:
         raise input_error("invalid_argument", f"half_life must be > 0, got {half_life:g}")
@@ -42,7 +44,7 @@ def batch():
     A signal with a malformed field gets current_strength null and an `error`;
     the others are unaffected.
     """
-    from aether import store
+    from aether.state import store
 
     return pheromones.batch(store.read("pheromones")["signals"])
 
@@ -50,7 +52,7 @@ def batch():
 @command("pheromone-cleanup", help=f"""Remove signals past {pheromones.EXPIRY_HALF_LIVES} half-lives or weaker than
     {pheromones.MIN_STRENGTH}.""")
 def cleanup():
-    return pheromones.cleanup()
+    return pheromone_file.cleanup()
 
 
 @command("pheromone-validate", help=f"""Check signal CONTENT (or `-` for stdin): not empty, at least
@@ -79,7 +81,7 @@ def emit(signal_type, content, strength, half_life, never_decays, source, auto):
       security of the auth module
       EOF
     """
-    return pheromones.emit(signal_type, content, strength, half_life, source, auto, never_decays)
+    return pheromone_file.emit(signal_type, content, strength, half_life, source, auto, never_decays)
 
 
 @command("pheromone-render", display=True)
@@ -87,4 +89,4 @@ def emit(signal_type, content, strength, half_life, never_decays, source, auto):
               help="Show the effective strength and PRIORITIZE/NOTE/IGNORE for this caste.")
 def render(caste):
     """The active signals as the block the Queen shows and gives to workers."""
-    return pheromones.render(caste)
+    return pheromone_file.render(caste)

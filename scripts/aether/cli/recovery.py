@@ -16,7 +16,7 @@ def task_skip(task, reason, force):
     """Mark TASK skipped so its phase can finish without it (READY colony). Refused with
     `task_required` when the plan says it maps to a success criterion or an open task depends
     on it, unless --force. Then /ant:build N builds what is left (or only verifies)."""
-    from aether import recovery
+    from aether.build import recovery
 
     return recovery.task_skip(task, reason, force)
 
@@ -29,7 +29,7 @@ def phase_skip(phase, reason):
     colony is COMPLETED. Refused with `phase_required` (and `reasons`) when the phase is on a
     success criterion's path: one of its open tasks maps to a criterion, or a later task
     depends on one of its tasks."""
-    from aether import recovery
+    from aether.build import recovery
 
     return recovery.phase_skip(phase, reason)
 
@@ -38,7 +38,7 @@ def phase_skip(phase, reason):
 @click.option("--phase", type=click.IntRange(min=0), help="Only this phase's checkpoints.")
 def checkpoint_list(phase):
     """The recorded git checkpoints (refs made by build-start and code loop iterations), newest first."""
-    from aether import recovery
+    from aether.build import recovery
 
     return recovery.checkpoint_list(phase)
 
@@ -52,7 +52,7 @@ def checkpoint_restore(ref, phase, force):
     """Put a checkpoint's files back in the working tree (HEAD, the index, branches and colony
     state untouched; files created since are removed). Restoring the start of a phase's build
     sets that phase's completed tasks back to pending. Refused while a build runs."""
-    from aether import recovery
+    from aether.build import recovery
 
     return recovery.checkpoint_restore(ref, phase, force)
 
@@ -61,6 +61,6 @@ def checkpoint_restore(ref, phase, force):
 def friction_summary():
     """Friction records (FR-NNN: tasks a retry or debugger recovered) read back: recurring root
     causes first, then the latest few; `text` is the block for the planner's brief."""
-    from aether import recovery
+    from aether.build import recovery
 
     return recovery.friction_summary()

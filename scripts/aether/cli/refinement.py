@@ -15,7 +15,7 @@ def plan_draft_store(loop_id, draft):
     """Validate the planner's DRAFT (a PROJECT_PLAN as JSON, or an answer holding a ```json
     block; a file or `-`) and keep it for the plan loop's iteration about to be scored (a second
     draft for that iteration replaces the first). Defects come back like plan-load's."""
-    from aether import drafts
+    from aether.build import drafts
 
     return drafts.store_draft(loop_id.strip(), draft)
 
@@ -26,7 +26,7 @@ def plan_draft_store(loop_id, draft):
 def plan_draft_get(loop_id, iteration):
     """The plan loop's latest draft (or --iteration N's): `plan` as JSON and `text` as an
     outline for the critic. `plan-load --from-loop LOOP_ID` stores it as the colony's plan."""
-    from aether import drafts
+    from aether.build import drafts
 
     return drafts.get(loop_id.strip(), iteration)
 
@@ -39,6 +39,6 @@ def loop_present(loop_id):
     issues, the options with pros and cons (accept, another round with guidance, narrow the
     scope, stop) with the commands behind each, and a recommendation. Store the user's answer
     with `aether feedback-store LOOP_ID - --kind user`; the loop goes on."""
-    from aether import critique
+    from aether.build import critique
 
     return critique.present(loop_id.strip())

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from aether import research
 from aether.cli.common import FILE_OR_STDIN, command
+from aether.colony import research
 
 
 @command("research-plan", text=True, help=f"""Turn research requirements into scout tasks, each with a brief path under

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
-from aether import review
+from aether.build import review
 from aether.cli.common import FILE_OR_STDIN, command
+from aether.rules import review as review_rules
 
 # `-1` reaches the argument's own check (a clear error) instead of being read as an option
 NEGATIVE_OK = {"ignore_unknown_options": True}
@@ -19,12 +20,13 @@ def review_needed(wave):
     return review.needed(wave)
 
 
-@command("review-decide", text=True, context_settings=NEGATIVE_OK, help=f"""Decide on the reviewer's FINDINGS (a file or `-`) for WAVE: `rebuild` (a CRITICAL
-    finding, while the wave was rebuilt fewer than {review.MAX_WAVE_REBUILDS} times; `rebuild` lists the spawns to
+@command("review-decide", text=True, context_settings=NEGATIVE_OK, help=f"""Decide on the reviewer's FINDINGS
+    (a file or `-`) for WAVE: `rebuild` (a CRITICAL
+    finding, while the wave was rebuilt fewer than {review_rules.MAX_WAVE_REBUILDS} times; `rebuild` lists the spawns to
     start) or `continue` (with a lasting warning if CRITICAL findings remain).
 
     \b
-    FINDINGS: {{"findings": [{{"severity": "{"|".join(review.SEVERITIES)}", "description": "…",
+    FINDINGS: {{"findings": [{{"severity": "{"|".join(review_rules.SEVERITIES)}", "description": "…",
                "location": "file:line", "recommendation": "…"}}], "summary": "…"}}""")
 @click.argument("wave", type=click.IntRange(min=1))
 @click.argument("findings", type=FILE_OR_STDIN)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
-from aether import spawning
+from aether.build import spawning
 from aether.cli.common import FILE_OR_STDIN, TEXT, command
+from aether.rules import spawn_tree
 
 # `-1` reaches the argument's own check (a clear error) instead of being read as an option
 NEGATIVE_OK = {"ignore_unknown_options": True}
@@ -54,7 +55,8 @@ def spawn_finish(spawn_id, result):
 @command("spawn-requests", help=f"""Read the SPAWN REQUEST blocks in OUTPUT (the worker's answer: a file or `-`).
 
     Each request needs a known caste and a reason; it is honoured when its depth stays
-    below the max depth and the caps hold ({spawning.MAX_SUB_SPAWNS_PER_WORKER} per worker, {spawning.MAX_SUB_SPAWNS_PER_WAVE} per wave). Honoured
+    below the max depth and the caps hold ({spawn_tree.MAX_SUB_SPAWNS_PER_WORKER} per worker,
+    {spawn_tree.MAX_SUB_SPAWNS_PER_WAVE} per wave). Honoured
     requests become planned spawns (`queue`); a blocking one also plans a re-run of PARENT_ID
     after it (`reruns`). Ignored requests are recorded with the reason.""")
 @click.argument("parent_id", metavar="PARENT_ID", type=TEXT)

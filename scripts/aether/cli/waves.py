@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from aether import waves
+from aether.build import waves
 from aether.cli.common import FILE_OR_STDIN, command
 
 # `-1` reaches the argument's own check (a clear error) instead of being read as an option
@@ -24,7 +24,7 @@ NEGATIVE_OK = {"ignore_unknown_options": True}
 @click.argument("plan", type=FILE_OR_STDIN, required=False)
 @click.option("--approve", is_flag=True, help="The user approved the plan that awaits approval.")
 def plan_waves(plan, approve):
-    from aether.errors import input_error
+    from aether.core.exceptions import input_error
 
     if approve:
         if plan is not None:

@@ -1,0 +1,332 @@
+"""The failure policy: what to do when a task fails (seed 000 governs the task, seed 002 gives the
+report, the retry gate and the phase breakers), the auto-retry log, friction records (FR-NNN)
+and the abort report. History lives in failures.json, one entry per decided failure.
+
+The ladder, first match wins (`decide`):
+ 1. breakers over this build's failures (decided, still pending in the wave, and this one):
+    retries + debuggers would exceed 10 → abort_phase; one file in more than 2 failing tasks →
+    abort_phase (redesign); one normalised error in ≥ 3 tasks, or ≥ 2 tasks of one wave →
+    abort_phase (common cause); more than 2 consecutive failed workers in the wave → abort_wave
+ 2. category security / missing dependency / circular dependency → abort_phase
+ 3. first failure: confidence ≥ 80 and the fix contained to the task's files → retry, else debug
+ 4. the retry failed → debug (a builder with patch-only constraints)
+ 5. the debugger failed or found it UNDIAGNOSABLE → flag (the task maps to a success
+    criterion) or skip; the task is failed either way and the build goes on
+ 6. more than 5 retries + debuggers in the phase adds a warning
+"""
+
+from __future__ import annotations
+
+from aether.build import recovery
+from aether.core import clock
+from aether.core.exceptions import AetherError, input_error, state_error
+from aether.core.text import clip, one_line
+from aether.rules import contracts, spawn_tree
+from aether.rules import plans as plans_rules
+from aether.rules.failures import (
+    HISTORY_TEXT,
+    MAX_RECOVERY_SPAWNS,
+    _friction_for,
+    _new_friction,
+    _streak,
+    decide,
+    normalize_error,
+    normalize_report,
+    render_debugger,
+    render_retry,
+)
+from aether.state import checkpoints, events, store
+
+MAX_HISTORY = 1000  # failure entries kept in failures.json (oldest dropped)
+MAX_RETRY_LOG = 500
+MAX_ABORTS = 50
+
+
+# ---------------------------------------------------------------- the report
+
+
+# ---------------------------------------------------------------- the ladder (pure)
+
+
+# ---------------------------------------------------------------- rendered contexts
+
+
+# ---------------------------------------------------------------- failure-decide
+
+
+def _task_text(plan: dict, phase, task: str) -> str:
+
+    for item in plan.get("phases", []):
+        if isinstance(item, dict) and item.get("id") == phase:
+            for t in item.get("tasks", []):
+                if isinstance(t, dict) and str(t.get("id")) == task and t.get("description"):
+                    return f" ({one_line(t['description'], 200)})"
+    return ""
+
+
+def _node_for_task(tree: dict, task: str) -> dict:
+    candidates = [n for n in tree["nodes"].values() if task in [str(t) for t in n["tasks"]] and n["role"] != "reviewer"]
+    if not candidates:
+        raise input_error("unknown_task", f"task {task!r} is not in the spawn tree of this build; "
+                                          f"name the failed spawn with --worker")
+    failed = [n for n in candidates if n["status"] == "failed"]
+    pool = failed or candidates
+    return max(pool, key=lambda n: (n.get("seq", 0), n["id"]))
+
+
+def build_history(failures: dict, build_id: str) -> list:
+    return [h for h in failures["history"] if h.get("build") == build_id]
+
+
+def failure_decide(report_text: str | None, worker: str | None, maps_to_criterion=None) -> dict:
+    """failure-decide: record a failure and answer the one thing to do next."""
+
+    given = None
+    if report_text is not None:
+        given = contracts.extract_json(report_text, "the failure report")
+        if isinstance(given, dict) and isinstance(given.get("failure"), dict) and "error" not in given:
+            given = given["failure"]
+        given = normalize_report(given)
+    if given is None and worker is None:
+        raise input_error("usage_error", "give the failure report (a file or `-`) or --worker <id>")
+
+    def change(files):
+        colony, failures = files["colony"], files["failures"]
+        plan = store.read("plan")  # inside the colony lock: every plan writer holds it too
+        tree = spawn_tree.tree_of(colony)
+        if worker is not None:
+            node = spawn_tree.node_of(tree, worker)
+            report = given or node.get("failure")
+            if report is None:
+                raise state_error("no_failure_report", f"{worker} is {node['status']} and has no failure on record; "
+                                                       f"record its result with spawn-finish, or pipe the report")
+            if given is not None and node["tasks"] and report["task"] not in [str(t) for t in node["tasks"]]:
+                raise input_error("unknown_task", f"task {report['task']!r} is not one of {worker}'s tasks "
+                                                  f"({', '.join(map(str, node['tasks']))})")
+        else:
+            report = given
+            node = _node_for_task(tree, report["task"])
+        build_id, phase, wave = tree.get("id"), tree.get("phase"), node["wave"]
+        history = build_history(failures, build_id)
+        if node.get("failure_decided"):
+            repeat = _repeat(history, node)
+            if repeat is not None:
+                return repeat
+        if tree.get("status") in ("finished", "aborted"):
+            raise state_error(f"build_{tree['status']}", f"this build of phase {phase} is {tree['status']}: nothing "
+                                                         f"more to decide (`aether abort-report {phase}` shows an abort)")
+        pending = [{"task": n["failure"]["task"], "wave": n["wave"], "files": n["failure"]["files"],
+                    "normalized_error": normalize_error(n["failure"]["error"])}
+                   for n in tree["nodes"].values()
+                   if n["id"] != node["id"] and n["status"] == "failed" and n.get("failure")
+                   and not n.get("failure_decided")]
+        said = maps_to_criterion if maps_to_criterion is not None else report.get("maps_to_criterion")
+        if said is None:
+            said = plans_rules.criterion_said(plans_rules.find_task(plan, report["task"], phase))
+        verdict = decide(report, history, pending, wave, _streak(tree, node), said)
+        action = verdict["action"]
+        now = clock.iso()
+        entry = {"id": clock.new_id("fail", {h.get("id") for h in failures["history"]}), "build": build_id,
+                 "phase": phase, "wave": wave, "worker": node["id"], "task": report["task"], "caste": report["caste"],
+                 "error": clip(report["error"], HISTORY_TEXT), "root_cause": clip(report["root_cause"], HISTORY_TEXT),
+                 "suggested_fix": clip(report["suggested_fix"], HISTORY_TEXT), "confidence": report["confidence"],
+                 "fix_scope": report["fix_scope"], "files": report["files"], "category": report["category"],
+                 "normalized_error": verdict["normalized_error"], "action": action, "step": verdict["step"],
+                 "reason": verdict["reason"], "timestamp": now}
+        earlier = [h for h in history if h["task"] == report["task"]]
+        failures["history"].append(entry)
+        del failures["history"][:-MAX_HISTORY]
+        node["failure_decided"] = True
+        if node["status"] == "running":
+            node["status"] = "failed"
+        for log in failures["retry_log"]:
+            if log.get("build") == build_id and log.get("task") == report["task"] and log.get("result") == "pending":
+                log["result"] = "failed"
+        task_text = _task_text(plan, phase, report["task"])
+        result = {"action": action, "reason": verdict["reason"], "task": report["task"], "worker": node["id"],
+                  "wave": wave, "phase": phase, "attempt": verdict["attempt"], "step": verdict["step"],
+                  "warnings": verdict["warnings"], "recovery_spawns": verdict["recovery_spawns"],
+                  "max_recovery_spawns": MAX_RECOVERY_SPAWNS, "consecutive_failures": verdict["consecutive_failures"],
+                  "already_decided": False}
+        if action in ("retry", "debug"):
+            if action == "retry":
+                context = render_retry(report, task_text)
+                spawn = spawn_tree.respawn(tree, node, "retry", context)
+            else:
+                context = render_debugger(report, earlier, task_text)
+                spawn = spawn_tree.respawn(tree, node, "debugger", context, caste="builder")
+            failures["retry_log"].append({
+                "build": build_id, "phase": phase, "task": report["task"], "attempt": verdict["attempt"] + 1,
+                "kind": "retry" if action == "retry" else "debugger", "error": one_line(report["error"], 300),
+                "fix_applied": one_line(report["suggested_fix"], 300) if action == "retry" else "",
+                "result": "pending", "node": spawn["id"], "timestamp": now})
+            del failures["retry_log"][:-MAX_RETRY_LOG]
+            entry["spawn"] = spawn["id"]
+            result["next"] = {"spawn": spawn["id"], "caste": spawn["caste"], "command": f"aether spawn-start {spawn['id']}"}
+            result["context"] = context
+        elif action in ("flag", "skip"):
+            tree.setdefault("failed_tasks", {})[report["task"]] = action
+            result["next"] = {"task_status": "failed", "show_user": action == "flag",
+                              "message": f"Task {report['task']}{task_text} "
+                                         + ("is flagged for your review" if action == "flag" else "was skipped")
+                                         + f": {verdict['reason']}"}
+        elif action == "abort_wave":
+            skipped = _skip_planned(tree, wave)
+            tree.setdefault("aborted_waves", [])
+            if wave not in tree["aborted_waves"]:
+                tree["aborted_waves"].append(wave)
+            result["next"] = {"skipped": skipped, "message": f"wave {wave} stops here: no more retries or debuggers in "
+                              f"it; run wave-conflicts and review-needed for it, then go on with the next wave"}
+        else:  # abort_phase
+            skipped = _skip_planned(tree, None)
+            tree["status"] = "aborted"
+            touched = sorted({f for n in tree["nodes"].values() for f in n.get("files_created", []) + n.get("files_modified", [])}
+                             | {f for h in history + pending for f in h.get("files", [])} | set(report["files"]))
+            failures["aborts"].append({
+                "build": build_id, "phase": phase, "wave": wave, "task": report["task"], "task_text": task_text,
+                "reason": verdict["reason"], "report": report, "failures": len(history) + len(pending) + 1,
+                "recovery_spawns": verdict["recovery_spawns"], "files_touched": touched[:200],
+                "timestamp": now, "tag": None, "tag_error": None})
+            del failures["aborts"][:-MAX_ABORTS]
+            result["next"] = {"skipped": skipped, "command": f"aether abort-report {phase}",
+                              "message": "the phase is aborted: show the abort report, then end the build"}
+        events.append(files["events"], "failure_decided", "queen",
+                      f"task {report['task']} ({node['id']}): {action} — {one_line(verdict['reason'], 200)}")
+        result["text"] = _render_decision(result)
+        return result
+
+    return store.update_many(["colony", "events", "failures"], change)
+
+
+def _render_decision(result: dict) -> str:
+    lines = [f"Task {result['task']} ({result['worker']}): {result['action'].upper()} — {result['reason']}"]
+    lines += [f"WARNING: {w}" for w in result.get("warnings", [])]
+    nxt = result.get("next") or {}
+    if nxt.get("message"):
+        lines.append(nxt["message"])
+    if nxt.get("command"):
+        lines.append(f"Next: {nxt['command']}")
+    return "\n".join(lines)
+
+
+def _repeat(history: list, node: dict) -> dict | None:
+    """The answer already given for this spawn's failure (a repeated call decides nothing new)."""
+    entry = next((h for h in reversed(history) if h.get("worker") == node["id"]), None)
+    if entry is None:
+        return None
+    result = {"action": entry["action"], "reason": entry["reason"], "task": entry["task"], "worker": node["id"],
+              "wave": entry.get("wave"), "phase": entry.get("phase"), "step": entry.get("step"),
+              "already_decided": True, "warnings": []}
+    if entry.get("spawn"):
+        result["next"] = {"spawn": entry["spawn"], "command": f"aether spawn-start {entry['spawn']}"}
+    result["text"] = _render_decision(result)
+    return result
+
+
+def _skip_planned(tree: dict, wave) -> list:
+    skipped = []
+    for n in tree["nodes"].values():
+        if n["status"] == "planned" and (wave is None or n["wave"] == wave):
+            n["status"] = "skipped"
+            skipped.append(n["id"])
+    return skipped
+
+
+# ---------------------------------------------------------------- recoveries and friction
+
+
+def friction_add(task: str, resolution: str | None, pattern: str | None) -> dict:
+    """friction-add: record (or complete) the FR-NNN record of a task a retry or debugger recovered."""
+
+    task = task.strip()
+
+    def change(files):
+        tree = spawn_tree.tree_of(files["colony"])
+        failures = files["failures"]
+        build_id = tree.get("id")
+        if not any(h.get("build") == build_id and h.get("task") == task for h in failures["history"]):
+            raise state_error("no_failure_recorded", f"task {task!r} has no failure in this build; friction records "
+                                                     f"are for tasks a retry or debugger recovered")
+        record = _friction_for(failures, build_id, task)
+        created = record is None
+        if created:
+            record = _new_friction(failures, build_id, tree.get("phase"), task, resolution or "", None)
+        elif resolution:
+            record["resolution"] = one_line(resolution, 500)
+        if pattern:
+            record["pattern"] = one_line(pattern, 500)
+        if created:
+            events.append(files["events"], "friction_recorded", "queen", f"{record['id']}: task {task} recovered")
+        text = "\n".join([f"{record['id']}: auto-recovery needed for task {task}",
+                          f"- Phase: {record['phase']}", f"- Attempts: {record['attempts']}",
+                          f"- Root cause: {record['root_cause'] or '-'}", f"- Resolution: {record['resolution'] or '-'}",
+                          f"- Pattern: {record['pattern'] or '-'}"])
+        return {**record, "created": created, "text": text}
+
+    return store.update_many(["colony", "events", "failures"], change)
+
+
+# ---------------------------------------------------------------- abort-report
+
+
+def abort_report(phase: int) -> dict:
+    """abort-report: the report of the phase's latest abort; creates the abort tag once (in git)."""
+
+    found = [a for a in store.read("failures")["aborts"] if a.get("phase") == phase]
+    if not found:
+        raise state_error("no_abort", f"phase {phase} has no recorded abort (failure-decide records one when it "
+                                      f"answers abort_phase)")
+    abort = found[-1]
+    tag, tag_error = abort.get("tag"), abort.get("tag_error")
+    if tag is None and tag_error is None:
+        try:
+            tag = checkpoints.tag_abort(phase, one_line(abort["reason"], 300))
+            tag_error = None if tag else "not a git repository"
+        except AetherError as exc:
+            tag_error = exc.message
+
+        def change(files):
+            for a in reversed(files["failures"]["aborts"]):
+                if a.get("phase") == phase and a.get("timestamp") == abort["timestamp"]:
+                    a["tag"], a["tag_error"] = tag, tag_error
+                    break
+            events.append(files["events"], "phase_aborted", "queen",
+                          f"phase {phase} aborted: {one_line(abort['reason'], 200)}"
+                          + (f" (tag {tag})" if tag else ""))
+
+        store.update_many(["failures", "events"], change)
+    try:
+        checkpoint = checkpoints.latest(phase)
+    except AetherError:
+        checkpoint = None
+    report = abort["report"]
+    lines = [f"AETHER BUILD ABORTED — phase {phase}",
+             f"Task:   {abort['task']}{abort.get('task_text', '')}",
+             f"Reason: {abort['reason']}", "", "Failure details:"]
+    lines += [f"  {line}" for line in report["error"].splitlines()[:40]]
+    lines += ["", "Investigation:"]
+    lines += [f"  - {h['hypothesis']}: {h['result'] or '(untested)'}" for h in report.get("hypotheses", [])] or ["  (no hypotheses reported)"]  # noqa: E501
+    lines += [f"Root cause: {report.get('root_cause') or '(not identified)'}",
+              f"Suggested fix ({report.get('confidence', 0)}% confident): {report.get('suggested_fix') or '(none given)'}",
+              f"Failures in this build: {abort['failures']} (retries + debuggers: {abort['recovery_spawns']})", ""]
+
+    retries = recovery.retry_log(phase, abort.get("build"))
+    if retries:
+        lines += ["Auto-retry log:"] + ["  " + line for line in recovery.render_retry_log(retries)] + [""]
+    options = recovery.options(phase)
+    lines += ["Recovery options:"]
+    lines += recovery.render_options(options)
+    lines += ["  (Start from the suggested fix; steer the next attempt with /ant:redirect or /ant:focus if it helps.)",
+              "", "Files to review:"]
+    lines += [f"  - {f}" for f in abort.get("files_touched", [])[:50]] or ["  (none recorded)"]
+    lines += ["", "Git state:"]
+    if checkpoint:
+        lines.append(f"  Last good checkpoint: {checkpoint.get('ref')} ({str(checkpoint.get('commit', ''))[:12]})")
+    else:
+        lines.append("  Last good checkpoint: none recorded")
+    lines.append(f"  Abort tag: {tag}" if tag else f"  Abort tag: none ({tag_error})")
+    return {"phase": phase, "task": abort["task"], "reason": abort["reason"], "report": report,
+            "files_touched": abort.get("files_touched", []), "failures": abort["failures"],
+            "recovery_spawns": abort["recovery_spawns"], "checkpoint": checkpoint, "tag": tag,
+            "tag_error": tag_error, "timestamp": abort["timestamp"], "retry_log": retries, "recovery": options,
+            "text": "\n".join(lines)}

@@ -1,0 +1,102 @@
+"""colony-init: a new colony's state files, its session id, its mode and the promoted learnings it starts with."""
+
+from __future__ import annotations
+
+from aether.colony import complexity
+from aether.core import clock, inputs, paths
+from aether.core.exceptions import input_error, state_error
+from aether.rules.lifecycle import ACTIVE_STATES
+from aether.rules.modes import DEFAULT_MODE, PROFILES
+from aether.rules.pheromones import MAX_CONTENT_LENGTH
+from aether.state import events, learning, memory, store
+
+
+def new_session_id() -> str:
+    return f"session_{int(clock.now())}_{clock.hex_bits(3)}"
+
+
+def init(goal: str, mode: str | None = None, force: bool = False, mode_indicators: dict | None = None,
+         detect: bool = False) -> dict:
+    """colony-init: create every project state file for a new colony with this goal.
+
+    detect: choose the mode by complexity detection (instead of STANDARD). Promoted global
+    learnings become FEEDBACK signals (see `learning.for_init`)."""
+    goal = inputs.require_text(goal.strip(), "the goal", MAX_CONTENT_LENGTH, code="invalid_goal")
+    if mode is not None and mode not in PROFILES:
+        raise input_error("invalid_mode", f"unknown mode {mode!r}; use one of {', '.join(PROFILES)}")
+
+    detection = None
+    if detect:
+        if mode is not None:
+            raise input_error("invalid_argument",
+                              "--mode and --detect exclude each other; give one of them")
+
+        detection = complexity.detect(paths.project_root(), goal)
+        mode, mode_indicators = detection["mode"], detection["signals"]
+    global_learnings, learnings_warning = learning.for_init()
+    names = ["colony", "pheromones", "plan", "errors", "memory", "events"]
+    schemas_defaults = {name: store.spec_for(name).default for name in names}
+
+    def change(files):
+        old = files["colony"]
+        if old.get("state") in ACTIVE_STATES and not force:
+            raise state_error(
+                "colony_exists",
+                f"a colony is already {old['state']} here (goal: {old.get('goal')!r}); "
+                f"pass --force to start over (the old files stay in .aether/data/.backups)",
+                state=old["state"],
+            )
+        now = clock.iso()
+        for name in names:
+            if name != "memory":  # learnings and decisions outlive a colony
+                files[name].clear()
+                files[name].update(schemas_defaults[name]())
+        colony = files["colony"]
+        colony.update(
+            goal=goal,
+            state="READY",
+            current_phase=0,
+            mode=mode or DEFAULT_MODE,
+            mode_set_at=now,
+            mode_indicators=mode_indicators,
+            session_id=new_session_id(),
+            project_id=paths.project_id(),
+            initialized_at=now,
+        )
+        files["plan"]["goal"] = goal
+        files["pheromones"]["signals"].append({
+            "id": clock.new_id("init"),
+            "type": "INIT",
+            "content": goal,
+            "strength": 1.0,
+            "half_life_seconds": None,
+            "created_at": now,
+            "source": "queen",
+            "auto": True,
+        })
+        taken = {s["id"] for s in files["pheromones"]["signals"]}
+        for entry in global_learnings:
+            files["pheromones"]["signals"].append(learning.feedback_signal(entry, now, taken))
+        if detection is not None:
+
+            memory.append_decision(files["memory"], f"Colony mode {detection['mode']} chosen by complexity detection",
+                                   type="mode", context="; ".join(detection["reasons"]) or None, phase=0)
+        events.append(files["events"], "colony_initialized", "queen", f"Colony initialized: {goal}")
+        extra = {"global_learnings_injected": len(global_learnings)}
+        if detection is not None:
+            extra["complexity"] = detection
+        if learnings_warning:
+            extra["warnings"] = [learnings_warning]
+        return {
+            "goal": goal,
+            "state": "READY",
+            "mode": colony["mode"],
+            "session_id": colony["session_id"],
+            "project_id": colony["project_id"],
+            "data_dir": paths.data_dir(),
+            **extra,
+        }
+
+    result = store.update_many(names, change)
+    events.ensure_activity_log()  # an empty activity.log: readers find it from the start
+    return result

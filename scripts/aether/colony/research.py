@@ -1,0 +1,477 @@
+"""Research fan-out before planning (seed 004, phase 3): research requirements become scout tasks,
+all spawned in ONE message; each scout writes a brief under `.aether/research/` and returns its
+path; the planner gets the paths, never the contents.
+
+Requirements come from an explicit markdown list (bulleted, numbered, or headings — nested items
+and blank lines tolerated; a section whose heading mentions "research" is used when there is
+one), or are derived from the goal or the colonizer's findings: one requirement per clause that
+names a technology or a concern (see `derive`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from aether.core import clock, inputs, paths
+from aether.core.exceptions import input_error, state_error
+from aether.state import events, pheromones, store
+
+RESEARCH_DIR = "research"  # under .aether/
+MAX_TASKS = 8  # scouts in one message
+MAX_REQUIREMENT = 500  # characters of one requirement
+MAX_DETAILS = 10  # nested items kept per requirement
+MAX_PLANS = 10  # research.json keeps the newest plans
+MAX_SLUG = 48
+MIN_CLAUSE_WORDS = 3  # a shorter comma-separated piece joins the clause before it
+MAX_INPUT = 200_000  # characters of the list or findings
+BRIEF_WORDS = 1500
+SOURCES = ("list", "goal", "colonize")
+# Words that make a clause a research requirement (lower case; see `names_topic`).
+TECHNOLOGIES = frozenset(["python", "django", "flask", "fastapi", "pydantic", "sqlalchemy", "celery", "pytest", "javascript", "typescript", "node", "nodejs", "deno", "bun", "react", "vue", "angular", "svelte", "nextjs", "nuxt", "express", "nestjs", "jest", "vitest", "playwright", "cypress", "tailwind", "webpack", "vite", "postgres", "postgresql", "mysql", "mariadb", "sqlite", "mongodb", "redis", "elasticsearch", "opensearch", "dynamodb", "cassandra", "kafka", "rabbitmq", "nats", "graphql", "grpc", "rest", "openapi", "swagger", "websocket", "websockets", "docker", "kubernetes", "helm", "terraform", "ansible", "aws", "gcp", "azure", "lambda", "s3", "cloudflare", "vercel", "heroku", "nginx", "rust", "cargo", "tokio", "go", "golang", "java", "spring", "kotlin", "swift", "swiftui", "android", "ios", "flutter", "dart", "ruby", "rails", "php", "laravel", "symfony", "dotnet", "csharp", "elixir", "phoenix", "erlang", "haskell", "scala", "clojure", "c++", "cpp", "cmake", "bash", "shell", "powershell", "jwt", "oauth", "oauth2", "oidc", "saml", "stripe", "twilio", "sendgrid", "firebase", "supabase", "prisma", "drizzle", "htmx", "wasm", "webassembly", "llm", "openai"])  # noqa: E501
+CONCERNS = frozenset(["authentication", "authorization", "auth", "login", "security", "encryption", "secrets", "performance", "latency", "scalability", "scaling", "caching", "cache", "concurrency", "async", "asynchronous", "parallelism", "testing", "tests", "tdd", "coverage", "deployment", "deploy", "ci", "cd", "pipeline", "logging", "monitoring", "observability", "tracing", "metrics", "migration", "migrations", "database", "schema", "api", "apis", "accessibility", "a11y", "i18n", "localization", "internationalization", "payments", "billing", "search", "indexing", "validation", "errors", "error-handling", "retries", "offline", "sync", "synchronization", "realtime", "real-time", "queue", "queues", "jobs", "scheduling", "backup", "backups", "privacy", "gdpr", "compliance", "state-management", "state", "pagination", "upload", "uploads", "storage", "streaming", "notifications", "email", "rate-limiting", "throttling", "versioning", "packaging", "distribution", "cli", "gui", "ui", "ux", "architecture"])  # noqa: E501
+
+
+# ---------------------------------------------------------------- reading requirements
+
+
+def _heading(line: str):
+    """(level, text) of a markdown heading (`## x`, closing #s dropped) or a bold line
+    (`**x**`, `__x__:`), else None. (Plain string work, no backtracking pattern: a long line
+    costs linear time.)"""
+    rest = line.lstrip()
+    if len(line) - len(rest) > 3:
+        return None
+    hashes = len(rest) - len(rest.lstrip("#"))
+    if 1 <= hashes <= 6:
+        after = rest[hashes:]
+        if not after[:1].isspace():
+            return None
+        content = after.strip()
+        if not content:
+            return (hashes, "") if len(after) > 1 else None
+        return hashes, (content.rstrip("#").rstrip() or content[:1]).strip()
+    if rest.startswith(("**", "__")):
+        body = rest[2:].rstrip()
+        if body.endswith(":"):
+            body = body[:-1].rstrip()
+        if body.endswith(("**", "__")) and len(body) > 2:
+            return 7, body[:-2].strip().rstrip(":")
+    return None
+
+
+def _item(line: str):
+    """(indent, text) of a list item (`- x`, `* x`, `+ x`, `• x`, `1. x`, `1) x`; a `[ ]` or
+    `[x]` checkbox dropped), else None. (Plain string work: linear in the line's length.)"""
+    body = line.lstrip()
+    if body[:1] in ("-", "*", "+", "•") and body[:1]:
+        marker = 1
+    else:
+        digits = len(body) - len(body.lstrip("0123456789"))
+        if not 1 <= digits <= 3 or body[digits:digits + 1] not in (".", ")") or not body[digits:digits + 1]:
+            return None
+        marker = digits + 1
+    after = body[marker:]
+    if not after[:1].isspace():
+        return None
+    text = after.strip()
+    if text[:1] == "[" and text[1:2] in (" ", "x", "X") and text[2:3] == "]" and text[3:4].isspace():
+        text = text[3:].strip() or text
+    if not text:
+        return None
+    indent = len(line[: len(line) - len(body)].replace("\t", "    "))
+    return indent, text
+
+
+def _clean(text: str) -> str:
+    text = text.replace("**", "").replace("__", "").replace("`", "")
+    return " ".join(text.split())
+
+
+def _section(lines: list) -> list:
+    """The lines of the section whose heading mentions research (all lines when none does)."""
+    for i, line in enumerate(lines):
+        found = _heading(line)
+        if found and "research" in found[1].lower():
+            level = found[0]
+            body = []
+            for rest in lines[i + 1:]:
+                nxt = _heading(rest)
+                if nxt and (nxt[0] <= level or level == 7):
+                    break
+                body.append(rest)
+            return body
+    return lines
+
+
+def parse_list(text: str) -> list:
+    """Requirements of an explicit markdown list: [{requirement, details}]. Top-level items
+    (the smallest indentation) are requirements, deeper items their details, other lines
+    continue the item above; without any list item, each heading is a requirement and the
+    text under it its details."""
+    lines = _section(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+    items = [(i, _item(line)) for i, line in enumerate(lines) if _item(line)]
+    out: list = []
+    if items:
+        top = min(indent for _, (indent, _) in items)
+        current = None
+        target = None
+        for line in lines:
+            found = _item(line)
+            if found:
+                indent, body = found
+                if indent <= top or current is None:
+                    current = {"requirement": _clean(body), "details": []}
+                    out.append(current)
+                    target = ("requirement", None)
+                else:
+                    current["details"].append(_clean(body))
+                    target = ("details", len(current["details"]) - 1)
+            elif not line.strip() or _heading(line):
+                target = None  # a blank line or a heading ends an item's continuation lines
+            elif current is not None and target is not None:
+                extra = _clean(line)
+                if target[0] == "requirement":
+                    current["requirement"] += " " + extra
+                else:
+                    current["details"][target[1]] += " " + extra
+    else:
+        current = None
+        for line in lines:
+            found = _heading(line)
+            if found:
+                current = {"requirement": _clean(found[1]), "details": []}
+                out.append(current)
+            elif current is not None and line.strip():
+                current["details"].append(_clean(line))
+    return _finish(out)
+
+
+def _finish(found: list) -> list:
+    out, seen = [], set()
+    for item in found:
+        text = item["requirement"].strip(" :-–—")
+        key = text.lower()
+        if not text or key in seen:
+            continue
+        seen.add(key)
+        if len(text) > MAX_REQUIREMENT:
+            text = text[: MAX_REQUIREMENT - 1] + "…"
+        details = [d[:MAX_REQUIREMENT] for d in item["details"] if d][:MAX_DETAILS]
+        out.append({"requirement": text, "details": details})
+    return out
+
+
+def names_topic(clause: str) -> list:
+    """The technologies and concerns a clause names: words of TECHNOLOGIES or CONCERNS, and names
+    that look like technologies — mixed case inside the word (FastAPI, PostgreSQL, GraphQL),
+    letters with digits (OAuth2, S3), or a `.js` suffix."""
+
+    found = []
+    for word in re.findall(r"[A-Za-z][A-Za-z0-9.+#-]*[A-Za-z0-9+#]|[A-Za-z]", clause):
+        low = word.lower().strip(".")
+        plain = low.replace(".", "")
+        if (low in TECHNOLOGIES or plain in TECHNOLOGIES or low in CONCERNS  # noqa: SIM102
+                or re.search(r"[a-z][A-Z]", word) or re.search(r"[A-Za-z]\d|\d[A-Za-z]", word)
+                or low.endswith(".js")):
+            if word not in found:
+                found.append(word)
+    return found
+
+
+def _clauses(text: str) -> list:
+    """Sentences (and list lines) cut into clauses at commas and semicolons; a piece of fewer
+    than MIN_CLAUSE_WORDS words joins the clause before it."""
+
+    out = []
+    for raw in text.replace("\r", "\n").split("\n"):
+        line = raw.strip()
+        found = _item(raw)
+        if found:
+            line = found[1]
+        head = _heading(raw)
+        if head:
+            line = head[1]
+        for sentence in re.split(r"(?<=[.!?])\s+|(?<=[.!?])$", line):
+            pieces: list = []
+            for piece in re.split(r"[;,]\s*", sentence):
+                piece = _clean(piece).strip(" .!?:")
+                if not piece:
+                    continue
+                if pieces and len(piece.split()) < MIN_CLAUSE_WORDS:
+                    pieces[-1] += ", " + piece
+                else:
+                    pieces.append(piece)
+            out += pieces
+    return out
+
+
+def derive(text: str) -> list:
+    """Requirements derived from a goal or colonize findings: one per clause that names a
+    technology or a concern (`names_topic`), in order, duplicates dropped."""
+    found = [{"requirement": c, "details": [], "topics": names_topic(c)} for c in _clauses(text)]
+    return _finish([f for f in found if f["topics"]])
+
+
+# ---------------------------------------------------------------- slugs and briefs
+
+
+def slug(text: str, taken: set) -> str:
+    """A safe, unique file name stem: ASCII letters and digits joined by hyphens, at most
+    MAX_SLUG characters (cut at a word), `-2`, `-3` … when taken."""
+    import unicodedata  # noqa: PLC0415 — start-up: unicodedata only where text is normalised
+
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
+    words = re.findall(r"[a-z0-9]+", ascii_text)
+    base = ""
+    for word in words:
+        candidate = f"{base}-{word}" if base else word
+        if len(candidate) > MAX_SLUG:
+            break
+        base = candidate
+    base = base or (words[0][:MAX_SLUG] if words else "research")
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base[: MAX_SLUG - len(str(n)) - 1]}-{n}"
+    taken.add(name)
+    return name
+
+
+def research_dir() -> str:
+    return os.path.join(paths.aether_dir(), RESEARCH_DIR)
+
+
+def _rel(path: str) -> str:
+    return os.path.relpath(path, paths.project_root()).replace(os.sep, "/")
+
+
+def _brief(task: dict, count: int, goal: str | None, signals: str) -> str:
+    lines = ["--- RESEARCH TASK ---",
+             f"You are scout {task['id']} of {count}, researching before the colony plans"
+             + (f" (goal: {goal})" if goal else "") + ".",
+             f"Research: {task['requirement']}"]
+    if task["details"]:
+        lines.append("Details:")
+        lines += [f"  - {d}" for d in task["details"]]
+    lines += [f"Write your findings as a markdown brief to: {task['brief_path']}",
+              "  (create the folder if needed; replace the file if it exists; write nothing else and change no project file)",
+              f"The brief (at most ~{BRIEF_WORDS} words): key findings and recommended practices, pitfalls, versions "
+              "that matter, and sources — what a planner needs to decide.",
+              signals,
+              "Answer with a one-line summary, and the path on the last line exactly like this:",
+              f"BRIEF: {task['brief_path']}",
+              "--- END RESEARCH TASK ---"]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- research-plan
+
+
+def plan(text: str | None, source: str | None) -> dict:
+    """research-plan: requirements (a list, or derived from the goal / the colonizer's findings)
+    become scout tasks with brief paths; stored in research.json and answered with each scout's
+    rendered task."""
+
+    colony = store.read("colony", missing_ok=False)
+    goal = colony.get("goal")
+    source = source or "list"
+    if source not in SOURCES:
+        raise input_error("invalid_argument", f"--from is one of {', '.join(SOURCES)}")
+    if source == "goal":
+        if text is not None and text.strip():
+            raise input_error("usage_error", "--from goal reads the colony's goal; give no file")
+        text = goal or ""
+    elif text is None:
+        raise input_error("usage_error", "give the research list (a file or `-`), or --from goal"
+                          if source == "list" else "give the colonizer's findings (a file or `-`) with --from colonize")
+    inputs.check_size(text, MAX_INPUT, "the input")
+    found = parse_list(text) if source == "list" else derive(text)
+    warnings = []
+    if not found:
+        hint = ("write one requirement per line as `- …`, `1. …` or a `### …` heading, or derive them with "
+                "`--from goal`" if source == "list" else
+                "no clause names a technology or concern; give an explicit list instead (`aether research-plan -`)")
+        raise input_error("no_research_items", f"no research requirement found: {hint}")
+    if len(found) > MAX_TASKS:
+        if source == "list":
+            raise input_error("too_many_items", f"the list has {len(found)} requirements; at most {MAX_TASKS} scouts "
+                                                f"run in one message — merge or drop some")
+        warnings.append(f"{len(found)} requirements derived; the first {MAX_TASKS} become scout tasks")
+        found = found[:MAX_TASKS]
+    folder = research_dir()
+    taken = set()
+    tasks = []
+    for n, item in enumerate(found, start=1):
+        name = slug(item["requirement"], taken)
+        tasks.append({"id": f"r{n}", "requirement": item["requirement"], "details": item["details"], "slug": name,
+                      "brief_path": _rel(os.path.join(folder, f"{name}.md")), "status": "pending", "path": None})
+    signals = pheromones.render("scout")["text"]
+
+    def change(files):
+        data = files["research"]
+        entry = {"id": clock.new_id("research", {p.get("id") for p in data["plans"]}), "session_id": colony.get("session_id"),
+                 "source": source, "goal": goal, "created_at": clock.iso(), "tasks": tasks}
+        data["plans"].append(entry)
+        del data["plans"][:-MAX_PLANS]
+        events.append(files["events"], "research_planned", "queen",
+                      f"{len(tasks)} research task(s) from the {source}: " + "; ".join(t["slug"] for t in tasks)[:500])
+        return entry
+
+    entry = store.update_many(["research", "events"], change)
+    out_tasks = [{**{k: t[k] for k in ("id", "requirement", "details", "slug", "brief_path")},
+                  "caste": "scout", "subagent_type": "ant:scout", "text": _brief(t, len(tasks), goal, signals)}
+                 for t in entry["tasks"]]
+    lines = [f"Research: {len(tasks)} scout(s) — spawn them all in ONE message (subagent_type ant:scout):"]
+    lines += [f"  {t['id']} {t['requirement']} → {t['brief_path']}" for t in out_tasks]
+    lines += [f"  warning: {w}" for w in warnings]
+    lines.append("Then pass their answers to `aether research-collect -`.")
+    return {"id": entry["id"], "source": source, "count": len(out_tasks), "tasks": out_tasks, "warnings": warnings,
+            "research_dir": _rel(folder),
+            "next": {"command": "aether research-collect -", "reason": "record the brief paths the scouts return"},
+            "text": "\n".join(lines)}
+
+
+# ---------------------------------------------------------------- research-collect
+
+
+def _current(data: dict, session: str | None) -> dict:
+    found = [p for p in data["plans"] if isinstance(p, dict) and p.get("session_id") == session]
+    if not found:
+        raise state_error("no_research_plan", "no research is planned for this colony; run `aether research-plan` first")
+    return found[-1]
+
+
+_PATH_STOPS = "`'\"<>()[]*"  # besides whitespace, these end a path in free text
+
+
+def _md_paths(text: str) -> list:
+    """Every `….md` path in free text: within each run of characters that are neither
+    whitespace nor one of _PATH_STOPS, the run up to its last `.md` that ends a word.
+    (Linear: a pattern doing the same backtracks quadratically over a long run.)"""
+
+    found = []
+    for m in re.finditer(r"[^\s`'\"<>()\[\]*]++", text):
+        run = m.group(0)
+        end = len(run)
+        while True:
+            at = run.rfind(".md", 1, end)  # at least one character before `.md`
+            if at < 0:
+                break
+            nxt = run[at + 3: at + 4]
+            if not nxt or not (nxt.isalnum() or nxt == "_"):
+                path = run[: at + 3].rstrip(".,;:")
+                if path not in found:
+                    found.append(path)
+                break
+            end = at + 2  # a later `.md` continues a word (`.mdx`): look further left
+    return found
+
+
+def _claims(text: str | None) -> list:
+    """The brief paths in the scouts' answers: a JSON list or {task: path} object, or any text
+    (`BRIEF: <path>` lines and any `….md` path)."""
+    if text is None or not text.strip():
+        return []
+    inputs.check_size(text, MAX_INPUT, "the scouts' answers")
+    try:
+        doc = inputs.loads(text)
+    except inputs.JSONRefused as exc:
+        raise input_error("invalid_json", f"the scouts' answers are not valid JSON: {exc}") from None
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict) and isinstance(doc.get("paths"), list):
+        doc = doc["paths"]
+    if isinstance(doc, list):
+        return [p.strip() for p in doc if isinstance(p, str) and p.strip()]
+    if isinstance(doc, dict):
+        return [v.strip() for v in doc.values() if isinstance(v, str) and v.strip()]
+    if doc is not None:
+        raise input_error("invalid_json", "the paths must be a list of strings, an object {task: path}, or text")
+    return _md_paths(text)
+
+
+def _check_brief(path: str) -> tuple:
+    """(project-relative path, problem or None) of a returned brief path."""
+
+    if inputs.path_problem(path):  # a NUL character: names no file
+        return path, "invalid_path"
+    root = os.path.realpath(paths.project_root())
+    folder = os.path.realpath(research_dir())
+    full = os.path.realpath(path if os.path.isabs(path) else os.path.join(root, path))
+    rel = os.path.relpath(full, root).replace(os.sep, "/")
+    if not full.startswith(folder + os.sep):
+        return rel, "outside_research_dir"
+    if not os.path.exists(full):
+        return rel, "missing"
+    if not os.path.isfile(full):
+        return rel, "not_a_file"
+    try:
+        with open(full, "rb") as fh:
+            head = fh.read(65536)
+    except OSError:
+        return rel, "unreadable"
+    if not head.strip():
+        return rel, "empty"
+    return rel, None
+
+
+def collect(text: str | None) -> dict:
+    """research-collect: record the brief paths scouts returned (or, without input, look for
+    each task's brief where it was asked to be), check each lies inside .aether/research/ and is
+    non-empty, and answer the paths for the planner."""
+    colony = store.read("colony", missing_ok=False)
+    claims = _claims(text)
+    seen = _current(store.read("research"), colony.get("session_id"))
+    by_path = {t["brief_path"]: t for t in seen["tasks"]}
+    by_name = {os.path.basename(t["brief_path"]): t for t in seen["tasks"]}
+    verdicts: dict = {}
+    rejected, extras = [], []
+    for claim in claims:
+        rel, problem = _check_brief(claim)
+        task = by_path.get(rel) or by_name.get(os.path.basename(rel))
+        if problem:
+            rejected.append({"path": claim, "problem": problem, "task": task["id"] if task else None})
+            continue
+        if task is None:
+            if rel not in extras:
+                extras.append(rel)
+        else:
+            verdicts[task["id"]] = (rel, None)
+    for task in seen["tasks"]:
+        if task["id"] not in verdicts:
+            rel, problem = _check_brief(task["brief_path"])  # the scout may have written it without saying so
+            verdicts[task["id"]] = (rel, problem)
+
+    def change(files):
+        current = _current(files["research"], colony.get("session_id"))
+        if current["id"] != seen["id"]:
+            raise state_error("research_replanned", "the research was planned again meanwhile; collect its briefs")
+        for task in current["tasks"]:
+            rel, problem = verdicts[task["id"]]
+            task["status"] = "collected" if problem is None else "invalid"
+            task["path"] = rel if problem is None else None
+            task["problem"] = problem
+        current["collected_at"] = clock.iso()
+        current["extra"] = extras
+        got = sum(1 for t in current["tasks"] if t["status"] == "collected")
+        events.append(files["events"], "research_collected", "queen", f"{got}/{len(current['tasks'])} research brief(s)")
+        return current
+
+    entry = store.update_many(["research", "events"], change)
+    collected = [{"task": t["id"], "path": t["path"], "requirement": t["requirement"]}
+                 for t in entry["tasks"] if t["status"] == "collected"]
+    missing = [{"task": t["id"], "requirement": t["requirement"], "brief_path": t["brief_path"], "problem": t["problem"]}
+               for t in entry["tasks"] if t["status"] != "collected"]
+    found_paths = [c["path"] for c in collected] + extras
+    lines = ["RESEARCH BRIEFS (read these files; their contents are not pasted here)"]
+    lines += [f"  - {c['path']} — {c['requirement']}" for c in collected]
+    lines += [f"  - {p} — (returned by a scout)" for p in extras]
+    if not found_paths:
+        lines.append("  (none)")
+    if rejected:
+        lines.append("Rejected: " + "; ".join(f"{r['path']} ({r['problem']})" for r in rejected))
+    if missing:
+        lines.append("Missing: " + "; ".join(f"{m['task']} ({m['requirement'][:60]}): {m['problem']}" for m in missing))
+    return {"plan_id": entry["id"], "paths": found_paths, "collected": collected, "missing": missing,
+            "rejected": rejected, "complete": not missing, "text": "\n".join(lines)}

@@ -1,0 +1,353 @@
+"""Git checkpoints: snapshots of the working tree kept as refs, and abort tags.
+
+A checkpoint is a commit made through a temporary index: the user's index is copied (for its
+stat cache) to a temp file, `git add -A` runs against the copy (so .gitignore is respected and
+untracked files are captured), then `write-tree`, `commit-tree` (parent HEAD when there is
+one) and `update-ref refs/aether/checkpoints/phase-<N>-<unix>`. HEAD, the user's index, the
+working tree and every branch stay untouched. Colony state (.aether/data) is never part of a
+snapshot: the store owns it.
+
+Records `{ref, commit, tree, parent, phase, created_at, label}` go to checkpoints.json (newest
+last, the last MAX_CHECKPOINTS kept; the refs of dropped records are deleted).
+"""
+
+from __future__ import annotations
+
+import os
+
+from aether.core import clock, paths
+from aether.core.exceptions import input_error, state_error
+from aether.state import store
+
+REF_PREFIX = "refs/aether/checkpoints/"
+ABORT_TAG = "aether/phase-{phase}-aborted"  # repeats get -2, -3, …
+MAX_CHECKPOINTS = 50  # records (and refs) kept
+GIT_TIMEOUT_SECONDS = 60  # `git add -A` on a large tree can take a while
+MAX_LABEL_LENGTH = 200
+# Checkpoint commits and abort tags are Aether's, not the user's.
+IDENTITY = {"name": "Aether", "email": "aether@localhost"}
+
+
+# ---------------------------------------------------------------- running git
+
+
+def _env(extra: dict | None = None) -> dict:
+    env = dict(os.environ)
+    for var in ("GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_PREFIX"):
+        env.pop(var, None)
+    stamp = f"@{int(clock.now())} +0000"
+    env.update(
+        GIT_TERMINAL_PROMPT="0",
+        GIT_OPTIONAL_LOCKS="0",  # read-only commands never refresh the user's index
+        GIT_AUTHOR_NAME=IDENTITY["name"],
+        GIT_AUTHOR_EMAIL=IDENTITY["email"],
+        GIT_COMMITTER_NAME=IDENTITY["name"],
+        GIT_COMMITTER_EMAIL=IDENTITY["email"],
+        GIT_AUTHOR_DATE=stamp,
+        GIT_COMMITTER_DATE=stamp,
+        LC_ALL="C",
+    )
+    env.update(extra or {})
+    return env
+
+
+def git(args: list, cwd: str, *, env: dict | None = None, check: bool = True, input: bytes | None = None):
+    """Run git; returns the CompletedProcess (stdout/stderr as text). Raises AetherError on
+    a missing git, a timeout, or (with check) a non-zero exit."""
+    import subprocess  # noqa: PLC0415 — start-up: subprocess only where a program runs
+
+    cmd = ["git", "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false", "-c", "core.quotepath=false", *args]
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, env=env or _env(), input=input, capture_output=True,
+                              timeout=GIT_TIMEOUT_SECONDS)
+    except FileNotFoundError:
+        raise state_error("git_missing", "git is not installed (or not on PATH); install git to "
+                                         "get checkpoints, or work outside a git repository") from None
+    except subprocess.TimeoutExpired:
+        raise state_error("git_timeout", f"`git {args[0]}` took longer than {GIT_TIMEOUT_SECONDS}s in "
+                                         f"{cwd}; check the repository (a huge untracked folder "
+                                         f"missing from .gitignore?)") from None
+    proc.stdout = proc.stdout.decode("utf-8", "replace")
+    proc.stderr = proc.stderr.decode("utf-8", "replace")
+    if check and proc.returncode != 0:
+        message = proc.stderr.strip().splitlines()[-1:] or ["no message"]
+        raise state_error("git_failed", f"`git {' '.join(args[:2])}` failed in {cwd}: {message[0]}",
+                          git_exit=proc.returncode)
+    return proc
+
+
+class Repo:
+    """The git work tree holding the project, with what a snapshot needs to know."""
+
+    def __init__(self, top: str, index: str, head: str | None, data_rel: str | None):
+        self.top = top
+        self.index = index  # the user's index file (read, never written)
+        self.head = head  # HEAD's commit, None in a repository without commits
+        self.data_rel = data_rel  # the state folder relative to top, when it lies inside
+
+    def excluded(self, path: str) -> bool:
+        return bool(self.data_rel) and (path == self.data_rel or path.startswith(self.data_rel + "/"))
+
+
+def repo() -> Repo | None:
+    """The repository of the project, or None outside git (no git call when no .git exists)."""
+    if not paths.in_git_repo():
+        return None
+    root = paths.project_root()
+    ask = ["rev-parse", "--is-inside-work-tree", "--show-toplevel", "--git-path", "index"]
+    proc = git(ask + ["HEAD^{commit}"], root, check=False)  # one call in the usual case
+    lines = proc.stdout.splitlines()
+    head = lines[3] if proc.returncode == 0 and len(lines) == 4 else None
+    if head is None:  # no commit yet (or not a work tree): ask without HEAD
+        proc = git(ask, root, check=False)
+        lines = proc.stdout.splitlines()
+    if proc.returncode != 0 or len(lines) < 3 or lines[0] != "true":
+        return None
+    top = lines[1]
+    index = lines[2] if os.path.isabs(lines[2]) else os.path.join(root, lines[2])
+    data = os.path.realpath(paths.data_dir())
+    rel = os.path.relpath(data, os.path.realpath(top)).replace(os.sep, "/")
+    data_rel = None if rel == ".." or rel.startswith("../") else rel
+    return Repo(top, index, head, data_rel)
+
+
+class _TempIndex:
+    """A private index file for one operation (seeded from the user's index when asked)."""
+
+    def __init__(self, r: Repo, seed: bool):
+        self.repo, self.seed = r, seed
+
+    def __enter__(self):
+        import shutil  # noqa: PLC0415 — start-up: shutil only where files are copied
+        import tempfile  # noqa: PLC0415 — start-up: tempfile (~5 ms) only where a temp file is made
+
+        self.dir = tempfile.mkdtemp(prefix="aether-index-")
+        self.path = os.path.join(self.dir, "index")
+        if self.seed and os.path.isfile(self.repo.index):
+            try:
+                # copy2 keeps the index's mtime: git's "racy" check compares file mtimes with
+                # it, so a newer copy would make git trust stale stat data and miss edits.
+                shutil.copy2(self.repo.index, self.path)
+            except OSError:
+                pass  # an empty index only costs speed
+        self.env = _env({"GIT_INDEX_FILE": self.path})
+        return self
+
+    def mentions(self, rel: str) -> bool:
+        """Whether the seeded index may hold paths under `rel`: a byte search of the file,
+        cheaper than asking git (index v4 compresses paths, so there the answer is always yes)."""
+        try:
+            with open(self.path, "rb") as fh:
+                raw = fh.read()
+        except OSError:
+            return False
+        return raw[4:8] == b"\x00\x00\x00\x04" or (rel + "/").encode("utf-8") in raw
+
+    def __exit__(self, *exc):
+        import shutil  # noqa: PLC0415 — start-up: shutil only where files are copied
+
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return False
+
+
+def _snapshot_commit(r: Repo, message: str) -> tuple[str, str]:
+    """(commit, tree): a commit of the working tree as it is (untracked files included),
+    HEAD its parent; no ref points at it yet."""
+    tree = _snapshot_tree(r)
+    args = ["commit-tree", tree, "-m", message]
+    if r.head:
+        args += ["-p", r.head]
+    return git(args, r.top).stdout.strip(), tree
+
+
+def _snapshot_tree(r: Repo) -> str:
+    """The tree of the working tree as it is now (ignored files and colony state left out)."""
+    with _TempIndex(r, seed=True) as idx:
+        spec = ["--", "."]
+        if r.data_rel:
+            spec.append(f":(exclude){r.data_rel}")
+        git(["add", "-A", *spec], r.top, env=idx.env)
+        if r.data_rel and idx.mentions(r.data_rel):  # state files the user committed stay out too
+            git(["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", r.data_rel], r.top, env=idx.env)
+        return git(["write-tree"], r.top, env=idx.env).stdout.strip()
+
+
+# ---------------------------------------------------------------- checkpoints
+
+
+def _clean_label(label: str) -> str:
+    if not isinstance(label, str) or not label.strip():
+        raise input_error("invalid_label", "a checkpoint needs a label (what it is for)")
+    label = " ".join(label.split())
+    return label if len(label) <= MAX_LABEL_LENGTH else label[: MAX_LABEL_LENGTH - 1] + "…"
+
+
+def _check_phase(phase) -> None:
+    if phase is not None and (isinstance(phase, bool) or not isinstance(phase, int) or phase < 0):
+        raise input_error("invalid_argument", f"phase must be a whole number ≥ 0, got {phase!r}")
+
+
+def snapshot(label: str, phase: int | None) -> dict | None:
+    """Make a checkpoint commit and its ref; returns the record (not yet stored), or None
+    outside git. Raises AetherError when git is missing or fails."""
+    label = _clean_label(label)
+    _check_phase(phase)
+    r = repo()
+    if r is None:
+        return None
+    commit, tree = _snapshot_commit(r, f"aether checkpoint: {label}")
+    stamp = int(clock.now())
+    base = REF_PREFIX + (f"phase-{phase}-{stamp}" if phase is not None else f"colony-{stamp}")
+    ref, n = base, 1
+    while True:
+        # An empty old value makes update-ref refuse to overwrite an existing ref.
+        proc = git(["update-ref", ref, commit, ""], r.top, check=False)
+        if proc.returncode == 0:
+            break
+        if git(["rev-parse", "-q", "--verify", ref], r.top, check=False).returncode != 0:
+            raise state_error("git_failed", f"cannot create {ref}: {proc.stderr.strip()}")
+        n += 1
+        ref = f"{base}-{n}"
+    return {"ref": ref, "commit": commit, "tree": tree, "parent": r.head, "phase": phase,
+            "created_at": clock.iso(stamp), "label": label}
+
+
+def remember(data: dict, record: dict) -> list:
+    """Add a record to loaded checkpoints.json data (inside a store update); returns the
+    records dropped by the cap (call `forget` on them after the write)."""
+    items = data["checkpoints"]
+    items.append(record)
+    dropped = items[:-MAX_CHECKPOINTS]
+    del items[:-MAX_CHECKPOINTS]
+    return dropped
+
+
+def forget(dropped: list) -> None:
+    """Delete the refs of records that fell off the list (best effort)."""
+    r = repo() if dropped else None
+    if r is None:
+        return
+    for record in dropped:
+        ref = record.get("ref") if isinstance(record, dict) else None
+        if isinstance(ref, str) and ref.startswith(REF_PREFIX):
+            git(["update-ref", "-d", ref], r.top, check=False)
+
+
+def create(label: str, phase: int | None = None) -> dict | None:
+    """Snapshot the working tree and record it; None outside a git repository."""
+    record = snapshot(label, phase)
+    if record is None:
+        return None
+    dropped = store.update("checkpoints", lambda data: remember(data, record))
+    forget(dropped)
+    return record
+
+
+def latest(phase: int | None = None) -> dict | None:
+    """The newest recorded checkpoint (of `phase` when given), or None."""
+    for record in reversed(store.read("checkpoints")["checkpoints"]):
+        if phase is None or record.get("phase") == phase:
+            return record
+    return None
+
+
+# ---------------------------------------------------------------- abort tags
+
+
+def tag_abort(phase: int, reason: str) -> str | None:
+    """Tag a snapshot of the working tree as `aether/phase-N-aborted` (then -2, -3, …) with an
+    annotated message `Aborted: <reason>`; returns the tag name, None outside git.
+
+    The tagged commit holds the files as the aborted build left them (parent: HEAD), so the
+    failed attempt can be inspected later without the user committing anything."""
+    _check_phase(phase)
+    if not isinstance(reason, str) or not reason.strip():
+        raise input_error("invalid_reason", "an abort tag needs a reason")
+    r = repo()
+    if r is None:
+        return None
+    commit, _tree = _snapshot_commit(r, f"aether: phase {phase} aborted")
+    base = ABORT_TAG.format(phase=phase)
+    message = f"Aborted: {reason.strip()}"
+    n = 1
+    while True:
+        name = base if n == 1 else f"{base}-{n}"
+        exists = git(["rev-parse", "-q", "--verify", f"refs/tags/{name}"], r.top, check=False)
+        if exists.returncode != 0:
+            proc = git(["tag", "-a", name, "-F", "-", commit], r.top, check=False,
+                       input=message.encode("utf-8"))
+            if proc.returncode == 0:
+                return name
+            if git(["rev-parse", "-q", "--verify", f"refs/tags/{name}"], r.top, check=False).returncode != 0:
+                raise state_error("git_failed", f"cannot create tag {name}: {proc.stderr.strip()}")
+        n += 1
+
+
+# ---------------------------------------------------------------- restore
+
+
+def _is_saved(r: Repo, tree: str, records: list) -> bool:
+    """True when the working tree (as `tree`) equals a recorded checkpoint or HEAD."""
+    if any(isinstance(rec, dict) and rec.get("tree") == tree for rec in records):
+        return True
+    if r.head is None:
+        return False
+    spec = ["--", "."] + ([f":(exclude){r.data_rel}"] if r.data_rel else [])
+    diff = git(["diff-tree", "-r", "--name-only", f"{r.head}^{{tree}}", tree, *spec], r.top)
+    return diff.stdout.strip() == ""
+
+
+def restore(ref: str, force: bool = False, checkpoints_data: dict | None = None) -> dict:
+    """Put a checkpoint's files back in the working tree (HEAD, the index and colony state are
+    untouched); files created since the checkpoint are removed.
+
+    Refuses (`unsaved_changes`) when the working tree holds changes that no checkpoint and no
+    commit has; with force, those changes are first saved as a new checkpoint, so nothing is lost.
+    Every refusal comes before a file is touched. `checkpoints_data`: checkpoints.json as loaded
+    inside the caller's store update (which holds its lock); the safety checkpoint is recorded
+    there and the answer's `dropped` lists the records to `forget` after the write. Without it,
+    checkpoints.json is read and the safety checkpoint recorded on its own.
+    """
+    r = repo()
+    if r is None:
+        raise state_error("not_a_git_repo", "checkpoints need a git repository; this project is not in one")
+    if not isinstance(ref, str) or not ref.strip() or ref.startswith("-"):
+        raise input_error("invalid_argument", "name the checkpoint to restore (its ref or commit)")
+    proc = git(["rev-parse", "-q", "--verify", f"{ref.strip()}^{{commit}}"], r.top, check=False)
+    if proc.returncode != 0:
+        raise input_error("unknown_checkpoint", f"no checkpoint {ref!r} in this repository; "
+                                                f"checkpoints.json lists them")
+    commit = proc.stdout.strip()
+    target_tree = git(["rev-parse", f"{commit}^{{tree}}"], r.top).stdout.strip()
+    current_tree = _snapshot_tree(r)
+    records = (checkpoints_data or store.read("checkpoints"))["checkpoints"]
+    safety, dropped = None, []
+    if current_tree != target_tree and not _is_saved(r, current_tree, records):
+        if not force:
+            raise state_error(
+                "unsaved_changes",
+                "the working tree has changes that no checkpoint or commit holds; commit them, "
+                "or pass force to save them as a checkpoint first and restore anyway",
+            )
+        if checkpoints_data is None:
+            safety = create("before restore", None)
+        else:
+            safety = snapshot("before restore", None)
+            dropped = remember(checkpoints_data, safety) if safety else []
+    added = git(["diff-tree", "-r", "-z", "--name-only", "--diff-filter=A", target_tree, current_tree],
+                r.top).stdout
+    removed = []
+    for rel in filter(None, added.split("\0")):
+        if r.excluded(rel):
+            continue
+        try:
+            os.unlink(os.path.join(r.top, rel))
+            removed.append(rel)
+        except FileNotFoundError:
+            pass
+    with _TempIndex(r, seed=False) as idx:
+        git(["read-tree", target_tree], r.top, env=idx.env)
+        if r.data_rel:
+            git(["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", r.data_rel], r.top, env=idx.env)
+        git(["checkout-index", "-a", "-f"], r.top, env=idx.env)
+    return {"ref": ref, "commit": commit, "removed": sorted(removed), "saved_first": safety, "dropped": dropped}

@@ -1,0 +1,88 @@
+"""pheromones.json: emitting, cleaning up and rendering the stored signals (the numbers: rules.pheromones)."""
+
+from __future__ import annotations
+
+from aether.core import clock, inputs
+from aether.core.castes import SIGNAL_TYPES
+from aether.core.exceptions import input_error
+from aether.rules.pheromones import (
+    DEFAULTS,
+    MAX_CONTENT_LENGTH,
+    MIN_CONTENT_LENGTH,
+    MIN_STRENGTH,
+    current_strength,
+    render_block,
+)
+from aether.state import store
+
+
+def cleanup() -> dict:
+    """Drop expired or faded signals; malformed records are kept (and counted)."""
+
+    def change(data):
+        now = clock.now()
+        kept, removed, invalid = [], 0, 0
+        for signal in data["signals"]:
+            try:
+                strength = current_strength(signal, now)
+            except (ValueError, TypeError):
+                invalid += 1
+                kept.append(signal)
+                continue
+            if strength < MIN_STRENGTH:
+                removed += 1
+            else:
+                kept.append(signal)
+        data["signals"] = kept
+        return {"removed": removed, "remaining": len(kept), "invalid": invalid}
+
+    return store.update("pheromones", change)
+
+
+def emit(signal_type: str, content: str, strength: float | None = None,
+         half_life: float | None = None, source: str | None = None, auto: bool = False,
+         never_decays: bool = False) -> dict:
+    """Add a signal and return it. Defaults come from DEFAULTS by type."""
+    signal_type = signal_type.upper()
+    if signal_type not in DEFAULTS:
+        raise input_error("invalid_signal_type",
+                          f"unknown signal type {signal_type!r}; use one of {', '.join(SIGNAL_TYPES)}")
+    inputs.require_text(content, "signal content", MAX_CONTENT_LENGTH,
+                        advice="every worker reads every signal: say it shorter")
+    default_strength, default_half_life = DEFAULTS[signal_type]
+    if strength is None:
+        strength = default_strength
+    if not 0 < strength <= 1:
+        raise input_error("invalid_argument", f"strength must be in (0, 1], got {strength:g}")
+    if never_decays:
+        half_life = None
+    elif half_life is None:
+        half_life = default_half_life
+    elif half_life <= 0:
+        raise input_error("invalid_argument", f"half-life must be > 0 seconds, got {half_life:g}")
+
+    def change(data):
+        taken = {s.get("id") for s in data["signals"]}
+        signal = {
+            "id": clock.new_id(signal_type.lower(), taken),
+            "type": signal_type,
+            "content": content,
+            "strength": strength,
+            "half_life_seconds": half_life,
+            "created_at": clock.iso(),
+            "source": source or "user",
+            "auto": auto,
+        }
+        data["signals"].append(signal)
+        return signal
+
+    signal = store.update("pheromones", change)
+    if len(content) < MIN_CONTENT_LENGTH:
+        signal = dict(signal, warning=f"content is shorter than {MIN_CONTENT_LENGTH} characters; "
+                                      f"a specific signal steers workers better")
+    return signal
+
+
+def render(caste: str | None = None, now: float | None = None) -> dict:
+    """The block the Queen shows and hands to workers: one line per active signal."""
+    return render_block(store.read("pheromones")["signals"], caste, clock.now() if now is None else now)

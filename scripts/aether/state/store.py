@@ -1,0 +1,621 @@
+"""The only code that reads and writes state files.
+
+A write: take the file's lock (`filelock.FileLock` on a sidecar `<file>.lock`: an `flock`
+the kernel releases if the process dies) → read → apply the change → upgrade/validate against
+the schema → write a temp file in the same folder → fsync → `os.replace` → fsync the folder →
+keep the last 3 versions as backups (hard links in `.backups/`, so no copying).
+
+Readers take no lock: `os.replace` guarantees they see the old file or the new one, whole.
+A file that does not parse (strictly: no NaN, no lone surrogate, see `aether.core.inputs`) or fails
+its schema is never overwritten: every command touching it fails with `state_corrupt`, naming
+the newest valid backup that `aether state-restore` brings back.
+
+Several files in one write (`update_many`): every file is loaded, changed, validated and
+encoded, every temp file written and fsynced, and every backup rotated before the first
+`os.replace`. A failure up to there changes no state file (at most a backup slot has rotated).
+What is not atomic across files: a crash (power loss, SIGKILL) or an I/O error between two
+`os.replace` calls leaves the files replaced so far new and the others old (in the order of
+`names`). Each file is still whole and valid on its own; no lock or journal spans the set.
+
+Plain files outside the state registry use the same machinery: `write_text_atomic` (reports,
+project files a fix changes) and `read_jsonl` / `append_jsonl` (logs of one JSON record per
+line).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from aether.core import clock, inputs, paths
+from aether.core.exceptions import input_error, state_error
+from aether.state import schemas
+
+BACKUPS_KEPT = 3
+BACKUP_DIR = ".backups"
+NEWER_SCHEMA = "written by a newer Aether"  # start of the problem text for a too-new file
+DEFAULT_LOCK_TIMEOUT = 10.0  # seconds; AETHER_LOCK_TIMEOUT overrides
+LOCK_POLL = 0.005  # seconds between tries for a held lock (filelock's default, 0.05, idles writers)
+
+
+# ---------------------------------------------------------------- locations
+
+
+def spec_for(name: str) -> schemas.FileSpec:
+    """The spec of a state file, by short name (`colony`), file name or path."""
+    spec = schemas.lookup(name)
+    if spec is None:
+        known = ", ".join(sorted(schemas.FILES))
+        raise input_error("unknown_file", f"unknown state file {name!r} (known: {known})")
+    return spec
+
+
+def path_of(spec: schemas.FileSpec) -> str:
+    base = paths.home_dir() if spec.scope == "global" else paths.data_dir()
+    return os.path.join(base, spec.filename)
+
+
+def backup_paths(path: str) -> list[str]:
+    """Backup slots of a file, newest first."""
+    folder = os.path.join(os.path.dirname(path), BACKUP_DIR)
+    name = os.path.basename(path)
+    return [os.path.join(folder, f"{name}.{n}") for n in range(1, BACKUPS_KEPT + 1)]
+
+
+# ---------------------------------------------------------------- reading
+
+
+def _decode(raw: bytes, spec: schemas.FileSpec, path: str):
+    """Parse, upgrade and validate file content; returns (data, problem or None)."""
+    try:
+        data = inputs.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        return None, f"not valid JSON ({exc})"
+    if not isinstance(data, dict):
+        return None, f"expected a JSON object, found {type(data).__name__}"
+    version = data.get("version", 0)
+    if isinstance(version, int) and not isinstance(version, bool) and version > spec.version:
+        return None, (
+            f"{NEWER_SCHEMA} (schema version {version}, this one reads up to "
+            f"{spec.version}); upgrade Aether"
+        )
+    try:
+        data = spec.upgrade(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        return None, f"cannot upgrade from schema version {version!r} ({exc})"
+    problems = spec.validate(data)
+    if problems:
+        return None, "; ".join(problems[:5]) + (f" (+{len(problems) - 5} more)" if len(problems) > 5 else "")
+    return data, None
+
+
+def newest_valid_backup(spec: schemas.FileSpec, path: str) -> str | None:
+    for candidate in backup_paths(path):
+        try:
+            with open(candidate, "rb") as fh:
+                raw = fh.read()
+        except OSError:
+            continue
+        if _decode(raw, spec, candidate)[1] is None:
+            return candidate
+    return None
+
+
+def _corrupt(spec: schemas.FileSpec, path: str, problem: str):
+    backup = newest_valid_backup(spec, path)
+    restore_cmd = getattr(spec, "restore_command", None) or f"aether state-restore {spec.name}"
+    hint = (
+        f"; restore the newest valid backup with `{restore_cmd}` ({backup})"
+        if backup
+        else "; no valid backup exists: repair or remove the file by hand"
+    )
+    return state_error(
+        "state_corrupt",
+        f"{path} is corrupt: {problem}{hint}",
+        file=path,
+        backup=backup,
+    )
+
+
+def _load(spec: schemas.FileSpec, path: str, missing_ok: bool):
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        if not missing_ok:
+            raise state_error(
+                "state_missing", f"{path} does not exist{spec.missing_hint}", file=path
+            ) from None
+        return spec.default()
+    except IsADirectoryError:
+        raise _corrupt(spec, path, "is a directory") from None
+    except OSError as exc:
+        raise state_error("state_unreadable", f"cannot read {path}: {exc.strerror}", file=path) from None
+    data, problem = _decode(raw, spec, path)
+    if problem is not None:
+        if problem.startswith(NEWER_SCHEMA):  # not damage: a backup would only lose data
+            raise state_error("state_too_new", f"{path} was {problem}", file=path)
+        raise _corrupt(spec, path, problem)
+    return data
+
+
+def exists(name: str) -> bool:
+    return os.path.exists(path_of(spec_for(name)))
+
+
+def read(name: str, *, missing_ok: bool = True) -> dict:
+    """The file's current content (upgraded in memory to the current schema; no lock)."""
+    spec = spec_for(name)
+    return _load(spec, path_of(spec), missing_ok)
+
+
+# ---------------------------------------------------------------- writing
+
+
+def _lock_timeout() -> float:
+    raw = os.environ.get("AETHER_LOCK_TIMEOUT")
+    if raw:
+        try:
+            value = float(raw)
+            if value >= 0:
+                return value
+        except ValueError:
+            pass
+    return DEFAULT_LOCK_TIMEOUT
+
+
+class _Locked:
+    """Exclusive locks on several files, taken in a fixed order (no deadlocks).
+
+    Each lock is a `filelock.FileLock` on a sidecar `<file>.lock`: an `flock` the kernel drops
+    when the holder dies, even by SIGKILL. `fallback_to_soft=False` keeps it a kernel lock on
+    filesystems without `flock` (an error, never a silent soft lock). The lock file is never
+    deleted, so every writer contends on the same inode. One deadline covers all the files.
+    """
+
+    def __init__(self, file_paths: list[str]):
+        self.paths = sorted(set(file_paths))
+        self.locks: list = []
+
+    def __enter__(self):
+        from filelock import FileLock, Timeout  # noqa: PLC0415 — start-up: filelock (~25 ms) only for writers
+
+        timeout = _lock_timeout()
+        deadline = time.monotonic() + timeout
+        path = self.paths[0] if self.paths else ""
+        try:
+            for path in self.paths:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                lock = FileLock(path + ".lock", poll_interval=LOCK_POLL, fallback_to_soft=False)
+                lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
+                self.locks.append(lock)
+        except Timeout:
+            self.__exit__(None, None, None)
+            raise state_error(
+                "lock_timeout",
+                f"timed out after {timeout:g}s waiting for the lock on {path}; another aether "
+                f"process is writing it (raise AETHER_LOCK_TIMEOUT to wait longer)",
+                file=path,
+            ) from None
+        except OSError as exc:
+            self.__exit__(None, None, None)
+            raise state_error(
+                "state_unwritable", f"cannot lock {path}: {exc.strerror or exc}", file=path
+            ) from None
+        except BaseException:  # e.g. Ctrl-C while waiting: let go of the locks already taken
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        while self.locks:
+            self.locks.pop().release()  # unlocks and closes the descriptor
+        return False
+
+
+def _fsync_dir(folder: str) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _rotate_backups(path: str) -> None:
+    """Keep the file's current version as backup 1 (a hard link; older ones shift down)."""
+    if not os.path.exists(path):
+        return
+    slots = backup_paths(path)
+    os.makedirs(os.path.dirname(slots[0]), exist_ok=True)
+    for older, newer in zip(reversed(slots[1:]), reversed(slots[:-1])):
+        if os.path.exists(newer):
+            os.replace(newer, older)
+    try:
+        os.link(path, slots[0])
+    except OSError:  # filesystems without hard links: copy instead
+        import shutil  # noqa: PLC0415 — start-up: shutil only where files are copied
+
+        shutil.copy2(path, slots[0])
+
+
+def _clear_stale_temps(path: str) -> None:
+    """Remove temp files of writers that died mid-write (we hold the lock, so none is live)."""
+    folder, name = os.path.split(path)
+    prefix = f".{name}.tmp."
+    try:
+        entries = os.scandir(folder)
+    except OSError:
+        return
+    with entries:
+        for entry in entries:
+            if entry.name.startswith(prefix):
+                try:
+                    os.unlink(entry.path)
+                except OSError:
+                    pass
+
+
+def serialize(data: dict, compact: bool = False) -> bytes:
+    """UTF-8 JSON of a state file's content. Raises ValueError for a NaN or infinite number
+    and UnicodeEncodeError for a lone surrogate (see `_encode`)."""
+    if compact:  # the C encoder: indentation would fall back to the pure-Python one
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    else:
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False, indent=2)
+    return (text + "\n").encode("utf-8")
+
+
+def _unencodable(what: str, exc: Exception):
+    """The input error for content JSON in UTF-8 cannot hold (nothing has been written)."""
+    if isinstance(exc, UnicodeEncodeError):
+        why = (f"a text holds a lone UTF-16 surrogate (\\u{ord(exc.object[exc.start]):04x}), which "
+               f"UTF-8 cannot store; send the characters themselves")
+    else:
+        why = "a number is NaN or infinite, which JSON cannot store; give a finite number"
+    return input_error("invalid_state_change", f"refusing to write {what}: {why}")
+
+
+def _encode(spec: schemas.FileSpec, data: dict) -> bytes:
+    try:
+        return serialize(data, getattr(spec, "compact", False))
+    except (ValueError, UnicodeEncodeError) as exc:
+        raise _unencodable(spec.filename, exc) from None
+
+
+def _temp_path(path: str) -> str:
+    folder, name = os.path.split(path)
+    return os.path.join(folder, f".{name}.tmp.{os.getpid()}.{os.urandom(3).hex()}")
+
+
+def _write_temp(path: str, payload: bytes, mode: int | None = None) -> str:
+    """A complete, fsynced temp file beside `path` (removed again if writing it fails)."""
+    tmp = _temp_path(path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                 0o644 if mode is None else mode)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)  # the mode asked for, whatever the umask
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    return tmp
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _replace_all(items: list) -> None:
+    """Write each (path, payload) atomically: first every temp file (written, fsynced) and
+    every backup rotation, then the `os.replace` calls, then an fsync of each folder. A
+    failure before the first replace leaves every file as it was and no temp file behind."""
+    pending: list = []
+    try:
+        for path, payload in items:
+            _clear_stale_temps(path)
+            pending.append((_write_temp(path, payload), path))
+        for _tmp, path in pending:
+            _rotate_backups(path)
+        while pending:
+            tmp, path = pending[0]
+            os.replace(tmp, path)
+            pending.pop(0)
+    finally:
+        for tmp, _path in pending:
+            _unlink_quietly(tmp)
+    for folder in dict.fromkeys(os.path.dirname(path) for path, _ in items):
+        _fsync_dir(folder)
+
+
+def _check(spec: schemas.FileSpec, data: dict) -> None:
+    problems = spec.validate(data)
+    if problems:
+        raise input_error(
+            "invalid_state_change",
+            f"refusing to write {spec.filename}: " + "; ".join(problems[:5]),
+            problems=problems,
+        )
+
+
+def update(name: str, change, *, missing_ok: bool = True):
+    """Apply `change(data)` to one file under its lock and write it atomically.
+
+    `change` mutates `data` in place and returns the command's result. Nothing is written
+    when it raises.
+    """
+    return update_many([name], lambda files: change(files[name]), missing_ok=missing_ok)
+
+
+def update_many(names: list[str], change, *, missing_ok: bool = True):
+    """Like `update` for several files at once. `change` receives {name: data}.
+
+    All are locked (in a fixed order), changed, validated and encoded; then every temp file is
+    written and every backup rotated; only then is each file replaced, in the order given. A
+    failure before the replaces writes nothing; a crash between two replaces is the one case
+    that leaves some files new and others old (see the module docstring)."""
+    specs = {name: spec_for(name) for name in names}
+    return _update({name: (path_of(spec), spec) for name, spec in specs.items()}, change, missing_ok)
+
+
+def _update(targets: dict, change, missing_ok: bool, after=None):
+    """The write itself: `targets` maps a key to (path, spec), in replace order; `change`
+    receives {key: data}; `after(result)` runs with the new files in place, still locked."""
+    try:
+        with _Locked([path for path, _spec in targets.values()]):
+            files = {key: _load(spec, path, missing_ok) for key, (path, spec) in targets.items()}
+            result = change(files)
+            payloads = []
+            for key, (path, spec) in targets.items():
+                files[key]["version"] = spec.version
+                _check(spec, files[key])
+                payloads.append((path, _encode(spec, files[key])))
+            _replace_all(payloads)
+            if after is not None:
+                after(result)
+    except OSError as exc:
+        raise state_error(
+            "state_unwritable", f"cannot write state: {exc.strerror or exc} ({exc.filename or ''})"
+        ) from None
+    return result
+
+
+def replace(name: str, data: dict) -> None:
+    """Write a whole new content for a file (still locked, validated, atomic)."""
+
+    def change(current):
+        current.clear()
+        current.update(data)
+
+    update(name, change)
+
+
+def restore(name: str, *, force: bool = False) -> dict:
+    """Bring back the newest valid backup of a file; the replaced content is kept aside."""
+    spec = spec_for(name)
+    return restore_file(path_of(spec), spec, force=force)
+
+
+def restore_file(path: str, spec: schemas.FileSpec, *, force: bool = False) -> dict:
+    """`restore` for a file given by path and spec (files outside the registry)."""
+    try:
+        with _Locked([path]):
+            return _restore_locked(path, spec, force)
+    except OSError as exc:
+        raise state_error("state_unwritable",
+                          f"cannot restore {path}: {exc.strerror or exc} ({exc.filename or ''})",
+                          file=path) from None
+
+
+def _restore_locked(path: str, spec: schemas.FileSpec, force: bool) -> dict:
+    if os.path.isdir(path):
+        raise state_error(
+            "state_unwritable",
+            f"{path} is a directory, not a state file: move it out of the way "
+            f"(e.g. `mv {path} {path}.damaged`), then run the restore again",
+            file=path,
+        )
+    current_ok = False
+    try:
+        with open(path, "rb") as fh:
+            problem = _decode(fh.read(), spec, path)[1]
+        current_ok = problem is None
+        if problem and problem.startswith(NEWER_SCHEMA) and not force:
+            raise state_error(
+                "state_too_new",
+                f"{path} was {problem}; restoring a backup would drop its newer content "
+                f"(pass --force to do it anyway)",
+                file=path,
+            )
+    except FileNotFoundError:
+        pass
+    if current_ok and not force:
+        raise input_error(
+            "restore_refused",
+            f"{path} is valid; restoring its backup would undo the last write "
+            f"(pass --force to do it anyway)",
+            file=path,
+        )
+    backup = newest_valid_backup(spec, path)
+    if backup is None:
+        raise state_error("no_backup", f"no valid backup of {path} to restore", file=path)
+    with open(backup, "rb") as fh:
+        raw = fh.read()
+    tmp = _write_temp(path, raw)
+    try:
+        kept = None
+        if os.path.lexists(path):
+
+            kept = os.path.join(
+                os.path.dirname(backup),
+                f"{spec.filename}.replaced-{int(clock.now())}-{os.urandom(2).hex()}",
+            )
+            os.link(path, kept)
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    _fsync_dir(os.path.dirname(path))
+    return {"file": path, "restored_from": backup, "replaced_content_saved_as": kept}
+
+
+# ---------------------------------------------------------------- plain-text files (activity log)
+
+
+def text_lock(path: str) -> _Locked:
+    """The lock of a plain-text state file (`with store.text_lock(path): …`)."""
+    return _Locked([path])
+
+
+def append_text(path: str, text: str, *, locked: bool = False) -> None:
+    """Append text to a plain-text state file in one write, under its lock (pass
+    `locked=True` when already inside `text_lock(path)`). Creates the file if missing."""
+
+    def write() -> None:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            data = text.encode("utf-8")
+            while data:
+                data = data[os.write(fd, data):]
+        finally:
+            os.close(fd)
+
+    try:
+        if locked:
+            write()
+        else:
+            with _Locked([path]):
+                write()
+    except OSError as exc:
+        raise state_error("state_unwritable", f"cannot write {path}: {exc.strerror or exc}", file=path) from None
+
+
+def create_text(path: str, data: bytes) -> bool:
+    """Write a new file whole (temp file, then a hard link): False if `path` already exists,
+    which is never overwritten."""
+    folder = os.path.dirname(path)
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp.{os.getpid()}.{os.urandom(3).hex()}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        except OSError:  # no hard links here: create it exclusively instead
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                return False
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        _fsync_dir(folder)
+        return True
+    except OSError as exc:
+        raise state_error("state_unwritable", f"cannot write {path}: {exc.strerror or exc}", file=path) from None
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+# ---------------------------------------------------------------- files outside the registry
+# Per-item state (e.g. one file per bug under .aether/bugs/) has no fixed path: these take the
+# path and its FileSpec, with the same lock → read → change → validate → atomic replace.
+
+
+def read_file(path: str, spec: schemas.FileSpec, *, missing_ok: bool = True) -> dict:
+    """Like `read` for a file given by path and spec."""
+    return _load(spec, path, missing_ok)
+
+
+def update_file(path: str, spec: schemas.FileSpec, change, *, missing_ok: bool = True,
+                after=None):
+    """Like `update` for a file given by path and spec. `after(result)`, if given, runs once
+    the new content is in place and while the lock is still held (e.g. to append to a log in
+    the same order as the writes)."""
+    return _update({path: (path, spec)}, lambda files: change(files[path]), missing_ok, after)
+
+
+def append_jsonl(path: str, records: list) -> None:
+    """Append records to a JSON Lines log under its lock (one line each, fsynced)."""
+    if not records:
+        return
+    try:
+        payload = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+                          + "\n" for r in records).encode("utf-8")
+    except (ValueError, UnicodeEncodeError) as exc:
+        raise _unencodable(os.path.basename(path), exc) from None
+    try:
+        with _Locked([path]):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+            try:
+                while payload:
+                    payload = payload[os.write(fd, payload):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    except OSError as exc:
+        raise state_error(
+            "state_unwritable", f"cannot append to {path}: {exc.strerror or exc}", file=path
+        ) from None
+
+
+def read_jsonl(path: str) -> list:
+    """The records of a JSON Lines log, oldest first ([] when it does not exist). Lines are
+    split on `\\n` only (a record may hold U+2028 and other separators); a line that does not
+    parse, such as a last line torn by a crash, is skipped."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise state_error("state_unreadable", f"cannot read {path}: {exc.strerror or exc}",
+                          file=path) from None
+    out = []
+    for line in raw.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            out.append(inputs.loads(line.decode("utf-8")))
+        except ValueError:  # UnicodeDecodeError included
+            continue
+    return out
+
+
+def write_text_atomic(path: str, text: str, mode: int | None = None) -> None:
+    """Replace a plain file (a report, a project file a fix changes) with `text` in one step:
+    a complete, fsynced temp file in the same folder, then `os.replace`. Readers see the old
+    file or the new one, whole. `mode` sets the file's permission bits (default 0o644 less
+    the umask). A text UTF-8 cannot hold is an input error before anything is written; an
+    OSError is left to the caller (nothing is replaced, no temp file is left)."""
+    try:
+        payload = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _unencodable(path, exc) from None
+    tmp = _write_temp(path, payload, mode)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    _fsync_dir(os.path.dirname(path) or ".")
+
+
+def locked(file_paths: list[str]):
+    """Hold the locks of these paths (sidecar `<path>.lock`) for a longer operation."""
+    return _Locked(list(file_paths))
