@@ -16,7 +16,7 @@ import json
 import os
 import sys
 
-from aether.bugs.exit_codes import EXIT_INPUT, EXIT_PHASE, bug_error
+from aether.bugs.exit_codes import BUG_EXIT_INPUT, BUG_EXIT_PHASE, bug_error
 from aether.state import store
 
 AUTO_APPROVER = "auto:low_risk"
@@ -49,7 +49,7 @@ def require_human(bug_id: str) -> None:
             f"approving a fix plan is a human decision: run `aether bug approve {bug_id}` "
             f"yourself in a terminal (review it first with `aether bug status {bug_id}` and "
             f"`aether bug fix {bug_id} --dry-run`)",
-            EXIT_PHASE, bug_id=bug_id)
+            BUG_EXIT_PHASE, bug_id=bug_id)
 
 
 def check_approver(name: str | None) -> str:
@@ -66,11 +66,11 @@ def check_approver(name: str | None) -> str:
     if not text or "\n" in text or "\r" in text or len(text) > MAX_APPROVER_LENGTH:
         raise bug_error("invalid_argument",
                         f"--by must be one line of 1 to {MAX_APPROVER_LENGTH} characters",
-                        EXIT_INPUT)
+                        BUG_EXIT_INPUT)
     if text.lower().startswith(RESERVED_PREFIX):
         raise bug_error("invalid_argument",
                         f"--by {text!r}: names starting with {RESERVED_PREFIX!r} are reserved "
-                        f"for automatic approval", EXIT_INPUT)
+                        f"for automatic approval", BUG_EXIT_INPUT)
     return text
 
 
@@ -83,17 +83,17 @@ def check_reason(reason: str | None, *, required: bool, what: str, bug_id: str,
             why = f" (bug_bash.{setting} is on)" if setting else ""
             raise bug_error("reason_required",
                             f"{what} needs a reason{why}: pass --reason TEXT (or --reason - "
-                            f"to read it from stdin)", EXIT_PHASE, bug_id=bug_id)
+                            f"to read it from stdin)", BUG_EXIT_PHASE, bug_id=bug_id)
         return None
     if len(text) > MAX_REASON_LENGTH:
         raise bug_error("invalid_argument",
                         f"the reason is {len(text)} characters; the limit is {MAX_REASON_LENGTH}",
-                        EXIT_INPUT)
+                        BUG_EXIT_INPUT)
     return text
 
 
 def record(bug_id: str, plan: dict, approved_by: str, now: str, reason: str | None = None) -> dict:
-    """The ApprovalRecord (seed §8.2.3) for this plan."""
+    """The ApprovalRecord (docs/decisions/bug-bash-gate.md) for this plan."""
     rec = {"bug_id": bug_id, "approved_by": approved_by, "approved_at": now,
            "fix_plan_hash": plan_hash(plan)}
     if reason:
@@ -101,7 +101,7 @@ def record(bug_id: str, plan: dict, approved_by: str, now: str, reason: str | No
     return rec
 
 
-# ---------------------------------------------------------------- LOW risk (seed §4.3)
+# ---------------------------------------------------------------- LOW risk (docs/decisions/bug-bash-gate.md)
 
 LOW_CRITERIA = {
     "declared_low": "the plan's risk_level is low",
@@ -174,9 +174,9 @@ def gate(state: dict, audit_path: str) -> dict:
             ("approved_by", "approved_at", "fix_plan_hash")):
         raise bug_error("approval_required",
                         f"approval metadata is missing for bug {bug_id}; the state may be "
-                        f"damaged (`aether bug restore {bug_id}`)", EXIT_PHASE, bug_id=bug_id)
+                        f"damaged (`aether bug restore {bug_id}`)", BUG_EXIT_PHASE, bug_id=bug_id)
     if not isinstance(state.get("fix_plan"), dict):
-        raise bug_error("approval_required", f"bug {bug_id} has no fix plan", EXIT_PHASE,
+        raise bug_error("approval_required", f"bug {bug_id} has no fix plan", BUG_EXIT_PHASE,
                         bug_id=bug_id)
     current = plan_hash(state["fix_plan"])
     if current != rec["fix_plan_hash"]:
@@ -184,7 +184,7 @@ def gate(state: dict, audit_path: str) -> dict:
             "plan_changed_since_approval",
             f"the fix plan of bug {bug_id} changed after it was approved (approved "
             f"{rec['fix_plan_hash'][:12]}…, now {current[:12]}…); nothing was applied",
-            EXIT_PHASE, bug_id=bug_id, approved_hash=rec["fix_plan_hash"], plan_hash=current)
+            BUG_EXIT_PHASE, bug_id=bug_id, approved_hash=rec["fix_plan_hash"], plan_hash=current)
     for entry in audit_entries(audit_path):
         if (entry.get("bug_id") == bug_id and entry.get("fix_plan_hash") == current
                 and entry.get("approved_at") == rec["approved_at"]
@@ -193,4 +193,4 @@ def gate(state: dict, audit_path: str) -> dict:
     raise bug_error(
         "approval_not_audited",
         f"the approval of bug {bug_id} is not in the audit log {audit_path}; nothing was applied",
-        EXIT_PHASE, bug_id=bug_id)
+        BUG_EXIT_PHASE, bug_id=bug_id)

@@ -1,7 +1,7 @@
 """Bug Bash settings: `bug_bash:` in the project's `.aether/config.yaml`, then `AETHER_BUG_*`.
 
-Keys, defaults and checks follow seed 003 §7, plus what Aether adds: the cost limits (seed
-§8.2.2's constants, made configurable), the verification command and its timeout. An unknown
+Keys, defaults and checks are those of the Bug Bash design (docs/decisions/bug-bash-gate.md),
+plus what Aether adds: configurable cost limits, the verification command and its timeout. An unknown
 key or a bad value is an error that names the key (or the environment variable).
 """
 
@@ -71,7 +71,7 @@ MAXIMA = {  # key → largest value
     "agent_temperature": MAX_TEMPERATURE,
 }
 
-# environment variable → key (seed §7.3's SWARM_BUG_* names, as AETHER_BUG_*)
+# environment variable → key (the design's SWARM_BUG_* names, as AETHER_BUG_*)
 ENV_OVERRIDES = {
     "AETHER_BUG_MAX_REPRO_ATTEMPTS": "max_reproduction_attempts",
     "AETHER_BUG_AUTO_APPROVE_LOW": "auto_approve_low_risk",

@@ -1,6 +1,6 @@
 """What the Bug Bash agents cost: a price table per model, AgentCost records and the limits.
 
-Costs are recorded against the phase the agent worked in; the limits (seed §8.2.2: 0.50 USD
+Costs are recorded against the phase the agent worked in; the limits (docs/decisions/bug-bash-gate.md: 0.50 USD
 per phase, 2.00 USD in total, `bug_bash.max_phase_cost_usd` / `max_total_cost_usd`) are
 checked on every record and before the pipeline moves on. Exceeding one stops the pipeline
 (exit 6) until the limit is raised.
@@ -8,7 +8,7 @@ checked on every record and before the pipeline moves on. Exceeding one stops th
 
 from __future__ import annotations
 
-from aether.bugs.exit_codes import EXIT_COST, EXIT_INPUT, bug_error
+from aether.bugs.exit_codes import BUG_EXIT_COST, BUG_EXIT_INPUT, bug_error
 
 # model → (USD per million input tokens, USD per million output tokens)
 PRICES_PER_MILLION = {
@@ -37,18 +37,18 @@ def price(model: str) -> tuple[str, float, float]:
     if name not in PRICES_PER_MILLION:
         known = ", ".join(sorted(PRICES_PER_MILLION) + sorted(ALIASES))
         raise bug_error("unknown_model", f"no price for model {model!r}; known: {known}",
-                        EXIT_INPUT)
+                        BUG_EXIT_INPUT)
     return (name, *PRICES_PER_MILLION[name])
 
 
 def agent_cost(agent: str, model: str, input_tokens: int, output_tokens: int, phase: str,
                now: str) -> dict:
-    """An AgentCost record (seed §5.2), with the model and the phase it ran in."""
+    """An AgentCost record (docs/decisions/bug-bash-gate.md), with the model and the phase it ran in."""
     for what, n in (("input tokens", input_tokens), ("output tokens", output_tokens)):
         if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_TOKENS:
             raise bug_error("invalid_argument",
                             f"{what} must be a whole number from 0 to {MAX_TOKENS}, got {n!r}",
-                            EXIT_INPUT)
+                            BUG_EXIT_INPUT)
     name, p_in, p_out = price(model)
     usd = round((input_tokens * p_in + output_tokens * p_out) / 1_000_000, DECIMALS)
     return {"agent_name": agent, "input_tokens": input_tokens, "output_tokens": output_tokens,
@@ -86,7 +86,7 @@ def limit_error(state: dict, why: str):
         "cost_limit_exceeded",
         f"{why}; the pipeline of bug {state['bug_id']} is stopped. Raise the limit in "
         f".aether/config.yaml (bug_bash:) to continue, or close the bug",
-        EXIT_COST, bug_id=state["bug_id"], **totals(state))
+        BUG_EXIT_COST, bug_id=state["bug_id"], **totals(state))
 
 
 def check(state: dict, cfg: dict) -> None:

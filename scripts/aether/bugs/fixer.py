@@ -18,7 +18,7 @@ import shlex
 import signal
 import sys
 
-from aether.bugs.exit_codes import EXIT_FAILED, bug_error
+from aether.bugs.exit_codes import BUG_EXIT_FAILED, bug_error
 from aether.core import paths
 from aether.core.exceptions import AetherError
 from aether.state import store
@@ -295,7 +295,7 @@ def apply(ops: list[dict], root: str) -> list[str]:
         note = ("every file is back as it was" if not failed
                 else f"could not restore: {', '.join(failed)}")
         raise bug_error("implementation_failed", f"applying the fix failed: {why}; {note}",
-                        EXIT_FAILED, restored=not failed, unrestored=failed) from None
+                        BUG_EXIT_FAILED, restored=not failed, unrestored=failed) from None
     return created_dirs
 
 
@@ -315,11 +315,11 @@ def undo(snapshot: dict, root: str, *, force: bool = False) -> dict:
             "rollback_conflict",
             f"changed since the fix was applied: {', '.join(edited)}; rolling back would lose "
             f"those edits (pass --force to roll back anyway)",
-            EXIT_FAILED, files=edited)
+            BUG_EXIT_FAILED, files=edited)
     failed = _put_back(ops, root, snapshot.get("created_dirs", []))
     if failed:
         raise bug_error("rollback_failed", f"could not restore: {', '.join(failed)}",
-                        EXIT_FAILED, files=failed)
+                        BUG_EXIT_FAILED, files=failed)
     return {"restored": [op["path"] for op in ops], "edited_since_fix": edited}
 
 
@@ -493,10 +493,10 @@ def revert_partial(snapshot: dict, root: str) -> list[str]:
             "implementation_conflict",
             f"changed since the interrupted fix began: {', '.join(conflicts)}; put them back "
             f"as they were (or as the plan expects) and run the fix again",
-            EXIT_FAILED, files=conflicts)
+            BUG_EXIT_FAILED, files=conflicts)
     todo = [op for op in ops if _current(join(root, op["path"])) == op["after"]]
     failed = _put_back(todo, root, snapshot.get("created_dirs", []))
     if failed:
         raise bug_error("implementation_failed", f"could not restore: {', '.join(failed)}",
-                        EXIT_FAILED, files=failed)
+                        BUG_EXIT_FAILED, files=failed)
     return [op["path"] for op in todo]

@@ -1,4 +1,4 @@
-"""The contracts of Bug Bash: the bug report and the three agents' results (seed 003 §4, §12).
+"""The contracts of Bug Bash: the bug report and the three agents' results (docs/contracts.md).
 
 Each `check_*` returns the normalised record and a list of defects — every problem at once,
 each naming its field, so the Queen can hand the whole list back to the agent. Unknown fields
@@ -17,8 +17,8 @@ RISK_LEVELS = ("low", "medium", "high")
 CHANGE_TYPES = ("modify", "create", "delete")
 TEST_CATEGORIES = ("regression", "edge_case", "integration")
 
-MAX_SUMMARY_LENGTH = 100  # root cause summary (seed §4.2)
-MIN_TRACE_STEPS = 3  # root cause execution_trace (seed §4.2)
+MAX_SUMMARY_LENGTH = 100  # root cause summary (docs/decisions/bug-bash-gate.md)
+MIN_TRACE_STEPS = 3  # root cause execution_trace (docs/decisions/bug-bash-gate.md)
 MAX_DESCRIPTION_LENGTH = 10_000  # bug report description
 MAX_TEXT_LENGTH = 200_000  # error messages, stack traces, test output
 MAX_RECORD_BYTES = 4_000_000  # one agent result document

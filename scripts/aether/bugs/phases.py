@@ -1,4 +1,4 @@
-"""The 14 phases of a bug and the only moves between them (seed 003, "Valid Phase Transitions").
+"""The 14 phases of a bug and the only moves between them (docs/decisions/bug-bash-gate.md).
 
 State files store the lowercase value (`planned`); commands print the uppercase name
 (`PLANNED`). Every move is recorded twice: in the state's `transitions` and, append-only, in
@@ -8,7 +8,7 @@ State files store the lowercase value (`planned`); commands print the uppercase 
 
 from __future__ import annotations
 
-from aether.bugs.exit_codes import EXIT_FAILED, EXIT_PHASE, bug_error
+from aether.bugs.exit_codes import BUG_EXIT_FAILED, BUG_EXIT_PHASE, bug_error
 from aether.core import clock
 from aether.core.exceptions import input_error
 
@@ -92,7 +92,7 @@ def legal_commands(phase: str, bug_id: str) -> list[str]:
     return [c.format(id=bug_id) for c in LEGAL_COMMANDS.get(phase, [])]
 
 
-def refuse(state: dict, command: str, *, code: str = "invalid_phase", exit_code: int = EXIT_PHASE,
+def refuse(state: dict, command: str, *, code: str = "invalid_phase", exit_code: int = BUG_EXIT_PHASE,
            why: str = ""):
     """The error for `command` run in the wrong phase: names what is legal now."""
     phase, bug_id = state["phase"], state["bug_id"]
@@ -110,7 +110,7 @@ def refuse(state: dict, command: str, *, code: str = "invalid_phase", exit_code:
 
 
 def not_reproducible(state: dict):
-    return refuse(state, "bug analyze", code="not_reproducible", exit_code=EXIT_FAILED,
+    return refuse(state, "bug analyze", code="not_reproducible", exit_code=BUG_EXIT_FAILED,
                   why="it could not be reproduced (see reproduction.md)")
 
 

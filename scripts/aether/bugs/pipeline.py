@@ -15,11 +15,11 @@ import re
 
 from aether.bugs import approval, config, costs, fixer, models, phases, reports, storage
 from aether.bugs.exit_codes import (
-    EXIT_AGENT,
-    EXIT_FAILED,
-    EXIT_INPUT,
-    EXIT_PHASE,
-    EXIT_STORAGE,
+    BUG_EXIT_AGENT,
+    BUG_EXIT_FAILED,
+    BUG_EXIT_INPUT,
+    BUG_EXIT_PHASE,
+    BUG_EXIT_STORAGE,
     bug_error,
     not_found,
 )
@@ -32,8 +32,8 @@ RECORD_KINDS = {  # record kind → (phase it belongs to, state field, agent)
     "root-cause": ("analyzing", "root_cause", "root-cause-analyzer"),
     "fix-plan": ("planning", "fix_plan", "fix-planner"),
 }
-PLAN_OUTPUT_ATTEMPTS = 3  # the Fix Planner's output: the first try and 2 retries (seed §5.1)
-RETRY_BACKOFF_SECONDS = 5.0  # before the n-th retry: 5 · 2^(n−1) seconds (seed §5.1)
+PLAN_OUTPUT_ATTEMPTS = 3  # the Fix Planner's output: the first try and 2 retries (docs/decisions/bug-bash-gate.md)
+RETRY_BACKOFF_SECONDS = 5.0  # before the n-th retry: 5 · 2^(n−1) seconds (docs/decisions/bug-bash-gate.md)
 MAX_ARCHIVED_ATTEMPTS = 10  # a retried bug keeps its newest earlier investigations
 MAX_TESTS_KEPT = 200  # per verification run, in the state
 MAX_AGENT_NAME = 64
@@ -113,7 +113,7 @@ def init(description: str, bug_id: str | None = None, test_path: str | None = No
         "error_message": error, "stack_trace": stack_trace})
     if defects:
         raise bug_error("invalid_argument", "invalid bug report: " + "; ".join(defects),
-                        EXIT_INPUT, defects=defects)
+                        BUG_EXIT_INPUT, defects=defects)
     if report["test_path"]:
         report["test_path"] = report["test_path"].strip()
     explicit = bug_id is not None
@@ -130,7 +130,7 @@ def init(description: str, bug_id: str | None = None, test_path: str | None = No
                 raise bug_error("bug_exists",
                                 f"bug {candidate!r} already exists ({phases.label(state['phase'])}); "
                                 f"pick another --id, or see `aether bug status {candidate}`",
-                                EXIT_PHASE, bug_id=candidate)
+                                BUG_EXIT_PHASE, bug_id=candidate)
             now = clock.iso()
             state.update(bug_id=candidate, phase="created", created_at=now, updated_at=now,
                          report=report)
@@ -144,7 +144,7 @@ def init(description: str, bug_id: str | None = None, test_path: str | None = No
         bug_id = candidate
         break
     else:
-        raise bug_error("bug_exists", "could not find a free id; pass --id", EXIT_PHASE)
+        raise bug_error("bug_exists", "could not find a free id; pass --id", BUG_EXIT_PHASE)
 
     state = storage.load(cfg, bug_id)
     bdir = storage.bug_dir(cfg, bug_id)
@@ -175,7 +175,7 @@ def analyze(bug_id: str, stop_at: str | None = None, retry: bool = False) -> dic
     storage.check_id(bug_id)
     if stop_at is not None and stop_at not in phases.STOP_AT:
         raise bug_error("invalid_argument", f"--stop-at must be reproduce or analyze, not {stop_at!r}",
-                        EXIT_INPUT)
+                        BUG_EXIT_INPUT)
     command = "bug analyze --retry" if retry else "bug analyze"
 
     def change(state):
@@ -284,7 +284,7 @@ def record(bug_id: str, kind: str, text: str) -> dict:
     storage.check_id(bug_id)
     if kind not in RECORD_KINDS:
         raise bug_error("invalid_argument",
-                        f"unknown result kind {kind!r}; use {', '.join(RECORD_KINDS)}", EXIT_INPUT)
+                        f"unknown result kind {kind!r}; use {', '.join(RECORD_KINDS)}", BUG_EXIT_INPUT)
     phase_needed, field, agent = RECORD_KINDS[kind]
     root = _root()
     doc, defects = _parse_record(text)
@@ -353,7 +353,7 @@ def record(bug_id: str, kind: str, text: str) -> dict:
             f"the {kind} result for bug {bug_id} breaks its contract ({len(defects)} defect"
             f"{'s' if len(defects) != 1 else ''}): " + "; ".join(defects[:10])
             + (f"; (+{len(defects) - 10} more)" if len(defects) > 10 else "") + f". {todo}",
-            EXIT_AGENT, bug_id=bug_id, kind=kind, defects=defects, attempt=n, max_attempts=limit,
+            BUG_EXIT_AGENT, bug_id=bug_id, kind=kind, defects=defects, attempt=n, max_attempts=limit,
             retry_allowed=allowed, retry_in_seconds=wait if allowed else None)
 
     state = storage.load(cfg, bug_id)
@@ -500,7 +500,7 @@ def _cannot_apply(bug_id: str, defects: list[str]):
         "implementation_failed",
         f"the fix plan of bug {bug_id} cannot be applied to the project as it is now; nothing "
         f"was changed: " + "; ".join(defects[:10]),
-        EXIT_FAILED, bug_id=bug_id, defects=defects)
+        BUG_EXIT_FAILED, bug_id=bug_id, defects=defects)
 
 
 def _test_paths(state: dict, root: str, ops: list[dict]) -> list[str]:
@@ -534,7 +534,7 @@ def fix(bug_id: str, dry_run: bool = False) -> dict:
                 "file", "")).endswith(os.sep + "fix"):
             raise bug_error("fix_in_progress",
                             f"another `aether bug fix {bug_id}` is running; wait for it to end",
-                            EXIT_STORAGE, bug_id=bug_id) from None
+                            BUG_EXIT_STORAGE, bug_id=bug_id) from None
         raise
 
 
@@ -546,7 +546,7 @@ def _fix_locked(cfg: dict, bug_id: str, root: str, bdir: str) -> dict:
         raise bug_error(
             "approval_required",
             f"Bug must be APPROVED before implementation. Current phase: PLANNED. "
-            f"Run: aether bug approve {bug_id}", EXIT_PHASE, bug_id=bug_id, phase="PLANNED",
+            f"Run: aether bug approve {bug_id}", BUG_EXIT_PHASE, bug_id=bug_id, phase="PLANNED",
             legal=phases.legal_commands("planned", bug_id))
     if phase not in ("approved", "implementing", "verifying"):
         raise phases.refuse(state, "bug fix")
@@ -671,7 +671,7 @@ def _fix_locked(cfg: dict, bug_id: str, root: str, bdir: str) -> dict:
         "verification_failed",
         f"bug {bug_id} is BLOCKED: {verdict['reason']}. The changes are applied; roll them back "
         f"with `{rollback_cmd}`, or investigate again with `aether bug analyze {bug_id} --retry`",
-        EXIT_AGENT, bug_id=bug_id, phase="BLOCKED", reason=verdict["reason"],
+        BUG_EXIT_AGENT, bug_id=bug_id, phase="BLOCKED", reason=verdict["reason"],
         rollback=rollback_cmd, git_rollback=git_cmd, tests_passed=verdict["tests_passed"],
         tests_failed=verdict["tests_failed"], text="\n".join(lines))
 
@@ -694,7 +694,7 @@ def rollback(bug_id: str, force: bool = False) -> dict:
         snapshot = store.read_file(path, rspec) if os.path.exists(path) else None
         if not snapshot or not snapshot.get("applied_at") or snapshot.get("rolled_back_at"):
             raise bug_error("nothing_to_roll_back",
-                            f"bug {bug_id} has no applied fix to roll back", EXIT_PHASE,
+                            f"bug {bug_id} has no applied fix to roll back", BUG_EXIT_PHASE,
                             bug_id=bug_id)
         result = fixer.undo(snapshot, _root(), force=force)
 
@@ -724,7 +724,7 @@ def cost(bug_id: str, agent: str, input_tokens: int, output_tokens: int,
     name = (agent or "").strip()
     if not name or len(name) > MAX_AGENT_NAME or "\n" in name or "\r" in name:
         raise bug_error("invalid_argument",
-                        f"--agent must be one line of 1 to {MAX_AGENT_NAME} characters", EXIT_INPUT)
+                        f"--agent must be one line of 1 to {MAX_AGENT_NAME} characters", BUG_EXIT_INPUT)
     model = model or cfg["agent_model"]
     costs.price(model)  # unknown model: fail before taking the lock
     if phase is not None:
@@ -734,7 +734,7 @@ def cost(bug_id: str, agent: str, input_tokens: int, output_tokens: int,
         if len(state["costs"]) >= costs.MAX_COST_RECORDS:
             raise bug_error("too_many_cost_records",
                             f"bug {bug_id} already has {costs.MAX_COST_RECORDS} cost records",
-                            EXIT_INPUT, bug_id=bug_id)
+                            BUG_EXIT_INPUT, bug_id=bug_id)
         rec = costs.agent_cost(name, model, input_tokens, output_tokens,
                                phase or state["phase"], clock.iso())
         state["costs"].append(rec)
@@ -775,7 +775,7 @@ def list_bugs(phase: str | None = None, limit: int = 50) -> dict:
     wanted = phases.parse(phase) if phase else None
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise bug_error("invalid_argument", f"--limit must be a whole number >= 1, got {limit!r}",
-                        EXIT_INPUT)
+                        BUG_EXIT_INPUT)
     rows = []
     for bug_id in storage.list_ids(cfg):
         try:

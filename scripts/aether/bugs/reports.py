@@ -1,5 +1,5 @@
 """What Bug Bash writes for people: the markdown reports in the bug's folder, the status
-panel, the list table and the step summaries (seed 003 §5.4 and §6 output formats)."""
+panel, the list table and the step summaries (the formats in docs/contracts.md)."""
 
 from __future__ import annotations
 
@@ -142,7 +142,7 @@ def panel(title: str, rows: list[str], width: int = PANEL_WIDTH) -> str:
 
 
 def status_summary(state: dict, cost_usd: float) -> dict:
-    """The seed's status JSON (phase in capitals), plus next steps and the approval."""
+    """The status JSON (phase in capitals), plus next steps and the approval."""
     rep, rc, plan = state.get("reproduction"), state.get("root_cause"), state.get("fix_plan")
     bug_id, phase = state["bug_id"], state["phase"]
     return {

@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 import os
 
-from aether.bugs.exit_codes import EXIT_INPUT, bug_error, not_found
+from aether.bugs.exit_codes import BUG_EXIT_INPUT, bug_error, not_found
 from aether.bugs.phases import PHASES, STOP_AT, TRIGGERS
 from aether.core import paths
 from aether.state import schemas, store
@@ -106,7 +106,7 @@ def check_id(bug_id) -> str:
         hint = f" (try {suggestion!r})" if suggestion and suggestion != bug_id else ""
         raise bug_error("invalid_bug_id",
                         f"bug id {bug_id!r} {problem}: use a slug like `login-special-chars`{hint}",
-                        EXIT_INPUT)
+                        BUG_EXIT_INPUT)
     return bug_id
 
 
@@ -194,7 +194,7 @@ def _check_state(data: dict) -> list:
 
 
 def _upgrade_state(data: dict) -> dict:
-    """Version 0 (no `version`) had no cost records (seed §5.3); fill every missing key."""
+    """Version 0 (no `version`) had no cost records (docs/decisions/bug-bash-gate.md); fill every missing key."""
 
     if data.get("version", 0) < 1:
         data.setdefault("costs", [])

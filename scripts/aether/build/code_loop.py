@@ -1,4 +1,4 @@
-"""The code loop's helper side (seed 004, phase 5): after the waves, the watcher's verification is
+"""The code loop's helper side (docs/decisions/refinement-loops.md): after the waves, the watcher's verification is
 scored (`loop-score --loop`); a score under the threshold sends the findings back to builders.
 
 A code loop bound to a build (build-start makes one in FULL mode or with --loop; `loop-init code

@@ -1,6 +1,6 @@
 """What a colony produced: a record per finished build (phase_records.json, written by
 build-finish, since the spawn tree is replaced by the next build) and the completion summary
-(seed 004, phase 6) that phase-advance shows when the last phase completes.
+(docs/decisions/refinement-loops.md) that phase-advance shows when the last phase completes.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The critic's feedback (seed 004): reading its score and sections, and what the Queen shows the
+"""The critic's feedback (docs/decisions/refinement-loops.md): reading its score and sections, and what the Queen shows the
 user when a loop stops for them (loop-present).
 
 A critic writes `Overall Score`, `Assessment Summary`, `Detailed Feedback`, `Key Issues` and

@@ -1,4 +1,4 @@
-"""The plan loop's drafts (seed 004, phase 4): the planner's PROJECT_PLAN of each iteration, stored
+"""The plan loop's drafts (docs/decisions/refinement-loops.md): the planner's PROJECT_PLAN of each iteration, stored
 by the helper so the critic, the next planner iteration and a resumed session read the same
 draft; `plan-load --from-loop` stores the latest one as the colony's plan.
 

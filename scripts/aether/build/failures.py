@@ -1,8 +1,8 @@
-"""The failure policy: what to do when a task fails (seed 000 governs the task, seed 002 gives the
-report, the retry gate and the phase breakers), the auto-retry log, friction records (FR-NNN)
-and the abort report. History lives in failures.json, one entry per decided failure.
+"""failure-decide, friction-add and abort-report: load the build's state, apply the failure
+ladder (rules.failures; docs/decisions/failure-ladder.md), keep the history in failures.json,
+the auto-retry log and the friction records (FR-NNN), and write the abort report.
 
-The ladder, first match wins (`decide`):
+The ladder, first match wins (`rules.failures.decide`):
  1. breakers over this build's failures (decided, still pending in the wave, and this one):
     retries + debuggers would exceed 10 → abort_phase; one file in more than 2 failing tasks →
     abort_phase (redesign); one normalised error in ≥ 3 tasks, or ≥ 2 tasks of one wave →

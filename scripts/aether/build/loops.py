@@ -1,4 +1,4 @@
-"""Refinement loops (seed 004): a producer and a critic iterate until the critic's score is good
+"""Refinement loops (docs/decisions/refinement-loops.md): a producer and a critic iterate until the critic's score is good
 enough, the loop stagnates, or it hits its iteration cap. State lives in loops.json, so a loop
 survives /clear.
 
@@ -137,7 +137,7 @@ def review_of(answer) -> dict | None:
 
 
 def _review_entry(loop: dict, review: dict, score) -> dict:
-    """The critic feedback entry a scored verification leaves (seed 004's structure)."""
+    """The critic feedback entry a scored verification leaves (the critic's structure)."""
     text = "\n".join(["## Code Review", "### Overall Score", f"{score:g}", "### Assessment Summary",
                       review["summary"] or "(none)", "### Key Issues"]
                      + [f"- {i}" for i in review["key_issues"]] + ([] if review["key_issues"] else ["(none)"]))

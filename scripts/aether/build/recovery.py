@@ -1,4 +1,4 @@
-"""Recovery after a failed or aborted build (seed 002), each a path the helper validates:
+"""Recovery after a failed or aborted build (docs/decisions/failure-ladder.md), each a path the helper validates:
 
 - resume the phase after a manual fix: `build-start N --resume` (/ant:build N);
 - skip a task so the phase can finish: `task-skip TASK --reason …` — refused for a task that

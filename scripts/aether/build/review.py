@@ -1,4 +1,4 @@
-"""The advisory review after a wave (seed 000): whether a reviewer runs (review-needed) and what
+"""The advisory review after a wave (docs/decisions/review-and-rebuilds.md): whether a reviewer runs (review-needed) and what
 its findings mean (review-decide). The reviewer is a watcher ant in advisory mode; it never
 blocks the build: a CRITICAL finding rebuilds the wave while it was rebuilt fewer than
 MAX_WAVE_REBUILDS times (each rebuild is reviewed again), after that the build continues with

@@ -1,5 +1,5 @@
 """The spawn tree (COLONY_STATE `spawn_tree`): limits, spawn-check, spawn-start/finish, and the
-SPAWN REQUEST blocks workers write when they need help (seed 001).
+SPAWN REQUEST blocks workers write when they need help (docs/decisions/waves-and-merging.md).
 
 The Queen is the only spawner. Every ant she runs is a node of the tree; a node is `planned`
 (by plan-waves, failure-decide, spawn-requests or review), `running` (spawn-start) and then

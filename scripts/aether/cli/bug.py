@@ -10,16 +10,16 @@ from aether.core.exceptions import AetherError, input_error
 
 
 class BugGroup(click.Group):
-    """Keeps seed 003's exit codes: storage failures (lock timeout, corrupt state) exit 5."""
+    """Keeps the Bug Bash exit codes: storage failures (lock timeout, corrupt state) exit 5."""
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except AetherError as exc:
-            from aether.bugs.exit_codes import EXIT_STORAGE, STORAGE_CODES
+            from aether.bugs.exit_codes import BUG_EXIT_STORAGE, STORAGE_CODES
 
             if exc.code in STORAGE_CODES:
-                exc.exit_code = EXIT_STORAGE
+                exc.exit_code = BUG_EXIT_STORAGE
             raise
 
 

@@ -1,4 +1,4 @@
-"""The lifecycle answers around a phase (seed 001): the pheromone-first flow (suggest FOCUS /
+"""The lifecycle answers around a phase (docs/decisions/modes.md): the pheromone-first flow (suggest FOCUS /
 REDIRECT before planning), `/ant:continue`'s start (verification, learnings, the archivist,
 completion), and the archivist's hygiene check (an architect ant; report only, the user decides).
 """

@@ -1,4 +1,4 @@
-"""Complexity detection: which mode (LIGHTWEIGHT / STANDARD / FULL) suits a project (seed 001).
+"""Complexity detection: which mode (LIGHTWEIGHT / STANDARD / FULL) suits a project (docs/decisions/modes.md).
 
 LIGHTWEIGHT when ALL hold: at most one language, fewer than 20 source files, no test suite,
 no CI configuration, a goal under 50 words. FULL when ANY holds: several languages, more

@@ -1,4 +1,4 @@
-"""Research fan-out before planning (seed 004, phase 3): research requirements become scout tasks,
+"""Research fan-out before planning (docs/decisions/refinement-loops.md): research requirements become scout tasks,
 all spawned in ONE message; each scout writes a brief under `.aether/research/` and returns its
 path; the planner gets the paths, never the contents.
 

@@ -1,4 +1,4 @@
-"""The six castes and how strongly each one senses each pheromone type (seed 001)."""
+"""The six castes and how strongly each one senses each pheromone type (docs/decisions/modes.md)."""
 
 CASTES = ("colonizer", "route-setter", "builder", "watcher", "scout", "architect")
 

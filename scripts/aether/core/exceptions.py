@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-# Exit statuses (the `bug` group maps these onto seed 003's codes itself).
+# Exit statuses (the `bug` group maps these onto its own codes itself).
 EXIT_INPUT = 1  # usage or input errors: the caller can fix the call
 EXIT_STATE = 2  # state errors: missing/corrupt file, lock timeout, illegal transition
 EXIT_INTERNAL = 3  # a bug in the helper itself

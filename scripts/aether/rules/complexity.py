@@ -36,7 +36,7 @@ def goal_terms(goal: str) -> list:
 
 
 def decide(signals: dict) -> tuple:
-    """(mode, reasons) from the signals, by seed 001's rules."""
+    """(mode, reasons) from the signals, by the rules in docs/decisions/modes.md."""
     n_lang = len(signals["languages"])
     n_files = signals["source_files"]
     words = signals["goal_words"]

@@ -20,7 +20,7 @@ STAGNATION_MIN_GAIN = 5  # points that must be gained …
 STAGNATION_WINDOW = 2  # … over this many iterations
 
 
-# The code review score (seed 004): points per part; binary parts score all or nothing.
+# The code review score (docs/decisions/refinement-loops.md): points per part; binary parts score all or nothing.
 SCORE_WEIGHTS = {"tests": 30, "types": 15, "lint": 10, "coverage": 15, "plan_alignment": 15, "spec_alignment": 15}
 
 
@@ -92,7 +92,7 @@ def _clean_part(name: str, part):
 
 
 def score(doc) -> dict:
-    """loop-score: the code review score from its parts (seed 004's weights). Parts that do not
+    """loop-score: the code review score from its parts (docs/decisions/refinement-loops.md). Parts that do not
     apply are left out of the denominator, so they cost nothing."""
     if isinstance(doc, dict) and isinstance(doc.get("score_parts"), dict):
         doc = doc["score_parts"]  # a verify ant's whole result

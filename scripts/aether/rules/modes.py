@@ -1,4 +1,4 @@
-"""What each colony mode means (seed 001, "What Changes Per Mode"). The one place for these numbers.
+"""What each colony mode means (docs/decisions/modes.md). The one place for these numbers.
 
 `profile(mode)` is the raw table row; `describe(mode, …)` adds what a prompt branches on
 directly (spawn the watcher? the reviewer? extract learnings now? run the archivist?), so no

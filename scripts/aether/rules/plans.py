@@ -19,14 +19,14 @@ MAX_TEXT_LENGTH = 4000  # names, descriptions, criteria
 MAX_ID_LENGTH = 32
 
 
-TASKS_PER_PHASE = (3, 8)  # seed 001's guidance: outside this range is a warning, not a defect
+TASKS_PER_PHASE = (3, 8)  # the planning guidance: outside this range is a warning, not a defect
 
 
 MAX_DEFECTS_IN_MESSAGE = 3
 
 
 # A task's `maps_to_criterion`: true when it directly serves a success criterion of its phase
-# (seed 000: a critical task), false for a supporting task. A task whose plan does not say counts
+# (a critical task: docs/decisions/failure-ladder.md), false for a supporting task. A task whose plan does not say counts
 # as mapping to one: the failure ladder then flags it to the user instead of skipping it, and
 # task-skip (without --force) and phase-skip refuse it. Unsure means the user decides.
 CRITERION_FIELD = "maps_to_criterion"

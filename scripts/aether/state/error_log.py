@@ -25,7 +25,7 @@ MAX_FIELD_LENGTH = 1000  # task_id and root_cause
 
 
 def _key(value) -> str:
-    """Grouping key of a category or severity (v4.4 files may hold any case)."""
+    """Grouping key of a category or severity (the original Aether's files may hold any case)."""
     return value.strip().lower() if isinstance(value, str) else str(value)
 
 

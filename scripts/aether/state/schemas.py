@@ -1,6 +1,6 @@
 """Every state file's schema: name, location, version, default content, upgrade and checks.
 
-Files written by Aether v4.4 carry no `version` (global learnings carried `version: 1`); they
+Files written by the original bash+jq Aether (v4.4) carry no `version` (global learnings carried `version: 1`); they
 are upgraded in memory on read and written back in the current shape on the next write,
 keeping every field they had.
 """
@@ -104,7 +104,7 @@ def _with_version(default: dict, version: int):
 
 
 def _fill(data: dict, defaults: dict) -> dict:
-    """Add missing top-level keys (v4.4 files lack the newer ones); keep everything else."""
+    """Add missing top-level keys (the original Aether's files lack the newer ones); keep everything else."""
 
     for key, value in defaults.items():
         if key not in data:
@@ -504,7 +504,7 @@ def _check_global_learnings(data: dict) -> list:
 
 
 def _upgrade_global_learnings(data: dict) -> dict:
-    """v4.4 entries (`source_project`, `promoted_at`) become promoted entries of schema 2."""
+    """The original Aether's entries (`source_project`, `promoted_at`) become promoted entries of schema 2."""
     data = _fill(data, {"learnings": []})
     for entry in data["learnings"]:
         if not isinstance(entry, dict):
@@ -512,7 +512,7 @@ def _upgrade_global_learnings(data: dict) -> dict:
         if "source_projects" not in entry:
             source = entry.get("source_project")
             entry["source_projects"] = [source] if source else []
-            entry.setdefault("promoted", True)  # v4.4 only stored what it had promoted
+            entry.setdefault("promoted", True)  # the original only stored what it had promoted
             entry.setdefault("migrated_from", "v4.4")
         entry.setdefault("tags", [])
         entry.setdefault("category", None)
