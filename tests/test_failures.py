@@ -166,7 +166,7 @@ def test_every_history_maps_to_one_action_and_limits_hold(sequence):
         assert verdict == decide(r, history, [], wave, streak, maps)  # deterministic: one answer per history
         history.append({**past(r, verdict["action"], wave)})
         spawned = [h for h in history if h["action"] in ("retry", "debug")]
-        assert len(spawned) <= failures_rules.MAX_RECOVERY_SPAWNS
+        assert len(spawned) <= failures_rules.MAX_RETRIES_AND_DEBUGGERS
         per_task = {}
         for h in spawned:
             per_task.setdefault((h["task"], h["action"]), 0)

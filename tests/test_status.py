@@ -167,21 +167,24 @@ def test_phase_without_plan(project):
     assert project.run("phase").error["code"] == "plan_missing"
 
 
-# ---------------------------------------------------------------- the fallback tree renderer
+# ---------------------------------------------------------------- one tree renderer, any tree
 
 
 def test_render_tree_nesting_and_bad_shapes():
-    from aether.colony import status
+    """status draws every tree with plan-waves' renderer: damaged trees too, each node once."""
+    from aether.rules.waves import render_tree
 
-    lines = status.render_tree(tree())
-    assert lines[0].startswith("  w1 [builder]") and "tasks 1.1, 1.2" in lines[0]
-    assert lines[1].startswith("  └─ s1 [scout · sub_spawn]") and lines[2].startswith("  w2 [builder]")
+    lines = render_tree(tree()).splitlines()
+    assert lines[1] == "Queen" and lines[2] == "└─ Wave 1"
+    assert lines[3].startswith("   ├─ w1 builder [completed]") and "tasks 1.1, 1.2" in lines[3]
+    assert lines[4].startswith("   │  └─ s1 scout sub-spawn [running]") and lines[5].startswith("   └─ w2 builder")
     cyclic = {"nodes": {"a": {"caste": "builder", "parent": "b", "children": ["b"]},
                         "b": {"caste": "scout", "parent": "a", "children": ["a"]}}}
-    assert len(status.render_tree(cyclic)) == 2  # each node once, no endless walk
-    assert status.render_tree({"nodes": []}) == ["  (spawn tree without nodes)"]
-    assert status.render_tree(None) == []
-    assert status.render_tree({"nodes": {"x": "junk"}})[0].startswith("  x [None")
+    drawn = render_tree(cyclic)
+    assert drawn.count("a builder") == 1 and drawn.count("b scout") == 1  # each node once, no endless walk
+    assert render_tree({"nodes": []}).splitlines()[1:] == ["Queen"]
+    assert render_tree(None) == "No spawn tree."
+    assert render_tree({"nodes": {"x": "junk", "y": {"caste": None}}}).splitlines()[-1] == "   └─ y None [planned]"
 
 
 def test_next_step_for_each_state():

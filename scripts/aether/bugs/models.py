@@ -11,6 +11,7 @@ import ast
 import os
 
 from aether.bugs import fixer
+from aether.core.text import json_type
 
 CONFIDENCE = ("high", "medium", "low")
 RISK_LEVELS = ("low", "medium", "high")
@@ -52,7 +53,7 @@ class Checker:
         value = self.doc[key]
         if not isinstance(value, str):
             self.add(f"{key}: must be a string{' or null' if nullable else ''}, "
-                     f"found {_kind(value)}")
+                     f"found {json_type(value, article=True)}")
             return None if nullable else default
         if nonempty and not value.strip():
             self.add(f"{key}: must not be empty")
@@ -78,7 +79,7 @@ class Checker:
             return []
         value = self.doc[key]
         if not isinstance(value, list):
-            self.add(f"{key}: must be a list of strings, found {_kind(value)}")
+            self.add(f"{key}: must be a list of strings, found {json_type(value, article=True)}")
             return []
         good = []
         for i, item in enumerate(value):
@@ -104,7 +105,7 @@ class Checker:
         value = self.doc[key]
         if isinstance(value, bool) or not isinstance(value, int):
             self.add(f"{key}: must be a whole number{' or null' if nullable else ''}, "
-                     f"found {_kind(value)}")
+                     f"found {json_type(value, article=True)}")
             return default
         if minimum is not None and value < minimum:
             self.add(f"{key}: must be >= {minimum}, found {value}")
@@ -113,15 +114,11 @@ class Checker:
         return value
 
 
-def _kind(value) -> str:
-    names = {str: "a string", int: "a number", float: "a number", bool: "a boolean",
-             list: "a list", dict: "an object", type(None): "null"}
-    return names.get(type(value), type(value).__name__)
 
 
 def _not_object(doc, what: str) -> list[str] | None:
     if not isinstance(doc, dict):
-        return [f"the {what} must be a JSON object, found {_kind(doc)}"]
+        return [f"the {what} must be a JSON object, found {json_type(doc, article=True)}"]
     return None
 
 
@@ -253,7 +250,7 @@ TEST_FIELDS = ("name", "description", "test_code", "category")
 def _check_change(doc, i: int) -> tuple[dict | None, list[str]]:
     where = f"changes[{i}]"
     if not isinstance(doc, dict):
-        return None, [f"{where}: must be an object, found {_kind(doc)}"]
+        return None, [f"{where}: must be an object, found {json_type(doc, article=True)}"]
     c = Checker(doc, where)
     c.unknown(CHANGE_FIELDS)
     kind = c.choice("change_type", CHANGE_TYPES, None) if "change_type" in doc else None
@@ -292,7 +289,7 @@ def _defines(test_code: str, name: str) -> str | None:
 def _check_test(doc, i: int) -> tuple[dict | None, list[str]]:
     where = f"test_cases[{i}]"
     if not isinstance(doc, dict):
-        return None, [f"{where}: must be an object, found {_kind(doc)}"]
+        return None, [f"{where}: must be an object, found {json_type(doc, article=True)}"]
     c = Checker(doc, where)
     c.unknown(TEST_FIELDS)
     test = {
@@ -342,7 +339,7 @@ def check_fix_plan(doc, cfg: dict, root: str, bug_id: str) -> tuple[dict | None,
             c.add(f"{key}: missing (required): at least {minimum} {what}{'s' if minimum > 1 else ''}")
             continue
         if not isinstance(items, list):
-            c.add(f"{key}: must be a list, found {_kind(items)}")
+            c.add(f"{key}: must be a list, found {json_type(items, article=True)}")
             continue
         if len(items) < minimum:
             extra = " (bug_bash.min_test_cases)" if key == "test_cases" else ""

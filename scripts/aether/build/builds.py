@@ -15,7 +15,7 @@ from aether.build import completion, loops, syntax_check, waves
 from aether.core import clock, inputs
 from aether.core.castes import CASTES
 from aether.core.exceptions import AetherError, input_error, state_error
-from aether.core.text import one_line
+from aether.core.text import json_type, one_line
 from aether.core.vocabulary import DONE_STATUSES  # tasks that let a phase complete; phases the colony moves past
 from aether.rules import lifecycle, modes, spawn_tree
 from aether.rules import loops as loops_rules
@@ -313,7 +313,7 @@ def _opt_text(defects: list, obj: dict, key: str, path: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        _defect(defects, f"{path}.{key}", f"must be a string, found {plans_rules._kind(value)}")
+        _defect(defects, f"{path}.{key}", f"must be a string, found {json_type(value)}")
         return ""
     if len(value) > MAX_RESULTS_TEXT:
         _defect(defects, f"{path}.{key}", f"is {len(value)} characters; the limit is {MAX_RESULTS_TEXT}")
@@ -326,7 +326,7 @@ def _file_list(defects: list, obj: dict, key: str, path: str) -> list:
     if value is None:
         return []
     if not isinstance(value, list):
-        _defect(defects, f"{path}.{key}", f"must be a list of paths, found {plans_rules._kind(value)}")
+        _defect(defects, f"{path}.{key}", f"must be a list of paths, found {json_type(value)}")
         return []
     if len(value) > MAX_FILES_PER_TASK:
         _defect(defects, f"{path}.{key}", f"lists {len(value)} files; the limit is {MAX_FILES_PER_TASK}")
@@ -347,7 +347,7 @@ def _error_info(defects: list, task: dict, path: str):
         return None
     if not isinstance(value, dict):
         _defect(defects, f"{path}.error", f"must be an object {{category, severity, description, root_cause}}, "
-                                          f"found {plans_rules._kind(value)}")
+                                          f"found {json_type(value)}")
         return None
     info = {}
     for key, default, normalise in (("category", TASK_FAILURE[0], error_log.normalize_category),
@@ -369,7 +369,7 @@ def validate_results(data, phase: dict, watcher_depth: str) -> tuple[dict | None
     """Check build-finish results against the phase. Returns (normalised results, defects)."""
     defects: list = []
     if not isinstance(data, dict):
-        return None, [{"path": "$", "problem": f"results must be a JSON object, found {plans_rules._kind(data)}"}]
+        return None, [{"path": "$", "problem": f"results must be a JSON object, found {json_type(data)}"}]
     tasks = data.get("tasks")
     if not isinstance(tasks, list):
         return None, [{"path": "tasks", "problem": "is missing or not an array of task outcomes"}]
@@ -379,11 +379,11 @@ def validate_results(data, phase: dict, watcher_depth: str) -> tuple[dict | None
     for i, item in enumerate(tasks):
         path = f"tasks[{i}]"
         if not isinstance(item, dict):
-            _defect(defects, path, f"must be an object, found {plans_rules._kind(item)}")
+            _defect(defects, path, f"must be an object, found {json_type(item)}")
             continue
         tid = item.get("id")
         if not isinstance(tid, str):
-            _defect(defects, f"{path}.id", f'must be a task id string like "1.1", found {plans_rules._kind(tid)}')
+            _defect(defects, f"{path}.id", f'must be a task id string like "1.1", found {json_type(tid)}')
         elif tid not in known:
             _defect(defects, f"{path}.id", f"phase {phase.get('id')} has no task {tid!r} "
                                            f"(its tasks: {', '.join(map(str, known))})")
@@ -399,7 +399,7 @@ def validate_results(data, phase: dict, watcher_depth: str) -> tuple[dict | None
             _defect(defects, f"{path}.caste", f"unknown caste {caste!r}; castes: {', '.join(CASTES)}")
         worker = item.get("worker_id")
         if worker is not None and not isinstance(worker, str):
-            _defect(defects, f"{path}.worker_id", f"must be a string, found {plans_rules._kind(worker)}")
+            _defect(defects, f"{path}.worker_id", f"must be a string, found {json_type(worker)}")
         outcomes.append({
             "id": tid,
             "status": status,
@@ -421,7 +421,7 @@ def validate_results(data, phase: dict, watcher_depth: str) -> tuple[dict | None
             _defect(defects, "watcher", f"is missing; this mode's watcher ({watcher_depth}) must report "
                                         f"{{passed, score, checks, summary}}")
     elif not isinstance(watcher, dict):
-        _defect(defects, "watcher", f"must be an object {{passed, score, checks, summary}}, found {plans_rules._kind(watcher)}")
+        _defect(defects, "watcher", f"must be an object {{passed, score, checks, summary}}, found {json_type(watcher)}")
     else:
         report = _watcher(defects, watcher)
     if defects:
@@ -433,7 +433,7 @@ def _watcher(defects: list, watcher: dict) -> dict:
 
     passed = watcher.get("passed")
     if not isinstance(passed, bool):
-        _defect(defects, "watcher.passed", f"must be true or false, found {plans_rules._kind(passed)}")
+        _defect(defects, "watcher.passed", f"must be true or false, found {json_type(passed)}")
     score = watcher.get("score")
     if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
                               or not math.isfinite(score) or not 0 <= score <= 100):
@@ -442,17 +442,17 @@ def _watcher(defects: list, watcher: dict) -> dict:
     checks = watcher.get("checks")
     out_checks = []
     if checks is not None and not isinstance(checks, list):
-        _defect(defects, "watcher.checks", f"must be a list of {{name, passed, detail}}, found {plans_rules._kind(checks)}")
+        _defect(defects, "watcher.checks", f"must be a list of {{name, passed, detail}}, found {json_type(checks)}")
     for k, check in enumerate(checks or [] if isinstance(checks, list) else []):
         path = f"watcher.checks[{k}]"
         if not isinstance(check, dict):
-            _defect(defects, path, f"must be an object {{name, passed, detail}}, found {plans_rules._kind(check)}")
+            _defect(defects, path, f"must be an object {{name, passed, detail}}, found {json_type(check)}")
             continue
         name = check.get("name")
         if not isinstance(name, str) or not name.strip():
             _defect(defects, f"{path}.name", "must be a non-empty string")
         if not isinstance(check.get("passed"), bool):
-            _defect(defects, f"{path}.passed", f"must be true or false, found {plans_rules._kind(check.get('passed'))}")
+            _defect(defects, f"{path}.passed", f"must be true or false, found {json_type(check.get('passed'))}")
         out_checks.append({"name": name, "passed": check.get("passed"),
                            "detail": _opt_text(defects, check, "detail", path)})
     return {"passed": passed, "score": score, "checks": out_checks,

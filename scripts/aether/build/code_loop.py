@@ -90,7 +90,7 @@ def commit_iteration(number: int, summary: str, settings: dict | None = None) ->
     if len(line) > COMMIT_SUMMARY_LENGTH:
         line = line[: COMMIT_SUMMARY_LENGTH - 1] + "…"
     message = COMMIT_MESSAGE.format(n=number, summary=line)
-    env = checkpoints._env()
+    env = checkpoints.git_env()
     for var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
                 "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
         env.pop(var, None)  # the user's own identity and clock: this commit is theirs

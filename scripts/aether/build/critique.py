@@ -15,7 +15,7 @@ from __future__ import annotations
 from aether.build import loops
 from aether.core.exceptions import state_error
 from aether.core.text import one_line
-from aether.rules.critique import _options, _stop_reason, parse, recommend
+from aether.rules.critique import options, parse, recommend, stop_reason
 from aether.state import store
 
 # ---------------------------------------------------------------- loop-present
@@ -32,7 +32,7 @@ def present(loop_id: str) -> dict:
     scores = [it["score"] for it in loop["iterations"]]
     score = scores[-1]
     previous = scores[-2] if len(scores) > 1 else None
-    stop = _stop_reason(loop)
+    stop = stop_reason(loop)
     critic = next((f for f in reversed(loop["feedback"]) if f["kind"] == "critic"), None)
     parsed = (critic or {}).get("parsed") or {}
     if critic and not parsed:
@@ -49,7 +49,7 @@ def present(loop_id: str) -> dict:
         "reason": loop["iterations"][-1].get("reason"), "scores": scores,
         "challenges": challenges, "critic_summary": parsed.get("summary") or "",
         "critic_recommendations": parsed.get("recommendations") or [],
-        "options": _options(loop), "recommendation": {"option": option, "reason": why},
+        "options": options(loop), "recommendation": {"option": option, "reason": why},
     }
     kind = {"plan": "Planning", "code": "Coding"}.get(loop["type"], loop["type"].capitalize())
     lines = [f"{kind} loop {loop['id']} needs your decision",

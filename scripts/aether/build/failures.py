@@ -25,7 +25,7 @@ from aether.rules import contracts, spawn_tree
 from aether.rules import plans as plans_rules
 from aether.rules.failures import (
     HISTORY_TEXT,
-    MAX_RECOVERY_SPAWNS,
+    MAX_RETRIES_AND_DEBUGGERS,
     _friction_for,
     _new_friction,
     _streak,
@@ -146,7 +146,7 @@ def failure_decide(report_text: str | None, worker: str | None, maps_to_criterio
         result = {"action": action, "reason": verdict["reason"], "task": report["task"], "worker": node["id"],
                   "wave": wave, "phase": phase, "attempt": verdict["attempt"], "step": verdict["step"],
                   "warnings": verdict["warnings"], "recovery_spawns": verdict["recovery_spawns"],
-                  "max_recovery_spawns": MAX_RECOVERY_SPAWNS, "consecutive_failures": verdict["consecutive_failures"],
+                  "max_recovery_spawns": MAX_RETRIES_AND_DEBUGGERS, "consecutive_failures": verdict["consecutive_failures"],
                   "already_decided": False}
         if action in ("retry", "debug"):
             if action == "retry":

@@ -15,7 +15,7 @@ from aether.core import clock, inputs
 from aether.core.exceptions import AetherError, input_error, state_error
 from aether.core.text import one_line
 from aether.rules import critique as critique_rules
-from aether.rules.loops import FEEDBACK_KINDS, MAX_ITERATIONS, THRESHOLDS, _round_scores, check_type, rule
+from aether.rules.loops import FEEDBACK_KINDS, MAX_ITERATIONS, THRESHOLDS, check_type, round_scores, rule
 from aether.state import checkpoints, events, store
 
 SNAPSHOT_TYPES = ("code",)  # loop types whose iterations are kept as checkpoint refs
@@ -41,7 +41,7 @@ def _find(data: dict, loop_id: str) -> dict:
 def _summary(loop: dict) -> dict:
     return {"loop_id": loop["id"], "type": loop["type"], "status": loop["status"], "threshold": loop["threshold"],
             "round": loop["round"], "iterations": len(loop["iterations"]),
-            "round_iterations": len(_round_scores(loop)), "max_iterations": MAX_ITERATIONS,
+            "round_iterations": len(round_scores(loop)), "max_iterations": MAX_ITERATIONS,
             "scores": [it["score"] for it in loop["iterations"]]}
 
 
@@ -194,7 +194,7 @@ def decide(loop_id: str, score: float | None = None, parts: dict | None = None, 
         if review and _critic_for(loop, number) is None:
             loop["feedback"].append(_review_entry(loop, review, value))
             del loop["feedback"][:-MAX_FEEDBACK]
-        scores = _round_scores(loop) + [value]
+        scores = round_scores(loop) + [value]
         decision, reason = rule(scores, loop["threshold"])
         entry = {"iteration": number, "round": loop["round"], "score": value, "decision": decision,
                  "reason": reason, "timestamp": clock.iso(), "checkpoint": None}

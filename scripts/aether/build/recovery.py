@@ -21,6 +21,7 @@ from aether.core.exceptions import input_error, state_error
 from aether.core.text import one_line
 from aether.core.vocabulary import DONE_STATUSES
 from aether.rules import failures as failures_rules
+from aether.rules import lifecycle
 from aether.rules import plans as plans_rules
 from aether.state import checkpoints, events, store
 
@@ -38,10 +39,7 @@ def _reason(reason: str) -> str:
 
 def _not_ready(colony: dict, command: str) -> None:
     state = colony.get("state")
-    if state == "EXECUTING":
-        cur = colony.get("current_phase")
-        raise state_error("colony_executing", f"a build of phase {cur} is running; `{command}` runs after it: finish "
-                                              f"or abort it (`aether build-abort {cur} --reason -`) first", state=state)
+    lifecycle.refuse_while_executing(colony, command)
     if state not in ("READY",):
         raise state_error("invalid_transition", f"`{command}` needs a READY colony with a plan (the colony is {state})",
                           state=state, legal=[])
@@ -243,10 +241,7 @@ def checkpoint_restore(ref: str | None, phase: int | None, force: bool = False) 
     def change(files):
         # build-start locks the plan too, so with it held the colony cannot start EXECUTING
         colony, plan = store.read("colony"), files["plan"]
-        if colony.get("state") == "EXECUTING":
-            cur = colony.get("current_phase")
-            raise state_error("colony_executing", f"a build of phase {cur} is running; abort it first "
-                                                  f"(`aether build-abort {cur} --reason -`), then restore")
+        lifecycle.refuse_while_executing(colony, "checkpoint-restore", "restore")
         if phase is not None:
             record = phase_checkpoint(phase, files["checkpoints"])
             if record is None:

@@ -11,7 +11,7 @@ from aether.build import completion, recovery
 from aether.core import paths
 from aether.core.exceptions import state_error
 from aether.core.vocabulary import DONE_STATUSES
-from aether.rules import modes
+from aether.rules import lifecycle, modes
 from aether.rules import plans as plans_rules
 from aether.state import learning, memory, pheromones, schemas, store
 
@@ -167,11 +167,7 @@ def continue_start() -> dict:
 
     colony = store.read("colony", missing_ok=False)
     state = colony.get("state")
-    if state == "EXECUTING":
-        cur = colony.get("current_phase")
-        raise state_error("colony_executing", f"phase {cur} is being built; /ant:continue runs after the build "
-                                              f"(`aether build-finish {cur} --results -`, or resume it with /ant:build {cur})",
-                          state=state)
+    lifecycle.refuse_while_executing(colony, "continue-start")
     if state not in ("READY", "COMPLETED"):
         raise state_error("invalid_transition", f"/ant:continue runs on a READY or COMPLETED colony (it is {state}); "
                                                 + ("finish planning with /ant:plan" if state == "PLANNING" else

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import os
 
-from aether.colony import between_phases as lifecycle
+from aether.colony import between_phases
 from aether.core import clock
 from aether.core.exceptions import input_error, state_error
-from aether.rules import colonize
+from aether.rules import colonize, lifecycle
 from aether.rules.complexity import assess
 from aether.state import memory, pheromones, store
 
@@ -238,13 +238,7 @@ def apply(tree: dict, goal: str | None) -> dict:
     def change(files):
         colony = files["colony"]
         state = colony.get("state")
-        if state == "EXECUTING":
-            raise state_error(
-                "colony_executing",
-                "a build is running and the mode cannot change mid-build; finish or abort it "
-                "(`aether build-finish` / `aether build-abort`), then run complexity-detect again",
-                state=state,
-            )
+        lifecycle.refuse_while_executing(colony, "complexity-detect --apply", "run it again")
         if state not in APPLY_IN_STATES:
             raise state_error(
                 "no_active_colony",
@@ -268,7 +262,7 @@ def apply(tree: dict, goal: str | None) -> dict:
 
     result = store.update_many(["colony", "memory"], change)
 
-    hint = lifecycle.suggest_signals()  # the pheromone-first flow: steer before planning
+    hint = between_phases.suggest_signals()  # the pheromone-first flow: steer before planning
     result["suggest_signals"] = hint["suggest"]
     result["signals_suggestion"] = hint["text"]
     result["colonizers"] = colonize.plan(tree, pheromones.render("colonizer")["text"])

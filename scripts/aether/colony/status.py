@@ -39,70 +39,8 @@ def bar(done: int, total: int, width: int = BAR_WIDTH) -> str:
 # ---------------------------------------------------------------- spawn tree
 
 
-def render_tree(tree) -> list:
-    """The delegation tree of a spawn tree as text lines (roots in wave order, children indented)."""
-    if not isinstance(tree, dict):
-        return []
-    nodes = tree.get("nodes")
-    if not isinstance(nodes, dict):
-        return ["  (spawn tree without nodes)"]
-    lines: list = []
-
-    def label(node_id: str, node: dict) -> str:
-        parts = [f"{node_id} [{node.get('caste')}" + (f" · {node.get('role')}" if node.get("role") not in (None, "worker") else "") + "]"]
-        tasks = node.get("tasks")
-        if isinstance(tasks, list) and tasks:
-            parts.append("tasks " + ", ".join(map(str, tasks)))
-        if node.get("wave") is not None:
-            parts.append(f"wave {node.get('wave')}")
-        parts.append(str(node.get("status") or "pending"))
-        return " · ".join(parts)
-
-    def kids(node_id: str, node: dict) -> list:
-        listed = node.get("children") if isinstance(node.get("children"), list) else []
-        found = [k for k in listed if k in nodes]
-        found += [k for k, n in nodes.items() if isinstance(n, dict) and n.get("parent") == node_id and k not in found]
-        return found
-
-    seen: set = set()
-
-    def walk(node_id: str, prefix: str, last: bool, top: bool) -> None:
-        if node_id in seen:
-            return
-        seen.add(node_id)
-        node = nodes.get(node_id)
-        node = node if isinstance(node, dict) else {}
-        branch = "" if top else ("└─ " if last else "├─ ")
-        lines.append(f"  {prefix}{branch}{label(node_id, node)}")
-        children = [k for k in kids(node_id, node) if k not in seen]
-        inner = prefix if top else prefix + ("   " if last else "│  ")
-        for i, child in enumerate(children):
-            walk(child, inner, i == len(children) - 1, False)
-
-    def order(k):
-        n = nodes.get(k) if isinstance(nodes.get(k), dict) else {}
-        wave = n.get("wave")
-        return (wave if isinstance(wave, int) and not isinstance(wave, bool) else 10**9, str(k))
-
-    roots = [k for k, n in nodes.items()
-             if not isinstance(n, dict) or n.get("parent") is None or n.get("parent") not in nodes]
-    for root in sorted(roots, key=order):
-        walk(root, "", True, True)
-    for rest in sorted((k for k in nodes if k not in seen), key=order):  # cycles: still shown once
-        walk(rest, "", True, True)
-    return lines
-
-
 def _tree_text(tree: dict) -> list:
-    """The spawn tree as plan-waves draws it; a tree it cannot draw (hand-edited, partial)
-    falls back to the plain rendering above."""
-    try:
-
-        return ["  " + line for line in waves_rules.render_tree(tree).splitlines()]
-    except (ImportError, KeyError, TypeError, AttributeError, ValueError):
-        head = (f"  phase {tree.get('phase')}, {tree.get('status') or 'running'}"
-                + (f", max depth {tree.get('max_depth')}" if tree.get("max_depth") is not None else ""))
-        return [head] + (render_tree(tree) or ["  (no workers yet)"])
+    return ["  " + line for line in waves_rules.render_tree(tree).splitlines()]
 
 
 # ---------------------------------------------------------------- status

@@ -153,7 +153,7 @@ def parse(text: str) -> dict:
     }
 
 
-def _stop_reason(loop: dict) -> str:
+def stop_reason(loop: dict) -> str:
 
     last = loop["iterations"][-1] if loop["iterations"] else {}
     round_scores = [it["score"] for it in loop["iterations"] if it.get("round") == last.get("round")]
@@ -177,7 +177,7 @@ def recommend(score, threshold, stop: str, round_: int) -> tuple:
                      f"your guidance is what breaks a plateau")
 
 
-def _options(loop: dict) -> list:
+def options(loop: dict) -> list:
     lid = loop["id"]
     store_user = f"aether feedback-store {lid} - --kind user"
     if loop["type"] == "plan":

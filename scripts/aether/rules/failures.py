@@ -16,10 +16,10 @@ from aether.rules import contracts, plans, spawn_tree
 RETRY_MIN_CONFIDENCE = 80  # percent; below it a blind retry is skipped for the debugger
 
 
-MAX_RECOVERY_SPAWNS = 10  # retries + debuggers per phase build; one more aborts the phase
+MAX_RETRIES_AND_DEBUGGERS = 10  # retries + debuggers per phase build; one more aborts the phase
 
 
-WARN_RECOVERY_SPAWNS = 5  # more than this many warns
+WARN_RETRIES_AND_DEBUGGERS = 5  # more than this many warns
 
 
 MAX_CONSECUTIVE_WAVE_FAILURES = 2  # more consecutive failed workers in a wave abort the wave
@@ -184,9 +184,9 @@ def decide(report: dict, history: list, pending: list, wave, streak: int, maps_t
     this = {"task": task, "wave": wave, "files": report["files"], "normalized_error": normalize_error(report["error"])}
     everything = history + pending + [this]
     breaker = None
-    if action in ("retry", "debug") and recovery + 1 > MAX_RECOVERY_SPAWNS:
+    if action in ("retry", "debug") and recovery + 1 > MAX_RETRIES_AND_DEBUGGERS:
         breaker = ("abort_phase", f"this would be retry/debugger number {recovery + 1} in the phase; more than "
-                                  f"{MAX_RECOVERY_SPAWNS} aborts it")
+                                  f"{MAX_RETRIES_AND_DEBUGGERS} aborts it")
     if breaker is None:
         by_file: dict = {}
         for item in everything:
@@ -224,12 +224,12 @@ def decide(report: dict, history: list, pending: list, wave, streak: int, maps_t
         step = 1
     after = recovery + (1 if action in ("retry", "debug") else 0)
     warnings = []
-    if after > WARN_RECOVERY_SPAWNS:
-        warnings.append(f"{after} retries/debuggers in this phase (more than {WARN_RECOVERY_SPAWNS}); "
-                        f"{MAX_RECOVERY_SPAWNS} is the most before the phase aborts")
+    if after > WARN_RETRIES_AND_DEBUGGERS:
+        warnings.append(f"{after} retries/debuggers in this phase (more than {WARN_RETRIES_AND_DEBUGGERS}); "
+                        f"{MAX_RETRIES_AND_DEBUGGERS} is the most before the phase aborts")
     return {"action": action, "step": step, "reason": reason, "warnings": warnings,
             "attempt": sum(1 for h in history if h["task"] == task) + 1,
-            "recovery_spawns": after, "max_recovery_spawns": MAX_RECOVERY_SPAWNS, "consecutive_failures": streak,
+            "recovery_spawns": after, "max_recovery_spawns": MAX_RETRIES_AND_DEBUGGERS, "consecutive_failures": streak,
             "normalized_error": this["normalized_error"]}
 
 

@@ -127,3 +127,14 @@ def next_step(colony: dict, plan: dict) -> dict:
                 "reason": f"phase {current} is {status}: rebuild what is not done"}
     return {"slash": f"/ant:build {current}", "command": f"aether build-start {current}",
             "reason": f"build phase {current}: {phase.get('name')}"}
+
+
+def refuse_while_executing(colony: dict, command: str, then: str = "") -> None:
+    """Raise `colony_executing` when a build is running: `command` waits for it to end."""
+    if colony.get("state") != "EXECUTING":
+        return
+    cur = colony.get("current_phase")
+    raise state_error("colony_executing",
+                      f"a build of phase {cur} is running; `{command}` runs after it: finish it (/ant:build {cur}) "
+                      f"or abort it (`aether build-abort {cur} --reason -`){', then ' + then if then else ''}",
+                      state="EXECUTING")

@@ -43,7 +43,7 @@ def rule(scores: list, threshold: float) -> tuple:
     return "refine", f"score {score:g} < threshold {threshold:g}: refine with the critic's feedback"
 
 
-def _round_scores(loop: dict) -> list:
+def round_scores(loop: dict) -> list:
     return [it["score"] for it in loop["iterations"] if it.get("round") == loop["round"]]
 
 

@@ -1,4 +1,8 @@
-"""What each colony mode means (docs/decisions/modes.md). The one place for these numbers.
+"""What each colony mode means (docs/decisions/modes.md): the numbers and switches that CHANGE by
+mode live here, in PROFILES. A limit that is the same in every mode lives with the policy it
+belongs to: the failure ladder's in rules.failures (retries and debuggers), the reviewer's
+rebuild cap in rules.review, the loops' iteration cap and thresholds in rules.loops, Bug Bash's
+retries in bugs.pipeline.
 
 `profile(mode)` is the raw table row; `describe(mode, …)` adds what a prompt branches on
 directly (spawn the watcher? the reviewer? extract learnings now? run the archivist?), so no

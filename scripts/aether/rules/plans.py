@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from aether.core import clock
 from aether.core.exceptions import input_error, state_error
+from aether.core.text import json_type
 
 MAX_PHASES = 50
 
@@ -42,7 +43,7 @@ def _text(defects: list, obj: dict, key: str, path: str, required: bool = True) 
         return
     value = obj[key]
     if not isinstance(value, str):
-        defects.append({"path": f"{path}.{key}", "problem": f"must be a string, found {_kind(value)}"})
+        defects.append({"path": f"{path}.{key}", "problem": f"must be a string, found {json_type(value)}"})
     elif not value.strip():
         defects.append({"path": f"{path}.{key}", "problem": "is empty"})
     elif len(value) > MAX_TEXT_LENGTH:
@@ -50,13 +51,6 @@ def _text(defects: list, obj: dict, key: str, path: str, required: bool = True) 
                         "problem": f"is {len(value)} characters; the limit is {MAX_TEXT_LENGTH}"})
 
 
-def _kind(value) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    return {str: "string", int: "integer", float: "number", list: "array", dict: "object"}.get(
-        type(value), type(value).__name__)
 
 
 def _phase_id(defects: list, phase: dict, path: str):
@@ -64,7 +58,7 @@ def _phase_id(defects: list, phase: dict, path: str):
     if "id" not in phase:
         defects.append({"path": f"{path}.id", "problem": "is missing (a whole number ≥ 1)"})
     elif isinstance(value, bool) or not isinstance(value, int):
-        defects.append({"path": f"{path}.id", "problem": f"must be a whole number ≥ 1, found {_kind(value)}"})
+        defects.append({"path": f"{path}.id", "problem": f"must be a whole number ≥ 1, found {json_type(value)}"})
     elif value < 1:
         defects.append({"path": f"{path}.id", "problem": f"must be ≥ 1, found {value}"})
     else:
@@ -77,7 +71,7 @@ def _task_id(defects: list, task: dict, path: str):
     if "id" not in task:
         defects.append({"path": f"{path}.id", "problem": 'is missing (a string like "1.1")'})
     elif not isinstance(value, str):
-        defects.append({"path": f"{path}.id", "problem": f'must be a string like "1.1", found {_kind(value)}'})
+        defects.append({"path": f"{path}.id", "problem": f'must be a string like "1.1", found {json_type(value)}'})
     elif not value.strip() or value != value.strip() or len(value) > MAX_ID_LENGTH or any(c < " " for c in value):
         defects.append({"path": f"{path}.id",
                         "problem": f"must be 1–{MAX_ID_LENGTH} characters without spaces at the ends "
@@ -120,7 +114,7 @@ def validate(data) -> tuple[dict | None, list, list]:  # noqa: C901
     defects: list = []
     warnings: list = []
     if not isinstance(data, dict):
-        return None, [{"path": "$", "problem": f"a plan must be a JSON object, found {_kind(data)}"}], []
+        return None, [{"path": "$", "problem": f"a plan must be a JSON object, found {json_type(data)}"}], []
     if data.get("goal") is not None:
         _text(defects, data, "goal", "$")
     phases = data.get("phases")
@@ -140,7 +134,7 @@ def validate(data) -> tuple[dict | None, list, list]:  # noqa: C901
     for i, phase in enumerate(phases):
         path = f"phases[{i}]"
         if not isinstance(phase, dict):
-            defects.append({"path": path, "problem": f"must be an object, found {_kind(phase)}"})
+            defects.append({"path": path, "problem": f"must be an object, found {json_type(phase)}"})
             continue
         pid = _phase_id(defects, phase, path)
         if pid is not None:
@@ -158,7 +152,7 @@ def validate(data) -> tuple[dict | None, list, list]:  # noqa: C901
             defects.append({"path": f"{path}.success_criteria", "problem": "is missing (a list of strings)"})
         elif not isinstance(criteria, list):
             defects.append({"path": f"{path}.success_criteria",
-                            "problem": f"must be a list of strings, found {_kind(criteria)}"})
+                            "problem": f"must be a list of strings, found {json_type(criteria)}"})
         else:
             for k, item in enumerate(criteria):
                 _criterion(defects, item, f"{path}.success_criteria[{k}]")
@@ -178,7 +172,7 @@ def validate(data) -> tuple[dict | None, list, list]:  # noqa: C901
         for j, task in enumerate(tasks):
             tpath = f"{path}.tasks[{j}]"
             if not isinstance(task, dict):
-                defects.append({"path": tpath, "problem": f"must be an object, found {_kind(task)}"})
+                defects.append({"path": tpath, "problem": f"must be an object, found {json_type(task)}"})
                 continue
             tid = _task_id(defects, task, tpath)
             if tid is not None:
@@ -194,7 +188,7 @@ def validate(data) -> tuple[dict | None, list, list]:  # noqa: C901
             elif not isinstance(said, bool):
                 defects.append({"path": f"{tpath}.{CRITERION_FIELD}",
                                 "problem": f"must be true (the task directly serves a success criterion) or "
-                                           f"false (a supporting task), found {_kind(said)}"})
+                                           f"false (a supporting task), found {json_type(said)}"})
             if "status" in task and task["status"] not in (None, "pending"):
                 warnings.append(f"{tpath}.status {task['status']!r} ignored: a loaded plan starts pending")
             order.append((i, tpath, task))
@@ -208,13 +202,13 @@ def validate(data) -> tuple[dict | None, list, list]:  # noqa: C901
             deps = []
         if not isinstance(deps, list):
             defects.append({"path": f"{tpath}.depends_on",
-                            "problem": f"must be a list of task ids, found {_kind(deps)}"})
+                            "problem": f"must be a list of task ids, found {json_type(deps)}"})
             continue
         seen_deps = set()
         for k, dep in enumerate(deps):
             dpath = f"{tpath}.depends_on[{k}]"
             if not isinstance(dep, str):
-                defects.append({"path": dpath, "problem": f'must be a task id string like "1.1", found {_kind(dep)}'})
+                defects.append({"path": dpath, "problem": f'must be a task id string like "1.1", found {json_type(dep)}'})
                 continue
             if dep in seen_deps:
                 defects.append({"path": dpath, "problem": f"{dep!r} is listed twice"})
@@ -257,7 +251,7 @@ def validate(data) -> tuple[dict | None, list, list]:  # noqa: C901
 
 def _criterion(defects: list, value, path: str) -> None:
     if not isinstance(value, str):
-        defects.append({"path": path, "problem": f"must be a string, found {_kind(value)}"})
+        defects.append({"path": path, "problem": f"must be a string, found {json_type(value)}"})
     elif not value.strip():
         defects.append({"path": path, "problem": "is empty"})
     elif len(value) > MAX_TEXT_LENGTH:

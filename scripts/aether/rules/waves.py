@@ -246,58 +246,95 @@ def schedule(workers: list, per_wave: int) -> tuple:
     return waves, merges
 
 
-def _node_line(node: dict) -> str:
-
-    role = "" if node["role"] == "worker" else f" {node['role'].replace('_', '-')}"
-    parts = [f"{node['id']} {node['caste']}{role} [{node['status']}]"]
-    if node["tasks"] and node["role"] in ("worker", "retry", "debugger", "rebuild", "rerun", "refine"):
-        parts.append("tasks " + ", ".join(map(str, node["tasks"])))
-    if node["role"] == "worker" and node.get("writes"):
-        shown = node["writes"][:4]
-        parts.append("writes " + ", ".join(shown) + (f" +{len(node['writes']) - 4}" if len(node["writes"]) > 4 else ""))
-    if node.get("depends_on"):
-        parts.append("after " + ", ".join(node["depends_on"]))
-    if node.get("request"):
+def _node_line(node_id: str, node: dict) -> str:
+    role = node.get("role") or "worker"
+    tasks = node.get("tasks") if isinstance(node.get("tasks"), list) else []
+    writes = node.get("writes") if isinstance(node.get("writes"), list) else []
+    parts = [f"{node_id} {node.get('caste')}{'' if role == 'worker' else ' ' + str(role).replace('_', '-')} "
+             f"[{node.get('status') or 'planned'}]"]
+    if tasks and role in ("worker", "retry", "debugger", "rebuild", "rerun", "refine"):
+        parts.append("tasks " + ", ".join(map(str, tasks)))
+    if role == "worker" and writes:
+        parts.append("writes " + ", ".join(map(str, writes[:4])) + (f" +{len(writes) - 4}" if len(writes) > 4 else ""))
+    if isinstance(node.get("depends_on"), list) and node["depends_on"]:
+        parts.append("after " + ", ".join(map(str, node["depends_on"])))
+    if isinstance(node.get("request"), dict):
         parts.append(one_line(node["request"].get("reason", ""), 60))
     return " · ".join(parts)
 
 
-def render_tree(tree: dict) -> str:
-    """The delegation tree as text (the Queen shows it as is)."""
-    if not tree:
-        return "No spawn tree."
-    nodes = tree.get("nodes", {})
-    workers = sum(1 for n in nodes.values() if n.get("role") == "worker")
-    approval_info = tree.get("approval", {})
-    lines = [f"Phase {tree.get('phase')} spawn tree — {tree.get('mode')}, {workers} workers in "
-             f"{len(tree.get('waves', []))} waves (≤ {tree.get('workers_per_wave')} per wave), {tree.get('status')}",
-             "Queen"]
+def _children(node_id: str, node: dict, nodes: dict) -> list:
+    """A node's children: those it lists, then any that name it as parent (a damaged tree)."""
+    listed = node.get("children") if isinstance(node.get("children"), list) else []
+    found = [k for k in listed if k in nodes]
+    return found + [k for k, n in nodes.items() if n.get("parent") == node_id and k not in found]
 
-    def walk(node_id: str, prefix: str, last: bool):
-        node = nodes[node_id]
-        lines.append(f"{prefix}{'└─ ' if last else '├─ '}{_node_line(node)}")
-        kids = [k for k in node.get("children", []) if k in nodes]
-        for i, kid in enumerate(kids):
-            walk(kid, prefix + ("   " if last else "│  "), i == len(kids) - 1)
 
-    waves = tree.get("waves", [])
-    for number, ids in enumerate(waves, start=1):
-        last_wave = number == len(waves)
-        extra = [n["id"] for n in nodes.values() if n.get("wave") == number and n.get("parent") is None and n["id"] not in ids]
-        roots = list(ids) + extra
-        note = ""
-        if number in tree.get("aborted_waves", []):
-            note = " (aborted)"
-        elif tree.get("rebuilds", {}).get(str(number)):
-            note = f" (rebuilt {tree['rebuilds'][str(number)]}×)"
-        lines.append(f"{'└─ ' if last_wave else '├─ '}Wave {number}{note}")
-        for i, nid in enumerate(roots):
-            walk(nid, "   " if last_wave else "│  ", i == len(roots) - 1)
-    for m in tree.get("merges", []):
-        lines.append(f"Merged {', '.join(m['merged'])} into {m['into']} (same file: {', '.join(m['files'])})")
+def _header(tree: dict, nodes: dict) -> str:
+    workers = sum(1 for n in nodes.values() if n.get("role") in (None, "worker"))
+    waves = tree.get("waves") if isinstance(tree.get("waves"), list) else []
+    return (f"Phase {tree.get('phase')} spawn tree — {tree.get('mode')}, {workers} workers in {len(waves)} waves "
+            f"(≤ {tree.get('workers_per_wave')} per wave), {tree.get('status')}")
+
+
+def _footer(tree: dict) -> list:
+    lines = []
+    for m in tree.get("merges") if isinstance(tree.get("merges"), list) else []:
+        if isinstance(m, dict):
+            lines.append(f"Merged {', '.join(map(str, m.get('merged', [])))} into {m.get('into')} "
+                         f"(same file: {', '.join(map(str, m.get('files', [])))})")
+    approval_info = tree.get("approval") if isinstance(tree.get("approval"), dict) else {}
     if approval_info:
         who = approval_info.get("approved_by")
         state = f"approved by {who}" if who else "needs the user's approval"
         lines.append(f"Approval: {state} — {approval_info.get('reason')} "
                      f"(revision {approval_info.get('revision', 0)} of max {approval_info.get('max_revisions')})")
-    return "\n".join(lines)
+    return lines
+
+
+def _wave_note(tree: dict, number: int) -> str:
+    if number in (tree.get("aborted_waves") or []):
+        return " (aborted)"
+    rebuilds = tree.get("rebuilds") if isinstance(tree.get("rebuilds"), dict) else {}
+    return f" (rebuilt {rebuilds[str(number)]}×)" if rebuilds.get(str(number)) else ""
+
+
+def render_tree(tree) -> str:
+    """The delegation tree as text: the Queen shows it as is, and `status` shows it for any tree,
+    a damaged one included (each node once, whatever its links say)."""
+    if not isinstance(tree, dict) or not tree:
+        return "No spawn tree."
+    raw = tree.get("nodes")
+    nodes = {str(k): n for k, n in raw.items() if isinstance(n, dict)} if isinstance(raw, dict) else {}
+    lines = [_header(tree, nodes), "Queen"]
+    seen: set = set()
+
+    def walk(node_id: str, prefix: str, last: bool) -> None:
+        seen.add(node_id)
+        lines.append(f"{prefix}{'└─ ' if last else '├─ '}{_node_line(node_id, nodes[node_id])}")
+        kids = [k for k in _children(node_id, nodes[node_id], nodes) if k not in seen]
+        for i, kid in enumerate(kids):
+            if kid not in seen:
+                walk(kid, prefix + ("   " if last else "│  "), i == len(kids) - 1)
+
+    waves = [w for w in tree.get("waves") if isinstance(w, list)] if isinstance(tree.get("waves"), list) else []
+    groups = []
+    for number, ids in enumerate(waves, start=1):
+        extra = [k for k, n in nodes.items() if n.get("wave") == number and n.get("parent") is None and k not in ids]
+        groups.append((f"Wave {number}{_wave_note(tree, number)}", [k for k in ids if k in nodes] + extra))
+    reached, queue = set(), [r for _, roots in groups for r in roots]
+    while queue:
+        node_id = queue.pop()
+        if node_id not in reached:
+            reached.add(node_id)
+            queue += _children(node_id, nodes[node_id], nodes)
+    groups.append(("Outside the waves", sorted(k for k in nodes if k not in reached)))
+    groups = [(title, roots) for title, roots in groups if roots]
+    for g, (title, roots) in enumerate(groups):
+        last_group = g == len(groups) - 1
+        lines.append(f"{'└─ ' if last_group else '├─ '}{title}")
+        roots = [r for r in roots if r not in seen]
+        for i, nid in enumerate(roots):
+            if nid not in seen:
+                walk(nid, "   " if last_group else "│  ", i == len(roots) - 1)
+    return "\n".join(lines + _footer(tree))

@@ -31,7 +31,7 @@ IDENTITY = {"name": "Aether", "email": "aether@localhost"}
 # ---------------------------------------------------------------- running git
 
 
-def _env(extra: dict | None = None) -> dict:
+def git_env(extra: dict | None = None) -> dict:
     env = dict(os.environ)
     for var in ("GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_PREFIX"):
         env.pop(var, None)
@@ -58,7 +58,7 @@ def git(args: list, cwd: str, *, env: dict | None = None, check: bool = True, in
 
     cmd = ["git", "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false", "-c", "core.quotepath=false", *args]
     try:
-        proc = subprocess.run(cmd, cwd=cwd, env=env or _env(), input=input, capture_output=True,
+        proc = subprocess.run(cmd, cwd=cwd, env=env or git_env(), input=input, capture_output=True,
                               timeout=GIT_TIMEOUT_SECONDS)
     except FileNotFoundError:
         raise state_error("git_missing", "git is not installed (or not on PATH); install git to "
@@ -130,7 +130,7 @@ class _TempIndex:
                 shutil.copy2(self.repo.index, self.path)
             except OSError:
                 pass  # an empty index only costs speed
-        self.env = _env({"GIT_INDEX_FILE": self.path})
+        self.env = git_env({"GIT_INDEX_FILE": self.path})
         return self
 
     def mentions(self, rel: str) -> bool:
