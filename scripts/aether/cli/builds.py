@@ -1,4 +1,4 @@
-"""Plans, builds, phases and status subcommands."""
+"""build-start, build-finish, build-abort and phase-advance."""
 
 from __future__ import annotations
 
@@ -8,47 +8,6 @@ from aether.cli.common import CONTENT, FILE_OR_STDIN, command
 from aether.rules import contracts
 
 PHASE = click.IntRange(min=1)
-
-
-@command("plan-start", text=True)
-def plan_start():
-    """Enter PLANNING (from READY, or COMPLETED to extend the plan; again from PLANNING is fine).
-
-    Returns what the planner needs: goal, mode, the phase-count range of the mode, the phases
-    already completed, the pheromone block, and whether to suggest /ant:focus first."""
-    from aether.build import plans
-
-    return plans.start()
-
-
-@command("plan-load", text=True)
-@click.argument("plan", type=FILE_OR_STDIN, required=False)
-@click.option("--force", is_flag=True,
-              help="Replace a plan that has completed phases (those whose id is in the new plan are kept).")
-@click.option("--from-loop", "loop_id", help="Load the plan loop's latest stored draft instead of PLAN.")
-@click.option("--iteration", type=click.IntRange(min=1), help="With --from-loop: that iteration's draft.")
-def plan_load(plan, force, loop_id, iteration):
-    """Validate a PROJECT_PLAN (a file, or `-` for stdin) and store it; the colony becomes READY.
-
-    Every defect is reported at once in `defects` ([{path, problem}]). Statuses start pending.
-    A phase count outside the mode's range is a warning, not an error. `--from-loop LOOP_ID`
-    loads the plan loop's latest draft (plan-draft-store) instead; the answer then has
-    `from_loop: {loop_id, iteration}`."""
-    from aether.build import plans
-    from aether.core.exceptions import input_error
-
-    if (plan is None) == (loop_id is None):
-        raise input_error("usage_error", "give the plan (a file or `-`) or --from-loop LOOP_ID, not both")
-    if iteration is not None and loop_id is None:
-        raise input_error("usage_error", "--iteration goes with --from-loop")
-    if loop_id is None:
-        return plans.load(plan, force)
-    from aether.build import drafts
-
-    draft, number = drafts.plan_of(loop_id.strip(), iteration)
-    result = plans.load(draft, force)
-    result["from_loop"] = {"loop_id": loop_id.strip(), "iteration": number}
-    return result
 
 
 @command("build-start", text=True)
@@ -137,34 +96,3 @@ def phase_advance():
     from aether.build import builds
 
     return builds.phase_advance()
-
-
-@command("phase", display=True)
-@click.argument("which", required=False, metavar="[N|list]")
-def phase_show(which):
-    """Show phase N (tasks with status, success criteria), or `list` for every phase.
-    Without an argument: the current phase (the list before the first build)."""
-    from aether.colony import status
-
-    return status.phase_view(which)
-
-
-@command("status", display=True)
-def status():
-    """The colony at a glance: goal, state, mode, phase progress, active signals, the spawn
-    tree of the last build, recent events, open errors and the next step."""
-    from aether.colony import status as status_mod
-
-    return status_mod.overview()
-
-
-@command("verify-brief", text=True)
-@click.argument("phase", type=PHASE)
-def verify_brief(phase):
-    """The final verification of PHASE's running build, after its waves: with `spawn` true,
-    the watcher's brief (`text`, for an ant:watcher Agent call; with a code loop bound to the
-    build its block also asks for `score_parts`, scored by `code_loop.command`). With `spawn`
-    false (the mode's watcher is a syntax check) build-finish checks the syntax itself."""
-    from aether.build import verification
-
-    return verification.brief(phase)

@@ -1,5 +1,4 @@
-"""The plan loop's drafts and the user-input presentation: plan-draft-store, plan-draft-get,
-loop-present."""
+"""plan-draft-store and plan-draft-get: the plan loop's drafts."""
 
 from __future__ import annotations
 
@@ -29,16 +28,3 @@ def plan_draft_get(loop_id, iteration):
     from aether.build import drafts
 
     return drafts.get(loop_id.strip(), iteration)
-
-
-@command("loop-present", display=True)
-@click.argument("loop_id", type=TEXT)
-def loop_present(loop_id):
-    """What to show the user when a loop answered user_input: the state (type, iteration,
-    current and previous score, threshold, why it stopped: cap or stagnation), the critic's key
-    issues, the options with pros and cons (accept, another round with guidance, narrow the
-    scope, stop) with the commands behind each, and a recommendation. Store the user's answer
-    with `aether feedback-store LOOP_ID - --kind user`; the loop goes on."""
-    from aether.build import critique
-
-    return critique.present(loop_id.strip())
