@@ -16,6 +16,11 @@ over 1,000 signals ≤ 60 ms, `plan-waves` on a 200-task plan and `failure-decid
 
     make bench                                # or: .venv/bin/python bench/run.py
     .venv/bin/python bench/run.py --runs 50 --only pheromone
+    .venv/bin/python bench/run.py --against ../aether-old   # side by side with another checkout
+
+`--against DIR` times DIR's own `bin/aether` (with DIR/.venv) on the same fixtures in the same
+interleaved run, adds a `before` column, and compares `python -X importtime` totals of a read
+(`status`) and a write (`spawn-start`) for both.
 
 A measurement, not a test: it never fails the build. Commands that are not registered, have
 no row here, or fail in the fixture are listed as skipped with the reason.
@@ -70,6 +75,7 @@ class Row:
         self.write = write  # writes get a private copy of the fixture
         self.command = command or (argv[0] if isinstance(argv, list) else name.split()[0])
         self.times: list[float] = []
+        self.before: list[float] = []  # --against: the other checkout's times
         self.skip: str | None = None
         self.project: Project | None = None
 
@@ -364,7 +370,15 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=DEFAULT_RUNS, help="runs per row (default 30)")
     parser.add_argument("--only", default="", help="only rows whose name contains this text")
     parser.add_argument("--no-advice", action="store_true", help="skip the importtime advice")
+    parser.add_argument("--against", metavar="DIR",
+                        help="another checkout (with its .venv) to time side by side, e.g. the last release")
     args = parser.parse_args(argv)
+    other = None
+    if args.against:
+        other = os.path.abspath(args.against)
+        if not os.access(os.path.join(other, ".venv", "bin", "python"), os.X_OK):
+            print(f"bench: no venv at {other}/.venv; run `make install` there first", file=sys.stderr)
+            return 2
     if not os.access(VENV_PY, os.X_OK):
         print("bench: no venv at .venv; run `make install` first", file=sys.stderr)
         return 2
@@ -384,6 +398,9 @@ def main(argv=None) -> int:
         live = [row for row in rows if row.skip is None]
         jobs = [(b, base_argv[b.name], None, workdir, None) for b in baselines]
         jobs += [(r, [LAUNCHER, *r.argv], r.stdin, r.project.root, r.project.env) for r in live]
+        if other:
+            jobs += [(_Before(r), [os.path.join(other, "bin", "aether"), *r.argv], r.stdin, r.project.root,
+                      r.project.env) for r in live]
         rng = random.Random(7)
         print(f"measuring {len(jobs)} rows × {args.runs} runs, interleaved …", file=sys.stderr)
         for _ in range(args.runs):
@@ -394,7 +411,63 @@ def main(argv=None) -> int:
                     row.skip = "failed on a repeat run: " + _why_failed(proc)
                 row.times.append(ms)
         report(baselines, rows, registered, args)
+        if other:
+            import_totals(other, workdir)
     return 0
+
+
+class _Before:
+    """A row's twin for --against: its times go to the row's `before` list."""
+
+    def __init__(self, row):
+        self.row, self.skip = row, None
+
+    @property
+    def times(self):
+        return self.row.before
+
+
+def _import_total(python: str, argv, cwd, env, stdin=None) -> float:
+    """Milliseconds `python -X importtime` reports for everything a command imports."""
+    proc = subprocess.run([python, "-X", "importtime", "-I", "-c", ENTRY, *argv], cwd=cwd, env=env,
+                          input=stdin, capture_output=True)
+    total = 0
+    for line in proc.stderr.decode("utf-8", "replace").splitlines():
+        parts = line.split("|")
+        if line.startswith("import time:") and len(parts) == 3 and parts[2].startswith(" ") \
+                and not parts[2].startswith("  ") and parts[1].strip().isdigit():
+            total += int(parts[1].strip())  # top-level imports: their cumulative time
+    return total / 1000
+
+
+def import_totals(other: str, workdir: str, runs: int = 9) -> None:
+    """`python -X importtime` totals (median of `runs`) for `status` and `spawn-start`, both checkouts."""
+    from orchestration_fixtures import _building  # the bench's own fixture builder
+
+    print("\nImport time (python -X importtime, all top-level imports, median of "
+          f"{runs}):\n{'command':<14} {'this':>9} {'before':>9}")
+    pythons = {"this": VENV_PY, "before": os.path.join(other, ".venv", "bin", "python")}
+    status_project = FIXTURES["colony"](os.path.join(workdir, "imports-status"))
+    rows = [("status", lambda _which: (status_project, ["status", "--json"]))]
+
+    def spawn_start(which):
+        project = _new_project(os.path.join(workdir, f"imports-spawn-{which}"))
+        _building(project, 8, "LIGHTWEIGHT")
+        plan = {"phase": 1, "workers": [{"id": "a", "caste": "builder", "tasks": [f"1.{t}" for t in range(1, 9)],
+                                         "writes": ["src/a.py"]}]}
+        project.setup(["plan-waves", "-"], json.dumps(plan))
+        return project, ["spawn-start", "w1", "--json"]
+
+    rows.append(("spawn-start", spawn_start))
+    for name, make in rows:
+        cells = []
+        for which, python in pythons.items():
+            times = []
+            for n in range(runs):
+                project, argv = make(f"{which}{n}")  # spawn-start changes its fixture: a new one each run
+                times.append(_import_total(python, argv, project.root, project.env))
+            cells.append(f"{statistics.median(times):>7.1f}ms")
+        print(f"{name:<14} {cells[0]:>9} {cells[1]:>9}")
 
 
 def report(baselines, rows, registered, args) -> None:
@@ -402,11 +475,13 @@ def report(baselines, rows, registered, args) -> None:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"\nAether helper latency — median of {args.runs} runs per row, interleaved "
           f"(python {sys.version.split()[0]}, {os.cpu_count()} cores, load average {load})\n")
-    print(f"{'row':<{width}} {'median':>8} {'p90':>8} {'target':>8}  within")
-    print("-" * (width + 37))
+    side = bool(getattr(args, "against", None))
+    head = f" {'before':>8}" if side else ""
+    print(f"{'row':<{width}} {'median':>8}{head} {'p90':>8} {'target':>8}  within")
+    print("-" * (width + 37 + len(head)))
     for row in baselines:
-        print(f"{row.name:<{width}} {statistics.median(row.times):>6.1f}ms {_p90(row.times):>6.1f}ms "
-              f"{'':>8}  (baseline)")
+        print(f"{row.name:<{width}} {statistics.median(row.times):>6.1f}ms{' ' * len(head)} "
+              f"{_p90(row.times):>6.1f}ms {'':>8}  (baseline)")
     over = []
     for row in rows:
         if row.skip:
@@ -415,7 +490,8 @@ def report(baselines, rows, registered, args) -> None:
         ok = median <= row.target
         if not ok:
             over.append(row)
-        print(f"{row.name:<{width}} {median:>6.1f}ms {_p90(row.times):>6.1f}ms {row.target:>6}ms  "
+        before = f" {statistics.median(row.before):>6.1f}ms" if side and row.before else (" " * len(head))
+        print(f"{row.name:<{width}} {median:>6.1f}ms{before} {_p90(row.times):>6.1f}ms {row.target:>6}ms  "
               f"{'yes' if ok else 'NO'}")
     measured = [r for r in rows if not r.skip]
     print(f"\n{sum(1 for r in measured if r not in over)} of {len(measured)} rows within target.")

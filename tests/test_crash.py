@@ -90,11 +90,14 @@ def test_library_writers_killed_mid_write(tmp_path):
                                     stdout=subprocess.PIPE, text=True)
             assert proc.stdout.readline().strip() == "ready"
             procs.append((name, proc))
+        # Each writer's first write is awaited, so the storm writes on a busy machine too; the
+        # kill then lands at a random point of a later write.
+        first = {name: proc.stdout.readline().strip() for name, proc in procs}
         time.sleep(rng.uniform(0, 0.06))
         for name, proc in procs:  # noqa: B007
             proc.send_signal(signal.SIGKILL)
         for name, proc in procs:
-            acked = [int(line) for line in proc.stdout.read().split()]
+            acked = [int(line) for line in (first[name] + " " + proc.stdout.read()).split()]
             proc.wait()
             proc.stdout.close()
             assert proc.returncode == -signal.SIGKILL
@@ -106,7 +109,7 @@ def test_library_writers_killed_mid_write(tmp_path):
     _check(data_dir, completed, in_flight, kills)
     _final_write(data_dir, completed)
     present = _check(data_dir, completed, in_flight, kills)
-    assert len(completed) > 100  # the storm did write a lot
+    assert len(completed) >= 160  # every writer wrote at least once before its kill
     assert len(present) >= len(completed)
 
 

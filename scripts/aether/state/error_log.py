@@ -29,7 +29,7 @@ def _key(value) -> str:
     return value.strip().lower() if isinstance(value, str) else str(value)
 
 
-def normalize_category(category: str) -> str:
+def check_category(category: str) -> str:
     """A category is a short single-line label, stored lower-case (`security`, `import`)."""
     value = category.strip().lower() if isinstance(category, str) else ""
     if not value:
@@ -43,7 +43,7 @@ def normalize_category(category: str) -> str:
     return value
 
 
-def normalize_severity(severity: str) -> str:
+def check_severity(severity: str) -> str:
     value = severity.strip().lower() if isinstance(severity, str) else ""
     if value not in SEVERITIES:
         raise input_error("invalid_severity",
@@ -121,8 +121,8 @@ def append(data: dict, category: str, severity: str, description: str, phase: in
     taken = {e.get("id") for e in errors if isinstance(e, dict)}
     error = {
         "id": clock.new_id("err", taken),
-        "category": normalize_category(category),
-        "severity": normalize_severity(severity),
+        "category": check_category(category),
+        "severity": check_severity(severity),
         "description": clip(description, MAX_DESCRIPTION_LENGTH),
         "root_cause": clip(root_cause, MAX_FIELD_LENGTH) if root_cause else None,
         "phase": phase,
@@ -166,8 +166,8 @@ def add(category: str, severity: str, description: str, phase: int | None = None
     _check_text_limit(task_id, MAX_FIELD_LENGTH, "--task-id")
     _check_text_limit(root_cause, MAX_FIELD_LENGTH, "--root-cause")
     # Validate before taking the lock: bad input never touches the file.
-    normalize_category(category)
-    normalize_severity(severity)
+    check_category(category)
+    check_severity(severity)
     if not description.strip():
         raise input_error("invalid_description", "the error description is empty")
     error = store.update(
