@@ -350,8 +350,8 @@ def _error_info(defects: list, task: dict, path: str):
                                           f"found {json_type(value)}")
         return None
     info = {}
-    for key, default, normalise in (("category", TASK_FAILURE[0], error_log.normalize_category),
-                                    ("severity", TASK_FAILURE[1], error_log.normalize_severity)):
+    for key, default, normalise in (("category", TASK_FAILURE[0], error_log.check_category),
+                                    ("severity", TASK_FAILURE[1], error_log.check_severity)):
         raw = value.get(key)
         if raw is None:
             info[key] = default
@@ -668,7 +668,7 @@ def task_outcomes(tree, phase: dict) -> list:
             # a made-up report (a debugger that gave none) keeps the kind and cause of the real one
             known = next((r for r in reports if r.get("category") not in (None, "", "unknown")), failure)
             try:
-                category = error_log.normalize_category(known.get("category") or TASK_FAILURE[0])
+                category = error_log.check_category(known.get("category") or TASK_FAILURE[0])
             except AetherError:
                 category = TASK_FAILURE[0]
             cause = known.get("root_cause") if known is not failure else failure.get("root_cause")
