@@ -26,14 +26,14 @@ from aether.rules import plans as plans_rules
 from aether.rules.failures import (
     HISTORY_TEXT,
     MAX_RETRIES_AND_DEBUGGERS,
-    _friction_for,
-    _new_friction,
-    _streak,
     decide,
-    normalize_error,
+    failure_item,
+    friction_for,
+    new_friction,
     normalize_report,
     render_debugger,
     render_retry,
+    wave_streak,
 )
 from aether.state import checkpoints, events, store
 
@@ -42,20 +42,11 @@ MAX_RETRY_LOG = 500
 MAX_ABORTS = 50
 
 
-# ---------------------------------------------------------------- the report
-
-
-# ---------------------------------------------------------------- the ladder (pure)
-
-
-# ---------------------------------------------------------------- rendered contexts
-
-
 # ---------------------------------------------------------------- failure-decide
 
 
 def _task_text(plan: dict, phase, task: str) -> str:
-
+    """` (the task's description)` for the answer's lines, or "" when the plan has none."""
     for item in plan.get("phases", []):
         if isinstance(item, dict) and item.get("id") == phase:
             for t in item.get("tasks", []):
@@ -65,6 +56,7 @@ def _task_text(plan: dict, phase, task: str) -> str:
 
 
 def _node_for_task(tree: dict, task: str) -> dict:
+    """The latest spawn of a task, a failed one first (reviewers aside)."""
     candidates = [n for n in tree["nodes"].values() if task in [str(t) for t in n["tasks"]] and n["role"] != "reviewer"]
     if not candidates:
         raise input_error("unknown_task", f"task {task!r} is not in the spawn tree of this build; "
@@ -75,127 +67,194 @@ def _node_for_task(tree: dict, task: str) -> dict:
 
 
 def build_history(failures: dict, build_id: str) -> list:
+    """This build's decided failures, oldest first."""
     return [h for h in failures["history"] if h.get("build") == build_id]
 
 
 def failure_decide(report_text: str | None, worker: str | None, maps_to_criterion=None) -> dict:
     """failure-decide: record a failure and answer the one thing to do next."""
-
-    given = None
-    if report_text is not None:
-        given = contracts.extract_json(report_text, "the failure report")
-        if isinstance(given, dict) and isinstance(given.get("failure"), dict) and "error" not in given:
-            given = given["failure"]
-        given = normalize_report(given)
+    given = _given_report(report_text)
     if given is None and worker is None:
         raise input_error("usage_error", "give the failure report (a file or `-`) or --worker <id>")
 
     def change(files):
-        colony, failures = files["colony"], files["failures"]
+        failures = files["failures"]
         plan = store.read("plan")  # inside the colony lock: every plan writer holds it too
-        tree = spawn_tree.tree_of(colony)
-        if worker is not None:
-            node = spawn_tree.node_of(tree, worker)
-            report = given or node.get("failure")
-            if report is None:
-                raise state_error("no_failure_report", f"{worker} is {node['status']} and has no failure on record; "
-                                                       f"record its result with spawn-finish, or pipe the report")
-            if given is not None and node["tasks"] and report["task"] not in [str(t) for t in node["tasks"]]:
-                raise input_error("unknown_task", f"task {report['task']!r} is not one of {worker}'s tasks "
-                                                  f"({', '.join(map(str, node['tasks']))})")
-        else:
-            report = given
-            node = _node_for_task(tree, report["task"])
-        build_id, phase, wave = tree.get("id"), tree.get("phase"), node["wave"]
-        history = build_history(failures, build_id)
-        if node.get("failure_decided"):
-            repeat = _repeat(history, node)
-            if repeat is not None:
-                return repeat
-        if tree.get("status") in ("finished", "aborted"):
-            raise state_error(f"build_{tree['status']}", f"this build of phase {phase} is {tree['status']}: nothing "
-                                                         f"more to decide (`aether abort-report {phase}` shows an abort)")
-        pending = [{"task": n["failure"]["task"], "wave": n["wave"], "files": n["failure"]["files"],
-                    "normalized_error": normalize_error(n["failure"]["error"])}
-                   for n in tree["nodes"].values()
-                   if n["id"] != node["id"] and n["status"] == "failed" and n.get("failure")
-                   and not n.get("failure_decided")]
-        said = maps_to_criterion if maps_to_criterion is not None else report.get("maps_to_criterion")
-        if said is None:
-            said = plans_rules.criterion_said(plans_rules.find_task(plan, report["task"], phase))
-        verdict = decide(report, history, pending, wave, _streak(tree, node), said)
-        action = verdict["action"]
-        now = clock.iso()
-        entry = {"id": clock.new_id("fail", {h.get("id") for h in failures["history"]}), "build": build_id,
-                 "phase": phase, "wave": wave, "worker": node["id"], "task": report["task"], "caste": report["caste"],
-                 "error": clip(report["error"], HISTORY_TEXT), "root_cause": clip(report["root_cause"], HISTORY_TEXT),
-                 "suggested_fix": clip(report["suggested_fix"], HISTORY_TEXT), "confidence": report["confidence"],
-                 "fix_scope": report["fix_scope"], "files": report["files"], "category": report["category"],
-                 "normalized_error": verdict["normalized_error"], "action": action, "step": verdict["step"],
-                 "reason": verdict["reason"], "timestamp": now}
-        earlier = [h for h in history if h["task"] == report["task"]]
-        failures["history"].append(entry)
-        del failures["history"][:-MAX_HISTORY]
-        node["failure_decided"] = True
-        if node["status"] == "running":
-            node["status"] = "failed"
-        for log in failures["retry_log"]:
-            if log.get("build") == build_id and log.get("task") == report["task"] and log.get("result") == "pending":
-                log["result"] = "failed"
-        task_text = _task_text(plan, phase, report["task"])
-        result = {"action": action, "reason": verdict["reason"], "task": report["task"], "worker": node["id"],
-                  "wave": wave, "phase": phase, "attempt": verdict["attempt"], "step": verdict["step"],
-                  "warnings": verdict["warnings"], "recovery_spawns": verdict["recovery_spawns"],
-                  "max_recovery_spawns": MAX_RETRIES_AND_DEBUGGERS, "consecutive_failures": verdict["consecutive_failures"],
-                  "already_decided": False}
-        if action in ("retry", "debug"):
-            if action == "retry":
-                context = render_retry(report, task_text)
-                spawn = spawn_tree.respawn(tree, node, "retry", context)
-            else:
-                context = render_debugger(report, earlier, task_text)
-                spawn = spawn_tree.respawn(tree, node, "debugger", context, caste="builder")
-            failures["retry_log"].append({
-                "build": build_id, "phase": phase, "task": report["task"], "attempt": verdict["attempt"] + 1,
-                "kind": "retry" if action == "retry" else "debugger", "error": one_line(report["error"], 300),
-                "fix_applied": one_line(report["suggested_fix"], 300) if action == "retry" else "",
-                "result": "pending", "node": spawn["id"], "timestamp": now})
-            del failures["retry_log"][:-MAX_RETRY_LOG]
-            entry["spawn"] = spawn["id"]
-            result["next"] = {"spawn": spawn["id"], "caste": spawn["caste"], "command": f"aether spawn-start {spawn['id']}"}
-            result["context"] = context
-        elif action in ("flag", "skip"):
-            tree.setdefault("failed_tasks", {})[report["task"]] = action
-            result["next"] = {"task_status": "failed", "show_user": action == "flag",
-                              "message": f"Task {report['task']}{task_text} "
-                                         + ("is flagged for your review" if action == "flag" else "was skipped")
-                                         + f": {verdict['reason']}"}
-        elif action == "abort_wave":
-            skipped = _skip_planned(tree, wave)
-            tree.setdefault("aborted_waves", [])
-            if wave not in tree["aborted_waves"]:
-                tree["aborted_waves"].append(wave)
-            result["next"] = {"skipped": skipped, "message": f"wave {wave} stops here: no more retries or debuggers in "
-                              f"it; run wave-conflicts and review-needed for it, then go on with the next wave"}
-        else:  # abort_phase
-            skipped = _skip_planned(tree, None)
-            tree["status"] = "aborted"
-            touched = sorted({f for n in tree["nodes"].values() for f in n.get("files_created", []) + n.get("files_modified", [])}
-                             | {f for h in history + pending for f in h.get("files", [])} | set(report["files"]))
-            failures["aborts"].append({
-                "build": build_id, "phase": phase, "wave": wave, "task": report["task"], "task_text": task_text,
-                "reason": verdict["reason"], "report": report, "failures": len(history) + len(pending) + 1,
-                "recovery_spawns": verdict["recovery_spawns"], "files_touched": touched[:200],
-                "timestamp": now, "tag": None, "tag_error": None})
-            del failures["aborts"][:-MAX_ABORTS]
-            result["next"] = {"skipped": skipped, "command": f"aether abort-report {phase}",
-                              "message": "the phase is aborted: show the abort report, then end the build"}
+        tree = spawn_tree.tree_of(files["colony"])
+        node, report = _failed_node(tree, worker, given)
+        history = build_history(failures, tree.get("id"))
+        repeat = _repeat(history, node) if node.get("failure_decided") else None
+        if repeat is not None:
+            return repeat
+        _refuse_closed_build(tree)
+        pending = _pending_failures(tree, node)
+        said = _criterion_said(plan, tree.get("phase"), report, maps_to_criterion)
+        verdict = decide(report, history, pending, node["wave"], wave_streak(tree, node), said)
+        entry = _history_entry(failures, tree, node, report, verdict)
+        _record_failure(failures, node, entry)
+        task_text = _task_text(plan, tree.get("phase"), report["task"])
+        result = _answer(entry, verdict)
+        result.update(_apply_decision(failures, tree, node, report, verdict, entry, task_text, history, pending))
         events.append(files["events"], "failure_decided", "queen",
-                      f"task {report['task']} ({node['id']}): {action} — {one_line(verdict['reason'], 200)}")
+                      f"task {entry['task']} ({entry['worker']}): {entry['action']} — {one_line(entry['reason'], 200)}")
         result["text"] = _render_decision(result)
         return result
 
     return store.update_many(["colony", "events", "failures"], change)
+
+
+def _given_report(report_text: str | None) -> dict | None:
+    """The piped failure report, normalised (a spawn result's `failure` object counts), or None."""
+    if report_text is None:
+        return None
+    given = contracts.extract_json(report_text, "the failure report")
+    if isinstance(given, dict) and isinstance(given.get("failure"), dict) and "error" not in given:
+        given = given["failure"]
+    return normalize_report(given)
+
+
+def _failed_node(tree: dict, worker: str | None, given: dict | None) -> tuple[dict, dict]:
+    """The failed spawn and its report: --worker's (with its recorded failure unless one is given),
+    else the latest spawn of the given report's task."""
+    if worker is None:
+        return _node_for_task(tree, given["task"]), given
+    node = spawn_tree.node_of(tree, worker)
+    report = given or node.get("failure")
+    if report is None:
+        raise state_error("no_failure_report", f"{worker} is {node['status']} and has no failure on record; "
+                                               f"record its result with spawn-finish, or pipe the report")
+    if given is not None and node["tasks"] and report["task"] not in [str(t) for t in node["tasks"]]:
+        raise input_error("unknown_task", f"task {report['task']!r} is not one of {worker}'s tasks "
+                                          f"({', '.join(map(str, node['tasks']))})")
+    return node, report
+
+
+def _refuse_closed_build(tree: dict) -> None:
+    """A finished or aborted build has nothing more to decide."""
+    if tree.get("status") in ("finished", "aborted"):
+        phase = tree.get("phase")
+        raise state_error(f"build_{tree['status']}", f"this build of phase {phase} is {tree['status']}: nothing "
+                                                     f"more to decide (`aether abort-report {phase}` shows an abort)")
+
+
+def _pending_failures(tree: dict, node: dict) -> list:
+    """The build's other failed spawns whose failure is not decided yet, as the breakers count them."""
+    return [failure_item(n["failure"], n["wave"]) for n in tree["nodes"].values()
+            if n["id"] != node["id"] and n["status"] == "failed" and n.get("failure") and not n.get("failure_decided")]
+
+
+def _criterion_said(plan: dict, phase, report: dict, maps_to_criterion) -> bool | None:
+    """Whether the task maps to a success criterion, as the caller, else the report, else the plan says (None: nobody)."""
+    said = maps_to_criterion if maps_to_criterion is not None else report.get("maps_to_criterion")
+    if said is None:
+        said = plans_rules.criterion_said(plans_rules.find_task(plan, report["task"], phase))
+    return said
+
+
+def _history_entry(failures: dict, tree: dict, node: dict, report: dict, verdict: dict) -> dict:
+    """The failures.json history entry of this decision (the retry log and the abort take its timestamp)."""
+    now = clock.iso()
+    return {"id": clock.new_id("fail", {h.get("id") for h in failures["history"]}), "build": tree.get("id"),
+            "phase": tree.get("phase"), "wave": node["wave"], "worker": node["id"], "task": report["task"],
+            "caste": report["caste"], "error": clip(report["error"], HISTORY_TEXT),
+            "root_cause": clip(report["root_cause"], HISTORY_TEXT),
+            "suggested_fix": clip(report["suggested_fix"], HISTORY_TEXT), "confidence": report["confidence"],
+            "fix_scope": report["fix_scope"], "files": report["files"], "category": report["category"],
+            "normalized_error": verdict["normalized_error"], "action": verdict["action"], "step": verdict["step"],
+            "reason": verdict["reason"], "timestamp": now}
+
+
+def _record_failure(failures: dict, node: dict, entry: dict) -> None:
+    """Keep the entry, mark the spawn's failure decided, and close the task's pending retry-log entries."""
+    failures["history"].append(entry)
+    del failures["history"][:-MAX_HISTORY]
+    node["failure_decided"] = True
+    if node["status"] == "running":
+        node["status"] = "failed"
+    for log in failures["retry_log"]:
+        if log.get("build") == entry["build"] and log.get("task") == entry["task"] and log.get("result") == "pending":
+            log["result"] = "failed"
+
+
+def _answer(entry: dict, verdict: dict) -> dict:
+    """The answer's fields every action shares."""
+    return {"action": entry["action"], "reason": entry["reason"], "task": entry["task"], "worker": entry["worker"],
+            "wave": entry["wave"], "phase": entry["phase"], "attempt": verdict["attempt"], "step": verdict["step"],
+            "warnings": verdict["warnings"], "recovery_spawns": verdict["recovery_spawns"],
+            "max_recovery_spawns": MAX_RETRIES_AND_DEBUGGERS, "consecutive_failures": verdict["consecutive_failures"],
+            "already_decided": False}
+
+
+def _apply_decision(failures: dict, tree: dict, node: dict, report: dict, verdict: dict, entry: dict,
+                    task_text: str, history: list, pending: list) -> dict:
+    """Carry the action out on the tree and failures.json; returns the answer's `next` (and a retry's
+    or debugger's `context`)."""
+    action = entry["action"]
+    if action in ("retry", "debug"):
+        earlier = [h for h in history if h["task"] == report["task"]]
+        return _respawn(failures, tree, node, report, verdict, entry, task_text, earlier)
+    if action in ("flag", "skip"):
+        return {"next": _fail_task(tree, entry, task_text)}
+    if action == "abort_wave":
+        return {"next": _abort_wave(tree, entry["wave"])}
+    skipped = _skip_planned(tree, None)
+    tree["status"] = "aborted"
+    _record_abort(failures, tree, report, verdict, entry, task_text, history + pending)
+    return {"next": {"skipped": skipped, "command": f"aether abort-report {entry['phase']}",
+                     "message": "the phase is aborted: show the abort report, then end the build"}}
+
+
+def _respawn(failures: dict, tree: dict, node: dict, report: dict, verdict: dict, entry: dict,
+             task_text: str, earlier: list) -> dict:
+    """Retry: the worker again with the suggested fix; debug: a patch-only builder. Logs the attempt."""
+    if entry["action"] == "retry":
+        kind, context = "retry", render_retry(report, task_text)
+        spawn = spawn_tree.respawn(tree, node, "retry", context)
+    else:
+        kind, context = "debugger", render_debugger(report, earlier, task_text)
+        spawn = spawn_tree.respawn(tree, node, "debugger", context, caste="builder")
+    failures["retry_log"].append({
+        "build": entry["build"], "phase": entry["phase"], "task": report["task"], "attempt": verdict["attempt"] + 1,
+        "kind": kind, "error": one_line(report["error"], 300),
+        "fix_applied": one_line(report["suggested_fix"], 300) if kind == "retry" else "",
+        "result": "pending", "node": spawn["id"], "timestamp": entry["timestamp"]})
+    del failures["retry_log"][:-MAX_RETRY_LOG]
+    entry["spawn"] = spawn["id"]
+    return {"next": {"spawn": spawn["id"], "caste": spawn["caste"], "command": f"aether spawn-start {spawn['id']}"},
+            "context": context}
+
+
+def _fail_task(tree: dict, entry: dict, task_text: str) -> dict:
+    """Flag or skip: the task is failed and the build goes on (a flag is shown to the user)."""
+    action = entry["action"]
+    tree.setdefault("failed_tasks", {})[entry["task"]] = action
+    return {"task_status": "failed", "show_user": action == "flag",
+            "message": f"Task {entry['task']}{task_text} "
+                       + ("is flagged for your review" if action == "flag" else "was skipped")
+                       + f": {entry['reason']}"}
+
+
+def _abort_wave(tree: dict, wave) -> dict:
+    """The wave's planned spawns are skipped and the wave is recorded as aborted."""
+    skipped = _skip_planned(tree, wave)
+    tree.setdefault("aborted_waves", [])
+    if wave not in tree["aborted_waves"]:
+        tree["aborted_waves"].append(wave)
+    return {"skipped": skipped, "message": f"wave {wave} stops here: no more retries or debuggers in "
+            f"it; run wave-conflicts and review-needed for it, then go on with the next wave"}
+
+
+def _record_abort(failures: dict, tree: dict, report: dict, verdict: dict, entry: dict, task_text: str,
+                  others: list) -> None:
+    """The phase abort abort-report shows. others: this build's other failures (decided and pending)."""
+    touched = sorted({f for n in tree["nodes"].values() for f in n.get("files_created", []) + n.get("files_modified", [])}
+                     | {f for h in others for f in h.get("files", [])} | set(report["files"]))
+    failures["aborts"].append({
+        "build": entry["build"], "phase": entry["phase"], "wave": entry["wave"], "task": report["task"],
+        "task_text": task_text, "reason": entry["reason"], "report": report, "failures": len(others) + 1,
+        "recovery_spawns": verdict["recovery_spawns"], "files_touched": touched[:200],
+        "timestamp": entry["timestamp"], "tag": None, "tag_error": None})
+    del failures["aborts"][:-MAX_ABORTS]
 
 
 def _render_decision(result: dict) -> str:
@@ -247,10 +306,10 @@ def friction_add(task: str, resolution: str | None, pattern: str | None) -> dict
         if not any(h.get("build") == build_id and h.get("task") == task for h in failures["history"]):
             raise state_error("no_failure_recorded", f"task {task!r} has no failure in this build; friction records "
                                                      f"are for tasks a retry or debugger recovered")
-        record = _friction_for(failures, build_id, task)
+        record = friction_for(failures, build_id, task)
         created = record is None
         if created:
-            record = _new_friction(failures, build_id, tree.get("phase"), task, resolution or "", None)
+            record = new_friction(failures, build_id, tree.get("phase"), task, resolution or "", None)
         elif resolution:
             record["resolution"] = one_line(resolution, 500)
         if pattern:

@@ -116,6 +116,14 @@ def extract_json(text: str, what: str):
     raise input_error("invalid_json", f"{what} is not valid JSON and holds no ```json block: {error}")
 
 
+# The lines of a SPAWN REQUEST block (compiled where used: re caches them, and importing stays cheap).
+_REQUEST_HEADER = r"^[\s#>*_=~\-—–:|`\[\]]*spawn[\s_-]*request[\s#>*_=~\-—–:|`\[\]]*$"
+_REQUEST_FOOTER = r"^[\s#>*_=~\-—–:|`\[\]/]*end[\s_-]*(?:of[\s_-]*)?spawn[\s_-]*request[\s#>*_=~\-—–:|`\[\]]*$"
+_REQUEST_KEY = (r"^[\s>*\-+]*(?:\*\*|__|`)?\s*(caste|reason|context|blocking)\s*(?:\*\*|__|`)?"
+                r"\s*[:=]\s*(?:\*\*|__)?\s*(.*)$")
+_FENCE = r"^\s*(```|~~~)"
+
+
 def parse_requests(text: str) -> list:
     """Every SPAWN REQUEST block in a worker's output, as written (not yet validated).
 
@@ -123,52 +131,56 @@ def parse_requests(text: str) -> list:
     any case, extra spaces, values continued on the next lines (up to a blank line), and a
     missing END line (the block then ends at prose after its fields, the next block or the
     end of the text)."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return [block for block in map(_clean_request, _request_blocks(lines)) if block]
 
-    header = re.compile(r"^[\s#>*_=~\-—–:|`\[\]]*spawn[\s_-]*request[\s#>*_=~\-—–:|`\[\]]*$", re.I)
-    footer = re.compile(r"^[\s#>*_=~\-—–:|`\[\]/]*end[\s_-]*(?:of[\s_-]*)?spawn[\s_-]*request[\s#>*_=~\-—–:|`\[\]]*$", re.I)
-    key_line = re.compile(r"^[\s>*\-+]*(?:\*\*|__|`)?\s*(caste|reason|context|blocking)\s*(?:\*\*|__|`)?"
-                          r"\s*[:=]\s*(?:\*\*|__)?\s*(.*)$", re.I)
-    fence = re.compile(r"^\s*(```|~~~)")
+
+def _request_blocks(lines: list) -> list:
+    """The blocks' fields as {key: raw value}, each block from its header to its END line (or where it stops)."""
     blocks, current, key = [], None, None
-    for raw in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+    for raw in lines:
         line = raw.rstrip()
-        if footer.match(line):
+        ends, starts = re.match(_REQUEST_FOOTER, line, re.I), re.match(_REQUEST_HEADER, line, re.I)
+        if ends or starts:
             if current is not None:
                 blocks.append(current)
-            current, key = None, None
-            continue
-        if header.match(line):
-            if current is not None:
-                blocks.append(current)
-            current, key = {}, None
+            current, key = ({} if starts and not ends else None), None
             continue
         if current is None:
             continue
-        if fence.match(line):
-            key = None
-            continue
-        match = key_line.match(line)
-        if match:
-            key = match.group(1).lower()
-            current[key] = match.group(2).strip()
-        elif not line.strip():
-            key = None  # a value runs on until a blank line
-        elif key is not None:
-            current[key] = (current[key] + "\n" + line.strip()).strip()
-        elif current:  # prose after the fields: the END line is missing, the block is over
+        key, over = _request_line(current, key, line)
+        if over:
             blocks.append(current)
             current = None
     if current is not None:
         blocks.append(current)
-    out = []
-    for block in blocks:
-        for k in block:
-            block[k] = block[k].strip().strip("`").strip()
-            if block[k].endswith("**") or block[k].startswith("**"):
-                block[k] = block[k].strip("*").strip()
-        if block:
-            out.append(block)
-    return out
+    return blocks
+
+
+def _request_line(current: dict, key: str | None, line: str) -> tuple:
+    """Read one line inside a block into `current`; returns (the key a next line continues, whether the block is over)."""
+    if re.match(_FENCE, line):
+        return None, False
+    match = re.match(_REQUEST_KEY, line, re.I)
+    if match:
+        key = match.group(1).lower()
+        current[key] = match.group(2).strip()
+        return key, False
+    if not line.strip():
+        return None, False  # a value runs on until a blank line
+    if key is not None:
+        current[key] = (current[key] + "\n" + line.strip()).strip()
+        return key, False
+    return None, bool(current)  # prose after the fields: the END line is missing, the block is over
+
+
+def _clean_request(block: dict) -> dict:
+    """A block's values without the backticks and bold markers around them."""
+    for k in block:
+        block[k] = block[k].strip().strip("`").strip()
+        if block[k].endswith("**") or block[k].startswith("**"):
+            block[k] = block[k].strip("*").strip()
+    return block
 
 
 RESULT_BLOCK = ('{"passed": true, "score": 90, "summary": "one line",\n'

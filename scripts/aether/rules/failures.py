@@ -181,56 +181,86 @@ def decide(report: dict, history: list, pending: list, wave, streak: int, maps_t
     prior_actions = {h["action"] for h in history if h["task"] == task}
     action, step, reason = _ladder_step(report, prior_actions, maps_to_criterion)
     recovery = sum(1 for h in history if h["action"] in ("retry", "debug"))
-    this = {"task": task, "wave": wave, "files": report["files"], "normalized_error": normalize_error(report["error"])}
-    everything = history + pending + [this]
-    breaker = None
-    if action in ("retry", "debug") and recovery + 1 > MAX_RETRIES_AND_DEBUGGERS:
-        breaker = ("abort_phase", f"this would be retry/debugger number {recovery + 1} in the phase; more than "
-                                  f"{MAX_RETRIES_AND_DEBUGGERS} aborts it")
-    if breaker is None:
-        by_file: dict = {}
-        for item in everything:
-            for path in item["files"]:
-                by_file.setdefault(path, set()).add(item["task"])
-        crowded = sorted((f for f, tasks in by_file.items() if len(tasks) > MAX_FAILING_TASKS_PER_FILE),
-                         key=lambda f: (-len(by_file[f]), f))
-        if crowded:
-            f = crowded[0]
-            breaker = ("abort_phase", f"{f} is involved in {len(by_file[f])} failing tasks "
-                                      f"({', '.join(sorted(by_file[f]))}): the design around it needs rethinking")
-    if breaker is None:
-        phase_groups: dict = {}
-        wave_groups: dict = {}
-        for item in everything:
-            phase_groups.setdefault(item["normalized_error"], set()).add(item["task"])
-            if item["wave"] is not None:
-                wave_groups.setdefault((item["wave"], item["normalized_error"]), set()).add(item["task"])
-        for err, tasks in sorted(phase_groups.items()):
-            if len(tasks) >= COMMON_ERROR_TASKS_PHASE:
-                breaker = ("abort_phase", f"{len(tasks)} tasks ({', '.join(sorted(tasks))}) fail with the same error "
-                                          f"— a common cause: {err[:160]}")
-                break
-        if breaker is None:
-            for (w, err), tasks in sorted(wave_groups.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
-                if len(tasks) >= COMMON_ERROR_TASKS_WAVE:
-                    breaker = ("abort_phase", f"{len(tasks)} tasks of wave {w} ({', '.join(sorted(tasks))}) fail with "
-                                              f"the same error — a common cause: {err[:160]}")
-                    break
-    if breaker is None and streak > MAX_CONSECUTIVE_WAVE_FAILURES:
-        breaker = ("abort_wave", f"{streak} workers of wave {wave} failed in a row (more than "
-                                 f"{MAX_CONSECUTIVE_WAVE_FAILURES}): the wave stops")
+    this = failure_item(report, wave)
+    breaker = _breaker(action, recovery, history + pending + [this], wave, streak)
     if breaker is not None:
-        action, reason = breaker
-        step = 1
+        (action, reason), step = breaker, 1
     after = recovery + (1 if action in ("retry", "debug") else 0)
-    warnings = []
-    if after > WARN_RETRIES_AND_DEBUGGERS:
-        warnings.append(f"{after} retries/debuggers in this phase (more than {WARN_RETRIES_AND_DEBUGGERS}); "
-                        f"{MAX_RETRIES_AND_DEBUGGERS} is the most before the phase aborts")
-    return {"action": action, "step": step, "reason": reason, "warnings": warnings,
+    return {"action": action, "step": step, "reason": reason, "warnings": _recovery_warnings(after),
             "attempt": sum(1 for h in history if h["task"] == task) + 1,
             "recovery_spawns": after, "max_recovery_spawns": MAX_RETRIES_AND_DEBUGGERS, "consecutive_failures": streak,
             "normalized_error": this["normalized_error"]}
+
+
+def failure_item(report: dict, wave) -> dict:
+    """A failure as the breakers count it: its task, wave, files and normalised error."""
+    return {"task": report["task"], "wave": wave, "files": report["files"],
+            "normalized_error": normalize_error(report["error"])}
+
+
+def _breaker(action: str, recovery: int, everything: list, wave, streak: int) -> tuple | None:
+    """Step 1: the first breaker that trips, as (action, reason), or None. everything: this
+    build's failures (decided, pending and this one); recovery: retries + debuggers so far."""
+    return (_recovery_breaker(action, recovery) or _file_breaker(everything) or _common_error_breaker(everything)
+            or _streak_breaker(streak, wave))
+
+
+def _recovery_breaker(action: str, recovery: int) -> tuple | None:
+    """One more retry or debugger than MAX_RETRIES_AND_DEBUGGERS aborts the phase."""
+    if action in ("retry", "debug") and recovery + 1 > MAX_RETRIES_AND_DEBUGGERS:
+        return ("abort_phase", f"this would be retry/debugger number {recovery + 1} in the phase; more than "
+                               f"{MAX_RETRIES_AND_DEBUGGERS} aborts it")
+    return None
+
+
+def _file_breaker(everything: list) -> tuple | None:
+    """A file in more than MAX_FAILING_TASKS_PER_FILE failing tasks aborts the phase (the most crowded one is named)."""
+    by_file: dict = {}
+    for item in everything:
+        for path in item["files"]:
+            by_file.setdefault(path, set()).add(item["task"])
+    crowded = sorted((f for f, tasks in by_file.items() if len(tasks) > MAX_FAILING_TASKS_PER_FILE),
+                     key=lambda f: (-len(by_file[f]), f))
+    if not crowded:
+        return None
+    f = crowded[0]
+    return ("abort_phase", f"{f} is involved in {len(by_file[f])} failing tasks "
+                           f"({', '.join(sorted(by_file[f]))}): the design around it needs rethinking")
+
+
+def _common_error_breaker(everything: list) -> tuple | None:
+    """One normalised error in COMMON_ERROR_TASKS_PHASE tasks, or COMMON_ERROR_TASKS_WAVE of one wave, aborts the phase."""
+    phase_groups: dict = {}
+    wave_groups: dict = {}
+    for item in everything:
+        phase_groups.setdefault(item["normalized_error"], set()).add(item["task"])
+        if item["wave"] is not None:
+            wave_groups.setdefault((item["wave"], item["normalized_error"]), set()).add(item["task"])
+    for err, tasks in sorted(phase_groups.items()):
+        if len(tasks) >= COMMON_ERROR_TASKS_PHASE:
+            return ("abort_phase", f"{len(tasks)} tasks ({', '.join(sorted(tasks))}) fail with the same error "
+                                   f"— a common cause: {err[:160]}")
+    for (w, err), tasks in sorted(wave_groups.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+        if len(tasks) >= COMMON_ERROR_TASKS_WAVE:
+            return ("abort_phase", f"{len(tasks)} tasks of wave {w} ({', '.join(sorted(tasks))}) fail with "
+                                   f"the same error — a common cause: {err[:160]}")
+    return None
+
+
+def _streak_breaker(streak: int, wave) -> tuple | None:
+    """More than MAX_CONSECUTIVE_WAVE_FAILURES failed workers in a row stop the wave."""
+    if streak > MAX_CONSECUTIVE_WAVE_FAILURES:
+        return ("abort_wave", f"{streak} workers of wave {wave} failed in a row (more than "
+                              f"{MAX_CONSECUTIVE_WAVE_FAILURES}): the wave stops")
+    return None
+
+
+def _recovery_warnings(after: int) -> list:
+    """Step 6: a warning once the phase has used more than WARN_RETRIES_AND_DEBUGGERS retries and debuggers."""
+    if after > WARN_RETRIES_AND_DEBUGGERS:
+        return [f"{after} retries/debuggers in this phase (more than {WARN_RETRIES_AND_DEBUGGERS}); "
+                f"{MAX_RETRIES_AND_DEBUGGERS} is the most before the phase aborts"]
+    return []
 
 
 def render_retry(report: dict, task_text: str) -> str:
@@ -268,8 +298,9 @@ def render_debugger(report: dict, earlier: list, task_text: str) -> str:
     ])
 
 
-def _streak(tree: dict, node: dict) -> int:
-
+def wave_streak(tree: dict, node: dict) -> int:
+    """Failed workers in a row at the end of the node's wave, this one included (a retry or
+    debugger counts as the worker it replaces)."""
     finished = sorted((n for n in tree["nodes"].values()
                        if n["wave"] == node["wave"] and n["role"] != "reviewer" and "seq" in n
                        and n["status"] in ("completed", "failed")), key=lambda n: -n["seq"])
@@ -299,8 +330,8 @@ def _friction_pattern(failures: dict, build_id: str, task: str, normalized: str 
     return f"the same error was seen {len(seen)} more time(s) (phase/task {', '.join(tasks)})"
 
 
-def _new_friction(failures: dict, build_id: str, phase, task: str, resolution: str, node_id: str | None) -> dict:
-
+def new_friction(failures: dict, build_id: str, phase, task: str, resolution: str, node_id: str | None) -> dict:
+    """Add the next FR-NNN friction record for a task of this build (the oldest beyond MAX_FRICTION are dropped)."""
     failed = [h for h in failures["history"] if h.get("build") == build_id and h.get("task") == task]
     last = failed[-1] if failed else {}
     number = failures.get("next_friction", 1)
@@ -331,12 +362,13 @@ def record_recovery(failures: dict, tree: dict, node: dict, status: str, data: d
     task = next((h["task"] for h in reversed(failures["history"])
                  if h.get("build") == tree.get("id") and h.get("worker") in (node.get("parent"), node["id"])),
                 str(node["tasks"][0]) if node["tasks"] else node["id"])
-    existing = _friction_for(failures, tree.get("id"), task)
+    existing = friction_for(failures, tree.get("id"), task)
     if existing:
         return existing
-    return _new_friction(failures, tree.get("id"), tree.get("phase"), task,
-                         resolution or f"recovered by {node['role']} {node['id']}", node["id"])
+    return new_friction(failures, tree.get("id"), tree.get("phase"), task,
+                        resolution or f"recovered by {node['role']} {node['id']}", node["id"])
 
 
-def _friction_for(failures: dict, build_id, task: str) -> dict | None:
+def friction_for(failures: dict, build_id, task: str) -> dict | None:
+    """The friction record of a task of this build, or None."""
     return next((f for f in failures["friction"] if f.get("build") == build_id and f.get("task") == task), None)

@@ -109,144 +109,203 @@ def _find_cycle(graph: dict) -> list | None:
     return None
 
 
-def validate(data) -> tuple[dict | None, list, list]:  # noqa: C901
+class _TaskIndex:
+    """What the walk over the phases found about their tasks. (A plain class: start-up time.)"""
+
+    __slots__ = ("home", "order", "unsaid")
+
+    def __init__(self) -> None:
+        self.home: dict = {}  # task id → (phase index, path)
+        self.order: list = []  # (phase index, task path, task)
+        self.unsaid: list = []  # tasks that do not say whether they map to a success criterion
+
+
+def validate(data) -> tuple[dict | None, list, list]:
     """Check a PROJECT_PLAN document. Returns (normalised plan or None, defects, warnings)."""
-    defects: list = []
-    warnings: list = []
     if not isinstance(data, dict):
         return None, [{"path": "$", "problem": f"a plan must be a JSON object, found {json_type(data)}"}], []
+    defects: list = []
+    warnings: list = []
+    phases = _check_top_level(defects, data)
+    if phases is None:
+        return None, defects, warnings
+    index = _check_phases(defects, warnings, phases)
+    _check_dependencies(defects, index)
+    if defects:
+        return None, defects, warnings
+    if index.unsaid:
+        warnings.append(_unsaid_warning(index.unsaid))
+    return _normalise_plan(data, phases), [], warnings
+
+
+def _check_top_level(defects: list, data: dict) -> list | None:
+    """The plan's `goal` and `phases` array; returns the phases, or None when nothing more can be checked."""
     if data.get("goal") is not None:
         _text(defects, data, "goal", "$")
     phases = data.get("phases")
     if not isinstance(phases, list):
         defects.append({"path": "phases", "problem": "is missing or not an array of phases"})
-        return None, defects, warnings
+        return None
     if not phases:
         defects.append({"path": "phases", "problem": "is empty; a plan needs at least one phase"})
     if len(phases) > MAX_PHASES:
         defects.append({"path": "phases", "problem": f"has {len(phases)} phases; the limit is {MAX_PHASES}"})
-        return None, defects, warnings
+        return None
+    return phases
 
-    phase_seen: dict = {}
-    unsaid: list = []  # tasks that do not say whether they map to a success criterion
-    task_home: dict = {}  # task id → (phase index, path)
-    order = []  # (phase index, task path, task)
+
+def _check_phases(defects: list, warnings: list, phases: list) -> _TaskIndex:
+    """Each phase's fields and each of its tasks (dependencies wait until every task id is known)."""
+    phase_seen: dict = {}  # phase id → path
+    index = _TaskIndex()
     for i, phase in enumerate(phases):
         path = f"phases[{i}]"
         if not isinstance(phase, dict):
             defects.append({"path": path, "problem": f"must be an object, found {json_type(phase)}"})
             continue
-        pid = _phase_id(defects, phase, path)
-        if pid is not None:
-            if pid in phase_seen:
-                defects.append({"path": f"{path}.id", "problem": f"phase id {pid} is also used by {phase_seen[pid]}"})
-            else:
-                phase_seen[pid] = path
-        _text(defects, phase, "name", path)
-        _text(defects, phase, "description", path)
-        if "status" in phase and phase["status"] not in (None, "pending"):
-            warnings.append(f"{path}.status {phase['status']!r} ignored: a loaded plan starts pending "
-                            f"(builds record progress)")
-        criteria = phase.get("success_criteria")
-        if criteria is None:
-            defects.append({"path": f"{path}.success_criteria", "problem": "is missing (a list of strings)"})
-        elif not isinstance(criteria, list):
-            defects.append({"path": f"{path}.success_criteria",
-                            "problem": f"must be a list of strings, found {json_type(criteria)}"})
-        else:
-            for k, item in enumerate(criteria):
-                _criterion(defects, item, f"{path}.success_criteria[{k}]")
-        tasks = phase.get("tasks")
-        if not isinstance(tasks, list):
-            defects.append({"path": f"{path}.tasks", "problem": "is missing or not an array of tasks"})
-            continue
-        if not tasks:
-            defects.append({"path": f"{path}.tasks", "problem": "is empty; a phase needs at least one task"})
-        elif len(tasks) > MAX_TASKS_PER_PHASE:
-            defects.append({"path": f"{path}.tasks",
-                            "problem": f"has {len(tasks)} tasks; the limit is {MAX_TASKS_PER_PHASE}"})
-            continue
-        elif not TASKS_PER_PHASE[0] <= len(tasks) <= TASKS_PER_PHASE[1]:
-            warnings.append(f"{path} has {len(tasks)} tasks; phases usually have "
-                            f"{TASKS_PER_PHASE[0]}–{TASKS_PER_PHASE[1]}")
-        for j, task in enumerate(tasks):
-            tpath = f"{path}.tasks[{j}]"
-            if not isinstance(task, dict):
-                defects.append({"path": tpath, "problem": f"must be an object, found {json_type(task)}"})
-                continue
-            tid = _task_id(defects, task, tpath)
-            if tid is not None:
-                if tid in task_home:
-                    defects.append({"path": f"{tpath}.id",
-                                    "problem": f"task id {tid!r} is also used by {task_home[tid][1]}"})
-                else:
-                    task_home[tid] = (i, tpath)
-            _text(defects, task, "description", tpath)
-            said = task.get(CRITERION_FIELD)
-            if said is None:
-                unsaid.append(tid or tpath)
-            elif not isinstance(said, bool):
-                defects.append({"path": f"{tpath}.{CRITERION_FIELD}",
-                                "problem": f"must be true (the task directly serves a success criterion) or "
-                                           f"false (a supporting task), found {json_type(said)}"})
-            if "status" in task and task["status"] not in (None, "pending"):
-                warnings.append(f"{tpath}.status {task['status']!r} ignored: a loaded plan starts pending")
-            order.append((i, tpath, task))
+        _check_phase(defects, warnings, phase, path, phase_seen)
+        for j, task in enumerate(_phase_tasks(defects, warnings, phase, path)):
+            _check_task(defects, warnings, task, i, f"{path}.tasks[{j}]", index)
+    return index
 
-    # Dependencies need every id first: a task may depend on one listed after it in its phase.
-    graph: dict = {}
-    for i, tpath, task in order:
-        deps = task.get("depends_on", [])
-        tid = task.get("id") if isinstance(task.get("id"), str) else None
-        if deps is None:
-            deps = []
-        if not isinstance(deps, list):
-            defects.append({"path": f"{tpath}.depends_on",
-                            "problem": f"must be a list of task ids, found {json_type(deps)}"})
-            continue
-        seen_deps = set()
-        for k, dep in enumerate(deps):
-            dpath = f"{tpath}.depends_on[{k}]"
-            if not isinstance(dep, str):
-                defects.append({"path": dpath, "problem": f'must be a task id string like "1.1", found {json_type(dep)}'})
-                continue
-            if dep in seen_deps:
-                defects.append({"path": dpath, "problem": f"{dep!r} is listed twice"})
-                continue
-            seen_deps.add(dep)
-            if dep == tid:
-                defects.append({"path": dpath, "problem": "a task cannot depend on itself"})
-            elif dep not in task_home:
-                defects.append({"path": dpath, "problem": f"depends on {dep!r}, which no task of the plan has as id"})
-            elif task_home[dep][0] > i:
-                defects.append({"path": dpath,
-                                "problem": f"depends on {dep!r}, which is in a later phase "
-                                           f"({task_home[dep][1].split('.')[0]}); a task may only depend "
-                                           f"on tasks of its own or an earlier phase"})
-            elif tid is not None:
-                graph.setdefault(tid, []).append(dep)
-        if tid is not None:
-            graph.setdefault(tid, [])
+
+def _check_phase(defects: list, warnings: list, phase: dict, path: str, phase_seen: dict) -> None:
+    """One phase's id (unique), name, description, status and success criteria."""
+    pid = _phase_id(defects, phase, path)
+    if pid is not None:
+        if pid in phase_seen:
+            defects.append({"path": f"{path}.id", "problem": f"phase id {pid} is also used by {phase_seen[pid]}"})
+        else:
+            phase_seen[pid] = path
+    _text(defects, phase, "name", path)
+    _text(defects, phase, "description", path)
+    if "status" in phase and phase["status"] not in (None, "pending"):
+        warnings.append(f"{path}.status {phase['status']!r} ignored: a loaded plan starts pending "
+                        f"(builds record progress)")
+    criteria = phase.get("success_criteria")
+    if criteria is None:
+        defects.append({"path": f"{path}.success_criteria", "problem": "is missing (a list of strings)"})
+    elif not isinstance(criteria, list):
+        defects.append({"path": f"{path}.success_criteria",
+                        "problem": f"must be a list of strings, found {json_type(criteria)}"})
+    else:
+        for k, item in enumerate(criteria):
+            _criterion(defects, item, f"{path}.success_criteria[{k}]")
+
+
+def _phase_tasks(defects: list, warnings: list, phase: dict, path: str) -> list:
+    """A phase's `tasks` array; empty when it is missing or too long to check."""
+    tasks = phase.get("tasks")
+    if not isinstance(tasks, list):
+        defects.append({"path": f"{path}.tasks", "problem": "is missing or not an array of tasks"})
+        return []
+    if not tasks:
+        defects.append({"path": f"{path}.tasks", "problem": "is empty; a phase needs at least one task"})
+    elif len(tasks) > MAX_TASKS_PER_PHASE:
+        defects.append({"path": f"{path}.tasks",
+                        "problem": f"has {len(tasks)} tasks; the limit is {MAX_TASKS_PER_PHASE}"})
+        return []
+    elif not TASKS_PER_PHASE[0] <= len(tasks) <= TASKS_PER_PHASE[1]:
+        warnings.append(f"{path} has {len(tasks)} tasks; phases usually have "
+                        f"{TASKS_PER_PHASE[0]}–{TASKS_PER_PHASE[1]}")
+    return tasks
+
+
+def _check_task(defects: list, warnings: list, task, i: int, tpath: str, index: _TaskIndex) -> None:
+    """One task's id (unique in the plan), description, CRITERION_FIELD and status; indexes it."""
+    if not isinstance(task, dict):
+        defects.append({"path": tpath, "problem": f"must be an object, found {json_type(task)}"})
+        return
+    tid = _task_id(defects, task, tpath)
+    if tid is not None:
+        if tid in index.home:
+            defects.append({"path": f"{tpath}.id", "problem": f"task id {tid!r} is also used by {index.home[tid][1]}"})
+        else:
+            index.home[tid] = (i, tpath)
+    _text(defects, task, "description", tpath)
+    said = task.get(CRITERION_FIELD)
+    if said is None:
+        index.unsaid.append(tid or tpath)
+    elif not isinstance(said, bool):
+        defects.append({"path": f"{tpath}.{CRITERION_FIELD}",
+                        "problem": f"must be true (the task directly serves a success criterion) or "
+                                   f"false (a supporting task), found {json_type(said)}"})
+    if "status" in task and task["status"] not in (None, "pending"):
+        warnings.append(f"{tpath}.status {task['status']!r} ignored: a loaded plan starts pending")
+    index.order.append((i, tpath, task))
+
+
+def _check_dependencies(defects: list, index: _TaskIndex) -> None:
+    """Every task's `depends_on`, then cycles. Needs every id first: a task may depend on one listed
+    after it in its phase."""
+    graph: dict = {}  # task id → the ids it depends on
+    for i, tpath, task in index.order:
+        _check_depends_on(defects, graph, index.home, i, tpath, task)
     cycle = _find_cycle(graph)
     if cycle:
-        where = task_home[cycle[0]][1].rsplit(".tasks[", 1)[0] + ".tasks"
+        where = index.home[cycle[0]][1].rsplit(".tasks[", 1)[0] + ".tasks"
         defects.append({"path": where, "problem": "dependency cycle: " + " → ".join(cycle)})
 
-    if defects:
-        return None, defects, warnings
-    if unsaid:
-        shown = ", ".join(map(str, unsaid[:10])) + (f" (+{len(unsaid) - 10} more)" if len(unsaid) > 10 else "")
-        warnings.append(f"task(s) {shown} do not say `{CRITERION_FIELD}`: they count as mapping to a success "
-                        f"criterion (a failure is flagged to the user, never skipped)")
+
+def _check_depends_on(defects: list, graph: dict, home: dict, i: int, tpath: str, task: dict) -> None:
+    """One task's `depends_on` (a list of distinct task ids); adds its edges to the graph."""
+    deps = task.get("depends_on", [])
+    tid = task.get("id") if isinstance(task.get("id"), str) else None
+    if deps is None:
+        deps = []
+    if not isinstance(deps, list):
+        defects.append({"path": f"{tpath}.depends_on",
+                        "problem": f"must be a list of task ids, found {json_type(deps)}"})
+        return
+    seen_deps = set()
+    for k, dep in enumerate(deps):
+        dpath = f"{tpath}.depends_on[{k}]"
+        if not isinstance(dep, str):
+            defects.append({"path": dpath, "problem": f'must be a task id string like "1.1", found {json_type(dep)}'})
+            continue
+        if dep in seen_deps:
+            defects.append({"path": dpath, "problem": f"{dep!r} is listed twice"})
+            continue
+        seen_deps.add(dep)
+        problem = _dependency_problem(dep, tid, i, home)
+        if problem is not None:
+            defects.append({"path": dpath, "problem": problem})
+        elif tid is not None:
+            graph.setdefault(tid, []).append(dep)
+    if tid is not None:
+        graph.setdefault(tid, [])
+
+
+def _dependency_problem(dep: str, tid: str | None, i: int, home: dict) -> str | None:
+    """What is wrong with task `tid` (of phase index i) depending on `dep`, or None."""
+    if dep == tid:
+        return "a task cannot depend on itself"
+    if dep not in home:
+        return f"depends on {dep!r}, which no task of the plan has as id"
+    if home[dep][0] > i:
+        return (f"depends on {dep!r}, which is in a later phase ({home[dep][1].split('.')[0]}); "
+                f"a task may only depend on tasks of its own or an earlier phase")
+    return None
+
+
+def _unsaid_warning(unsaid: list) -> str:
+    """The warning naming the tasks that do not say CRITERION_FIELD (the first ten)."""
+    shown = ", ".join(map(str, unsaid[:10])) + (f" (+{len(unsaid) - 10} more)" if len(unsaid) > 10 else "")
+    return (f"task(s) {shown} do not say `{CRITERION_FIELD}`: they count as mapping to a success "
+            f"criterion (a failure is flagged to the user, never skipped)")
+
+
+def _normalise_plan(data: dict, phases: list) -> dict:
+    """The plan as stored: every phase and task pending, plus the extra top-level fields the planner added."""
     plan = {
         "goal": data.get("goal"),
         "generated_at": clock.iso(),
         "phases": [_normalise_phase(phase) for phase in phases],
     }
-    for key, value in data.items():  # keep extra top-level fields the planner added
+    for key, value in data.items():
         if key not in plan and key not in ("version",):
             plan[key] = value
-    return plan, [], warnings
+    return plan
 
 
 def _criterion(defects: list, value, path: str) -> None:

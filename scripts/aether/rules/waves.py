@@ -73,6 +73,17 @@ def read_plan(doc, plan_tasks: dict | None) -> tuple:
 
     plan_tasks: the phase's PROJECT_PLAN tasks {id: task} when known (ids are checked and their
     `depends_on` become dependencies between workers)."""
+    raw_workers, phase = _plan_document(doc)
+    workers = [_worker(raw, i) for i, raw in enumerate(raw_workers)]
+    by_label, owner = _index_workers(workers)
+    warnings = [] if plan_tasks is None else _check_plan_tasks(owner, plan_tasks)
+    for w in workers:
+        w["deps"] = _worker_deps(w, by_label, owner, plan_tasks)
+    return workers, phase, warnings
+
+
+def _plan_document(doc) -> tuple:
+    """The plan's raw `workers` array (a bare array counts as one) and its `phase` (or None)."""
     if isinstance(doc, list):
         doc = {"workers": doc}
     if not isinstance(doc, dict):
@@ -85,7 +96,11 @@ def read_plan(doc, plan_tasks: dict | None) -> tuple:
     phase = doc.get("phase")
     if phase is not None and (isinstance(phase, bool) or not isinstance(phase, int)):
         raise input_error("invalid_plan", f"`phase` must be a phase number, found {phase!r}")
-    workers = [_worker(raw, i) for i, raw in enumerate(raw_workers)]
+    return raw_workers, phase
+
+
+def _index_workers(workers: list) -> tuple[dict, dict]:
+    """({label: worker}, {task id: label}); a label used twice or a task given to two workers is refused."""
     by_label, owner = {}, {}
     for w in workers:
         if w["label"] in by_label:
@@ -96,30 +111,34 @@ def read_plan(doc, plan_tasks: dict | None) -> tuple:
                 raise input_error("task_assigned_twice", f"task {t} is assigned to both {owner[t]} and {w['label']}; "
                                                          f"give each task to one worker")
             owner[t] = w["label"]
-    warnings = []
+    return by_label, owner
+
+
+def _check_plan_tasks(owner: dict, plan_tasks: dict) -> list:
+    """Refuse tasks the phase does not have; returns a warning naming open tasks no worker took."""
+    unknown = [t for t in owner if t not in plan_tasks]
+    if unknown:
+        raise input_error("unknown_task", f"task(s) {', '.join(unknown[:10])} are not in this phase of PROJECT_PLAN "
+                                          f"(its tasks: {', '.join(list(plan_tasks)[:30])})")
+    missing = [t for t, task in plan_tasks.items() if t not in owner and task.get("status") not in DONE_STATUSES]
+    return [f"tasks not assigned to any worker: {', '.join(missing)}"] if missing else []
+
+
+def _worker_deps(w: dict, by_label: dict, owner: dict, plan_tasks: dict | None) -> list:
+    """The workers `w` waits for: those it names, then the owners of its tasks' plan dependencies."""
+    deps = []
+    for d in w["deps"]:
+        if d not in by_label:
+            raise input_error("unknown_dependency", f"{w['label']} depends on {d!r}, which is no worker of this plan")
+        if d != w["label"] and d not in deps:
+            deps.append(d)
     if plan_tasks is not None:
-        unknown = [t for t in owner if t not in plan_tasks]
-        if unknown:
-            raise input_error("unknown_task", f"task(s) {', '.join(unknown[:10])} are not in this phase of PROJECT_PLAN "
-                                              f"(its tasks: {', '.join(list(plan_tasks)[:30])})")
-        missing = [t for t, task in plan_tasks.items() if t not in owner and task.get("status") not in DONE_STATUSES]
-        if missing:
-            warnings.append(f"tasks not assigned to any worker: {', '.join(missing)}")
-    for w in workers:
-        deps = []
-        for d in w["deps"]:
-            if d not in by_label:
-                raise input_error("unknown_dependency", f"{w['label']} depends on {d!r}, which is no worker of this plan")
-            if d != w["label"] and d not in deps:
-                deps.append(d)
-        if plan_tasks is not None:
-            for t in w["tasks"]:
-                for dep_task in plan_tasks[t].get("depends_on") or []:
-                    other = owner.get(str(dep_task))
-                    if other and other != w["label"] and other not in deps:
-                        deps.append(other)
-        w["deps"] = deps
-    return workers, phase, warnings
+        for t in w["tasks"]:
+            for dep_task in plan_tasks[t].get("depends_on") or []:
+                other = owner.get(str(dep_task))
+                if other and other != w["label"] and other not in deps:
+                    deps.append(other)
+    return deps
 
 
 def levels(workers: list) -> list:
