@@ -152,6 +152,18 @@ def test_rules_do_no_io():
             assert word not in source, f"{path.name} uses {word}: I/O belongs in state/, build/ or colony/"
 
 
+MAX_RULE_LINES = 50  # a rule reads at once; a longer one is split into named steps
+
+
+def test_rule_functions_are_short():
+    long = []
+    for path in sorted((PACKAGE / "rules").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and node.end_lineno - node.lineno + 1 > MAX_RULE_LINES:
+                long.append(f"rules/{path.name}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)")
+    assert long == [], "split into named steps: " + ", ".join(long)
+
+
 @pytest.mark.parametrize("planted, expected", [
     ("from aether.build import builds\n", "upward"),
     ("def f():\n    from aether.core import clock\n", "inside a function"),
