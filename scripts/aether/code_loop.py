@@ -35,7 +35,9 @@ def config() -> dict:
     `invalid_config` naming the key."""
     from aether import paths
 
-    path = os.path.join(paths.aether_dir(), CONFIG_FILE)
+    from aether import containment
+
+    path = containment.check_read(os.path.join(paths.aether_dir(), CONFIG_FILE), exit_code=1)
     settings = dict(CONFIG_DEFAULTS)
     try:
         with open(path, "rb") as fh:

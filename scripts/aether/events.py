@@ -183,6 +183,9 @@ def activity_log_init(phase: int, phase_name: str | None = None, mode: str | Non
 
 def _read_log(path: str) -> bytes:
     """The activity log's bytes (b"" when it does not exist yet)."""
+    from aether import containment
+
+    containment.check_read(path)
     try:
         with open(path, "rb") as fh:
             return fh.read()

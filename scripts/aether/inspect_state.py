@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 
 from aether import inputs, schemas, store
-from aether.errors import input_error
+from aether.errors import AetherError, input_error
 
 MAX_QUERY_LENGTH = 4000  # characters of a JMESPath expression (query feeds it to a parser)
 
@@ -92,9 +92,15 @@ def validate_file(name: str) -> dict:
                 report["hint"] = f"`aether state-restore {spec.name}` brings back {backup}"
         return report
 
+    from aether import containment
+
     try:
+        containment.check_read(path)
         with open(path, "rb") as fh:
             raw = fh.read()
+    except AetherError as exc:  # a file that leads out of the project is not read
+        checks.append(_check("exists", False, exc.message))
+        return done()
     except FileNotFoundError:
         report["missing"] = True
         if spec.name in REQUIRED_FILES:

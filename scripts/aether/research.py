@@ -317,7 +317,9 @@ def plan(text: str | None, source: str | None) -> dict:
                                                 f"run in one message — merge or drop some")
         warnings.append(f"{len(found)} requirements derived; the first {MAX_TASKS} become scout tasks")
         found = found[:MAX_TASKS]
-    folder = research_dir()
+    from aether import containment
+
+    folder = containment.check_read(research_dir())  # briefs go inside the project only
     taken = set()
     tasks = []
     for n, item in enumerate(found, start=1):
@@ -416,12 +418,14 @@ def _check_brief(path: str) -> tuple:
 
     if inputs.path_problem(path):  # a NUL character: names no file
         return path, "invalid_path"
+    from aether import containment
+
     root = os.path.realpath(paths.project_root())
     folder = os.path.realpath(research_dir())
     full = os.path.realpath(path if os.path.isabs(path) else os.path.join(root, path))
     rel = os.path.relpath(full, root).replace(os.sep, "/")
-    if not full.startswith(folder + os.sep):
-        return rel, "outside_research_dir"
+    if not full.startswith(folder + os.sep) or not containment.inside(folder, root):
+        return rel, "outside_research_dir"  # the research folder itself may be a link leading out
     if not os.path.exists(full):
         return rel, "missing"
     if not os.path.isfile(full):

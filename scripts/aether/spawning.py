@@ -461,13 +461,16 @@ def verify_claims(paths_claimed: list, started_epoch: float | None) -> list:
     changed = _git_changed(root) if paths_claimed else None
     from aether import inputs
 
+    from aether import containment
+
     problems = []
     for claim in paths_claimed:
         if inputs.path_problem(claim):  # a NUL character: names no file
             problems.append({"path": claim, "problem": "invalid_path"})
             continue
         full = os.path.realpath(os.path.join(root, claim))
-        if full != root and not full.startswith(root + os.sep):
+        if containment.project_path(claim, root=root, protected=(), allow_absolute=True)[1] \
+                or (full != root and not full.startswith(root + os.sep)):
             problems.append({"path": claim, "problem": "outside_project"})
             continue
         if not os.path.isfile(full):

@@ -53,8 +53,11 @@ def _worker(raw, index: int) -> dict:
         if str(t).strip() not in task_ids:
             task_ids.append(spawning.clip(str(t).strip(), 64))
     writes_raw = raw.get("writes", raw.get("files"))
-    writes = [spawning.norm_path(p) for p in spawning.str_list(writes_raw, f"{where}.writes", MAX_WORKER_FILES)]
-    reads = [spawning.norm_path(p) for p in spawning.str_list(raw.get("reads"), f"{where}.reads", MAX_WORKER_FILES)]
+    defects: list = []
+    writes = _contained(spawning.str_list(writes_raw, f"{where}.writes", MAX_WORKER_FILES), f"{where}.writes",
+                        defects)
+    reads = _contained(spawning.str_list(raw.get("reads"), f"{where}.reads", MAX_WORKER_FILES), f"{where}.reads",
+                       defects)
     writes = [p for p in dict.fromkeys(writes) if p]
     reads = [p for p in dict.fromkeys(reads) if p and p not in writes]
     deps = raw.get("depends_on", raw.get("after", []))
@@ -64,7 +67,25 @@ def _worker(raw, index: int) -> dict:
         raise input_error("invalid_plan", f"{where}.depends_on must be an array of worker ids")
     return {"label": spawning.clip(label, 64), "caste": caste, "tasks": task_ids, "writes": writes, "reads": reads,
             "deps": [str(d).strip() for d in deps if isinstance(d, (str, int)) and not isinstance(d, bool)],
-            "index": index}
+            "index": index, "defects": defects}
+
+
+def _contained(items: list, where: str, defects: list) -> list:
+    """Paths inside the project, relative, not under .git/ or .aether/ (reads may name research
+    briefs); each other path becomes a defect the Phase Lead can correct."""
+    from aether import containment, spawning
+
+    out = []
+    reads = where.endswith(".reads")
+    for k, item in enumerate(items):
+        rel, why = containment.project_path(item, allowed=(".aether/research/",) if reads else ())
+        if len(item) >= spawning.MAX_PATH:  # clipped on reading: the path asked for is longer
+            rel, why = None, f"is longer than {spawning.MAX_PATH - 1} characters"
+        if why:
+            defects.append({"path": f"{where}[{k}]", "problem": f"{item[:200]!r} {why}"})
+        else:
+            out.append(rel)
+    return out
 
 
 def read_plan(doc, plan_tasks: dict | None) -> tuple:
@@ -85,6 +106,12 @@ def read_plan(doc, plan_tasks: dict | None) -> tuple:
     if phase is not None and (isinstance(phase, bool) or not isinstance(phase, int)):
         raise input_error("invalid_plan", f"`phase` must be a phase number, found {phase!r}")
     workers = [_worker(raw, i) for i, raw in enumerate(raw_workers)]
+    defects = [d for w in workers for d in w.pop("defects")]
+    if defects:
+        from aether import plans
+
+        raise input_error("invalid_plan", plans.defect_message(defects, "the assignment plan has",
+                                                               "send it again"), defects=defects)
     by_label, owner = {}, {}
     for w in workers:
         if w["label"] in by_label:

@@ -154,6 +154,9 @@ def config_path() -> str:
 
 
 def _read_section(path: str) -> dict:
+    from aether import containment
+
+    containment.check_read(path, exit_code=1)
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
