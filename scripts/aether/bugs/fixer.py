@@ -399,10 +399,11 @@ def verify(root: str, bug_dir: str, cfg: dict, test_paths: list[str]) -> dict:
     timeout = cfg["verification_timeout_seconds"]
     log_path = os.path.join(bug_dir, "verification.log")
     junit = os.path.join(bug_dir, "verification.xml")
-    try:
-        os.unlink(junit)
-    except OSError:
-        pass
+    for stale in (junit, log_path):  # a link left in their place is removed, never followed
+        try:
+            os.unlink(stale)
+        except OSError:
+            pass
     if cfg["test_command"]:
         command = list(cfg["test_command"]) + test_paths
         use_junit = False
