@@ -64,8 +64,9 @@ PREFIXES = {"env", "sudo", "command", "exec", "time", "nohup", "nice", "timeout"
 SHELLS = {"sh", "bash", "zsh", "dash"}
 SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", "\n", "|&", ";;"}
 # Variables Claude Code sets for its commands: the helper's approval gate reads them.
-CLAUDE_CODE_VARS = {"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT",
-                    "CLAUDE_AGENT_SDK_VERSION", "CLAUDE_CODE_SESSION_ID"}
+CLAUDE_CODE_VARS = {"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID",
+                    "CLAUDE_CODE_EXECPATH", "CLAUDE_CODE_CHILD_SESSION", "CLAUDE_PID",
+                    "CLAUDE_CODE_SSE_PORT", "CLAUDE_AGENT_SDK_VERSION"}
 # Programs that give a command a pseudo-terminal (the gate wants a person's terminal).
 PTY_WRAPPERS = {"script", "expect", "unbuffer", "socat", "faketty", "empty", "ptyrun", "tmux",
                 "screen", "zpty", "dtach", "abduco", "ssh"}

@@ -23,8 +23,9 @@ AUTO_APPROVER = "auto:low_risk"
 RESERVED_PREFIX = "auto:"  # approvers a person cannot claim
 IN_CLAUDE_CODE = "CLAUDECODE"
 # Variables Claude Code sets for the commands it runs (checked here and in every parent).
-CLAUDE_CODE_VARS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT",
-                    "CLAUDE_AGENT_SDK_VERSION", "CLAUDE_CODE_SESSION_ID")
+CLAUDE_CODE_VARS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID",
+                    "CLAUDE_CODE_EXECPATH", "CLAUDE_CODE_CHILD_SESSION", "CLAUDE_PID",
+                    "CLAUDE_CODE_SSE_PORT", "CLAUDE_AGENT_SDK_VERSION")
 CLAUDE_NAMES = ("claude", "claude.exe")  # Claude Code's executable, as a process name
 CLAUDE_PACKAGE = "claude-code"  # …or node running @anthropic-ai/claude-code
 MAX_PARENTS = 64
