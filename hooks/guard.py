@@ -11,7 +11,11 @@ Claude Code passes the tool call as JSON on stdin; inside a subagent the input c
 3. The Bug Bash analyzer and planner only read and search (seed 003 gives them Read, Glob and
    Grep, no Bash): their Bash runs only the commands in SEARCH_COMMANDS.
 4. Nobody in Claude Code approves a bug's fix plan, the Queen included: `aether bug approve`
-   is a person's act, in their own terminal.
+   is a person's act, in their own terminal. Also refused: the word spelled so the shell
+   builds it (`app""rove`, `a\\pprove`, `$'\\x61pprove'`, a variable), Claude Code's
+   variables unset or overridden (`env -u`, `env -i`, `unset`, `CLAUDECODE= aether`,
+   `export CLAUDECODE=`), and `aether` run through a pseudo-terminal (`script`, `expect`,
+   `unbuffer`, `socat`, python's pty, `ssh -t`) — the helper checks the same signals itself.
 
 This is a guard rail against mistakes, not a sandbox: a determined program can still write.
 """
@@ -55,9 +59,20 @@ GIT_MUTATING = {
     "merge", "rebase", "stash", "tag", "clean", "apply", "am", "cherry-pick", "revert",
     "update-ref", "branch", "fetch", "init", "clone", "worktree", "gc", "prune",
 }
-PREFIXES = {"env", "sudo", "command", "exec", "time", "nohup", "nice", "timeout", "xargs", "builtin"}
+PREFIXES = {"env", "sudo", "command", "exec", "time", "nohup", "nice", "timeout", "xargs", "builtin",
+            "setsid", "stdbuf", "ionice", "chrt", "taskset", "doas", "runuser", "su"}
 SHELLS = {"sh", "bash", "zsh", "dash"}
 SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", "\n", "|&", ";;"}
+# Variables Claude Code sets for its commands: the helper's approval gate reads them.
+CLAUDE_CODE_VARS = {"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID",
+                    "CLAUDE_CODE_EXECPATH", "CLAUDE_CODE_CHILD_SESSION", "CLAUDE_PID",
+                    "CLAUDE_CODE_SSE_PORT", "CLAUDE_AGENT_SDK_VERSION"}
+# Programs that give a command a pseudo-terminal (the gate wants a person's terminal).
+PTY_WRAPPERS = {"script", "expect", "unbuffer", "socat", "faketty", "empty", "ptyrun", "tmux",
+                "screen", "zpty", "dtach", "abduco", "ssh"}
+DECLARERS = {"export", "declare", "typeset", "readonly", "local"}
+APPROVE_REFUSED = ("Approving a fix plan is the user's decision, made outside Claude Code: tell "
+                   "them to review the plan and run `aether bug approve <id>` in their own terminal.")
 
 
 def _parts(command: str) -> list[list[str]]:
@@ -178,6 +193,82 @@ def approves_bug(command: str) -> bool:
     return False
 
 
+def _ansi_c(command: str) -> str:
+    """`$'\\x61b'` → `'ab'`: bash's ANSI-C quoting decoded (shlex does not know it)."""
+    import codecs
+    import re
+
+    def decode(match):
+        try:
+            text = codecs.decode(match.group(1), "unicode_escape")
+        except (UnicodeDecodeError, ValueError):
+            text = match.group(1)
+        return "'" + text.replace("'", "'\\''") + "'"
+
+    return re.sub(r"\$'((?:[^'\\]|\\.)*)'", decode, command)
+
+
+def _flat(command: str) -> str:
+    """The command with quotes, backslashes and empty-looking expansions removed, lower-case:
+    what the shell may glue into one word (`a"p"p\\rove` → `approve`)."""
+    import re
+
+    text = _ansi_c(command)
+    text = re.sub(r"\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*", "", text)
+    return re.sub(r"[\"'\\]", "", text).lower()
+
+
+def _expands(word: str) -> bool:
+    return "$" in word or "`" in word
+
+
+def bypass(command: str) -> str | None:
+    """Why a command steps around the approval gate (None when it does not)."""
+    decoded = _ansi_c(command)
+    flat = _flat(command)
+    mentions = "aether" in flat or ("bug" in flat and "pprov" in flat)
+    for part in _parts(decoded):
+        words = part
+        for i, word in enumerate(words):  # `unset CLAUDECODE`, `export CLAUDECODE=`, `X= cmd`
+            name = word.split("=", 1)[0]
+            if "=" in word and name in CLAUDE_CODE_VARS and (
+                    i == 0 or words[i - 1] in DECLARERS or "=" in words[i - 1]
+                    or os.path.basename(words[0]) in PREFIXES):
+                return "overrides " + name
+            if name in CLAUDE_CODE_VARS and i > 0 and words[0] in ("unset", *DECLARERS):
+                return "unsets " + name
+        envs = [i for i, w in enumerate(words) if os.path.basename(w) == "env"]
+        for i in envs:
+            for k, arg in enumerate(words[i + 1:], start=i + 1):
+                if not arg.startswith("-"):
+                    break
+                value = words[k + 1] if k + 1 < len(words) else ""
+                if arg in ("-u", "--unset") and value in CLAUDE_CODE_VARS or \
+                        arg.startswith(("-u", "--unset=")) and arg.split("=")[-1].lstrip("-u") in CLAUDE_CODE_VARS:
+                    return "unsets Claude Code's variables (env -u)"
+                if arg in ("-i", "-", "--ignore-environment") and ("bug" in flat or "pprov" in flat):
+                    return "clears the environment (env -i)"
+        stripped = _strip_prefixes(words)
+        if not stripped:
+            continue
+        name = os.path.basename(stripped[0])
+        if mentions and name in PTY_WRAPPERS:
+            return f"runs aether through a pseudo-terminal ({name})"
+        if mentions and name.startswith("python") and "pty" in " ".join(stripped[1:]):
+            return "runs aether through a pseudo-terminal (python pty)"
+        if name == "eval" or _expands(stripped[0]):  # noqa: SIM102
+            if "pprov" in flat or "bug" in flat:
+                return "builds the command at run time"
+        if name == "aether" and not {"-h", "--help"} & set(stripped):
+            args = [w for w in stripped[1:] if not w.startswith("-")]
+            if args[:1] == ["bug"] and (len(args) == 1 or _expands(args[1])):
+                return "names the bug subcommand through the shell"
+            if args[:1] == ["bug"] and "pprov" in flat and (
+                    "pprov" in args[1].lower() or any(c in command for c in "$`\\")):
+                return "spells `approve` so the shell builds it"
+    return None
+
+
 def not_searching(command: str) -> str | None:
     """The first command word that is not a search or read (None when all are)."""
     for part in _parts(command):
@@ -268,8 +359,10 @@ def decide(event: dict) -> str | None:
     tool_input = tool_input if isinstance(tool_input, dict) else {}
     command = shell_code(str(tool_input.get("command") or ""))
     if tool == "Bash" and approves_bug(command):
-        return ("Approving a fix plan is the user's decision, made outside Claude Code: tell "
-                "them to review the plan and run `aether bug approve <id>` in their own terminal.")
+        return APPROVE_REFUSED
+    why = bypass(command) if tool == "Bash" else None
+    if why:
+        return f"{APPROVE_REFUSED} (This command {why}.)"
     if not agent:
         return None  # the Queen's own thread
     if not agent.startswith("ant:"):

@@ -216,9 +216,19 @@ class Bugs:
         assert self.phase(bug_id) == target
 
 
+AT_A_TERMINAL = {"stdin_tty": True, "stderr_tty": True, "claude_code_env": [],
+                 "claude_code_env_in_parents": [], "claude_code_parents": [], "parents_checked": 0}
+
+
 @pytest.fixture
-def bugs(project) -> Bugs:
+def bugs(project, monkeypatch) -> Bugs:
+    from aether.bugs import approval
+
     make_calc(project.root)
+    # In-process runs stand for a person at a terminal, whoever runs pytest (the gate's own
+    # signals are tested in test_approval_gate.py).
+    monkeypatch.setattr(approval, "_terminals", lambda: (True, True))
+    monkeypatch.setattr(approval, "_parents", lambda proc="/proc": [])
     return Bugs(project)
 
 

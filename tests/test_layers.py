@@ -17,7 +17,7 @@ import pytest
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "scripts" / "aether"
 
 LAYERS = {
-    "core": ["exceptions", "text", "clock", "paths", "inputs", "output", "castes", "vocabulary"],
+    "core": ["exceptions", "text", "clock", "paths", "containment", "inputs", "output", "castes", "vocabulary"],
     "rules": ["modes", "pheromones", "plans", "lifecycle", "contracts", "spawn_tree", "failures",
               "waves", "review", "loops", "critique", "complexity", "colonize"],
     "state": ["schemas", "store", "checkpoints", "events", "error_log", "memory", "pheromones",

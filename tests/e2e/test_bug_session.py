@@ -369,9 +369,11 @@ def test_a_bug_from_report_to_fixed(claude):
     # A person approves in a terminal (no CLAUDECODE) — the helper refuses it with CLAUDECODE set.
     inside = claude.aether("bug", "approve", BUG, env={**NOW, "CLAUDECODE": "1"})
     assert inside.returncode == 2 and '"approval_requires_human"' in inside.stderr
-    person = claude.aether("bug", "approve", BUG, "--by", "ana", env=NOW)
-    assert person.returncode == 0, person.stderr
-    approval = json.loads(person.stdout)["result"]["approval"]
+    from .test_approval_gate import aether_at_a_terminal
+
+    code, out, err = aether_at_a_terminal(claude, "bug", "approve", BUG, "--by", "ana", env=NOW)
+    assert code == 0, err
+    approval = json.loads(out)["result"]["approval"]
     assert approval["approved_by"] == "ana"
     assert approval["fix_plan_hash"] == state["transitions"][-1]["metadata"]["fix_plan_hash"]
 

@@ -1,7 +1,10 @@
 """The approval gate: who may approve, what an approval records, and what `bug fix` demands.
 
-- Approval is a human act: `bug approve` is refused when `CLAUDECODE` is set (it is, for the
-  model's Bash tool and for `!` lines) unless stdin is a terminal.
+- Approval is a human act: `bug approve` is refused unless stdin and stderr are terminals and
+  no sign of Claude Code is seen — its variables (CLAUDE_CODE_VARS) in this process or in the
+  initial environment of any parent, or a `claude` process among the parents (Linux /proc).
+  The approval records how it was given (`given_via`, `signals`). A process with the user's
+  own rights can still fake all of this; the gate stops a model's casual or clever call.
 - An approval records who, when and the SHA-256 of the fix plan (canonical JSON: sorted keys,
   compact separators, UTF-8) in the bug's state and, first, in the append-only audit log.
 - `bug fix` needs the bug APPROVED, a complete approval record, a plan whose hash still
@@ -22,6 +25,15 @@ from aether.state import store
 AUTO_APPROVER = "auto:low_risk"
 RESERVED_PREFIX = "auto:"  # approvers a person cannot claim
 IN_CLAUDE_CODE = "CLAUDECODE"
+# Variables Claude Code sets for the commands it runs (checked here and in every parent).
+CLAUDE_CODE_VARS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID",
+                    "CLAUDE_CODE_EXECPATH", "CLAUDE_CODE_CHILD_SESSION", "CLAUDE_PID",
+                    "CLAUDE_CODE_SSE_PORT", "CLAUDE_AGENT_SDK_VERSION")
+CLAUDE_NAMES = ("claude", "claude.exe")  # Claude Code's executable, as a process name
+CLAUDE_PACKAGE = "claude-code"  # …or node running @anthropic-ai/claude-code
+MAX_PARENTS = 64
+GIVEN_VIA_TERMINAL = "terminal"
+GIVEN_VIA_AUTO = "auto_approve_low_risk"
 MAX_APPROVER_LENGTH = 100
 MAX_REASON_LENGTH = 2000
 
@@ -33,23 +45,94 @@ def plan_hash(plan: dict) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def _stdin_is_terminal() -> bool:
-
+def _isatty(stream) -> bool:
     try:
-        return sys.stdin is not None and sys.stdin.isatty()
+        return stream is not None and stream.isatty()
     except (AttributeError, ValueError):
         return False
 
 
-def require_human(bug_id: str) -> None:
-    """Refuse an approval that does not come from a person at a terminal."""
-    if os.environ.get(IN_CLAUDE_CODE, "") not in ("", "0") and not _stdin_is_terminal():
+def _terminals() -> tuple:
+    """(stdin is a terminal, stderr is a terminal)."""
+
+    return _isatty(sys.stdin), _isatty(sys.stderr)
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
+
+
+def _parents(proc: str = "/proc") -> list:
+    """This process's parents, nearest first: [{pid, name, argv, env (Claude Code vars set)}]
+    from /proc (empty where there is none)."""
+    out, pid, seen = [], os.getppid(), set()
+    while pid > 1 and pid not in seen and len(out) < MAX_PARENTS:
+        seen.add(pid)
+        stat = _read(f"{proc}/{pid}/stat").decode("utf-8", "replace")
+        if ")" not in stat:
+            break
+        name = stat[stat.find("(") + 1:stat.rfind(")")]
+        fields = stat[stat.rfind(")") + 2:].split()
+        argv = [a.decode("utf-8", "replace") for a in _read(f"{proc}/{pid}/cmdline").split(b"\0") if a]
+        env = set()
+        for item in _read(f"{proc}/{pid}/environ").split(b"\0"):
+            key, _, value = item.partition(b"=")
+            if key.decode("utf-8", "replace") in CLAUDE_CODE_VARS and value not in (b"", b"0"):
+                env.add(key.decode())
+        out.append({"pid": pid, "name": name, "argv": argv, "env": sorted(env)})
+        try:
+            pid = int(fields[1])
+        except (IndexError, ValueError):
+            break
+    return out
+
+
+def _is_claude(process: dict) -> bool:
+    names = [process["name"]] + [os.path.basename(a) for a in process["argv"][:1]]
+    return any(n in CLAUDE_NAMES for n in names) or any(
+        CLAUDE_PACKAGE in a for a in process["argv"][:3])
+
+
+def observe() -> dict:
+    """Every signal of who runs this process that it can check (shown in the approval)."""
+    stdin_tty, stderr_tty = _terminals()
+    parents = _parents()
+    return {
+        "stdin_tty": stdin_tty,
+        "stderr_tty": stderr_tty,
+        "claude_code_env": [k for k in CLAUDE_CODE_VARS if os.environ.get(k, "") not in ("", "0")],
+        "claude_code_env_in_parents": sorted({k for p in parents for k in p["env"]}),
+        "claude_code_parents": [f"{p['pid']} {p['name']}" for p in parents if _is_claude(p)],
+        "parents_checked": len(parents),
+    }
+
+
+def require_human(bug_id: str) -> dict:
+    """Refuse an approval that does not come from a person at a terminal; answers how it
+    was given ({given_via, signals}) for the record."""
+    seen = observe()
+    why = []
+    if seen["claude_code_env"]:
+        why.append(f"Claude Code's variables are set ({', '.join(seen['claude_code_env'])})")
+    if seen["claude_code_env_in_parents"]:
+        why.append("a parent process runs with Claude Code's variables "
+                   f"({', '.join(seen['claude_code_env_in_parents'])})")
+    if seen["claude_code_parents"]:
+        why.append(f"it runs under Claude Code ({', '.join(seen['claude_code_parents'])})")
+    if not (seen["stdin_tty"] and seen["stderr_tty"]):
+        why.append("stdin and stderr are not both a terminal")
+    if why:
         raise bug_error(
             "approval_requires_human",
             f"approving a fix plan is a human decision: run `aether bug approve {bug_id}` "
             f"yourself in a terminal (review it first with `aether bug status {bug_id}` and "
-            f"`aether bug fix {bug_id} --dry-run`)",
-            BUG_EXIT_PHASE, bug_id=bug_id)
+            f"`aether bug fix {bug_id} --dry-run`); refused because " + "; ".join(why),
+            BUG_EXIT_PHASE, bug_id=bug_id, signals=seen)
+    return {"given_via": GIVEN_VIA_TERMINAL, "signals": seen}
 
 
 def check_approver(name: str | None) -> str:
@@ -92,12 +175,15 @@ def check_reason(reason: str | None, *, required: bool, what: str, bug_id: str,
     return text
 
 
-def record(bug_id: str, plan: dict, approved_by: str, now: str, reason: str | None = None) -> dict:
-    """The ApprovalRecord (docs/decisions/bug-bash-gate.md) for this plan."""
+def record(bug_id: str, plan: dict, approved_by: str, now: str, reason: str | None = None,
+           how: dict | None = None) -> dict:
+    """The ApprovalRecord (docs/decisions/bug-bash-gate.md) for this plan, with how it was given (`how`:
+    {given_via, signals})."""
     rec = {"bug_id": bug_id, "approved_by": approved_by, "approved_at": now,
            "fix_plan_hash": plan_hash(plan)}
     if reason:
         rec["reason"] = reason
+    rec.update(how or {})
     return rec
 
 

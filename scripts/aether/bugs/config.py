@@ -11,7 +11,7 @@ import math
 import os
 import shlex
 
-from aether.core import paths
+from aether.core import containment, paths
 from aether.core.exceptions import input_error
 
 CONFIG_FILE = "config.yaml"  # in the project's .aether/
@@ -154,6 +154,8 @@ def config_path() -> str:
 
 
 def _read_section(path: str) -> dict:
+
+    containment.check_read(path, exit_code=1)
     try:
         with open(path, "rb") as fh:
             raw = fh.read()

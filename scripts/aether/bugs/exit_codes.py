@@ -14,7 +14,8 @@ BUG_EXIT_COST = 6  # a cost limit is exceeded
 
 # Store error codes that the `bug` group reports with BUG_EXIT_STORAGE.
 STORAGE_CODES = frozenset({"lock_timeout", "state_corrupt", "state_unreadable",
-                           "state_unwritable", "state_too_new", "no_backup"})
+                           "state_unwritable", "state_too_new", "no_backup",
+                           "path_outside_project", "path_is_symlink"})
 
 
 def bug_error(code: str, message: str, exit_code: int, **details) -> AetherError:

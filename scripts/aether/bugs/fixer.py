@@ -19,7 +19,7 @@ import signal
 import sys
 
 from aether.bugs.exit_codes import BUG_EXIT_FAILED, bug_error
-from aether.core import paths
+from aether.core import containment, paths
 from aether.core.exceptions import AetherError
 from aether.state import store
 
@@ -43,31 +43,9 @@ def _inside(path: str, root: str) -> bool:
 
 def resolve(root: str, path: str, *, allow_absolute: bool = False) -> tuple[str | None, str | None]:
     """(project-relative path with `/`, None) or (None, why the path is refused)."""
-    if not isinstance(path, str) or not path.strip():
-        return None, "is empty"
-    if "\x00" in path:
-        return None, "contains a NUL character"
-    text = path.strip().replace("\\", "/")
-    real_root = os.path.realpath(root)
-    if os.path.isabs(text) or text.startswith("~"):
-        if not allow_absolute:
-            return None, "is an absolute path; give it relative to the project root"
-        absolute = os.path.normpath(os.path.expanduser(text))
-        if not (_inside(absolute, root) or _inside(absolute, real_root)):
-            return None, "is outside the project"
-        base = root if _inside(absolute, root) else real_root
-        text = os.path.relpath(absolute, base).replace(os.sep, "/")
-    parts = [p for p in text.split("/") if p not in ("", ".")]
-    if not parts:
-        return None, "names the project root, not a file"
-    if ".." in parts:
-        return None, "contains `..`; paths must stay inside the project"
-    if parts[0] in PROTECTED_DIRS:
-        return None, f"is inside {parts[0]}/, which a bug fix never touches"
-    rel = "/".join(parts)
-    if not _inside(os.path.realpath(join(root, rel)), real_root):
-        return None, "leads outside the project through a symbolic link"
-    return rel, None
+    return containment.project_path(path, root=root, protected=PROTECTED_DIRS,
+                                    allow_absolute=allow_absolute,
+                                    protected_why="which a bug fix never touches")
 
 
 def read_text(full: str) -> str | None:
@@ -113,7 +91,7 @@ def test_module(plan: dict, bug_id: str) -> str:
 # ---------------------------------------------------------------- playing the plan in memory
 
 
-def simulate(plan: dict, root: str, bug_id: str) -> tuple[list[dict], list[str]]:
+def simulate(plan: dict, root: str, bug_id: str) -> tuple[list[dict], list[str]]:  # noqa: C901 — the fix simulation, to split into steps
     """The file operations the plan makes, computed without writing: (ops, defects).
 
     An op is {path, action: create|modify|delete, before, after, mode, test}; `before`/`after`
@@ -186,7 +164,10 @@ def simulate(plan: dict, root: str, bug_id: str) -> tuple[list[dict], list[str]]
     if plan.get("test_cases"):
         rel = test_file(bug_id)
         where = f"test file {rel}"
-        if rel in files:
+        problem = resolve(root, rel)[1]  # the tests folder may be a link leading out
+        if problem:
+            defects.append(f"{where}: {problem}")
+        elif rel in files:
             defects.append(f"changes: must not touch {rel}: `bug fix` writes the plan's tests there")
         else:
             entry = load(rel, where)
@@ -231,6 +212,7 @@ def diff(op: dict) -> str:
 
 def _write(full: str, text: str, mode: int | None) -> None:
     """Replace one project file atomically (the one place the fix writes a file)."""
+    containment.check_write(full)
     store.write_text_atomic(full, text, mode)
 
 
@@ -283,7 +265,7 @@ def apply(ops: list[dict], root: str) -> list[str]:
                     missing.append(folder)
                     folder = os.path.dirname(folder)
                 for rel in reversed(missing):
-                    os.mkdir(join(root, rel))
+                    containment.make_dirs(join(root, rel))
                     created_dirs.append(rel)
                 _write(full, op["after"], op.get("mode"))
             done.append(op)
@@ -417,10 +399,11 @@ def verify(root: str, bug_dir: str, cfg: dict, test_paths: list[str]) -> dict:
     timeout = cfg["verification_timeout_seconds"]
     log_path = os.path.join(bug_dir, "verification.log")
     junit = os.path.join(bug_dir, "verification.xml")
-    try:
-        os.unlink(junit)
-    except OSError:
-        pass
+    for stale in (junit, log_path):  # a link left in their place is removed, never followed
+        try:
+            os.unlink(stale)
+        except OSError:
+            pass
     if cfg["test_command"]:
         command = list(cfg["test_command"]) + test_paths
         use_junit = False
@@ -451,8 +434,7 @@ def verify(root: str, bug_dir: str, cfg: dict, test_paths: list[str]) -> dict:
             pass
         out, _ = proc.communicate()
     text = out.decode("utf-8", "replace")
-    with open(log_path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    store.write_text_atomic(log_path, text)
     tests = (_parse_junit(junit) or []) if use_junit else []
     failed = sum(t["outcome"] == "failed" for t in tests)
     passed = sum(t["outcome"] == "passed" for t in tests)

@@ -327,7 +327,8 @@ def record(bug_id: str, kind: str, text: str) -> dict:
             phases.move(state, "planned", "agent_output", command, fix_plan_hash=digest,
                         risk_level=rec["risk_level"])
             if cfg["auto_approve_low_risk"] and low["eligible"]:
-                approved = approval.record(state["bug_id"], rec, approval.AUTO_APPROVER, clock.iso())
+                approved = approval.record(state["bug_id"], rec, approval.AUTO_APPROVER, clock.iso(),
+                                           how={"given_via": approval.GIVEN_VIA_AUTO})
 
                 store.append_jsonl(audit, [approved])  # the audit entry first, then the state
                 state["approval_record"] = approved
@@ -416,7 +417,7 @@ def record(bug_id: str, kind: str, text: str) -> dict:
 def approve(bug_id: str, by: str | None = None, reason: str | None = None) -> dict:
     """A person approves the fix plan of a PLANNED bug (recorded with the plan's SHA-256)."""
     storage.check_id(bug_id)
-    approval.require_human(bug_id)
+    how = approval.require_human(bug_id)
     cfg = config.load()
     approver = approval.check_approver(by)
     reason = approval.check_reason(reason, required=cfg["require_approval_reason"],
@@ -427,7 +428,7 @@ def approve(bug_id: str, by: str | None = None, reason: str | None = None) -> di
     def change(state):
         if state["phase"] != "planned":
             raise phases.refuse(state, "bug approve")
-        rec = approval.record(bug_id, state["fix_plan"], approver, clock.iso(), reason)
+        rec = approval.record(bug_id, state["fix_plan"], approver, clock.iso(), reason, how)
 
         store.append_jsonl(audit, [rec])  # the audit entry first, then the state
         state["approval_record"] = rec

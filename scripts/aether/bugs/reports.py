@@ -201,7 +201,8 @@ def status_text(summary: dict) -> str:
                  f"  Risk: {plan['risk_level'].upper()}"]
     approval = summary["approval"]
     if approval:
-        rows += ["", f"Approved by {approval['approved_by']} at {when(approval['approved_at'])}"]
+        rows += ["", f"Approved by {approval['approved_by']} at {when(approval['approved_at'])}"
+                     + (f" (given via {approval['given_via']})" if approval.get("given_via") else "")]
     impl = summary["implementation"]
     if impl and "tests_passed" in impl:
         rows.append(f"Verification: {impl['tests_passed']} passed, {impl['tests_failed']} failed")

@@ -24,7 +24,7 @@ import os
 
 from aether.bugs.exit_codes import BUG_EXIT_INPUT, bug_error, not_found
 from aether.bugs.phases import PHASES, STOP_AT, TRIGGERS
-from aether.core import paths
+from aether.core import containment, paths
 from aether.state import schemas, store
 
 STATE_VERSION = 1
@@ -118,7 +118,13 @@ def storage_dir(cfg: dict) -> str:
     base = os.path.expanduser(cfg["storage_path"])
     if not os.path.isabs(base):
         base = os.path.join(paths.project_root(), base)
-    return os.path.normpath(base)
+    base = os.path.normpath(base)
+    if not (os.environ.get("AETHER_BUG_STORAGE_PATH")
+            or containment.inside(base, os.path.abspath(paths.project_root()))):
+        raise containment.refusal("path_outside_project", base,
+                                  "(bug_bash.storage_path) is outside the project; only "
+                                  "AETHER_BUG_STORAGE_PATH may name a folder elsewhere")
+    return base
 
 
 def bug_dir(cfg: dict, bug_id: str) -> str:
@@ -286,7 +292,7 @@ def update(cfg: dict, bug_id: str, change, *, create: bool = False):
 
 
 def list_ids(cfg: dict) -> list[str]:
-    base = storage_dir(cfg)
+    base = containment.check_read(storage_dir(cfg))
     try:
         entries = os.scandir(base)
     except (FileNotFoundError, NotADirectoryError):
@@ -304,5 +310,5 @@ def read_history(cfg: dict, bug_id: str) -> list[dict]:
 
 def write_text(path: str, text: str) -> None:
     """Write a report file whole (see `store.write_text_atomic`), creating its folder."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    containment.make_dirs(os.path.dirname(path))
     store.write_text_atomic(path, text)

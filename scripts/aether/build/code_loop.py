@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 
-from aether.core import paths
+from aether.core import containment, paths
 from aether.core.exceptions import AetherError, input_error
 from aether.core.vocabulary import NO_CODE_ROLES
 from aether.rules import contracts, modes, spawn_tree
@@ -39,7 +39,8 @@ def config() -> dict:
     """`code_loop:` of .aether/config.yaml over the defaults; unknown keys and bad values are
     `invalid_config` naming the key."""
 
-    path = os.path.join(paths.aether_dir(), CONFIG_FILE)
+
+    path = containment.check_read(os.path.join(paths.aether_dir(), CONFIG_FILE), exit_code=1)
     settings = dict(CONFIG_DEFAULTS)
     try:
         with open(path, "rb") as fh:

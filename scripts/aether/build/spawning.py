@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import time
 
-from aether.core import clock, inputs, paths
+from aether.core import clock, containment, inputs, paths
 from aether.core.castes import CASTES
 from aether.core.exceptions import input_error, state_error
 from aether.core.text import clip, one_line
@@ -262,13 +262,15 @@ def verify_claims(paths_claimed: list, started_epoch: float | None) -> list:
     root = os.path.realpath(paths.project_root())
     changed = _git_changed(root) if paths_claimed else None
 
+
     problems = []
     for claim in paths_claimed:
         if inputs.path_problem(claim):  # a NUL character: names no file
             problems.append({"path": claim, "problem": "invalid_path"})
             continue
         full = os.path.realpath(os.path.join(root, claim))
-        if full != root and not full.startswith(root + os.sep):
+        if containment.project_path(claim, root=root, protected=(), allow_absolute=True)[1] \
+                or (full != root and not full.startswith(root + os.sep)):
             problems.append({"path": claim, "problem": "outside_project"})
             continue
         if not os.path.isfile(full):

@@ -10,7 +10,7 @@ workers per wave (never more than its max running workers). Approval is judged a
 
 from __future__ import annotations
 
-from aether.core import clock
+from aether.core import clock, containment
 from aether.core.exceptions import input_error, state_error
 from aether.rules import contracts, modes, spawn_tree
 from aether.rules.waves import approval, read_plan, render_tree, schedule, shared_files
@@ -42,6 +42,12 @@ def _phase_of(colony: dict, plan: dict, asked) -> tuple:
     return phase, {str(t.get("id")): t for t in found.get("tasks", []) if isinstance(t, dict)}
 
 
+def _check_path(path: str, reads: bool) -> tuple:
+    """A worker's path must stay inside the project, off .git/ and .aether/ (reads may name
+    research briefs): (relative path, None) or (None, why)."""
+    return containment.project_path(path, allowed=(".aether/research/",) if reads else ())
+
+
 def plan(text: str) -> dict:
     """plan-waves: turn the Phase Lead's assignment plan into waves and store the spawn tree."""
 
@@ -54,7 +60,7 @@ def plan(text: str) -> dict:
             raise state_error("not_building", f"the colony is {colony.get('state')}: waves are planned during a "
                                               f"build — run `aether build-start <phase>` first")
         phase, plan_tasks = _phase_of(colony, project_plan, doc.get("phase") if isinstance(doc, dict) else None)
-        workers, _, warnings = read_plan(doc, plan_tasks)
+        workers, _, warnings = read_plan(doc, plan_tasks, _check_path)
         mode = colony.get("mode") or modes.DEFAULT_MODE
         prof = modes.profile(mode)
         per_wave = min(prof["workers_per_wave"], prof["spawn_limits"]["max_workers"])

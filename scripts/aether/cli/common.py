@@ -14,6 +14,31 @@ import click
 from aether.core import output
 from aether.core.exceptions import input_error
 
+HELP_NAMES = ("-h", "--help")
+LITERAL = "\ue000"  # marks a `--help`/`-h` given as a value while click parses
+
+
+def _unmark(value):
+    if isinstance(value, str):
+        return value[len(LITERAL):] if value.startswith(LITERAL) else value
+    if isinstance(value, (tuple, list)):
+        return type(value)(_unmark(v) for v in value)
+    return value
+
+
+class FreeTextCommand(click.Command):
+    """Free text is text: `--help`/`-h` asks for help only as the first argument or when no
+    value is given at all; anywhere else it is a value, stored as given."""
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in HELP_NAMES and not all(a.startswith("-") for a in args):
+            args = [LITERAL + a if a in HELP_NAMES else a for a in args]
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx):
+        ctx.params = {key: _unmark(value) for key, value in ctx.params.items()}
+        return super().invoke(ctx)
+
 
 def command(name: str, *, display: bool = False, text: bool = False, **attrs):
     """Declare a subcommand whose function returns the result to print.
@@ -37,6 +62,7 @@ def command(name: str, *, display: bool = False, text: bool = False, **attrs):
             run = click.option("--text", "text_only", is_flag=True,
                                help="Print only the rendered text.")(run)
         attrs.setdefault("no_args_is_help", False)
+        attrs.setdefault("cls", FreeTextCommand)
         return click.command(name, **attrs)(run)
 
     return deco

@@ -16,7 +16,7 @@ DESCRIPTION = (
 def _summaries() -> list[tuple[str, str, str]]:
     from aether.cli import COMMANDS, cli
 
-    ctx = click.Context(cli, info_name="aether")
+    ctx = click.Context(cli, info_name="aether", **cli.context_settings)  # -h and --help, as when run
     rows = []
     for name in sorted(COMMANDS):
         cmd = cli.get_command(ctx, name)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 
-from aether.core import clock, inputs, paths
+from aether.core import clock, containment, inputs, paths
 from aether.core.exceptions import input_error, state_error
 from aether.state import events, pheromones, store
 
@@ -299,7 +299,8 @@ def plan(text: str | None, source: str | None) -> dict:
                                                 f"run in one message — merge or drop some")
         warnings.append(f"{len(found)} requirements derived; the first {MAX_TASKS} become scout tasks")
         found = found[:MAX_TASKS]
-    folder = research_dir()
+
+    folder = containment.check_read(research_dir())  # briefs go inside the project only
     taken = set()
     tasks = []
     for n, item in enumerate(found, start=1):
@@ -396,12 +397,13 @@ def _check_brief(path: str) -> tuple:
 
     if inputs.path_problem(path):  # a NUL character: names no file
         return path, "invalid_path"
+
     root = os.path.realpath(paths.project_root())
     folder = os.path.realpath(research_dir())
     full = os.path.realpath(path if os.path.isabs(path) else os.path.join(root, path))
     rel = os.path.relpath(full, root).replace(os.sep, "/")
-    if not full.startswith(folder + os.sep):
-        return rel, "outside_research_dir"
+    if not full.startswith(folder + os.sep) or not containment.inside(folder, root):
+        return rel, "outside_research_dir"  # the research folder itself may be a link leading out
     if not os.path.exists(full):
         return rel, "missing"
     if not os.path.isfile(full):

@@ -9,7 +9,7 @@ from aether.core.castes import CASTES
 from aether.core.exceptions import input_error
 from aether.core.text import clip, one_line
 from aether.core.vocabulary import DONE_STATUSES
-from aether.rules import contracts
+from aether.rules import contracts, plans
 
 MAX_PLAN_WORKERS = 500  # workers in one assignment plan
 
@@ -30,8 +30,8 @@ AUTO_APPROVE_MAX_WORKERS = 2
 AUTO_APPROVE_MAX_WAVES = 2
 
 
-def _worker(raw, index: int) -> dict:
-
+def _worker(raw, index: int, check_path=None) -> dict:
+    """One worker of the plan, checked; its refused paths go in `defects` (see read_plan)."""
     where = f"workers[{index}]"
     if not isinstance(raw, dict):
         raise input_error("invalid_plan", f"{where} must be an object with caste, tasks, writes, reads")
@@ -54,8 +54,11 @@ def _worker(raw, index: int) -> dict:
         if str(t).strip() not in task_ids:
             task_ids.append(clip(str(t).strip(), 64))
     writes_raw = raw.get("writes", raw.get("files"))
-    writes = [contracts.norm_path(p) for p in contracts.str_list(writes_raw, f"{where}.writes", MAX_WORKER_FILES)]
-    reads = [contracts.norm_path(p) for p in contracts.str_list(raw.get("reads"), f"{where}.reads", MAX_WORKER_FILES)]
+    defects: list = []
+    writes = _paths(contracts.str_list(writes_raw, f"{where}.writes", MAX_WORKER_FILES), f"{where}.writes",
+                    check_path, defects)
+    reads = _paths(contracts.str_list(raw.get("reads"), f"{where}.reads", MAX_WORKER_FILES), f"{where}.reads",
+                   check_path, defects)
     writes = [p for p in dict.fromkeys(writes) if p]
     reads = [p for p in dict.fromkeys(reads) if p and p not in writes]
     deps = raw.get("depends_on", raw.get("after", []))
@@ -65,16 +68,38 @@ def _worker(raw, index: int) -> dict:
         raise input_error("invalid_plan", f"{where}.depends_on must be an array of worker ids")
     return {"label": clip(label, 64), "caste": caste, "tasks": task_ids, "writes": writes, "reads": reads,
             "deps": [str(d).strip() for d in deps if isinstance(d, (str, int)) and not isinstance(d, bool)],
-            "index": index}
+            "index": index, "defects": defects}
 
 
-def read_plan(doc, plan_tasks: dict | None) -> tuple:
+def _paths(items: list, where: str, check_path, defects: list) -> list:
+    """The paths a worker names, normalised; with `check_path(path, reads)` → (rel, why), each
+    path it refuses becomes a defect the Phase Lead can correct."""
+    if check_path is None:
+        return [contracts.norm_path(p) for p in items]
+    out = []
+    for k, item in enumerate(items):
+        rel, why = check_path(item, where.endswith(".reads"))
+        if len(item) >= contracts.MAX_PATH:  # clipped on reading: the path asked for is longer
+            rel, why = None, f"is longer than {contracts.MAX_PATH - 1} characters"
+        if why:
+            defects.append({"path": f"{where}[{k}]", "problem": f"{item[:200]!r} {why}"})
+        else:
+            out.append(rel)
+    return out
+
+
+def read_plan(doc, plan_tasks: dict | None, check_path=None) -> tuple:
     """Validate an assignment plan; returns (workers, phase or None, warnings).
 
     plan_tasks: the phase's PROJECT_PLAN tasks {id: task} when known (ids are checked and their
-    `depends_on` become dependencies between workers)."""
+    `depends_on` become dependencies between workers). check_path(path, reads) → (rel, why):
+    the caller's path guard (plan-waves passes the project's); refused paths are defects."""
     raw_workers, phase = _plan_document(doc)
-    workers = [_worker(raw, i) for i, raw in enumerate(raw_workers)]
+    workers = [_worker(raw, i, check_path) for i, raw in enumerate(raw_workers)]
+    defects = [d for w in workers for d in w.pop("defects")]
+    if defects:
+        raise input_error("invalid_plan", plans.defect_message(defects, "the assignment plan has", "send it again"),
+                          defects=defects)
     by_label, owner = _index_workers(workers)
     warnings = [] if plan_tasks is None else _check_plan_tasks(owner, plan_tasks)
     for w in workers:

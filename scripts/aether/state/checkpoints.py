@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from aether.core import clock, paths
+from aether.core import clock, containment, paths
 from aether.core.exceptions import input_error, state_error
 from aether.state import store
 
@@ -340,6 +340,9 @@ def restore(ref: str, force: bool = False, checkpoints_data: dict | None = None)
     for rel in filter(None, added.split("\0")):
         if r.excluded(rel):
             continue
+        folder = os.path.realpath(os.path.dirname(os.path.join(r.top, rel)))
+        if not containment.inside(folder, os.path.realpath(r.top)):
+            continue  # a folder on the way is now a link leading out: not ours to delete in
         try:
             os.unlink(os.path.join(r.top, rel))
             removed.append(rel)

@@ -15,7 +15,7 @@ import os
 import re
 import time
 
-from aether.core import clock, inputs, paths
+from aether.core import clock, containment, inputs, paths
 from aether.core.exceptions import input_error, state_error
 from aether.core.text import clip
 from aether.rules import modes
@@ -184,6 +184,8 @@ def activity_log_init(phase: int, phase_name: str | None = None, mode: str | Non
 
 def _read_log(path: str) -> bytes:
     """The activity log's bytes (b"" when it does not exist yet)."""
+
+    containment.check_read(path)
     try:
         with open(path, "rb") as fh:
             return fh.read()

@@ -14,8 +14,8 @@ from __future__ import annotations
 import copy
 import json
 
-from aether.core import inputs
-from aether.core.exceptions import input_error
+from aether.core import containment, inputs
+from aether.core.exceptions import AetherError, input_error
 from aether.state import error_log, events, memory, schemas, store
 
 MAX_QUERY_LENGTH = 4000  # characters of a JMESPath expression (query feeds it to a parser)
@@ -93,9 +93,14 @@ def validate_file(name: str) -> dict:
                 report["hint"] = f"`aether state-restore {spec.name}` brings back {backup}"
         return report
 
+
     try:
+        containment.check_read(path)
         with open(path, "rb") as fh:
             raw = fh.read()
+    except AetherError as exc:  # a file that leads out of the project is not read
+        checks.append(_check("exists", False, exc.message))
+        return done()
     except FileNotFoundError:
         report["missing"] = True
         if spec.name in REQUIRED_FILES:

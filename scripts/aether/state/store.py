@@ -28,7 +28,7 @@ import json
 import os
 import time
 
-from aether.core import clock, inputs, paths
+from aether.core import clock, containment, inputs, paths
 from aether.core.exceptions import input_error, state_error
 from aether.state import schemas
 
@@ -92,6 +92,8 @@ def _decode(raw: bytes, spec: schemas.FileSpec, path: str):
 
 def newest_valid_backup(spec: schemas.FileSpec, path: str) -> str | None:
     for candidate in backup_paths(path):
+        if not containment.is_safe_read(candidate):
+            continue  # a slot that is a symbolic link (or leads out) is no backup of ours
         try:
             with open(candidate, "rb") as fh:
                 raw = fh.read()
@@ -119,6 +121,7 @@ def _corrupt(spec: schemas.FileSpec, path: str, problem: str):
 
 
 def _load(spec: schemas.FileSpec, path: str, missing_ok: bool):
+    containment.check_read(path)
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
@@ -186,7 +189,8 @@ class _Locked:
         path = self.paths[0] if self.paths else ""
         try:
             for path in self.paths:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
+                containment.make_dirs(os.path.dirname(path))
+                containment.check_write(path + ".lock")
                 lock = FileLock(path + ".lock", poll_interval=LOCK_POLL, fallback_to_soft=False)
                 lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
                 self.locks.append(lock)
@@ -227,10 +231,12 @@ def _rotate_backups(path: str) -> None:
     if not os.path.exists(path):
         return
     slots = backup_paths(path)
-    os.makedirs(os.path.dirname(slots[0]), exist_ok=True)
+    containment.make_dirs(os.path.dirname(slots[0]))
     for older, newer in zip(reversed(slots[1:]), reversed(slots[:-1])):
-        if os.path.exists(newer):
+        if os.path.lexists(newer):
             os.replace(newer, older)
+    if os.path.lexists(slots[0]):  # a dangling link left in slot 1: never copy through it
+        os.unlink(slots[0])
     try:
         os.link(path, slots[0])
     except OSError:  # filesystems without hard links: copy instead
@@ -318,6 +324,8 @@ def _replace_all(items: list) -> None:
     every backup rotation, then the `os.replace` calls, then an fsync of each folder. A
     failure before the first replace leaves every file as it was and no temp file behind."""
     pending: list = []
+    for path, _payload in items:
+        containment.check_write(path)
     try:
         for path, payload in items:
             _clear_stale_temps(path)
@@ -415,6 +423,7 @@ def restore_file(path: str, spec: schemas.FileSpec, *, force: bool = False) -> d
 
 
 def _restore_locked(path: str, spec: schemas.FileSpec, force: bool) -> dict:
+    containment.check_write(path)
     if os.path.isdir(path):
         raise state_error(
             "state_unwritable",
@@ -478,8 +487,11 @@ def append_text(path: str, text: str, *, locked: bool = False) -> None:
     """Append text to a plain-text state file in one write, under its lock (pass
     `locked=True` when already inside `text_lock(path)`). Creates the file if missing."""
 
+    containment.check_write(path)
+
     def write() -> None:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW,
+                     0o644)
         try:
             data = text.encode("utf-8")
             while data:
@@ -500,7 +512,7 @@ def append_text(path: str, text: str, *, locked: bool = False) -> None:
 def create_text(path: str, data: bytes) -> bool:
     """Write a new file whole (temp file, then a hard link): False if `path` already exists,
     which is never overwritten."""
-    folder = os.path.dirname(path)
+    folder = os.path.dirname(containment.check_write(path))
     tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp.{os.getpid()}.{os.urandom(3).hex()}")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -560,8 +572,10 @@ def append_jsonl(path: str, records: list) -> None:
     except (ValueError, UnicodeEncodeError) as exc:
         raise _unencodable(os.path.basename(path), exc) from None
     try:
+        containment.check_write(path)
         with _Locked([path]):
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW,
+                         0o644)
             try:
                 while payload:
                     payload = payload[os.write(fd, payload):]
@@ -578,6 +592,7 @@ def read_jsonl(path: str) -> list:
     """The records of a JSON Lines log, oldest first ([] when it does not exist). Lines are
     split on `\\n` only (a record may hold U+2028 and other separators); a line that does not
     parse, such as a last line torn by a crash, is skipped."""
+    containment.check_read(path)
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
@@ -607,6 +622,7 @@ def write_text_atomic(path: str, text: str, mode: int | None = None) -> None:
         payload = text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise _unencodable(path, exc) from None
+    containment.check_write(path)
     tmp = _write_temp(path, payload, mode)
     try:
         os.replace(tmp, path)
