@@ -18,6 +18,7 @@ A refusal is one AetherError naming the path and the rule (`path`, `rule`); noth
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 
 from aether.core import paths
 from aether.core.exceptions import EXIT_STATE, AetherError
@@ -53,18 +54,26 @@ def inside(real: str, base: str) -> bool:
 
 def roots() -> list[str]:
     """The absolute roots: the project, AETHER_DATA_DIR when set, the global folder."""
-    out = [os.path.abspath(paths.project_root())]
-    if os.environ.get("AETHER_DATA_DIR"):
-        out.append(os.path.abspath(paths.data_dir()))
-    out.append(os.path.abspath(paths.home_dir()))
-    return out
+    data = paths.data_dir() if os.environ.get("AETHER_DATA_DIR") else None
+    return list(_roots(paths.project_root(), data, paths.home_dir()))
+
+
+@lru_cache(maxsize=32)
+def _roots(project: str, data: str | None, home: str) -> tuple:
+    return tuple(os.path.abspath(r) for r in (project, data, home) if r)
+
+
+@lru_cache(maxsize=32)
+def _real(root: str) -> str:
+    """A root's real path (roots are the user's settings: resolved once per process)."""
+    return os.path.realpath(root)
 
 
 def _bases(full: str) -> list[str]:
     """The roots a path lies in as written (a root's real path counts as the root)."""
     found = []
     for root in roots():
-        for form in (root, os.path.realpath(root)):
+        for form in (root, _real(root)):
             if inside(full, form) and form not in found:
                 found.append(form)
     return found
@@ -97,7 +106,7 @@ def check_read(path: str, *, exit_code: int = EXIT_STATE) -> str:
     bases = _bases(full)
     if bases:
         real = os.path.realpath(full)
-        if not any(inside(real, os.path.realpath(base)) for base in bases):
+        if not any(inside(real, _real(base)) for base in bases):
             raise refusal("path_outside_project", full,
                           f"leads outside the project (to {real})", exit_code)
     return full
