@@ -373,6 +373,25 @@ def update_many(names: list[str], change, *, missing_ok: bool = True):
     return _update({name: (path_of(spec), spec) for name, spec in specs.items()}, change, missing_ok)
 
 
+def writes(*names: str, missing_ok: bool = True):
+    """Decorator for a named change: `@store.writes("colony", "plan")` on `def start(files, …)`
+    makes `start(…)` run under the locks of those files, with {name: data} as `files` (one
+    file: its data alone), writing them atomically when it returns; `start.change` is the
+    undecorated function (for tests)."""
+
+    def decorate(change):
+        def run(*args, **kwargs):
+            if len(names) == 1:
+                return update(names[0], lambda data: change(data, *args, **kwargs), missing_ok=missing_ok)
+            return update_many(list(names), lambda files: change(files, *args, **kwargs), missing_ok=missing_ok)
+
+        run.__name__, run.__qualname__, run.__doc__ = change.__name__, change.__qualname__, change.__doc__
+        run.change = change
+        return run
+
+    return decorate
+
+
 def _update(targets: dict, change, missing_ok: bool, after=None):
     """The write itself: `targets` maps a key to (path, spec), in replace order; `change`
     receives {key: data}; `after(result)` runs with the new files in place, still locked."""
