@@ -15,23 +15,23 @@ START, END = "<!-- commands:start -->", "<!-- commands:end -->"
 
 
 def rows() -> list[str]:
+    """One table per group of `aether help` (who runs the commands, and what for)."""
     import click
 
-    from aether.cli import COMMANDS, cli
+    from aether.cli import COMMANDS, cli, guide
 
-    ctx = click.Context(cli, info_name="aether")
-    lines = ["| command | arguments | what it does |", "|---|---|---|"]
-    for name in COMMANDS:  # registry order keeps each concept's commands together
-        try:
+    ctx = click.Context(cli, info_name="aether", **cli.context_settings)
+    queen = (*guide.QUEEN, tuple(n for n in COMMANDS if guide.group_of(n) == guide.QUEEN[0]))
+    lines = []
+    for title, why, names in (*guide.GROUPS, queen):
+        lines += [f"**{title}** — {why}", "", "| command | arguments | what it does |", "|---|---|---|"]
+        for name in names:
             cmd = cli.get_command(ctx, name)
-            usage = " ".join(p for p in cmd.collect_usage_pieces(ctx) if p != "[OPTIONS]")
-            summary = cmd.get_short_help_str(limit=110)
-        except (ImportError, AttributeError):
-            usage, summary = "", "(not in this build yet)"
-        usage = f"`{usage}`" if usage else ""
-        summary = summary.replace("|", "\\|")
-        lines.append(f"| `{name}` | {usage} | {summary} |")
-    return lines
+            usage = " ".join(p for p in cmd.collect_usage_pieces(ctx) if p != "[OPTIONS]").replace("|", "\\|")
+            summary = cmd.get_short_help_str(limit=110).replace("|", "\\|")
+            lines.append(f"| `{name}` | {f'`{usage}`' if usage else ''} | {summary} |")
+        lines.append("")
+    return lines[:-1]
 
 
 def write(path: str) -> None:

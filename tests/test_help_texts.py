@@ -116,3 +116,51 @@ def test_phase_advance_says_who_moves_current_phase(project):
     text = help_of(project, "phase-advance")
     assert "The only command" not in text
     assert all(word in text for word in ("build-start", "phase-skip", "plan-load"))
+
+
+# ---------------------------------------------------------------- help that teaches
+
+
+def _example_argv(example: str) -> list:
+    """The argv of an example's first line, without its comment, redirection or heredoc."""
+    import shlex
+
+    line = example.splitlines()[0].split("  #")[0]
+    words = shlex.split(line)
+    cut = next((i for i, w in enumerate(words) if w.startswith(("<", ">"))), len(words))
+    return words[1:cut]
+
+
+def test_every_command_has_a_group_place_and_an_example_that_parses(tmp_path, monkeypatch):
+    import re
+
+    import click
+
+    from aether.cli import COMMANDS, cli
+    from aether.cli.guide import EXAMPLES, GROUPS
+
+    grouped = [name for _title, _why, names in GROUPS for name in names]
+    assert len(grouped) == len(set(grouped)) and set(grouped) <= set(COMMANDS)
+    assert set(EXAMPLES) == set(COMMANDS), "one example per command"
+    root = click.Context(cli, info_name="aether", **cli.context_settings)
+    for name, example in EXAMPLES.items():
+        argv = _example_argv(example)
+        assert argv[0] == name, example
+        stand_in = tmp_path / "stdin.json"  # `-` would read stdin while parsing: a file stands in
+        stand_in.write_text('{"phase": 1}')
+        argv = [str(stand_in) if a == "-" else a for a in argv]
+        monkeypatch.chdir(tmp_path)
+        for word in argv:  # files an example names (a plan, an answer) exist for the parse
+            if re.fullmatch(r"[\w.-]+\.(json|txt|md)", word):
+                (tmp_path / word).write_text('{"phase": 1}')
+        command = cli.get_command(root, name)
+        command.make_context(name, argv[1:], parent=root)  # parses: options and arguments exist
+
+
+def test_help_is_grouped_and_a_command_help_ends_with_its_example(project):
+    text = project.run("help").stdout
+    heads = [line for line in text.splitlines() if line and not line.startswith(" ") and line.endswith(":")]
+    assert heads[:4] == ["Inspect and repair:", "Steer:", "Bug Bash:", "The Queen's protocol:"]
+    assert text.index("  status ") < text.index("Steer:") < text.index("  pheromone-emit ")
+    out = project.run("status", "--help").stdout
+    assert "Example:" in out and out.rstrip().endswith("aether status")

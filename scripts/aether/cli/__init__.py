@@ -20,6 +20,7 @@ COMMANDS = {
     # meta
     "help": "aether.cli.meta:help_cmd",
     "version": "aether.cli.meta:version_cmd",
+    "uninstall": "aether.cli.uninstall:uninstall",
     # pheromones
     "pheromone-decay": "aether.cli.pheromones:decay",
     "pheromone-effective": "aether.cli.pheromones:effective",

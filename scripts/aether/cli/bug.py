@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from aether.bugs import phases
-from aether.cli.common import CONTENT, FILE_OR_STDIN, TEXT, command, read_stdin
+from aether.cli.common import CONTENT, FILE_OR_STDIN, TEXT, command, example_epilog, read_stdin
 from aether.core.exceptions import AetherError, input_error
 
 
@@ -23,7 +23,7 @@ class BugGroup(click.Group):
             raise
 
 
-@click.group("bug", cls=BugGroup)
+@click.group("bug", cls=BugGroup, epilog=example_epilog("bug"))
 def bug():
     """Bug Bash: reproduce a bug, find its root cause, plan a fix, approve it, fix and verify.
 

@@ -11,6 +11,7 @@ import sys
 
 import click
 
+from aether.cli.guide import EXAMPLES
 from aether.core import output
 from aether.core.exceptions import input_error
 
@@ -40,6 +41,12 @@ class FreeTextCommand(click.Command):
         return super().invoke(ctx)
 
 
+def example_epilog(name: str) -> str | None:
+    """The `Example:` block at the end of a command's --help (examples live in cli.guide)."""
+    example = EXAMPLES.get(name)
+    return None if example is None else "\b\nExample:\n  " + example.replace("\n", "\n  ")
+
+
 def command(name: str, *, display: bool = False, text: bool = False, **attrs):
     """Declare a subcommand whose function returns the result to print.
 
@@ -63,6 +70,7 @@ def command(name: str, *, display: bool = False, text: bool = False, **attrs):
                                help="Print only the rendered text.")(run)
         attrs.setdefault("no_args_is_help", False)
         attrs.setdefault("cls", FreeTextCommand)
+        attrs.setdefault("epilog", example_epilog(name))
         return click.command(name, **attrs)(run)
 
     return deco

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from aether import __version__
+from aether.cli import guide
 from aether.cli.common import command
 
 DESCRIPTION = (
@@ -27,14 +28,19 @@ def _summaries() -> list[tuple[str, str, str]]:
 
 @command("help", display=True)
 def help_cmd():
-    """List every subcommand with its arguments and a one-line summary."""
+    """List every subcommand, grouped by who runs it and why, with a one-line summary."""
     rows = _summaries()
     width = max(len(name) for name, _, _ in rows)
-    lines = [DESCRIPTION, "", "Usage: aether [--pretty] COMMAND [ARGS]...  (aether COMMAND --help for details)", ""]
-    for name, usage, summary in rows:  # noqa: B007
-        lines.append(f"  {name.ljust(width)}  {summary}")
+    summary = {name: text for name, _, text in rows}
+    lines = [DESCRIPTION, "", "Usage: aether [--pretty] COMMAND [ARGS]...  (aether COMMAND --help: details and an "
+                              "example)"]
+    groups = []
+    for title, why, names in (*guide.GROUPS, (*guide.QUEEN, tuple(n for n in summary if guide.group_of(n) == guide.QUEEN[0]))):
+        groups.append({"title": title, "why": why, "commands": list(names)})
+        lines += ["", f"{title}:", f"  ({why})"] + [f"  {name.ljust(width)}  {summary[name]}" for name in names]
     return {
         "commands": [name for name, _, _ in rows],
+        "groups": groups,
         "description": DESCRIPTION,
         "usage": {name: f"aether {name} {usage}".rstrip() for name, usage, _ in rows},
         "text": "\n".join(lines),

@@ -1,0 +1,102 @@
+"""What `aether help` and every `--help` teach: the commands grouped by who runs them and why,
+and one example per command (shown at the end of its `--help`)."""
+
+from __future__ import annotations
+
+# (title, what the group is for, commands). A command not listed here belongs to the Queen's
+# protocol (the last group); tests/test_help_texts.py checks that every name is a command.
+GROUPS = (
+    ("Inspect and repair", "run these by hand: where the colony stands, and putting damage right", (
+        "status", "phase", "query", "validate-state", "state-restore", "activity-log-read",
+        "error-summary", "error-pattern-check", "friction-summary", "completion-summary",
+        "checkpoint-list", "checkpoint-restore", "learning-load", "mode-profile", "uninstall",
+        "help", "version")),
+    ("Steer", "signals and decisions that change what the colony does next", (
+        "pheromone-emit", "pheromone-render", "pheromone-batch", "pheromone-cleanup",
+        "pheromone-validate", "pheromone-decay", "pheromone-effective", "colony-pause",
+        "colony-resume", "task-skip", "phase-skip", "decision-add")),
+    ("Bug Bash", "one bug at a time; `aether bug approve <id>` is a person's act, in a terminal", (
+        "bug",)),
+)
+QUEEN = ("The Queen's protocol", "the slash commands call these; you rarely need them")
+
+# One example per command: the first word is the command itself.
+EXAMPLES = {
+    "help": "aether help",
+    "version": "aether version",
+    "uninstall": "aether uninstall            # lists what would go; --yes removes it",
+    "pheromone-decay": "aether pheromone-decay 0.7 1800 3600",
+    "pheromone-effective": "aether pheromone-effective 0.9 0.7",
+    "pheromone-batch": "aether pheromone-batch",
+    "pheromone-cleanup": "aether pheromone-cleanup",
+    "pheromone-validate": "aether pheromone-validate 'input validation on every endpoint'",
+    "pheromone-emit": "aether pheromone-emit FOCUS - <<'EOF'\n  input validation on every endpoint\n  EOF",
+    "pheromone-render": "aether pheromone-render --caste builder",
+    "validate-state": "aether validate-state all",
+    "state-restore": "aether state-restore pheromones",
+    "query": "aether query 'signals[].content' --file pheromones",
+    "error-add": "aether error-add runtime high 'the importer crashes on empty files' 2",
+    "error-pattern-check": "aether error-pattern-check",
+    "error-summary": "aether error-summary",
+    "event-add": "aether event-add phase_started queen 'phase 2 started'",
+    "activity-log": "aether activity-log BUILD builder 'wrote src/api.py'",
+    "activity-log-init": "aether activity-log-init 2 'REST endpoints'",
+    "activity-log-read": "aether activity-log-read builder",
+    "memory-compress": "aether memory-compress",
+    "decision-add": "aether decision-add 'use SQLite for the first release'",
+    "learning-add": "aether learning-add 2 - --each-line --phase-name 'REST endpoints' < lessons.txt",
+    "learning-promote": "aether learning-promote - --category tooling <<'EOF'\n  pin the test runner's version\n  EOF",
+    "learning-inject": "aether learning-inject security,performance",
+    "learning-load": "aether learning-load",
+    "learning-init-global": "aether learning-init-global",
+    "colony-init": "aether colony-init 'Build a todo REST API with tests'",
+    "complexity-detect": "aether complexity-detect --apply",
+    "colony-pause": "aether colony-pause --note - <<'EOF'\n  halfway through phase 2\n  EOF",
+    "colony-resume": "aether colony-resume",
+    "spawn-check": "aether spawn-check 2",
+    "spawn-start": "aether spawn-start w1",
+    "spawn-finish": "aether spawn-finish w1 - < answer.txt",
+    "spawn-requests": "aether spawn-requests w1 - < answer.txt",
+    "plan-start": "aether plan-start",
+    "plan-load": "aether plan-load PROJECT_PLAN.json",
+    "build-start": "aether build-start 1",
+    "build-finish": "aether build-finish 1 --watcher - < watcher.txt",
+    "build-abort": "aether build-abort 1 --reason - <<'EOF'\n  a common cause broke three tasks\n  EOF",
+    "phase-advance": "aether phase-advance",
+    "verify-brief": "aether verify-brief 1",
+    "phase": "aether phase list",
+    "status": "aether status",
+    "plan-waves": "aether plan-waves - < lead-plan.json",
+    "wave-conflicts": "aether wave-conflicts 1",
+    "failure-decide": "aether failure-decide --worker w3",
+    "friction-add": "aether friction-add 1.3 'retried with the fixed import'",
+    "abort-report": "aether abort-report 2",
+    "review-needed": "aether review-needed 1",
+    "review-decide": "aether review-decide 1 - < findings.json",
+    "loop-init": "aether loop-init plan",
+    "loop-decide": "aether loop-decide loop_1770000000_a1b2 85",
+    "loop-score": "aether loop-score - < parts.json",
+    "feedback-store": "aether feedback-store loop_1770000000_a1b2 - --kind critic < critique.md",
+    "feedback-get": "aether feedback-get loop_1770000000_a1b2",
+    "mode-profile": "aether mode-profile --mode FULL",
+    "syntax-check": "aether syntax-check src/api.py src/db.py",
+    "signals-suggest": "aether signals-suggest",
+    "continue-start": "aether continue-start",
+    "hygiene-check": "aether hygiene-check",
+    "research-plan": "aether research-plan - < requirements.md",
+    "research-collect": "aether research-collect - < scout-answers.txt",
+    "plan-draft-store": "aether plan-draft-store loop_1770000000_a1b2 - < draft.json",
+    "plan-draft-get": "aether plan-draft-get loop_1770000000_a1b2",
+    "loop-present": "aether loop-present loop_1770000000_a1b2",
+    "task-skip": "aether task-skip 1.3 --reason 'done by hand'",
+    "phase-skip": "aether phase-skip 2 --reason 'out of scope for now'",
+    "checkpoint-list": "aether checkpoint-list",
+    "checkpoint-restore": "aether checkpoint-restore --phase 2",
+    "friction-summary": "aether friction-summary",
+    "completion-summary": "aether completion-summary",
+    "bug": "aether bug init 'Login fails with special characters' --test tests/test_auth.py",
+}
+
+
+def group_of(name: str) -> str:
+    return next((title for title, _why, names in GROUPS if name in names), QUEEN[0])
