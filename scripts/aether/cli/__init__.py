@@ -21,6 +21,7 @@ COMMANDS = {
     "help": "aether.cli.meta:help_cmd",
     "version": "aether.cli.meta:version_cmd",
     "uninstall": "aether.cli.uninstall:uninstall",
+    "watch": "aether.cli.watch:watch",
     # pheromones
     "pheromone-decay": "aether.cli.pheromones:decay",
     "pheromone-effective": "aether.cli.pheromones:effective",

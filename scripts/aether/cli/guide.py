@@ -7,7 +7,7 @@ from __future__ import annotations
 # protocol (the last group); tests/test_help_texts.py checks that every name is a command.
 GROUPS = (
     ("Inspect and repair", "run these by hand: where the colony stands, and putting damage right", (
-        "status", "phase", "query", "validate-state", "state-restore", "activity-log-read",
+        "status", "watch", "phase", "query", "validate-state", "state-restore", "activity-log-read",
         "error-summary", "error-pattern-check", "friction-summary", "completion-summary",
         "checkpoint-list", "checkpoint-restore", "learning-load", "mode-profile", "uninstall",
         "help", "version")),
@@ -24,6 +24,7 @@ QUEEN = ("The Queen's protocol", "the slash commands call these; you rarely need
 EXAMPLES = {
     "help": "aether help",
     "version": "aether version",
+    "watch": "aether watch               # in a second terminal while a colony builds",
     "uninstall": "aether uninstall            # lists what would go; --yes removes it",
     "pheromone-decay": "aether pheromone-decay 0.7 1800 3600",
     "pheromone-effective": "aether pheromone-effective 0.9 0.7",
