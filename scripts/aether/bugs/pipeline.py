@@ -10,6 +10,7 @@ says what comes next (`agent_step` for the agent to run, `next` for the commands
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -103,6 +104,18 @@ def _auto_id(cfg: dict, description: str, attempt: int) -> str:
     return base if attempt == 0 else f"{base[: storage.MAX_ID_LENGTH - 4]}-{attempt + 1}"
 
 
+def _create(state, bug_id, report):
+    """Start a new bug BUG_ID in CREATED with REPORT; `bug_exists` if the id is taken."""
+    if state.get("bug_id") is not None:
+        raise bug_error("bug_exists",
+                        f"bug {bug_id!r} already exists ({phases.label(state['phase'])}); "
+                        f"pick another --id, or see `aether bug status {bug_id}`",
+                        BUG_EXIT_PHASE, bug_id=bug_id)
+    now = clock.iso()
+    state.update(bug_id=bug_id, phase="created", created_at=now, updated_at=now,
+                 report=report)
+
+
 def init(description: str, bug_id: str | None = None, test_path: str | None = None,
          github_issue: int | None = None, error: str | None = None,
          stack_trace: str | None = None) -> dict:
@@ -125,18 +138,9 @@ def init(description: str, bug_id: str | None = None, test_path: str | None = No
         if not explicit and storage.exists(cfg, candidate):
             continue
 
-        def change(state, candidate=candidate):
-            if state.get("bug_id") is not None:
-                raise bug_error("bug_exists",
-                                f"bug {candidate!r} already exists ({phases.label(state['phase'])}); "
-                                f"pick another --id, or see `aether bug status {candidate}`",
-                                BUG_EXIT_PHASE, bug_id=candidate)
-            now = clock.iso()
-            state.update(bug_id=candidate, phase="created", created_at=now, updated_at=now,
-                         report=report)
-
         try:
-            storage.update(cfg, candidate, change, create=True)
+            storage.update(cfg, candidate, functools.partial(_create, bug_id=candidate, report=report),
+                           create=True)
         except Exception as exc:
             if not explicit and getattr(exc, "code", None) == "bug_exists":
                 continue
@@ -169,6 +173,54 @@ def _archive(state: dict) -> None:
     state["agent_rejections"] = {}
 
 
+def _advance(state, cfg, stop_at, retry, command):
+    """Start, continue, retry or re-stop the investigation; the action taken (see `analyze`)."""
+    phase = state["phase"]
+    passed = {"analyzing": ("reproduce",), "analyzed": ("reproduce",),
+              "planning": ("reproduce", "analyze")}
+    if retry and phase != "blocked":
+        raise phases.refuse(state, command, why="--retry restarts a BLOCKED bug")
+    if phase == "blocked" and not retry:
+        raise phases.refuse(state, command, why="a BLOCKED bug restarts with --retry")
+    if phase == "not_reproducible":
+        raise phases.not_reproducible(state)
+    if phase not in ("created", "reproduced", "analyzed", "blocked", "reproducing",
+                     "analyzing", "planning"):
+        raise phases.refuse(state, command)
+    if stop_at in passed.get(phase, ()):
+        raise phases.refuse(state, f"bug analyze --stop-at {stop_at}",
+                            why=f"the bug is already past {stop_at}")
+    costs.check(state, cfg)
+    action = "resumed"
+    if phase == "blocked":
+        _archive(state)
+        state["stop_at"] = stop_at
+        phases.move(state, "reproducing", "user_command", command,
+                    reason=state["previous_attempts"][-1].get("blocked_reason"))
+        action = "retried"
+    elif phase == "created":
+        state["stop_at"] = stop_at
+        phases.move(state, "reproducing", "user_command", command, stop_at=stop_at)
+        action = "started"
+    elif phase == "reproduced":
+        if stop_at == "reproduce":
+            action = "stopped"
+        else:
+            state["stop_at"] = stop_at
+            phases.move(state, "analyzing", "user_command", command, stop_at=stop_at)
+            action = "continued"
+    elif phase == "analyzed":
+        if stop_at == "analyze":
+            action = "stopped"
+        else:
+            state["stop_at"] = None
+            phases.move(state, "planning", "user_command", command)
+            action = "continued"
+    elif stop_at is not None:  # running: a new stop point for what is left
+        state["stop_at"] = stop_at
+    return action
+
+
 def analyze(bug_id: str, stop_at: str | None = None, retry: bool = False) -> dict:
     """Start, continue or retry the investigation (see `aether bug analyze --help`)."""
     cfg = config.load()
@@ -178,53 +230,8 @@ def analyze(bug_id: str, stop_at: str | None = None, retry: bool = False) -> dic
                         BUG_EXIT_INPUT)
     command = "bug analyze --retry" if retry else "bug analyze"
 
-    def change(state):
-        phase = state["phase"]
-        passed = {"analyzing": ("reproduce",), "analyzed": ("reproduce",),
-                  "planning": ("reproduce", "analyze")}
-        if retry and phase != "blocked":
-            raise phases.refuse(state, command, why="--retry restarts a BLOCKED bug")
-        if phase == "blocked" and not retry:
-            raise phases.refuse(state, command, why="a BLOCKED bug restarts with --retry")
-        if phase == "not_reproducible":
-            raise phases.not_reproducible(state)
-        if phase not in ("created", "reproduced", "analyzed", "blocked", "reproducing",
-                         "analyzing", "planning"):
-            raise phases.refuse(state, command)
-        if stop_at in passed.get(phase, ()):
-            raise phases.refuse(state, f"bug analyze --stop-at {stop_at}",
-                                why=f"the bug is already past {stop_at}")
-        costs.check(state, cfg)
-        action = "resumed"
-        if phase == "blocked":
-            _archive(state)
-            state["stop_at"] = stop_at
-            phases.move(state, "reproducing", "user_command", command,
-                        reason=state["previous_attempts"][-1].get("blocked_reason"))
-            action = "retried"
-        elif phase == "created":
-            state["stop_at"] = stop_at
-            phases.move(state, "reproducing", "user_command", command, stop_at=stop_at)
-            action = "started"
-        elif phase == "reproduced":
-            if stop_at == "reproduce":
-                action = "stopped"
-            else:
-                state["stop_at"] = stop_at
-                phases.move(state, "analyzing", "user_command", command, stop_at=stop_at)
-                action = "continued"
-        elif phase == "analyzed":
-            if stop_at == "analyze":
-                action = "stopped"
-            else:
-                state["stop_at"] = None
-                phases.move(state, "planning", "user_command", command)
-                action = "continued"
-        elif stop_at is not None:  # running: a new stop point for what is left
-            state["stop_at"] = stop_at
-        return action
-
-    action = storage.update(cfg, bug_id, change)
+    action = storage.update(cfg, bug_id, functools.partial(_advance, cfg=cfg, stop_at=stop_at, retry=retry,
+                                                           command=command))
     state = storage.load(cfg, bug_id)
     step = agent_step(state, cfg)
     lines = [f"Analyzing bug: {bug_id}", ""]
@@ -278,6 +285,45 @@ def _attempt_limit(kind: str, cfg: dict) -> int:
             "fix-plan": PLAN_OUTPUT_ATTEMPTS}[kind]
 
 
+def _record_result(state, cfg, kind, rec, defects, low, audit):
+    """Count a rejected result of KIND, or store REC and move the bug on (auto-approving a low-risk plan)."""
+    phase_needed, field, _agent = RECORD_KINDS[kind]
+    command = f"bug record {kind}"
+    if state["phase"] != phase_needed:
+        raise phases.refuse(state, command)
+    costs.check(state, cfg)
+    if defects:
+        n = state["agent_rejections"].get(kind, 0) + 1
+        state["agent_rejections"][kind] = n
+        return {"rejected": n}
+    state["agent_rejections"].pop(kind, None)
+    state[field] = rec
+    if kind == "reproduction":
+        to = "reproduced" if rec["confirmed"] else "not_reproducible"
+        phases.move(state, to, "agent_output", command, confirmed=rec["confirmed"],
+                    confidence=rec["confidence"], attempts=rec["attempts"])
+        if rec["confirmed"] and state.get("stop_at") != "reproduce":
+            phases.move(state, "analyzing", "auto", command)
+    elif kind == "root-cause":
+        phases.move(state, "analyzed", "agent_output", command,
+                    root_cause_file=rec["root_cause_file"], confidence=rec["confidence"])
+        if state.get("stop_at") != "analyze":
+            phases.move(state, "planning", "auto", command)
+    else:
+        digest = approval.plan_hash(rec)
+        phases.move(state, "planned", "agent_output", command, fix_plan_hash=digest,
+                    risk_level=rec["risk_level"])
+        if cfg["auto_approve_low_risk"] and low["eligible"]:
+            approved = approval.record(state["bug_id"], rec, approval.AUTO_APPROVER, clock.iso(),
+                                       how={"given_via": approval.GIVEN_VIA_AUTO})
+
+            store.append_jsonl(audit, [approved])  # the audit entry first, then the state
+            state["approval_record"] = approved
+            phases.move(state, "approved", "auto", command,
+                        approved_by=approval.AUTO_APPROVER, fix_plan_hash=digest)
+    return {"rejected": 0}
+
+
 def record(bug_id: str, kind: str, text: str) -> dict:
     """Validate an agent's result against its contract and, if it holds, record it and move on."""
     cfg = config.load()
@@ -285,7 +331,7 @@ def record(bug_id: str, kind: str, text: str) -> dict:
     if kind not in RECORD_KINDS:
         raise bug_error("invalid_argument",
                         f"unknown result kind {kind!r}; use {', '.join(RECORD_KINDS)}", BUG_EXIT_INPUT)
-    phase_needed, field, agent = RECORD_KINDS[kind]
+    agent = RECORD_KINDS[kind][2]
     root = _root()
     doc, defects = _parse_record(text)
     warnings: list[str] = []
@@ -297,46 +343,11 @@ def record(bug_id: str, kind: str, text: str) -> dict:
             rec, defects, warnings = models.check_root_cause(doc, root)
         else:
             rec, defects = models.check_fix_plan(doc, cfg, root, bug_id)
-    command = f"bug record {kind}"
     audit = storage.audit_path(cfg)
     low = approval.low_risk(rec, cfg) if kind == "fix-plan" and not defects else None
 
-    def change(state):
-        if state["phase"] != phase_needed:
-            raise phases.refuse(state, command)
-        costs.check(state, cfg)
-        if defects:
-            n = state["agent_rejections"].get(kind, 0) + 1
-            state["agent_rejections"][kind] = n
-            return {"rejected": n}
-        state["agent_rejections"].pop(kind, None)
-        state[field] = rec
-        if kind == "reproduction":
-            to = "reproduced" if rec["confirmed"] else "not_reproducible"
-            phases.move(state, to, "agent_output", command, confirmed=rec["confirmed"],
-                        confidence=rec["confidence"], attempts=rec["attempts"])
-            if rec["confirmed"] and state.get("stop_at") != "reproduce":
-                phases.move(state, "analyzing", "auto", command)
-        elif kind == "root-cause":
-            phases.move(state, "analyzed", "agent_output", command,
-                        root_cause_file=rec["root_cause_file"], confidence=rec["confidence"])
-            if state.get("stop_at") != "analyze":
-                phases.move(state, "planning", "auto", command)
-        else:
-            digest = approval.plan_hash(rec)
-            phases.move(state, "planned", "agent_output", command, fix_plan_hash=digest,
-                        risk_level=rec["risk_level"])
-            if cfg["auto_approve_low_risk"] and low["eligible"]:
-                approved = approval.record(state["bug_id"], rec, approval.AUTO_APPROVER, clock.iso(),
-                                           how={"given_via": approval.GIVEN_VIA_AUTO})
-
-                store.append_jsonl(audit, [approved])  # the audit entry first, then the state
-                state["approval_record"] = approved
-                phases.move(state, "approved", "auto", command,
-                            approved_by=approval.AUTO_APPROVER, fix_plan_hash=digest)
-        return {"rejected": 0}
-
-    outcome = storage.update(cfg, bug_id, change)
+    outcome = storage.update(cfg, bug_id, functools.partial(
+        _record_result, cfg=cfg, kind=kind, rec=rec, defects=defects, low=low, audit=audit))
     if outcome["rejected"]:
         n, limit = outcome["rejected"], _attempt_limit(kind, cfg)
         allowed = n < limit
@@ -414,6 +425,19 @@ def record(bug_id: str, kind: str, text: str) -> dict:
 # ---------------------------------------------------------------- approve / reject
 
 
+def _approve(state, bug_id, approver, reason, how, audit):
+    """Approve the PLANNED fix plan: the audit entry first, then the state; the approval record."""
+    if state["phase"] != "planned":
+        raise phases.refuse(state, "bug approve")
+    rec = approval.record(bug_id, state["fix_plan"], approver, clock.iso(), reason, how)
+
+    store.append_jsonl(audit, [rec])  # the audit entry first, then the state
+    state["approval_record"] = rec
+    phases.move(state, "approved", "user_command", "bug approve", approved_by=approver,
+                fix_plan_hash=rec["fix_plan_hash"])
+    return rec
+
+
 def approve(bug_id: str, by: str | None = None, reason: str | None = None) -> dict:
     """A person approves the fix plan of a PLANNED bug (recorded with the plan's SHA-256)."""
     storage.check_id(bug_id)
@@ -425,18 +449,8 @@ def approve(bug_id: str, by: str | None = None, reason: str | None = None) -> di
                                    setting="require_approval_reason")
     audit = storage.audit_path(cfg)
 
-    def change(state):
-        if state["phase"] != "planned":
-            raise phases.refuse(state, "bug approve")
-        rec = approval.record(bug_id, state["fix_plan"], approver, clock.iso(), reason, how)
-
-        store.append_jsonl(audit, [rec])  # the audit entry first, then the state
-        state["approval_record"] = rec
-        phases.move(state, "approved", "user_command", "bug approve", approved_by=approver,
-                    fix_plan_hash=rec["fix_plan_hash"])
-        return rec
-
-    rec = storage.update(cfg, bug_id, change)
+    rec = storage.update(cfg, bug_id, functools.partial(_approve, bug_id=bug_id, approver=approver,
+                                                        reason=reason, how=how, audit=audit))
     state = storage.load(cfg, bug_id)
     plan = state["fix_plan"]
     files = len({c["file_path"] for c in plan["changes"]})
@@ -450,20 +464,22 @@ def approve(bug_id: str, by: str | None = None, reason: str | None = None) -> di
     return _answer(state, cfg, approval=rec, text="\n".join(lines))
 
 
+def _reject(state, reason):
+    """Close a PLANNED or NOT_REPRODUCIBLE bug as WONT_FIX for REASON."""
+    if state["phase"] not in ("planned", "not_reproducible"):
+        raise phases.refuse(state, "bug reject")
+    state["rejection"] = {"reason": reason, "rejected_at": clock.iso(),
+                          "from_phase": state["phase"]}
+    phases.move(state, "wont_fix", "user_command", "bug reject", reason=reason)
+
+
 def reject(bug_id: str, reason: str | None) -> dict:
     """Close a PLANNED or NOT_REPRODUCIBLE bug as WONT_FIX, with the reason."""
     storage.check_id(bug_id)
     cfg = config.load()
     reason = approval.check_reason(reason, required=True, what="rejecting a bug", bug_id=bug_id)
 
-    def change(state):
-        if state["phase"] not in ("planned", "not_reproducible"):
-            raise phases.refuse(state, "bug reject")
-        state["rejection"] = {"reason": reason, "rejected_at": clock.iso(),
-                              "from_phase": state["phase"]}
-        phases.move(state, "wont_fix", "user_command", "bug reject", reason=reason)
-
-    storage.update(cfg, bug_id, change)
+    storage.update(cfg, bug_id, functools.partial(_reject, reason=reason))
     state = storage.load(cfg, bug_id)
     text = f"Bug {bug_id} closed as WONT_FIX.\nReason: {reason}"
     return _answer(state, cfg, rejection=state["rejection"], text=text)
@@ -539,6 +555,66 @@ def fix(bug_id: str, dry_run: bool = False) -> dict:
         raise
 
 
+def _prepare_rollback(data, spec, ops):
+    """Reset the rollback file to the file operations OPS, before any is applied (a crash can be undone)."""
+    data.clear()
+    data.update(spec.default())
+    data["files"] = ops
+    data["prepared_at"] = clock.iso()
+
+
+def _start_fix(s, files):
+    """Move an APPROVED bug to IMPLEMENTING, naming the plan's approval and FILES."""
+    if s["phase"] != "approved":
+        raise phases.refuse(s, "bug fix")
+    phases.move(s, "implementing", "user_command", "bug fix",
+                approved_by=s["approval_record"]["approved_by"],
+                fix_plan_hash=s["approval_record"]["fix_plan_hash"], files=files)
+
+
+def _note_resumed(s):
+    """Note that `bug fix` picked up an interrupted implementation."""
+    s["notes"].append(f"{clock.iso()} bug fix resumed an interrupted implementation")
+
+
+def _note_failed(s, message):
+    """Record an implementation that could not be applied (MESSAGE says why)."""
+    s["implementation"] = {"success": False, "files_changed": [], "tests_passed": 0,
+                           "tests_failed": 0, "commit_hash": None, "error": message}
+
+
+def _mark_applied(data, created_dirs):
+    """Stamp the rollback file applied, with the folders the fix created (a rollback removes them)."""
+    data["created_dirs"] = created_dirs
+    data["applied_at"] = clock.iso()
+
+
+def _start_verifying(s, files):
+    """Move the bug to VERIFYING with a pending implementation of FILES."""
+    s["implementation"] = {"success": None, "files_changed": files, "tests_passed": 0,
+                           "tests_failed": 0, "commit_hash": None, "error": None}
+    phases.move(s, "verifying", "auto", "bug fix", files=files)
+
+
+def _finish_fix(s, verdict, files, rollback_cmd, git_cmd):
+    """Record the verification VERDICT and end the bug FIXED, or BLOCKED with the reason."""
+    impl = {"success": verdict["reason"] is None, "files_changed": files,
+            "tests_passed": verdict["tests_passed"], "tests_failed": verdict["tests_failed"],
+            "commit_hash": None, "error": verdict["reason"], "test_command": verdict["command"],
+            "exit_code": verdict["exit_code"], "timed_out": verdict["timed_out"],
+            "tests": verdict["tests"][:MAX_TESTS_KEPT], "output_tail": verdict["output_tail"],
+            "rollback": rollback_cmd, "git_rollback": git_cmd, "verified_at": clock.iso()}
+    s["implementation"] = impl
+    if verdict["reason"] is None:
+        s["blocked_reason"] = None
+        phases.move(s, "fixed", "auto", "bug fix", tests_passed=verdict["tests_passed"],
+                    tests_failed=0)
+    else:
+        s["blocked_reason"] = verdict["reason"]
+        phases.move(s, "blocked", "auto", "bug fix", reason=verdict["reason"],
+                    tests_passed=verdict["tests_passed"], tests_failed=verdict["tests_failed"])
+
+
 def _fix_locked(cfg: dict, bug_id: str, root: str, bdir: str) -> dict:
 
     state = storage.load(cfg, bug_id)
@@ -566,47 +642,20 @@ def _fix_locked(cfg: dict, bug_id: str, root: str, bdir: str) -> dict:
             raise _cannot_apply(bug_id, defects)
         files = [op["path"] for op in ops]
 
-        def snap(data):
-            data.clear()
-            data.update(rspec.default())
-            data["files"] = ops
-            data["prepared_at"] = clock.iso()
-
-        store.update_file(rollback_path, rspec, snap)
+        store.update_file(rollback_path, rspec, functools.partial(_prepare_rollback, spec=rspec, ops=ops))
         if phase == "approved":
-            def start(s):
-                if s["phase"] != "approved":
-                    raise phases.refuse(s, "bug fix")
-                phases.move(s, "implementing", "user_command", "bug fix",
-                            approved_by=s["approval_record"]["approved_by"],
-                            fix_plan_hash=s["approval_record"]["fix_plan_hash"], files=files)
-            storage.update(cfg, bug_id, start)
+            storage.update(cfg, bug_id, functools.partial(_start_fix, files=files))
         else:
-            def note(s):
-                s["notes"].append(f"{clock.iso()} bug fix resumed an interrupted implementation")
-            storage.update(cfg, bug_id, note)
+            storage.update(cfg, bug_id, _note_resumed)
         try:
             created_dirs = fixer.apply(ops, root)
         except Exception as exc:
             message = getattr(exc, "message", str(exc))
-
-            def failed(s):
-                s["implementation"] = {"success": False, "files_changed": [], "tests_passed": 0,
-                                       "tests_failed": 0, "commit_hash": None, "error": message}
-            storage.update(cfg, bug_id, failed)
+            storage.update(cfg, bug_id, functools.partial(_note_failed, message=message))
             raise
 
-        def applied(data):
-            data["created_dirs"] = created_dirs
-            data["applied_at"] = clock.iso()
-
-        store.update_file(rollback_path, rspec, applied)
-
-        def verifying(s):
-            s["implementation"] = {"success": None, "files_changed": files, "tests_passed": 0,
-                                   "tests_failed": 0, "commit_hash": None, "error": None}
-            phases.move(s, "verifying", "auto", "bug fix", files=files)
-        storage.update(cfg, bug_id, verifying)
+        store.update_file(rollback_path, rspec, functools.partial(_mark_applied, created_dirs=created_dirs))
+        storage.update(cfg, bug_id, functools.partial(_start_verifying, files=files))
     else:
         snapshot = store.read_file(rollback_path, rspec)
         ops = snapshot["files"]
@@ -629,24 +678,8 @@ def _fix_locked(cfg: dict, bug_id: str, root: str, bdir: str) -> dict:
     rollback_cmd = f"aether bug rollback {bug_id}"
     git_cmd = fixer.git_rollback(ops)
 
-    def finish(s):
-        impl = {"success": verdict["reason"] is None, "files_changed": files,
-                "tests_passed": verdict["tests_passed"], "tests_failed": verdict["tests_failed"],
-                "commit_hash": None, "error": verdict["reason"], "test_command": verdict["command"],
-                "exit_code": verdict["exit_code"], "timed_out": verdict["timed_out"],
-                "tests": verdict["tests"][:MAX_TESTS_KEPT], "output_tail": verdict["output_tail"],
-                "rollback": rollback_cmd, "git_rollback": git_cmd, "verified_at": clock.iso()}
-        s["implementation"] = impl
-        if verdict["reason"] is None:
-            s["blocked_reason"] = None
-            phases.move(s, "fixed", "auto", "bug fix", tests_passed=verdict["tests_passed"],
-                        tests_failed=0)
-        else:
-            s["blocked_reason"] = verdict["reason"]
-            phases.move(s, "blocked", "auto", "bug fix", reason=verdict["reason"],
-                        tests_passed=verdict["tests_passed"], tests_failed=verdict["tests_failed"])
-
-    storage.update(cfg, bug_id, finish)
+    storage.update(cfg, bug_id, functools.partial(_finish_fix, verdict=verdict, files=files,
+                                                  rollback_cmd=rollback_cmd, git_cmd=git_cmd))
     state = storage.load(cfg, bug_id)
 
     lines.append("Running verification...")
@@ -677,6 +710,16 @@ def _fix_locked(cfg: dict, bug_id: str, root: str, bdir: str) -> dict:
         tests_failed=verdict["tests_failed"], text="\n".join(lines))
 
 
+def _mark_rolled_back(data):
+    """Stamp the rollback file rolled back (the same fix is not undone twice)."""
+    data["rolled_back_at"] = clock.iso()
+
+
+def _note_rolled_back(s, restored):
+    """Note the files a rollback RESTORED."""
+    s["notes"].append(f"{clock.iso()} rolled back: {', '.join(restored)}")
+
+
 def rollback(bug_id: str, force: bool = False) -> dict:
     """Put back the files the last fix changed, unless the bug is FIXED (e.g. BLOCKED, an
     interrupted fix, or a retried bug whose failed fix is still applied)."""
@@ -699,13 +742,8 @@ def rollback(bug_id: str, force: bool = False) -> dict:
                             bug_id=bug_id)
         result = fixer.undo(snapshot, _root(), force=force)
 
-        def done(data):
-            data["rolled_back_at"] = clock.iso()
-        store.update_file(path, rspec, done)
-
-        def note(s):
-            s["notes"].append(f"{clock.iso()} rolled back: {', '.join(result['restored'])}")
-        storage.update(cfg, bug_id, note)
+        store.update_file(path, rspec, _mark_rolled_back)
+        storage.update(cfg, bug_id, functools.partial(_note_rolled_back, restored=result["restored"]))
     state = storage.load(cfg, bug_id)
     text = "\n".join([f"Rolled back the fix of bug {bug_id}:"]
                      + [f"  ✓ Restored: {p}" for p in result["restored"]]
@@ -715,6 +753,18 @@ def rollback(bug_id: str, force: bool = False) -> dict:
 
 
 # ---------------------------------------------------------------- costs
+
+
+def _add_cost(state, cfg, bug_id, name, model, input_tokens, output_tokens, phase):
+    """Append an agent run's cost record; (the record, the cost limits now exceeded)."""
+    if len(state["costs"]) >= costs.MAX_COST_RECORDS:
+        raise bug_error("too_many_cost_records",
+                        f"bug {bug_id} already has {costs.MAX_COST_RECORDS} cost records",
+                        BUG_EXIT_INPUT, bug_id=bug_id)
+    rec = costs.agent_cost(name, model, input_tokens, output_tokens,
+                           phase or state["phase"], clock.iso())
+    state["costs"].append(rec)
+    return rec, costs.exceeded(state, cfg)
 
 
 def cost(bug_id: str, agent: str, input_tokens: int, output_tokens: int,
@@ -731,17 +781,9 @@ def cost(bug_id: str, agent: str, input_tokens: int, output_tokens: int,
     if phase is not None:
         phase = phases.parse(phase)
 
-    def change(state):
-        if len(state["costs"]) >= costs.MAX_COST_RECORDS:
-            raise bug_error("too_many_cost_records",
-                            f"bug {bug_id} already has {costs.MAX_COST_RECORDS} cost records",
-                            BUG_EXIT_INPUT, bug_id=bug_id)
-        rec = costs.agent_cost(name, model, input_tokens, output_tokens,
-                               phase or state["phase"], clock.iso())
-        state["costs"].append(rec)
-        return rec, costs.exceeded(state, cfg)
-
-    rec, over = storage.update(cfg, bug_id, change)
+    rec, over = storage.update(cfg, bug_id, functools.partial(
+        _add_cost, cfg=cfg, bug_id=bug_id, name=name, model=model, input_tokens=input_tokens,
+        output_tokens=output_tokens, phase=phase))
     state = storage.load(cfg, bug_id)
     if over:
         raise costs.limit_error(state, over)

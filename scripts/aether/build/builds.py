@@ -9,6 +9,7 @@ commands skips a phase or has two phases in progress.
 
 from __future__ import annotations
 
+import functools
 import math
 
 from aether.build import completion, loops, syntax_check, waves
@@ -202,6 +203,45 @@ def _check_start(colony: dict, plan: dict, phase_id: int, resume: bool) -> None:
                               expected=before.get("id"))
 
 
+# not @store.writes: the files it locks depend on the call (checkpoints, pheromones, loops)
+def _start_build(files, phase_id: int, resume: bool, record: dict | None, focus: bool, want_loop: bool) -> dict:
+    """Mark the phase in progress and the colony EXECUTING; keep the checkpoint, bind the code loop."""
+    colony, plan = files["colony"], files["plan"]
+    _check_start(colony, plan, phase_id, resume)
+    entered = advance(colony, plan) if not colony.get("current_phase") else None
+    phase = plans_rules.require_phase(plan, phase_id)
+    previous = phase.get("status") or "pending"
+    phase["status"] = "in_progress"
+    for task in phase.get("tasks") or []:
+        if isinstance(task, dict) and task.get("status") not in DONE_STATUSES:
+            task["status"] = "pending"
+    was_running = colony.get("state") == "EXECUTING"
+    colony["state"] = "EXECUTING"
+    colony["spawn_tree"] = None
+    resumed = previous != "pending" or was_running
+    events.append(files["events"], "build_resumed" if resumed else "build_started", "queen",
+                  f"Phase {phase_id} {'resumed' if resumed else 'started'}: {phase.get('name')}")
+    dropped = checkpoints.remember(files["checkpoints"], record) if record else []
+    signal = _phase_focus(files["pheromones"], phase) if focus and entered else None
+    code_loop = None
+    if want_loop:
+        session = colony.get("session_id")
+        bound = next((l for l in reversed(files["loops"]["loops"]) if l.get("type") == "code"
+                      and l.get("phase") == phase_id and l.get("status") != "complete"
+                      and l.get("session_id") == session), None)
+        reused = bound is not None
+        if bound is None:
+            bound = loops.new_loop(files["loops"], "code", loops_rules.THRESHOLDS["code"], phase_id, session)
+            events.append(files["events"], "loop_started", "queen",
+                          f"code loop {bound['id']} bound to the build of phase {phase_id}")
+        code_loop = {"loop_id": bound["id"], "threshold": bound["threshold"], "status": bound["status"],
+                     "iterations": len(bound["iterations"]), "reused": reused}
+    items = plans_rules.phases(plan)
+    return {"phase": phase, "resumed": resumed, "previous_status": previous, "mode": colony.get("mode"),
+            "dropped": dropped, "signal": signal, "code_loop": code_loop,
+            "last": bool(items) and items[-1].get("id") == phase_id}
+
+
 def start(phase_id: int, resume: bool = False, loop: bool = False) -> dict:
     """build-start: mark the phase in progress, EXECUTING, checkpoint, and hand back its work.
     In FULL mode (or with `loop`) a code loop is bound to the build (reused when one of this
@@ -226,44 +266,9 @@ def start(phase_id: int, resume: bool = False, loop: bool = False) -> dict:
     names = (["colony", "plan", "events"] + (["checkpoints"] if record else []) + (["pheromones"] if focus else [])
              + (["loops"] if want_loop else []))
 
-    def change(files):
-        colony, plan = files["colony"], files["plan"]
-        _check_start(colony, plan, phase_id, resume)
-        entered = advance(colony, plan) if not colony.get("current_phase") else None
-        phase = plans_rules.require_phase(plan, phase_id)
-        previous = phase.get("status") or "pending"
-        phase["status"] = "in_progress"
-        for task in phase.get("tasks") or []:
-            if isinstance(task, dict) and task.get("status") not in DONE_STATUSES:
-                task["status"] = "pending"
-        was_running = colony.get("state") == "EXECUTING"
-        colony["state"] = "EXECUTING"
-        colony["spawn_tree"] = None
-        resumed = previous != "pending" or was_running
-        events.append(files["events"], "build_resumed" if resumed else "build_started", "queen",
-                      f"Phase {phase_id} {'resumed' if resumed else 'started'}: {phase.get('name')}")
-        dropped = checkpoints.remember(files["checkpoints"], record) if record else []
-        signal = _phase_focus(files["pheromones"], phase) if focus and entered else None
-        code_loop = None
-        if want_loop:
-            session = colony.get("session_id")
-            bound = next((l for l in reversed(files["loops"]["loops"]) if l.get("type") == "code"
-                          and l.get("phase") == phase_id and l.get("status") != "complete"
-                          and l.get("session_id") == session), None)
-            reused = bound is not None
-            if bound is None:
-                bound = loops.new_loop(files["loops"], "code", loops_rules.THRESHOLDS["code"], phase_id, session)
-                events.append(files["events"], "loop_started", "queen",
-                              f"code loop {bound['id']} bound to the build of phase {phase_id}")
-            code_loop = {"loop_id": bound["id"], "threshold": bound["threshold"], "status": bound["status"],
-                         "iterations": len(bound["iterations"]), "reused": reused}
-        items = plans_rules.phases(plan)
-        return {"phase": phase, "resumed": resumed, "previous_status": previous, "mode": colony.get("mode"),
-                "dropped": dropped, "signal": signal, "code_loop": code_loop,
-                "last": bool(items) and items[-1].get("id") == phase_id}
-
     try:
-        out = store.update_many(names, change)
+        out = store.update_many(names, functools.partial(_start_build, phase_id=phase_id, resume=resume, record=record,
+                                                       focus=focus, want_loop=want_loop))
     except BaseException:
         if record:
             checkpoints.forget([record])  # the build did not start: drop its checkpoint
@@ -505,6 +510,102 @@ def _syntax_files(data, colony: dict) -> list:
     return found + [f for f in created + modified if f not in found]
 
 
+def _own_check_files(data, colony: dict) -> list | None:
+    """The files the helper's own syntax check covers, None when it does not run."""
+    if (modes.profile(colony.get("mode"))["watcher"] == "syntax" and isinstance(data, dict)
+            and data.get("watcher") is None and colony.get("state") == "EXECUTING"):
+        return _syntax_files(data, colony)[:syntax_check.MAX_FILES]
+    return None
+
+
+# not @store.writes: the files it locks depend on the call (loops.json when it exists)
+def _record_build(files, phase_id: int, data, checked: tuple | None) -> dict:
+    """Record the build's outcome: task and phase statuses, errors, spawn outcomes, signals, READY."""
+    colony, plan = files["colony"], files["plan"]
+    _running_check(colony, phase_id, "build-finish")
+    wanted = _own_check_files(data, colony)
+    syntax = None
+    if wanted is not None:
+        same = checked is not None and checked[0] == wanted
+        syntax = checked[1] if same else syntax_check.compact(syntax_check.run(wanted))
+    phase = plans_rules.require_phase(plan, phase_id)
+    mode_profile = modes.profile(colony.get("mode"))
+    auto = mode_profile["auto_signals"]
+    payload = data
+    if isinstance(data, dict) and "tasks" not in data:  # the spawn tree knows each task's outcome
+        payload = {**data, "tasks": task_outcomes(colony.get("spawn_tree"), phase)}
+    results, defects = validate_results(payload, phase, mode_profile["watcher"])
+    if defects:
+        raise input_error("invalid_results", plans_rules.defect_message(defects, "the results have", "send them again"),
+                          defects=defects)
+    by_id = {t.get("id"): t for t in phase.get("tasks") or [] if isinstance(t, dict)}
+    for outcome in results["tasks"]:
+        by_id[outcome["id"]]["status"] = outcome["status"]
+    failed = [o for o in results["tasks"] if o["status"] == "failed"]
+    watcher = results["watcher"]
+    all_done = all((t.get("status") in DONE_STATUSES) for t in by_id.values())
+    completed = all_done and (watcher is None or watcher["passed"]) and (syntax is None or syntax["passed"])
+    phase["status"] = "completed" if completed else "failed"
+
+    errors = files["errors"]
+    flagged_before = {str(p.get("category")).lower() for p in errors.get("flagged_patterns") or []
+                      if isinstance(p, dict)}
+    recorded = []
+    for o in failed:
+        info = o["error"] or {"category": TASK_FAILURE[0], "severity": TASK_FAILURE[1],
+                              "description": "", "root_cause": None}
+        description = info["description"] or o["summary"] or f"task {o['id']} failed"
+        recorded.append(error_log.append(errors, info["category"], info["severity"], description,
+                                         phase=phase_id, task_id=o["id"], root_cause=info["root_cause"]))
+    if watcher is not None and not watcher["passed"]:
+        bad = [c["name"] for c in watcher["checks"] if c["passed"] is False]
+        text = "watcher verification failed" + (f" ({', '.join(bad)})" if bad else "")
+        if watcher["summary"]:
+            text += f": {watcher['summary']}"
+        recorded.append(error_log.append(errors, WATCHER_FAILURE[0], WATCHER_FAILURE[1], text, phase=phase_id))
+    if syntax is not None and not syntax["passed"]:
+        bad = ", ".join(f"{f['path']}" + (f":{f['line']}" if f["line"] else "") for f in syntax["failures"][:10])
+        recorded.append(error_log.append(errors, "syntax", WATCHER_FAILURE[1],
+                                         f"syntax check failed: {bad}", phase=phase_id))
+    newly = [p for p in errors.get("flagged_patterns") or []
+             if isinstance(p, dict) and str(p.get("category")).lower() not in flagged_before]
+
+    tally = _spawn_outcomes(colony, results["tasks"])
+    # a bound loop is created and decided with the colony locked, as it is now
+    loops_data = files["loops"] if "loops" in files else store.read("loops")
+    loop = completion.bound_loop(loops_data, phase_id, colony.get("session_id"))
+    record = completion.record_build(files["phase_records"], colony, phase, results, syntax, loop)
+    tree = colony.get("spawn_tree")
+    if isinstance(tree, dict):
+        tree["status"] = "finished"
+    colony["state"] = "READY"
+
+    counts = plans_rules.task_counts(phase)
+    name = phase.get("name")
+    verdict = _verdict(watcher, syntax)
+    outcome_text = (f"Phase {phase_id} ({name}) {'completed' if completed else 'failed'}: "
+                    f"{counts['completed']}/{counts['total']} tasks completed"
+                    + (f", {counts['failed']} failed ({', '.join(o['id'] for o in failed)})" if failed else "")
+                    + (f", {counts['skipped']} skipped" if counts["skipped"] else "")
+                    + f"; watcher {verdict}")
+    events.append(files["events"], "build_finished" if completed else "build_failed", "queen", outcome_text)
+    signals = []
+    if "FEEDBACK" in auto:
+        advice = ("Build on what worked." if completed else "Fix these before moving on.")
+        signals.append(_signal(files["pheromones"], "FEEDBACK", f"{outcome_text}. {advice}", "auto:build"))
+    if "REDIRECT" in auto:
+        for pattern in newly:
+            signals.append(_signal(files["pheromones"], "REDIRECT",
+                                   f"Recurring {pattern.get('category')} errors: {pattern.get('description')}. "
+                                   f"Avoid this pattern.", "auto:errors"))
+    items = plans_rules.phases(plan)
+    last = items and items[-1].get("id") == phase_id
+    return {"phase": phase, "completed": completed, "counts": counts, "failed": failed,
+            "results": results, "recorded": recorded, "newly": newly, "signals": signals,
+            "tally": tally, "last": bool(last), "tasks_from": "results" if payload is data else "spawn_tree",
+            "syntax": syntax, "mode": colony.get("mode"), "record": record}
+
+
 def finish(phase_id: int, results_text) -> dict:
     """build-finish: record the outcome of a build and return its summary.
 
@@ -520,103 +621,12 @@ def finish(phase_id: int, results_text) -> dict:
     else:
         data = results_text
 
-    def syntax_files(colony: dict) -> list | None:
-        """The files the helper's own syntax check covers, None when it does not run."""
-        if (modes.profile(colony.get("mode"))["watcher"] == "syntax" and isinstance(data, dict)
-                and data.get("watcher") is None and colony.get("state") == "EXECUTING"):
-            return _syntax_files(data, colony)[:syntax_check.MAX_FILES]
-        return None
-
-    ahead = syntax_files(store.read("colony"))
+    ahead = _own_check_files(data, store.read("colony"))
     checked = None if ahead is None else (ahead, syntax_check.compact(syntax_check.run(ahead)))
 
-    def change(files):
-        colony, plan = files["colony"], files["plan"]
-        _running_check(colony, phase_id, "build-finish")
-        wanted = syntax_files(colony)
-        syntax = None
-        if wanted is not None:
-            same = checked is not None and checked[0] == wanted
-            syntax = checked[1] if same else syntax_check.compact(syntax_check.run(wanted))
-        phase = plans_rules.require_phase(plan, phase_id)
-        mode_profile = modes.profile(colony.get("mode"))
-        auto = mode_profile["auto_signals"]
-        payload = data
-        if isinstance(data, dict) and "tasks" not in data:  # the spawn tree knows each task's outcome
-            payload = {**data, "tasks": task_outcomes(colony.get("spawn_tree"), phase)}
-        results, defects = validate_results(payload, phase, mode_profile["watcher"])
-        if defects:
-            raise input_error("invalid_results", plans_rules.defect_message(defects, "the results have", "send them again"),
-                              defects=defects)
-        by_id = {t.get("id"): t for t in phase.get("tasks") or [] if isinstance(t, dict)}
-        for outcome in results["tasks"]:
-            by_id[outcome["id"]]["status"] = outcome["status"]
-        failed = [o for o in results["tasks"] if o["status"] == "failed"]
-        watcher = results["watcher"]
-        all_done = all((t.get("status") in DONE_STATUSES) for t in by_id.values())
-        completed = all_done and (watcher is None or watcher["passed"]) and (syntax is None or syntax["passed"])
-        phase["status"] = "completed" if completed else "failed"
-
-        errors = files["errors"]
-        flagged_before = {str(p.get("category")).lower() for p in errors.get("flagged_patterns") or []
-                          if isinstance(p, dict)}
-        recorded = []
-        for o in failed:
-            info = o["error"] or {"category": TASK_FAILURE[0], "severity": TASK_FAILURE[1],
-                                  "description": "", "root_cause": None}
-            description = info["description"] or o["summary"] or f"task {o['id']} failed"
-            recorded.append(error_log.append(errors, info["category"], info["severity"], description,
-                                             phase=phase_id, task_id=o["id"], root_cause=info["root_cause"]))
-        if watcher is not None and not watcher["passed"]:
-            bad = [c["name"] for c in watcher["checks"] if c["passed"] is False]
-            text = "watcher verification failed" + (f" ({', '.join(bad)})" if bad else "")
-            if watcher["summary"]:
-                text += f": {watcher['summary']}"
-            recorded.append(error_log.append(errors, WATCHER_FAILURE[0], WATCHER_FAILURE[1], text, phase=phase_id))
-        if syntax is not None and not syntax["passed"]:
-            bad = ", ".join(f"{f['path']}" + (f":{f['line']}" if f["line"] else "") for f in syntax["failures"][:10])
-            recorded.append(error_log.append(errors, "syntax", WATCHER_FAILURE[1],
-                                             f"syntax check failed: {bad}", phase=phase_id))
-        newly = [p for p in errors.get("flagged_patterns") or []
-                 if isinstance(p, dict) and str(p.get("category")).lower() not in flagged_before]
-
-        tally = _spawn_outcomes(colony, results["tasks"])
-        # a bound loop is created and decided with the colony locked, as it is now
-        loops_data = files["loops"] if "loops" in files else store.read("loops")
-        loop = completion.bound_loop(loops_data, phase_id, colony.get("session_id"))
-        record = completion.record_build(files["phase_records"], colony, phase, results, syntax, loop)
-        tree = colony.get("spawn_tree")
-        if isinstance(tree, dict):
-            tree["status"] = "finished"
-        colony["state"] = "READY"
-
-        counts = plans_rules.task_counts(phase)
-        name = phase.get("name")
-        verdict = _verdict(watcher, syntax)
-        outcome_text = (f"Phase {phase_id} ({name}) {'completed' if completed else 'failed'}: "
-                        f"{counts['completed']}/{counts['total']} tasks completed"
-                        + (f", {counts['failed']} failed ({', '.join(o['id'] for o in failed)})" if failed else "")
-                        + (f", {counts['skipped']} skipped" if counts["skipped"] else "")
-                        + f"; watcher {verdict}")
-        events.append(files["events"], "build_finished" if completed else "build_failed", "queen", outcome_text)
-        signals = []
-        if "FEEDBACK" in auto:
-            advice = ("Build on what worked." if completed else "Fix these before moving on.")
-            signals.append(_signal(files["pheromones"], "FEEDBACK", f"{outcome_text}. {advice}", "auto:build"))
-        if "REDIRECT" in auto:
-            for pattern in newly:
-                signals.append(_signal(files["pheromones"], "REDIRECT",
-                                       f"Recurring {pattern.get('category')} errors: {pattern.get('description')}. "
-                                       f"Avoid this pattern.", "auto:errors"))
-        items = plans_rules.phases(plan)
-        last = items and items[-1].get("id") == phase_id
-        return {"phase": phase, "completed": completed, "counts": counts, "failed": failed,
-                "results": results, "recorded": recorded, "newly": newly, "signals": signals,
-                "tally": tally, "last": bool(last), "tasks_from": "results" if payload is data else "spawn_tree",
-                "syntax": syntax, "mode": colony.get("mode"), "record": record}
-
     names = ["colony", "plan", "errors", "events", "pheromones", "phase_records"]
-    out = store.update_many(names + (["loops"] if store.exists("loops") else []), change)
+    out = store.update_many(names + (["loops"] if store.exists("loops") else []),
+                            functools.partial(_record_build, phase_id=phase_id, data=data, checked=checked))
     return _finish_result(phase_id, out)
 
 
@@ -770,29 +780,32 @@ def _learnings_answer(phase_id: int, phase: dict, out: dict) -> dict:
 # ---------------------------------------------------------------- build-abort, phase-advance
 
 
+@store.writes("colony", "plan", "events")
+def _abort_build(files, phase_id: int, reason: str) -> dict:
+    """Give up the running build: its phase failed, its running tasks pending, the colony READY."""
+    colony, plan = files["colony"], files["plan"]
+    _running_check(colony, phase_id, "build-abort")
+    phase = plans_rules.require_phase(plan, phase_id)
+    phase["status"] = "failed"
+    for task in phase.get("tasks") or []:
+        if isinstance(task, dict) and task.get("status") == "in_progress":
+            task["status"] = "pending"
+    tree = colony.get("spawn_tree")
+    if isinstance(tree, dict):
+        tree["status"] = "aborted"
+    colony["state"] = "READY"
+    event = events.append(files["events"], "build_aborted", "queen",
+                          f"Phase {phase_id} aborted: {one_line(reason, 500)}")
+    return {"name": phase.get("name"), "event": event["id"]}
+
+
 def abort(phase_id: int, reason: str) -> dict:
     """build-abort: give up the running build; the phase is marked failed."""
     check_phase_id(phase_id)
     reason = inputs.require_text(reason, "the reason", MAX_REASON_LENGTH, code="invalid_reason",
                                  empty="say why the build is aborted (the reason is empty)").strip()
 
-    def change(files):
-        colony, plan = files["colony"], files["plan"]
-        _running_check(colony, phase_id, "build-abort")
-        phase = plans_rules.require_phase(plan, phase_id)
-        phase["status"] = "failed"
-        for task in phase.get("tasks") or []:
-            if isinstance(task, dict) and task.get("status") == "in_progress":
-                task["status"] = "pending"
-        tree = colony.get("spawn_tree")
-        if isinstance(tree, dict):
-            tree["status"] = "aborted"
-        colony["state"] = "READY"
-        event = events.append(files["events"], "build_aborted", "queen",
-                              f"Phase {phase_id} aborted: {one_line(reason, 500)}")
-        return {"name": phase.get("name"), "event": event["id"]}
-
-    out = store.update_many(["colony", "plan", "events"], change)
+    out = _abort_build(phase_id, reason)
     text = (f"Phase {phase_id} ({out['name']}) aborted: {one_line(reason, 200)}\n"
             f"Rebuild it with /ant:build {phase_id} (`aether build-start {phase_id} --resume`).")
     return {
@@ -815,6 +828,25 @@ def approve(phase_id: int) -> dict:
     return waves.approve()
 
 
+# not @store.writes: the files it locks depend on the call (pheromones with a FOCUS signal)
+def _advance_phase(files, focus: bool) -> dict:
+    """Leave the completed current phase for the next (FOCUS on it when `focus`), or complete the colony."""
+    colony, plan = files["colony"], files["plan"]
+    lifecycle.require_transition(colony, "READY", "phase-advance")
+    before = colony.get("current_phase") or 0
+    entered = advance(colony, plan)
+    if entered is None:
+        events.append(files["events"], "colony_completed", "queen",
+                      f"Colony completed: every phase of the plan is done (goal: {colony.get('goal')})")
+        return {"from": before, "to": None, "state": colony["state"], "phase": None, "signal": None}
+    events.append(files["events"], "phase_advanced", "queen",
+                  f"Phase {entered['id']} entered: {entered.get('name')}")
+    signal = _phase_focus(files["pheromones"], entered) if focus else None
+    return {"from": before, "to": entered["id"], "state": colony["state"],
+            "phase": {k: entered.get(k) for k in ("id", "name", "description", "success_criteria")},
+            "signal": signal}
+
+
 def phase_advance() -> dict:
     """phase-advance: leave the completed current phase for the next (or complete the colony)."""
 
@@ -822,23 +854,7 @@ def phase_advance() -> dict:
     focus = "FOCUS" in modes.profile(mode)["auto_signals"]
     names = ["colony", "plan", "events"] + (["pheromones"] if focus else [])
 
-    def change(files):
-        colony, plan = files["colony"], files["plan"]
-        lifecycle.require_transition(colony, "READY", "phase-advance")
-        before = colony.get("current_phase") or 0
-        entered = advance(colony, plan)
-        if entered is None:
-            events.append(files["events"], "colony_completed", "queen",
-                          f"Colony completed: every phase of the plan is done (goal: {colony.get('goal')})")
-            return {"from": before, "to": None, "state": colony["state"], "phase": None, "signal": None}
-        events.append(files["events"], "phase_advanced", "queen",
-                      f"Phase {entered['id']} entered: {entered.get('name')}")
-        signal = _phase_focus(files["pheromones"], entered) if focus else None
-        return {"from": before, "to": entered["id"], "state": colony["state"],
-                "phase": {k: entered.get(k) for k in ("id", "name", "description", "success_criteria")},
-                "signal": signal}
-
-    out = store.update_many(names, change)
+    out = store.update_many(names, functools.partial(_advance_phase, focus=focus))
     signal = out.pop("signal")
     out["signals_emitted"] = [signal] if signal else []
     if out["to"] is None:

@@ -35,6 +35,30 @@ def _entry(data: dict, loop_id: str) -> dict | None:
     return next((e for e in data["loops"] if e.get("loop_id") == loop_id), None)
 
 
+@store.writes("drafts", "events")
+def _keep_draft(files, loop_id: str, loop: dict, iteration: int, plan: dict, warnings: list) -> dict:
+    """Keep the draft as the loop's draft for `iteration` (replacing one stored for it) and log it."""
+    data = files["drafts"]
+    entry = _entry(data, loop_id)
+    if entry is None:
+        entry = {"loop_id": loop_id, "drafts": []}
+        data["loops"].append(entry)
+        del data["loops"][:-MAX_LOOPS]
+    replaced = any(d.get("iteration") == iteration for d in entry["drafts"])
+    entry["drafts"] = [d for d in entry["drafts"] if d.get("iteration") != iteration]
+    entry["drafts"].append({"iteration": iteration, "round": loop["round"], "plan": plan, "warnings": warnings,
+                            "stored_at": clock.iso()})
+    del entry["drafts"][:-MAX_DRAFTS_PER_LOOP]
+    events.append(files["events"], "plan_draft_stored", "queen",
+                  f"plan loop {loop_id}: draft for iteration {iteration}" + (" (replaced)" if replaced else ""))
+    return {"loop_id": loop_id, "iteration": iteration, "round": loop["round"], "replaced": replaced,
+            "phases": len(plan["phases"]), "tasks": sum(len(p["tasks"]) for p in plan["phases"]),
+            "warnings": warnings, "drafts": [d["iteration"] for d in entry["drafts"]],
+            "next": {"command": f"aether plan-draft-get {loop_id}",
+                     "reason": "the critic reads this draft, then its feedback goes to "
+                               f"`aether feedback-store {loop_id} - --kind critic`"}}
+
+
 def store_draft(loop_id: str, text: str) -> dict:
     """plan-draft-store: validate a planner's draft as a PROJECT_PLAN and keep it for the
     iteration about to be scored (a second draft for that iteration replaces the first)."""
@@ -52,28 +76,7 @@ def store_draft(loop_id: str, text: str) -> dict:
                                            f"`aether plan-load --from-loop {loop_id}`")
     iteration = len(loop["iterations"]) + 1
 
-    def change(files):
-        data = files["drafts"]
-        entry = _entry(data, loop_id)
-        if entry is None:
-            entry = {"loop_id": loop_id, "drafts": []}
-            data["loops"].append(entry)
-            del data["loops"][:-MAX_LOOPS]
-        replaced = any(d.get("iteration") == iteration for d in entry["drafts"])
-        entry["drafts"] = [d for d in entry["drafts"] if d.get("iteration") != iteration]
-        entry["drafts"].append({"iteration": iteration, "round": loop["round"], "plan": plan, "warnings": warnings,
-                                "stored_at": clock.iso()})
-        del entry["drafts"][:-MAX_DRAFTS_PER_LOOP]
-        events.append(files["events"], "plan_draft_stored", "queen",
-                      f"plan loop {loop_id}: draft for iteration {iteration}" + (" (replaced)" if replaced else ""))
-        return {"loop_id": loop_id, "iteration": iteration, "round": loop["round"], "replaced": replaced,
-                "phases": len(plan["phases"]), "tasks": sum(len(p["tasks"]) for p in plan["phases"]),
-                "warnings": warnings, "drafts": [d["iteration"] for d in entry["drafts"]],
-                "next": {"command": f"aether plan-draft-get {loop_id}",
-                         "reason": "the critic reads this draft, then its feedback goes to "
-                                   f"`aether feedback-store {loop_id} - --kind critic`"}}
-
-    return store.update_many(["drafts", "events"], change)
+    return _keep_draft(loop_id, loop, iteration, plan, warnings)
 
 
 def get(loop_id: str, iteration: int | None = None) -> dict:

@@ -71,36 +71,39 @@ def build_history(failures: dict, build_id: str) -> list:
     return [h for h in failures["history"] if h.get("build") == build_id]
 
 
+@store.writes("colony", "events", "failures")
+def _decide_failure(files, given: dict | None, worker: str | None, maps_to_criterion) -> dict:
+    """Decide what follows the spawn's failure and record it (a repeated call answers as before)."""
+    failures = files["failures"]
+    plan = store.read("plan")  # inside the colony lock: every plan writer holds it too
+    tree = spawn_tree.tree_of(files["colony"])
+    node, report = _failed_node(tree, worker, given)
+    history = build_history(failures, tree.get("id"))
+    repeat = _repeat(history, node) if node.get("failure_decided") else None
+    if repeat is not None:
+        return repeat
+    _refuse_closed_build(tree)
+    pending = _pending_failures(tree, node)
+    said = _criterion_said(plan, tree.get("phase"), report, maps_to_criterion)
+    verdict = decide(report, history, pending, node["wave"], wave_streak(tree, node), said)
+    entry = _history_entry(failures, tree, node, report, verdict)
+    _record_failure(failures, node, entry)
+    task_text = _task_text(plan, tree.get("phase"), report["task"])
+    result = _answer(entry, verdict)
+    result.update(_apply_decision(failures, tree, node, report, verdict, entry, task_text, history, pending))
+    events.append(files["events"], "failure_decided", "queen",
+                  f"task {entry['task']} ({entry['worker']}): {entry['action']} — {one_line(entry['reason'], 200)}")
+    result["text"] = _render_decision(result)
+    return result
+
+
 def failure_decide(report_text: str | None, worker: str | None, maps_to_criterion=None) -> dict:
     """failure-decide: record a failure and answer the one thing to do next."""
     given = _given_report(report_text)
     if given is None and worker is None:
         raise input_error("usage_error", "give the failure report (a file or `-`) or --worker <id>")
 
-    def change(files):
-        failures = files["failures"]
-        plan = store.read("plan")  # inside the colony lock: every plan writer holds it too
-        tree = spawn_tree.tree_of(files["colony"])
-        node, report = _failed_node(tree, worker, given)
-        history = build_history(failures, tree.get("id"))
-        repeat = _repeat(history, node) if node.get("failure_decided") else None
-        if repeat is not None:
-            return repeat
-        _refuse_closed_build(tree)
-        pending = _pending_failures(tree, node)
-        said = _criterion_said(plan, tree.get("phase"), report, maps_to_criterion)
-        verdict = decide(report, history, pending, node["wave"], wave_streak(tree, node), said)
-        entry = _history_entry(failures, tree, node, report, verdict)
-        _record_failure(failures, node, entry)
-        task_text = _task_text(plan, tree.get("phase"), report["task"])
-        result = _answer(entry, verdict)
-        result.update(_apply_decision(failures, tree, node, report, verdict, entry, task_text, history, pending))
-        events.append(files["events"], "failure_decided", "queen",
-                      f"task {entry['task']} ({entry['worker']}): {entry['action']} — {one_line(entry['reason'], 200)}")
-        result["text"] = _render_decision(result)
-        return result
-
-    return store.update_many(["colony", "events", "failures"], change)
+    return _decide_failure(given, worker, maps_to_criterion)
 
 
 def _given_report(report_text: str | None) -> dict | None:
@@ -294,38 +297,53 @@ def _skip_planned(tree: dict, wave) -> list:
 # ---------------------------------------------------------------- recoveries and friction
 
 
+@store.writes("colony", "events", "failures")
+def _add_friction(files, task: str, resolution: str | None, pattern: str | None) -> dict:
+    """Create or complete the friction record of a task this build recovered."""
+    tree = spawn_tree.tree_of(files["colony"])
+    failures = files["failures"]
+    build_id = tree.get("id")
+    if not any(h.get("build") == build_id and h.get("task") == task for h in failures["history"]):
+        raise state_error("no_failure_recorded", f"task {task!r} has no failure in this build; friction records "
+                                                 f"are for tasks a retry or debugger recovered")
+    record = friction_for(failures, build_id, task)
+    created = record is None
+    if created:
+        record = new_friction(failures, build_id, tree.get("phase"), task, resolution or "", None)
+    elif resolution:
+        record["resolution"] = one_line(resolution, 500)
+    if pattern:
+        record["pattern"] = one_line(pattern, 500)
+    if created:
+        events.append(files["events"], "friction_recorded", "queen", f"{record['id']}: task {task} recovered")
+    text = "\n".join([f"{record['id']}: auto-recovery needed for task {task}",
+                      f"- Phase: {record['phase']}", f"- Attempts: {record['attempts']}",
+                      f"- Root cause: {record['root_cause'] or '-'}", f"- Resolution: {record['resolution'] or '-'}",
+                      f"- Pattern: {record['pattern'] or '-'}"])
+    return {**record, "created": created, "text": text}
+
+
 def friction_add(task: str, resolution: str | None, pattern: str | None) -> dict:
     """friction-add: record (or complete) the FR-NNN record of a task a retry or debugger recovered."""
 
     task = task.strip()
 
-    def change(files):
-        tree = spawn_tree.tree_of(files["colony"])
-        failures = files["failures"]
-        build_id = tree.get("id")
-        if not any(h.get("build") == build_id and h.get("task") == task for h in failures["history"]):
-            raise state_error("no_failure_recorded", f"task {task!r} has no failure in this build; friction records "
-                                                     f"are for tasks a retry or debugger recovered")
-        record = friction_for(failures, build_id, task)
-        created = record is None
-        if created:
-            record = new_friction(failures, build_id, tree.get("phase"), task, resolution or "", None)
-        elif resolution:
-            record["resolution"] = one_line(resolution, 500)
-        if pattern:
-            record["pattern"] = one_line(pattern, 500)
-        if created:
-            events.append(files["events"], "friction_recorded", "queen", f"{record['id']}: task {task} recovered")
-        text = "\n".join([f"{record['id']}: auto-recovery needed for task {task}",
-                          f"- Phase: {record['phase']}", f"- Attempts: {record['attempts']}",
-                          f"- Root cause: {record['root_cause'] or '-'}", f"- Resolution: {record['resolution'] or '-'}",
-                          f"- Pattern: {record['pattern'] or '-'}"])
-        return {**record, "created": created, "text": text}
-
-    return store.update_many(["colony", "events", "failures"], change)
+    return _add_friction(task, resolution, pattern)
 
 
 # ---------------------------------------------------------------- abort-report
+
+
+@store.writes("failures", "events")
+def _record_abort_tag(files, phase: int, abort: dict, tag: str | None, tag_error: str | None) -> None:
+    """Keep the abort tag (or why there is none) on the abort and log the phase's abort once."""
+    for a in reversed(files["failures"]["aborts"]):
+        if a.get("phase") == phase and a.get("timestamp") == abort["timestamp"]:
+            a["tag"], a["tag_error"] = tag, tag_error
+            break
+    events.append(files["events"], "phase_aborted", "queen",
+                  f"phase {phase} aborted: {one_line(abort['reason'], 200)}"
+                  + (f" (tag {tag})" if tag else ""))
 
 
 def abort_report(phase: int) -> dict:
@@ -344,16 +362,7 @@ def abort_report(phase: int) -> dict:
         except AetherError as exc:
             tag_error = exc.message
 
-        def change(files):
-            for a in reversed(files["failures"]["aborts"]):
-                if a.get("phase") == phase and a.get("timestamp") == abort["timestamp"]:
-                    a["tag"], a["tag_error"] = tag, tag_error
-                    break
-            events.append(files["events"], "phase_aborted", "queen",
-                          f"phase {phase} aborted: {one_line(abort['reason'], 200)}"
-                          + (f" (tag {tag})" if tag else ""))
-
-        store.update_many(["failures", "events"], change)
+        _record_abort_tag(phase, abort, tag, tag_error)
     try:
         checkpoint = checkpoints.latest(phase)
     except AetherError:

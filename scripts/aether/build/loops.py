@@ -10,6 +10,8 @@ while the loop waits for them), which resets the cap and the stagnation window.
 
 from __future__ import annotations
 
+import functools
+
 from aether.build import code_loop
 from aether.core import clock, inputs
 from aether.core.exceptions import AetherError, input_error, state_error
@@ -73,6 +75,30 @@ def new_loop(data: dict, name: str, threshold: float, phase: int | None = None, 
     return loop
 
 
+# not @store.writes: the files it locks depend on the call (colony for a loop bound to the build)
+def _open_loop(files, name: str, threshold: float, build: bool, session: str | None) -> dict:
+    """Start the loop, or reuse the open code loop already bound to the running build."""
+    data = files["loops"]
+    phase = None
+    if build:
+        live = files["colony"]
+        if live.get("state") != "EXECUTING":
+            raise state_error("not_building", f"the colony is {live.get('state')}: a code loop is bound to a running "
+                                              f"build — run `aether build-start <phase>` first")
+        phase = live.get("current_phase")
+        bound = next((l for l in data["loops"] if l.get("phase") == phase and l.get("type") == "code"
+                      and l.get("status") != "complete" and l.get("session_id") == live.get("session_id")), None)
+        if bound is not None:
+            return {**_summary(bound), "phase": phase, "reused": True}
+    loop = new_loop(data, name, threshold, phase, session)
+    events.append(files["events"], "loop_started", "queen", f"{name} loop {loop['id']} (threshold {threshold:g})"
+                  + (f" bound to the build of phase {phase}" if phase is not None else ""))
+    out = _summary(loop)
+    if phase is not None:
+        out.update(phase=phase, reused=False)
+    return out
+
+
 def init(loop_type: str, threshold: float | None = None, build: bool = False) -> dict:
     """loop-init: start a refinement loop of a type (plan, code, or another with --threshold).
     build: bind a code loop to the running build (its refine decisions plan refinement spawns)."""
@@ -88,28 +114,9 @@ def init(loop_type: str, threshold: float | None = None, build: bool = False) ->
         raise input_error("invalid_argument", "--build binds a code loop to the running build; use `loop-init code --build`")
     colony = store.read("colony")
 
-    def change(files):
-        data = files["loops"]
-        phase = None
-        if build:
-            live = files["colony"]
-            if live.get("state") != "EXECUTING":
-                raise state_error("not_building", f"the colony is {live.get('state')}: a code loop is bound to a running "
-                                                  f"build — run `aether build-start <phase>` first")
-            phase = live.get("current_phase")
-            bound = next((l for l in data["loops"] if l.get("phase") == phase and l.get("type") == "code"
-                          and l.get("status") != "complete" and l.get("session_id") == live.get("session_id")), None)
-            if bound is not None:
-                return {**_summary(bound), "phase": phase, "reused": True}
-        loop = new_loop(data, name, threshold, phase, colony.get("session_id"))
-        events.append(files["events"], "loop_started", "queen", f"{name} loop {loop['id']} (threshold {threshold:g})"
-                      + (f" bound to the build of phase {phase}" if phase is not None else ""))
-        out = _summary(loop)
-        if phase is not None:
-            out.update(phase=phase, reused=False)
-        return out
-
-    return store.update_many(["loops", "events"] + (["colony"] if build else []), change)
+    return store.update_many(["loops", "events"] + (["colony"] if build else []),
+                             functools.partial(_open_loop, name=name, threshold=threshold, build=build,
+                                               session=colony.get("session_id")))
 
 
 def _critic_for(loop: dict, iteration: int) -> dict | None:
@@ -146,6 +153,64 @@ def _review_entry(loop: dict, review: dict, score) -> dict:
             "parsed": {"score": score, "score_line": "loop-score", **review}}
 
 
+# not @store.writes: the files it locks depend on the call (colony for a loop bound to a build)
+def _decide_iteration(files, loop_id: str, first: dict, bound: bool, snapshots: bool, given, parts: dict | None,
+                      review: dict | None) -> tuple:
+    """Record this iteration's score and decision; (answer, its timestamp, snapshot phase, critic summary)."""
+    loop = _find(files["loops"], loop_id)
+    if loop["status"] == "complete":
+        raise state_error("loop_complete", f"loop {loop_id} is complete; start a new one with `aether loop-init`")
+    if loop["status"] == "awaiting_user":
+        raise state_error("awaiting_user_feedback", f"loop {loop_id} waits for the user: store their answer with "
+                                                    f"`aether feedback-store {loop_id} - --kind user` first")
+    if loop["type"] != first["type"] or (loop["type"] == "code" and loop.get("phase") is not None) != bound:
+        raise state_error("loop_changed", f"loop {loop_id} changed while this call waited; run it again")
+    number = len(loop["iterations"]) + 1
+    parsed = (_critic_for(loop, number) or {}).get("parsed") or {}
+    warnings = []
+    if given is None:
+        if parsed.get("score") is None:
+            raise input_error("score_missing", f"no score for iteration {number} of loop {loop_id}: give it "
+                                               f"(`aether loop-decide {loop_id} 85`) or store the critic's feedback "
+                                               f"with its Overall Score first (`aether feedback-store {loop_id} - "
+                                               f"--kind critic`)")
+        value, source = parsed["score"], "critic"
+        value = int(value) if value == int(value) else round(value, 2)
+    else:
+        value, source = given, "given"
+        if parsed.get("score") is not None and parsed["score"] != value:
+            warnings.append(f"the given score {value:g} differs from the critic's {parsed['score']:g}; "
+                            f"{value:g} is recorded")
+    if review and _critic_for(loop, number) is None:
+        loop["feedback"].append(_review_entry(loop, review, value))
+        del loop["feedback"][:-MAX_FEEDBACK]
+    scores = round_scores(loop) + [value]
+    decision, reason = rule(scores, loop["threshold"])
+    entry = {"iteration": number, "round": loop["round"], "score": value, "decision": decision,
+             "reason": reason, "timestamp": clock.iso(), "checkpoint": None}
+    if parts:
+        entry["parts"] = parts
+    loop["iterations"].append(entry)
+    loop["status"] = {"complete": "complete", "user_input": "awaiting_user"}.get(decision, "active")
+    loop["updated_at"] = clock.iso()
+    refinement = None
+    if bound and decision == "refine":
+        refinement, more = code_loop.plan_refinement(files["colony"], loop, entry)
+        warnings.extend(more)
+    events.append(files["events"], "loop_decided", "queen",
+                  f"{loop['type']} loop {loop_id} iteration {number}: {value:g} → {decision}")
+    out = {**_summary(loop), "decision": decision, "reason": reason, "score": value, "score_source": source,
+           "iteration": number, "checkpoint": None, "commit": None, "warnings": warnings,
+           "next": _next(loop, decision, refinement)}
+    if loop["type"] == "code":
+        out["phase"] = loop.get("phase")
+        out["refinement"] = refinement
+    phase = None
+    if snapshots:  # the phase a snapshot is filed under
+        phase = loop.get("phase") or (files["colony"] if bound else store.read("colony")).get("current_phase") or None
+    return out, entry["timestamp"], phase, parsed.get("summary")
+
+
 def decide(loop_id: str, score: float | None = None, parts: dict | None = None, review: dict | None = None) -> dict:
     """loop-decide: record this iteration's score and answer refine / complete / user_input.
     Without a score, the score parsed from this iteration's critic feedback is used. `review`
@@ -166,65 +231,27 @@ def decide(loop_id: str, score: float | None = None, parts: dict | None = None, 
     bound = first["type"] == "code" and first.get("phase") is not None
     given = None if score is None else (int(score) if score == int(score) else round(score, 2))
 
-    def change(files):
-        loop = _find(files["loops"], loop_id)
-        if loop["status"] == "complete":
-            raise state_error("loop_complete", f"loop {loop_id} is complete; start a new one with `aether loop-init`")
-        if loop["status"] == "awaiting_user":
-            raise state_error("awaiting_user_feedback", f"loop {loop_id} waits for the user: store their answer with "
-                                                        f"`aether feedback-store {loop_id} - --kind user` first")
-        if loop["type"] != first["type"] or (loop["type"] == "code" and loop.get("phase") is not None) != bound:
-            raise state_error("loop_changed", f"loop {loop_id} changed while this call waited; run it again")
-        number = len(loop["iterations"]) + 1
-        parsed = (_critic_for(loop, number) or {}).get("parsed") or {}
-        warnings = []
-        if given is None:
-            if parsed.get("score") is None:
-                raise input_error("score_missing", f"no score for iteration {number} of loop {loop_id}: give it "
-                                                   f"(`aether loop-decide {loop_id} 85`) or store the critic's feedback "
-                                                   f"with its Overall Score first (`aether feedback-store {loop_id} - "
-                                                   f"--kind critic`)")
-            value, source = parsed["score"], "critic"
-            value = int(value) if value == int(value) else round(value, 2)
-        else:
-            value, source = given, "given"
-            if parsed.get("score") is not None and parsed["score"] != value:
-                warnings.append(f"the given score {value:g} differs from the critic's {parsed['score']:g}; "
-                                f"{value:g} is recorded")
-        if review and _critic_for(loop, number) is None:
-            loop["feedback"].append(_review_entry(loop, review, value))
-            del loop["feedback"][:-MAX_FEEDBACK]
-        scores = round_scores(loop) + [value]
-        decision, reason = rule(scores, loop["threshold"])
-        entry = {"iteration": number, "round": loop["round"], "score": value, "decision": decision,
-                 "reason": reason, "timestamp": clock.iso(), "checkpoint": None}
-        if parts:
-            entry["parts"] = parts
-        loop["iterations"].append(entry)
-        loop["status"] = {"complete": "complete", "user_input": "awaiting_user"}.get(decision, "active")
-        loop["updated_at"] = clock.iso()
-        refinement = None
-        if bound and decision == "refine":
-            refinement, more = code_loop.plan_refinement(files["colony"], loop, entry)
-            warnings.extend(more)
-        events.append(files["events"], "loop_decided", "queen",
-                      f"{loop['type']} loop {loop_id} iteration {number}: {value:g} → {decision}")
-        out = {**_summary(loop), "decision": decision, "reason": reason, "score": value, "score_source": source,
-               "iteration": number, "checkpoint": None, "commit": None, "warnings": warnings,
-               "next": _next(loop, decision, refinement)}
-        if loop["type"] == "code":
-            out["phase"] = loop.get("phase")
-            out["refinement"] = refinement
-        phase = None
-        if snapshots:  # the phase a snapshot is filed under
-            phase = loop.get("phase") or (files["colony"] if bound else store.read("colony")).get("current_phase") or None
-        return out, entry["timestamp"], phase, parsed.get("summary")
-
     names = ["loops", "events"] + (["colony"] if bound else [])
-    out, stamp, phase, summary = store.update_many(names, change)
+    out, stamp, phase, summary = store.update_many(names, functools.partial(
+        _decide_iteration, loop_id=loop_id, first=first, bound=bound, snapshots=snapshots, given=given, parts=parts,
+        review=review))
     if snapshots:
         _keep_iteration(loop_id, out, stamp, phase, summary, settings)
     return out
+
+
+# not @store.writes: the files it locks depend on the call (checkpoints only with a checkpoint)
+def _attach_iteration(files, loop_id: str, number: int, stamp: str, record: dict | None, commit: dict | None) -> list:
+    """Attach the checkpoint and commit to the iteration they keep; returns the checkpoints dropped."""
+    loop = next((l for l in files["loops"]["loops"] if l.get("id") == loop_id), None)
+    entry = next((it for it in (loop or {}).get("iterations", [])
+                  if it.get("iteration") == number and it.get("timestamp") == stamp), None)
+    if entry is not None:
+        if record:
+            entry["checkpoint"] = record["ref"]
+        if commit:
+            entry["commit"] = commit["sha"]
+    return checkpoints.remember(files["checkpoints"], record) if record else []
 
 
 def _keep_iteration(loop_id: str, out: dict, stamp: str, phase, summary, settings: dict | None) -> None:
@@ -249,19 +276,9 @@ def _keep_iteration(loop_id: str, out: dict, stamp: str, phase, summary, setting
     if record is None and commit is None:
         return
 
-    def attach(files):
-        loop = next((l for l in files["loops"]["loops"] if l.get("id") == loop_id), None)
-        entry = next((it for it in (loop or {}).get("iterations", [])
-                      if it.get("iteration") == number and it.get("timestamp") == stamp), None)
-        if entry is not None:
-            if record:
-                entry["checkpoint"] = record["ref"]
-            if commit:
-                entry["commit"] = commit["sha"]
-        return checkpoints.remember(files["checkpoints"], record) if record else []
-
     try:
-        dropped = store.update_many(["loops", "checkpoints"] if record else ["loops"], attach)
+        dropped = store.update_many(["loops", "checkpoints"] if record else ["loops"], functools.partial(
+            _attach_iteration, loop_id=loop_id, number=number, stamp=stamp, record=record, commit=commit))
     except AetherError as exc:
         if record:
             checkpoints.forget([record])
@@ -294,6 +311,40 @@ def _next(loop: dict, decision: str, refinement: dict | None) -> dict:
     return {"command": None, "reason": "give the findings back to the builders, verify again, then score it"}
 
 
+# not @store.writes: the files it locks depend on the call (colony with `refine`)
+def _store_feedback(files, loop_id: str, text: str, kind: str, refine: bool) -> dict:
+    """Keep the feedback for the loop's iteration; a user's answer starts the next round."""
+    loop = _find(files["loops"], loop_id)
+    if loop["status"] == "complete":
+        raise state_error("loop_complete", f"loop {loop_id} is complete; feedback would never be read")
+    if refine and loop["status"] != "awaiting_user":
+        raise state_error("not_awaiting_user", f"loop {loop_id} is {loop['status']}, not waiting for the user: its "
+                                               f"next refinement comes from `aether loop-decide` (or loop-score "
+                                               f"--loop); store the answer without --refine", status=loop["status"])
+    parsed = critique_rules.parse(text) if kind == "critic" else None
+    # critic feedback assesses the iteration about to be scored; user feedback answers the last one
+    iteration = len(loop["iterations"]) + (1 if kind == "critic" else 0)
+    entry = {"kind": kind, "iteration": iteration, "round": loop["round"], "text": text, "timestamp": clock.iso()}
+    if parsed is not None:
+        entry["parsed"] = parsed
+    loop["feedback"].append(entry)
+    del loop["feedback"][:-MAX_FEEDBACK]
+    resumed = False
+    if kind == "user" and loop["status"] == "awaiting_user":
+        loop["status"], loop["round"], resumed = "active", loop["round"] + 1, True
+    loop["updated_at"] = clock.iso()
+    events.append(files["events"], "loop_feedback", kind, f"{kind} feedback for loop {loop_id}"
+                  + (f" (round {loop['round']} starts)" if resumed else ""))
+    out = {**_summary(loop), "stored": {k: entry[k] for k in ("kind", "iteration", "round")}, "resumed": resumed}
+    if parsed is not None:
+        out["parsed"] = parsed
+    if refine:
+        refinement, warnings = code_loop.plan_refinement(files["colony"], loop, loop["iterations"][-1], user=text)
+        out.update(phase=loop.get("phase"), refinement=refinement, warnings=warnings,
+                   next=_next(loop, "refine", refinement))
+    return out
+
+
 def feedback_store(loop_id: str, text: str, kind: str, refine: bool = False) -> dict:
     """feedback-store: keep critic or user feedback for the loop's current iteration. Critic
     feedback must carry its score (see critique_rules.parse); its score, summary, key issues and
@@ -310,38 +361,8 @@ def feedback_store(loop_id: str, text: str, kind: str, refine: bool = False) -> 
             raise input_error("invalid_argument", "--refine goes with the user's answer (--kind user) to a code loop "
                                                   "bound to a build; a plan loop's next round is the planner again")
 
-    def change(files):
-        loop = _find(files["loops"], loop_id)
-        if loop["status"] == "complete":
-            raise state_error("loop_complete", f"loop {loop_id} is complete; feedback would never be read")
-        if refine and loop["status"] != "awaiting_user":
-            raise state_error("not_awaiting_user", f"loop {loop_id} is {loop['status']}, not waiting for the user: its "
-                                                   f"next refinement comes from `aether loop-decide` (or loop-score "
-                                                   f"--loop); store the answer without --refine", status=loop["status"])
-        parsed = critique_rules.parse(text) if kind == "critic" else None
-        # critic feedback assesses the iteration about to be scored; user feedback answers the last one
-        iteration = len(loop["iterations"]) + (1 if kind == "critic" else 0)
-        entry = {"kind": kind, "iteration": iteration, "round": loop["round"], "text": text, "timestamp": clock.iso()}
-        if parsed is not None:
-            entry["parsed"] = parsed
-        loop["feedback"].append(entry)
-        del loop["feedback"][:-MAX_FEEDBACK]
-        resumed = False
-        if kind == "user" and loop["status"] == "awaiting_user":
-            loop["status"], loop["round"], resumed = "active", loop["round"] + 1, True
-        loop["updated_at"] = clock.iso()
-        events.append(files["events"], "loop_feedback", kind, f"{kind} feedback for loop {loop_id}"
-                      + (f" (round {loop['round']} starts)" if resumed else ""))
-        out = {**_summary(loop), "stored": {k: entry[k] for k in ("kind", "iteration", "round")}, "resumed": resumed}
-        if parsed is not None:
-            out["parsed"] = parsed
-        if refine:
-            refinement, warnings = code_loop.plan_refinement(files["colony"], loop, loop["iterations"][-1], user=text)
-            out.update(phase=loop.get("phase"), refinement=refinement, warnings=warnings,
-                       next=_next(loop, "refine", refinement))
-        return out
-
-    return store.update_many(["loops", "events"] + (["colony"] if refine else []), change)
+    return store.update_many(["loops", "events"] + (["colony"] if refine else []),
+                             functools.partial(_store_feedback, loop_id=loop_id, text=text, kind=kind, refine=refine))
 
 
 def feedback_get(loop_id: str, kind: str | None = None) -> dict:

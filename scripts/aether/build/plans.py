@@ -25,19 +25,22 @@ from aether.state import events, pheromones, store
 # ---------------------------------------------------------------- commands
 
 
+@store.writes("colony", "events")
+def _enter_planning(files) -> tuple[dict, bool]:
+    """Move the colony to PLANNING (logged once); (colony, whether it was planning already)."""
+    colony = files["colony"]
+    lifecycle.require_transition(colony, "PLANNING", "plan-start")
+    again = colony["state"] == "PLANNING"
+    colony["state"] = "PLANNING"
+    if not again:
+        events.append(files["events"], "planning_started", "queen", "Planning started")
+    return colony, again
+
+
 def start() -> dict:
     """plan-start: READY/COMPLETED → PLANNING. Returns what the planner needs to know."""
 
-    def change(files):
-        colony = files["colony"]
-        lifecycle.require_transition(colony, "PLANNING", "plan-start")
-        again = colony["state"] == "PLANNING"
-        colony["state"] = "PLANNING"
-        if not again:
-            events.append(files["events"], "planning_started", "queen", "Planning started")
-        return colony, again
-
-    colony, again = store.update_many(["colony", "events"], change)
+    colony, again = _enter_planning()
     mode = colony.get("mode")
     profile = modes.profile(mode)
     plan = store.read("plan")
@@ -86,6 +89,39 @@ def _merge_completed(old: dict, new: dict) -> list:
     return kept
 
 
+@store.writes("colony", "plan", "events")
+def _replace_plan(files, plan: dict, force: bool) -> dict:
+    """Store the validated plan (keeping completed phases with `force`), rewind the phase, READY."""
+    colony, old = files["colony"], files["plan"]
+    lifecycle.require_transition(colony, "READY", "plan-load")
+    completed = [p.get("id") for p in phases(old) if p.get("status") == "completed"]
+    if completed and not force:
+        raise state_error(
+            "plan_has_progress",
+            f"the stored plan has completed phases ({', '.join(map(str, completed))}); "
+            f"`plan-load --force` replaces it and keeps completed phases whose id is in the new "
+            f"plan (the old plan stays in .aether/data/.backups)",
+            completed=completed,
+        )
+    new = dict(plan)
+    new["phases"] = list(plan["phases"])
+    if not new.get("goal"):
+        new["goal"] = colony.get("goal")
+    kept = _merge_completed(old, new) if force else []
+    dropped = [pid for pid in completed if pid not in kept]
+    builds.rewind(colony, new)
+    colony["state"] = "READY"
+    old.clear()
+    old.update(new)
+    count = len(new["phases"])
+    events.append(files["events"], "plan_loaded", "queen",
+                  f"Plan loaded: {count} phase{'s' if count != 1 else ''}"
+                  + (f" (kept completed: {', '.join(map(str, kept))})" if kept else ""))
+    return {"kept": kept, "dropped": dropped, "state": colony["state"],
+            "current_phase": colony["current_phase"], "mode": colony.get("mode"),
+            "next": lifecycle.next_step(colony, new)}
+
+
 def load(text_or_data, force: bool = False) -> dict:
     """plan-load: validate a PROJECT_PLAN and store it (PLANNING/READY/COMPLETED → READY)."""
 
@@ -98,37 +134,7 @@ def load(text_or_data, force: bool = False) -> dict:
     if defects:
         raise input_error("invalid_plan", defect_message(defects), defects=defects)
 
-    def change(files):
-        colony, old = files["colony"], files["plan"]
-        lifecycle.require_transition(colony, "READY", "plan-load")
-        completed = [p.get("id") for p in phases(old) if p.get("status") == "completed"]
-        if completed and not force:
-            raise state_error(
-                "plan_has_progress",
-                f"the stored plan has completed phases ({', '.join(map(str, completed))}); "
-                f"`plan-load --force` replaces it and keeps completed phases whose id is in the new "
-                f"plan (the old plan stays in .aether/data/.backups)",
-                completed=completed,
-            )
-        new = dict(plan)
-        new["phases"] = list(plan["phases"])
-        if not new.get("goal"):
-            new["goal"] = colony.get("goal")
-        kept = _merge_completed(old, new) if force else []
-        dropped = [pid for pid in completed if pid not in kept]
-        builds.rewind(colony, new)
-        colony["state"] = "READY"
-        old.clear()
-        old.update(new)
-        count = len(new["phases"])
-        events.append(files["events"], "plan_loaded", "queen",
-                      f"Plan loaded: {count} phase{'s' if count != 1 else ''}"
-                      + (f" (kept completed: {', '.join(map(str, kept))})" if kept else ""))
-        return {"kept": kept, "dropped": dropped, "state": colony["state"],
-                "current_phase": colony["current_phase"], "mode": colony.get("mode"),
-                "next": lifecycle.next_step(colony, new)}
-
-    outcome = store.update_many(["colony", "plan", "events"], change)
+    outcome = _replace_plan(plan, force)
     lo, hi = modes.profile(outcome["mode"])["phase_count"]
     count = len(plan["phases"])
     if not lo <= count <= hi:

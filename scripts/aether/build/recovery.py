@@ -98,52 +98,92 @@ def phase_blockers(plan: dict, phase: dict) -> list:
 # ---------------------------------------------------------------- task-skip
 
 
+@store.writes("colony", "plan", "events")
+def _skip_task(files, task_id: str, reason: str, force: bool) -> dict:
+    """Mark the task skipped unless a success criterion needs it (`force` overrides) and log it."""
+    colony, plan = files["colony"], files["plan"]
+    _not_ready(colony, "task-skip")
+    plans_rules.require_plan(plan)
+    phase = task = None
+    for item in plans_rules.phases(plan):
+        task = next((t for t in item.get("tasks") or [] if isinstance(t, dict) and str(t.get("id")) == task_id), None)
+        if task is not None:
+            phase = item
+            break
+    if task is None:
+        raise input_error("unknown_task", f"no task {task_id!r} in the plan; `aether phase list` shows the phases")
+    if phase.get("status") in DONE_STATUSES:
+        raise state_error("phase_completed", f"phase {phase['id']} is {phase['status']}: its tasks are settled")
+    if task.get("status") == "completed":
+        raise state_error("task_completed", f"task {task_id} is completed; nothing to skip")
+    already = task.get("status") == "skipped"
+    blockers = task_blockers(plan, task)
+    if blockers and not force and not already:
+        raise state_error("task_required", f"task {task_id} cannot be skipped: {'; '.join(blockers)}; pass --force "
+                                           f"to skip it anyway, or re-plan with /ant:plan", reasons=blockers)
+    if not already:
+        task["status"] = "skipped"
+        task["skipped"] = {"reason": reason, "at": clock.iso(), "forced": bool(blockers)}
+        events.append(files["events"], "task_skipped", "queen", f"task {task_id} skipped"
+                      + (" (forced)" if blockers else "") + f": {one_line(reason, 300)}")
+    remaining = [t.get("id") for t in phase.get("tasks") or [] if isinstance(t, dict) and t.get("status") not in DONE_STATUSES]
+    pid = phase["id"]
+    resume = phase.get("status") in ("failed", "in_progress")
+    nxt = {"slash": f"/ant:build {pid}", "command": f"aether build-start {pid}" + (" --resume" if resume else ""),
+           "reason": (f"build the remaining task(s) {', '.join(map(str, remaining))}" if remaining else
+                      "no task is left: the build only verifies the phase, then it completes")}
+    return {"task": task_id, "phase": pid, "status": "skipped", "reason": reason, "already_skipped": already,
+            "forced": bool(blockers) and not already, "overridden": blockers if force else [],
+            "remaining": remaining, "next": nxt,
+            "text": f"Task {task_id} (phase {pid}) skipped: {one_line(reason, 200)}\nNext: {nxt['slash']} — {nxt['reason']}"}
+
+
 def task_skip(task_id: str, reason: str, force: bool = False) -> dict:
     """task-skip: mark a task skipped so its phase can finish without it."""
     reason = _reason(reason)
     task_id = task_id.strip()
 
-    def change(files):
-        colony, plan = files["colony"], files["plan"]
-        _not_ready(colony, "task-skip")
-        plans_rules.require_plan(plan)
-        phase = task = None
-        for item in plans_rules.phases(plan):
-            task = next((t for t in item.get("tasks") or [] if isinstance(t, dict) and str(t.get("id")) == task_id), None)
-            if task is not None:
-                phase = item
-                break
-        if task is None:
-            raise input_error("unknown_task", f"no task {task_id!r} in the plan; `aether phase list` shows the phases")
-        if phase.get("status") in DONE_STATUSES:
-            raise state_error("phase_completed", f"phase {phase['id']} is {phase['status']}: its tasks are settled")
-        if task.get("status") == "completed":
-            raise state_error("task_completed", f"task {task_id} is completed; nothing to skip")
-        already = task.get("status") == "skipped"
-        blockers = task_blockers(plan, task)
-        if blockers and not force and not already:
-            raise state_error("task_required", f"task {task_id} cannot be skipped: {'; '.join(blockers)}; pass --force "
-                                               f"to skip it anyway, or re-plan with /ant:plan", reasons=blockers)
-        if not already:
-            task["status"] = "skipped"
-            task["skipped"] = {"reason": reason, "at": clock.iso(), "forced": bool(blockers)}
-            events.append(files["events"], "task_skipped", "queen", f"task {task_id} skipped"
-                          + (" (forced)" if blockers else "") + f": {one_line(reason, 300)}")
-        remaining = [t.get("id") for t in phase.get("tasks") or [] if isinstance(t, dict) and t.get("status") not in DONE_STATUSES]
-        pid = phase["id"]
-        resume = phase.get("status") in ("failed", "in_progress")
-        nxt = {"slash": f"/ant:build {pid}", "command": f"aether build-start {pid}" + (" --resume" if resume else ""),
-               "reason": (f"build the remaining task(s) {', '.join(map(str, remaining))}" if remaining else
-                          "no task is left: the build only verifies the phase, then it completes")}
-        return {"task": task_id, "phase": pid, "status": "skipped", "reason": reason, "already_skipped": already,
-                "forced": bool(blockers) and not already, "overridden": blockers if force else [],
-                "remaining": remaining, "next": nxt,
-                "text": f"Task {task_id} (phase {pid}) skipped: {one_line(reason, 200)}\nNext: {nxt['slash']} — {nxt['reason']}"}
-
-    return store.update_many(["colony", "plan", "events"], change)
+    return _skip_task(task_id, reason, force)
 
 
 # ---------------------------------------------------------------- phase-skip
+
+
+@store.writes("colony", "plan", "events")
+def _skip_phase(files, phase_id: int, reason: str) -> dict:
+    """Skip the phase next in line (with its open tasks) and advance past it."""
+    colony, plan = files["colony"], files["plan"]
+    _not_ready(colony, "phase-skip")
+    items = plans_rules.require_plan(plan)
+    phase = plans_rules.require_phase(plan, phase_id)
+    if phase.get("status") in DONE_STATUSES:
+        raise state_error("phase_completed", f"phase {phase_id} is already {phase['status']}")
+    current = colony.get("current_phase") or 0
+    expected = current if current and (plans_rules.find_phase(plan, current) or {}).get("status") not in DONE_STATUSES else None
+    if expected is None:
+        expected = next((p.get("id") for p in items if p.get("status") not in DONE_STATUSES), None)
+    if phase_id != expected:
+        raise state_error("phase_out_of_order", f"phase {expected} is next in line; only it can be skipped now",
+                          expected=expected)
+    blockers = phase_blockers(plan, phase)
+    if blockers:
+        raise state_error("phase_required", f"phase {phase_id} ({phase.get('name')}) is on a success criterion's "
+                                            f"path: {'; '.join(blockers)}; rebuild it (/ant:build {phase_id}) or "
+                                            f"re-plan with /ant:plan", reasons=blockers)
+    skipped = []
+    for task in phase.get("tasks") or []:
+        if isinstance(task, dict) and task.get("status") not in DONE_STATUSES:
+            task["status"] = "skipped"
+            skipped.append(task.get("id"))
+    phase["status"] = "skipped"
+    phase["skipped"] = {"reason": reason, "at": clock.iso()}
+    events.append(files["events"], "phase_skipped", "queen", f"phase {phase_id} skipped: {one_line(reason, 300)}")
+    entered = builds.advance(colony, plan)  # past the skipped phase: it is done now
+    if entered is None:
+        events.append(files["events"], "colony_completed", "queen",
+                      f"Colony completed: every phase of the plan is done or skipped (goal: {colony.get('goal')})")
+    return {"phase": phase_id, "name": phase.get("name"), "status": "skipped", "reason": reason,
+            "skipped_tasks": skipped, "to": entered["id"] if entered else None, "state": colony["state"]}
 
 
 def phase_skip(phase_id: int, reason: str) -> dict:
@@ -152,41 +192,7 @@ def phase_skip(phase_id: int, reason: str) -> dict:
 
     reason = _reason(reason)
 
-    def change(files):
-        colony, plan = files["colony"], files["plan"]
-        _not_ready(colony, "phase-skip")
-        items = plans_rules.require_plan(plan)
-        phase = plans_rules.require_phase(plan, phase_id)
-        if phase.get("status") in DONE_STATUSES:
-            raise state_error("phase_completed", f"phase {phase_id} is already {phase['status']}")
-        current = colony.get("current_phase") or 0
-        expected = current if current and (plans_rules.find_phase(plan, current) or {}).get("status") not in DONE_STATUSES else None
-        if expected is None:
-            expected = next((p.get("id") for p in items if p.get("status") not in DONE_STATUSES), None)
-        if phase_id != expected:
-            raise state_error("phase_out_of_order", f"phase {expected} is next in line; only it can be skipped now",
-                              expected=expected)
-        blockers = phase_blockers(plan, phase)
-        if blockers:
-            raise state_error("phase_required", f"phase {phase_id} ({phase.get('name')}) is on a success criterion's "
-                                                f"path: {'; '.join(blockers)}; rebuild it (/ant:build {phase_id}) or "
-                                                f"re-plan with /ant:plan", reasons=blockers)
-        skipped = []
-        for task in phase.get("tasks") or []:
-            if isinstance(task, dict) and task.get("status") not in DONE_STATUSES:
-                task["status"] = "skipped"
-                skipped.append(task.get("id"))
-        phase["status"] = "skipped"
-        phase["skipped"] = {"reason": reason, "at": clock.iso()}
-        events.append(files["events"], "phase_skipped", "queen", f"phase {phase_id} skipped: {one_line(reason, 300)}")
-        entered = builds.advance(colony, plan)  # past the skipped phase: it is done now
-        if entered is None:
-            events.append(files["events"], "colony_completed", "queen",
-                          f"Colony completed: every phase of the plan is done or skipped (goal: {colony.get('goal')})")
-        return {"phase": phase_id, "name": phase.get("name"), "status": "skipped", "reason": reason,
-                "skipped_tasks": skipped, "to": entered["id"] if entered else None, "state": colony["state"]}
-
-    out = store.update_many(["colony", "plan", "events"], change)
+    out = _skip_phase(phase_id, reason)
     if out["to"] is None:
         out["next"] = {"slash": "/ant:continue", "command": "aether completion-summary",
                        "reason": "that was the last phase: the colony is COMPLETED"}
@@ -226,6 +232,46 @@ def checkpoint_list(phase: int | None = None) -> dict:
     return {"checkpoints": rows, "count": len(rows), "text": "\n".join(lines)}
 
 
+@store.writes("plan", "checkpoints", "events")
+def _restore_checkpoint(files, ref: str | None, phase: int | None, force: bool) -> dict:
+    """Restore the checkpoint's files, last, after every check; reset the tasks its phase lost."""
+    # build-start locks the plan too, so with it held the colony cannot start EXECUTING
+    colony, plan = store.read("colony"), files["plan"]
+    lifecycle.refuse_while_executing(colony, "checkpoint-restore", "restore")
+    if phase is not None:
+        record = phase_checkpoint(phase, files["checkpoints"])
+        if record is None:
+            raise state_error("no_checkpoint", f"no checkpoint of the start of phase {phase}'s build is recorded "
+                                               f"(`aether checkpoint-list` shows them)")
+        name = record["ref"]
+    else:
+        name = ref.strip()
+        record = next((r for r in reversed(_records(files["checkpoints"])) if name in (r.get("ref"), r.get("commit"))
+                       or (len(name) >= 7 and str(r.get("commit", "")).startswith(name))), None)
+    label = str((record or {}).get("label", ""))
+    start_of = (record or {}).get("phase") if label.startswith("build-start phase") else None
+    reset, warnings = [], []
+    if start_of is not None:
+        target = plans_rules.find_phase(plan, start_of)
+        if target is not None and target.get("status") != "completed":
+            for task in target.get("tasks") or []:
+                if isinstance(task, dict) and task.get("status") == "completed":
+                    task["status"] = "pending"
+                    reset.append(task.get("id"))
+        ids = [p.get("id") for p in plans_rules.phases(plan)]
+        later = [p.get("id") for p in plans_rules.phases(plan) if p.get("status") == "completed"
+                 and start_of in ids and ids.index(p.get("id")) >= ids.index(start_of)]
+        if later:
+            warnings.append(f"phase(s) {', '.join(map(str, later))} are marked completed but their work is not in "
+                            f"this checkpoint")
+    events.append(files["events"], "checkpoint_restored", "queen", f"restored {name}"
+                  + (f" (start of phase {start_of}; tasks back to pending: {', '.join(map(str, reset))})" if reset else ""))
+    # last: every refusal above (and in checkpoints.restore, before it removes a file) changed nothing
+    restored = checkpoints.restore(name, force, files["checkpoints"])
+    return {"name": name, "record": record, "label": label, "start_of": start_of, "reset": reset,
+            "warnings": warnings, "restored": restored}
+
+
 def checkpoint_restore(ref: str | None, phase: int | None, force: bool = False) -> dict:
     """checkpoint-restore: put a checkpoint's files back (checkpoints.restore). Restoring the
     start of a phase's build also sets that phase's completed tasks back to pending (their work
@@ -238,44 +284,7 @@ def checkpoint_restore(ref: str | None, phase: int | None, force: bool = False) 
     if (ref is None) == (phase is None):
         raise input_error("usage_error", "name the checkpoint (REF) or give --phase N, not both")
 
-    def change(files):
-        # build-start locks the plan too, so with it held the colony cannot start EXECUTING
-        colony, plan = store.read("colony"), files["plan"]
-        lifecycle.refuse_while_executing(colony, "checkpoint-restore", "restore")
-        if phase is not None:
-            record = phase_checkpoint(phase, files["checkpoints"])
-            if record is None:
-                raise state_error("no_checkpoint", f"no checkpoint of the start of phase {phase}'s build is recorded "
-                                                   f"(`aether checkpoint-list` shows them)")
-            name = record["ref"]
-        else:
-            name = ref.strip()
-            record = next((r for r in reversed(_records(files["checkpoints"])) if name in (r.get("ref"), r.get("commit"))
-                           or (len(name) >= 7 and str(r.get("commit", "")).startswith(name))), None)
-        label = str((record or {}).get("label", ""))
-        start_of = (record or {}).get("phase") if label.startswith("build-start phase") else None
-        reset, warnings = [], []
-        if start_of is not None:
-            target = plans_rules.find_phase(plan, start_of)
-            if target is not None and target.get("status") != "completed":
-                for task in target.get("tasks") or []:
-                    if isinstance(task, dict) and task.get("status") == "completed":
-                        task["status"] = "pending"
-                        reset.append(task.get("id"))
-            ids = [p.get("id") for p in plans_rules.phases(plan)]
-            later = [p.get("id") for p in plans_rules.phases(plan) if p.get("status") == "completed"
-                     and start_of in ids and ids.index(p.get("id")) >= ids.index(start_of)]
-            if later:
-                warnings.append(f"phase(s) {', '.join(map(str, later))} are marked completed but their work is not in "
-                                f"this checkpoint")
-        events.append(files["events"], "checkpoint_restored", "queen", f"restored {name}"
-                      + (f" (start of phase {start_of}; tasks back to pending: {', '.join(map(str, reset))})" if reset else ""))
-        # last: every refusal above (and in checkpoints.restore, before it removes a file) changed nothing
-        restored = checkpoints.restore(name, force, files["checkpoints"])
-        return {"name": name, "record": record, "label": label, "start_of": start_of, "reset": reset,
-                "warnings": warnings, "restored": restored}
-
-    out = store.update_many(["plan", "checkpoints", "events"], change)
+    out = _restore_checkpoint(ref, phase, force)
     restored = out["restored"]
     checkpoints.forget(restored.pop("dropped"))
     ref, record, label, start_of = out["name"], out["record"], out["label"], out["start_of"]

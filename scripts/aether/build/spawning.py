@@ -17,6 +17,7 @@ parent.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 
@@ -168,6 +169,53 @@ def brief(tree: dict, node: dict, plan: dict, pheromone_text: str) -> str:
 # ---------------------------------------------------------------- spawn-start
 
 
+@store.writes("colony", "events")
+def _start_spawn(files, node_id: str, plan: dict, signals: str) -> dict:
+    """Mark the planned spawn running, within the build's order and limits; returns its brief."""
+    colony = files["colony"]
+    tree = tree_of(colony)
+    node = node_of(tree, node_id)
+    if tree.get("status") == "awaiting_approval":
+        raise state_error("plan_not_approved", "the wave plan awaits the user's approval: show it, then run "
+                                               "`aether plan-waves --approve` (or send a revised plan)")
+    if tree.get("status") in ("finished", "aborted"):
+        raise state_error(f"build_{tree['status']}", f"this build is {tree['status']}; start a new one "
+                                                     f"with `aether build-start`")
+    if node["status"] != "planned":
+        raise state_error("spawn_not_planned", f"{node_id} is {node['status']}, not planned; a failed "
+                                               f"spawn is repeated through failure-decide")
+    waiting = [sid for sid in node.get("waits_for", []) if tree["nodes"].get(sid, {}).get("status") not in SPAWN_FINISHED]
+    if waiting:
+        raise state_error("spawn_waiting", f"{node_id} re-runs its worker after {', '.join(waiting)}: "
+                                           f"finish those first")
+    if node["role"] == "worker":
+        for other in tree["nodes"].values():
+            if other["role"] == "worker" and other["wave"] < node["wave"] and other["status"] not in SPAWN_FINISHED:
+                raise state_error("earlier_wave_unfinished",
+                                  f"wave {other['wave']} is not finished ({other['id']} is {other['status']}); "
+                                  f"waves run in order")
+    lim = limits(colony)
+    active = active_workers(tree)
+    if node["depth"] >= lim["max_depth"]:
+        raise state_error("spawn_limit", f"depth {node['depth']} is not below the max depth {lim['max_depth']}")
+    if active >= lim["max_workers"]:
+        raise state_error("spawn_limit", f"{active} ants are running; the limit is {lim['max_workers']}: "
+                                         f"record finished ones with `aether spawn-finish` first")
+    node["status"] = "running"
+    node["started_at"] = clock.iso()
+    node["started_epoch"] = round(time.time(), 3)
+    tree["status"] = "running"
+    colony["workers"][node["caste"]] = "active"
+    events.append(files["events"], "spawn_started", "queen",
+                  f"{node_id} ({node['caste']}, {node['role']}) started for tasks {', '.join(map(str, node['tasks'])) or '-'}")
+    return {
+        "id": node_id, "caste": node["caste"], "role": node["role"], "subagent_type": f"ant:{node['caste']}",
+        "tasks": node["tasks"], "wave": node["wave"], "depth": node["depth"], "max_depth": lim["max_depth"],
+        "active_workers": active + 1, "max_workers": lim["max_workers"],
+        "text": brief(tree, node, plan, signals),
+    }
+
+
 def start(node_id: str) -> dict:
     """spawn-start: mark a planned spawn running (within the limits) and return its brief."""
 
@@ -176,51 +224,7 @@ def start(node_id: str) -> dict:
     caste = (preview.get("nodes", {}).get(node_id) or {}).get("caste")
     signals = pheromones.render(caste if caste in CASTES else None)["text"]
 
-    def change(files):
-        colony = files["colony"]
-        tree = tree_of(colony)
-        node = node_of(tree, node_id)
-        if tree.get("status") == "awaiting_approval":
-            raise state_error("plan_not_approved", "the wave plan awaits the user's approval: show it, then run "
-                                                   "`aether plan-waves --approve` (or send a revised plan)")
-        if tree.get("status") in ("finished", "aborted"):
-            raise state_error(f"build_{tree['status']}", f"this build is {tree['status']}; start a new one "
-                                                         f"with `aether build-start`")
-        if node["status"] != "planned":
-            raise state_error("spawn_not_planned", f"{node_id} is {node['status']}, not planned; a failed "
-                                                   f"spawn is repeated through failure-decide")
-        waiting = [sid for sid in node.get("waits_for", []) if tree["nodes"].get(sid, {}).get("status") not in SPAWN_FINISHED]
-        if waiting:
-            raise state_error("spawn_waiting", f"{node_id} re-runs its worker after {', '.join(waiting)}: "
-                                               f"finish those first")
-        if node["role"] == "worker":
-            for other in tree["nodes"].values():
-                if other["role"] == "worker" and other["wave"] < node["wave"] and other["status"] not in SPAWN_FINISHED:
-                    raise state_error("earlier_wave_unfinished",
-                                      f"wave {other['wave']} is not finished ({other['id']} is {other['status']}); "
-                                      f"waves run in order")
-        lim = limits(colony)
-        active = active_workers(tree)
-        if node["depth"] >= lim["max_depth"]:
-            raise state_error("spawn_limit", f"depth {node['depth']} is not below the max depth {lim['max_depth']}")
-        if active >= lim["max_workers"]:
-            raise state_error("spawn_limit", f"{active} ants are running; the limit is {lim['max_workers']}: "
-                                             f"record finished ones with `aether spawn-finish` first")
-        node["status"] = "running"
-        node["started_at"] = clock.iso()
-        node["started_epoch"] = round(time.time(), 3)
-        tree["status"] = "running"
-        colony["workers"][node["caste"]] = "active"
-        events.append(files["events"], "spawn_started", "queen",
-                      f"{node_id} ({node['caste']}, {node['role']}) started for tasks {', '.join(map(str, node['tasks'])) or '-'}")
-        return {
-            "id": node_id, "caste": node["caste"], "role": node["role"], "subagent_type": f"ant:{node['caste']}",
-            "tasks": node["tasks"], "wave": node["wave"], "depth": node["depth"], "max_depth": lim["max_depth"],
-            "active_workers": active + 1, "max_workers": lim["max_workers"],
-            "text": brief(tree, node, plan, signals),
-        }
-
-    return store.update_many(["colony", "events"], change)
+    return _start_spawn(node_id, plan, signals)
 
 
 # ---------------------------------------------------------------- spawn-finish
@@ -344,6 +348,59 @@ class _Relock(Exception):
     """The node changed between the first look and the lock in a way that needs more files locked."""
 
 
+def _checked_answer(checked: dict, text: str, node: dict) -> tuple:
+    """(answer, created, modified, problems) for the node as given; kept in `checked` and reused
+    while the node is unchanged."""
+    key = (node["role"], node.get("started_epoch"))
+    if key not in checked:
+        data = _payload(text, node)
+        created = [norm_path(p) for p in str_list(data.get("files_created"), "files_created")]
+        modified = [norm_path(p) for p in str_list(data.get("files_modified"), "files_modified")]
+        claims = list(dict.fromkeys(created + modified))
+        problems = verify_claims(claims, node.get("started_epoch")) if data["status"] == "completed" else []
+        checked[key] = (data, created, modified, problems)
+    return checked[key]
+
+
+# not @store.writes: failures.json is locked only for a retry or debugger (see finish)
+def _finish_spawn(files, node_id: str, text: str, checked: dict) -> dict:
+    """Record the running spawn's result (its unverified claims fail it) and free its caste."""
+    colony = files["colony"]
+    tree = tree_of(colony)
+    node = node_of(tree, node_id)
+    if node["status"] != "running":
+        raise state_error("spawn_not_running", f"{node_id} is {node['status']}, not running: "
+                                               f"`aether spawn-start {node_id}` comes first")
+    recovery = node["role"] in ("retry", "debugger")
+    if recovery and "failures" not in files:
+        raise _Relock()
+    data, created, modified, problems = _checked_answer(checked, text, node)
+    status = "failed" if problems else data["status"]
+    tree["seq"] = tree.get("seq", 0) + 1
+    summary = data.get("summary") or data.get("diagnosis") or ""
+    node.update(status=status, finished_at=clock.iso(), seq=tree["seq"],
+                summary=one_line(summary, 500), files_created=created, files_modified=modified)
+    if problems:
+        node["unverified"] = problems
+    if status == "failed":
+        node["failure"] = _failure_from(node, data, problems)
+        node["failure_decided"] = False
+    if node["role"] == "reviewer":
+        node["report"] = {"summary": one_line(data.get("summary", ""), 500)}
+    release_caste(colony, tree, node["caste"])
+    result = {"id": node_id, "status": status, "role": node["role"], "verified": not problems,
+              "unverified": problems, "active_workers": active_workers(tree)}
+    if recovery:
+
+        result["friction"] = failures_rules.record_recovery(files["failures"], tree, node, status, data)
+    if status == "failed":
+        result["next"] = f"aether failure-decide --worker {node_id}"
+    events.append(files["events"], "spawn_finished", node_id,
+                  f"{node_id} ({node['caste']}, {node['role']}) {status}"
+                  + (f": claims not verified ({len(problems)})" if problems else ""))
+    return result
+
+
 def finish(node_id: str, text: str) -> dict:
     """spawn-finish: record a running spawn's result, checking its claimed files.
 
@@ -356,61 +413,14 @@ def finish(node_id: str, text: str) -> dict:
         node_of(tree_of({"spawn_tree": preview}), node_id)
     checked: dict = {}
 
-    def check(node: dict) -> tuple:
-        """(answer, created, modified, problems) for the node as given; reused while it is unchanged."""
-        key = (node["role"], node.get("started_epoch"))
-        if key not in checked:
-            data = _payload(text, node)
-            created = [norm_path(p) for p in str_list(data.get("files_created"), "files_created")]
-            modified = [norm_path(p) for p in str_list(data.get("files_modified"), "files_modified")]
-            claims = list(dict.fromkeys(created + modified))
-            problems = verify_claims(claims, node.get("started_epoch")) if data["status"] == "completed" else []
-            checked[key] = (data, created, modified, problems)
-        return checked[key]
-
-    check(seen)  # a bad answer is refused before any lock is taken
-
-    def change(files):
-        colony = files["colony"]
-        tree = tree_of(colony)
-        node = node_of(tree, node_id)
-        if node["status"] != "running":
-            raise state_error("spawn_not_running", f"{node_id} is {node['status']}, not running: "
-                                                   f"`aether spawn-start {node_id}` comes first")
-        recovery = node["role"] in ("retry", "debugger")
-        if recovery and "failures" not in files:
-            raise _Relock()
-        data, created, modified, problems = check(node)
-        status = "failed" if problems else data["status"]
-        tree["seq"] = tree.get("seq", 0) + 1
-        summary = data.get("summary") or data.get("diagnosis") or ""
-        node.update(status=status, finished_at=clock.iso(), seq=tree["seq"],
-                    summary=one_line(summary, 500), files_created=created, files_modified=modified)
-        if problems:
-            node["unverified"] = problems
-        if status == "failed":
-            node["failure"] = _failure_from(node, data, problems)
-            node["failure_decided"] = False
-        if node["role"] == "reviewer":
-            node["report"] = {"summary": one_line(data.get("summary", ""), 500)}
-        release_caste(colony, tree, node["caste"])
-        result = {"id": node_id, "status": status, "role": node["role"], "verified": not problems,
-                  "unverified": problems, "active_workers": active_workers(tree)}
-        if recovery:
-
-            result["friction"] = failures_rules.record_recovery(files["failures"], tree, node, status, data)
-        if status == "failed":
-            result["next"] = f"aether failure-decide --worker {node_id}"
-        events.append(files["events"], "spawn_finished", node_id,
-                      f"{node_id} ({node['caste']}, {node['role']}) {status}"
-                      + (f": claims not verified ({len(problems)})" if problems else ""))
-        return result
+    _checked_answer(checked, text, seen)  # a bad answer is refused before any lock is taken
 
     names = ["colony", "events"] + (["failures"] if seen["role"] in ("retry", "debugger") else [])
+    record = functools.partial(_finish_spawn, node_id=node_id, text=text, checked=checked)
     try:
-        return store.update_many(names, change)
+        return store.update_many(names, record)
     except _Relock:  # nothing was written: lock failures.json too
-        return store.update_many(["colony", "events", "failures"], change)
+        return store.update_many(["colony", "events", "failures"], record)
 
 
 # ---------------------------------------------------------------- SPAWN REQUEST blocks
@@ -422,6 +432,74 @@ def _blocking(value: str | None) -> bool:
     return value.strip().strip("*_`'\".").lower() in ("true", "yes", "y", "1", "blocking", "required")
 
 
+@store.writes("colony", "events")
+def _plan_requests(files, parent_id: str, parsed: list, dropped: int) -> dict:
+    """Plan the accepted SPAWN REQUEST blocks (and a re-run after blocking ones), record the ignored ones."""
+    colony = files["colony"]
+    tree = tree_of(colony)
+    parent = node_of(tree, parent_id)
+    if parent["status"] not in SPAWN_FINISHED:
+        raise state_error("spawn_not_finished", f"{parent_id} is {parent['status']}: record its result "
+                                                f"with `aether spawn-finish {parent_id}` first")
+    lim = limits(colony)
+    log = tree.setdefault("spawn_requests", [])
+    if any(r.get("parent") == parent_id for r in log):
+        done = [r for r in log if r.get("parent") == parent_id]
+        return _requests_result(tree, parent_id, done, already=True)
+    lineage = origin_of(tree, parent)
+    per_worker = sum(1 for n in tree["nodes"].values()
+                     if n["role"] == "sub_spawn" and n.get("lineage") == lineage)
+    per_wave = sum(1 for n in tree["nodes"].values() if n["role"] == "sub_spawn" and n["wave"] == parent["wave"])
+    recorded, blocking_ids = [], []
+    for block in parsed:
+        caste = normalize_caste(block.get("caste"))
+        entry = {"parent": parent_id, "caste": caste or block.get("caste", ""),
+                 "reason": clip(block.get("reason", ""), MAX_TEXT), "context": clip(block.get("context", ""), MAX_TEXT),
+                 "blocking": _blocking(block.get("blocking")), "status": "ignored", "timestamp": clock.iso()}
+        depth = parent["depth"] + 1
+        if caste is None:
+            entry["reason_ignored"] = f"unknown caste {block.get('caste')!r}; castes: {', '.join(CASTES)}"
+        elif not entry["reason"]:
+            entry["reason_ignored"] = "no reason given"
+        elif parent["role"] in ("reviewer", "verify"):
+            entry["reason_ignored"] = f"a {parent['role']} ant does not delegate"
+        elif depth >= lim["max_depth"]:
+            entry["reason_ignored"] = f"depth {depth} is not below the max depth {lim['max_depth']}"
+        elif per_worker >= MAX_SUB_SPAWNS_PER_WORKER:
+            entry["reason_ignored"] = f"{lineage} already has {MAX_SUB_SPAWNS_PER_WORKER} sub-spawns (the cap per worker)"
+        elif per_wave >= MAX_SUB_SPAWNS_PER_WAVE:
+            entry["reason_ignored"] = f"wave {parent['wave']} already has {MAX_SUB_SPAWNS_PER_WAVE} sub-spawns (the cap per wave)"
+        else:
+            node = add_node(tree, "sub_spawn", caste, parent["tasks"], depth=depth, parent=parent_id,
+                            wave=parent["wave"], lineage=lineage,
+                            request={"reason": entry["reason"], "context": entry["context"], "blocking": entry["blocking"]})
+            entry.update(status="queued", node=node["id"])
+            per_worker += 1
+            per_wave += 1
+            if entry["blocking"]:
+                blocking_ids.append(node["id"])
+        log.append(entry)
+        recorded.append(entry)
+    if not parsed:
+        entry = {"parent": parent_id, "status": "none", "timestamp": clock.iso()}
+        log.append(entry)
+        recorded.append(entry)
+    if blocking_ids:
+        rerun = respawn(tree, parent, "rerun", "", waits_for=blocking_ids)
+        for entry in recorded:
+            if entry.get("node") in blocking_ids:
+                entry["rerun"] = rerun["id"]
+    queued = sum(1 for e in recorded if e["status"] == "queued")
+    ignored = sum(1 for e in recorded if e["status"] == "ignored")
+    if parsed:
+        events.append(files["events"], "spawn_requests", parent_id,
+                      f"{parent_id}: {queued} sub-spawn(s) queued, {ignored} ignored")
+    result = _requests_result(tree, parent_id, recorded, already=False)
+    if dropped:
+        result["dropped"] = dropped
+    return result
+
+
 def requests(parent_id: str, text: str) -> dict:
     """spawn-requests: validate a worker's SPAWN REQUEST blocks, plan the accepted ones (and,
     for blocking ones, a re-run of the requester after them), record the ignored ones."""
@@ -429,72 +507,7 @@ def requests(parent_id: str, text: str) -> dict:
     dropped = max(0, len(parsed) - MAX_REQUEST_BLOCKS)
     parsed = parsed[:MAX_REQUEST_BLOCKS]
 
-    def change(files):
-        colony = files["colony"]
-        tree = tree_of(colony)
-        parent = node_of(tree, parent_id)
-        if parent["status"] not in SPAWN_FINISHED:
-            raise state_error("spawn_not_finished", f"{parent_id} is {parent['status']}: record its result "
-                                                    f"with `aether spawn-finish {parent_id}` first")
-        lim = limits(colony)
-        log = tree.setdefault("spawn_requests", [])
-        if any(r.get("parent") == parent_id for r in log):
-            done = [r for r in log if r.get("parent") == parent_id]
-            return _requests_result(tree, parent_id, done, already=True)
-        lineage = origin_of(tree, parent)
-        per_worker = sum(1 for n in tree["nodes"].values()
-                         if n["role"] == "sub_spawn" and n.get("lineage") == lineage)
-        per_wave = sum(1 for n in tree["nodes"].values() if n["role"] == "sub_spawn" and n["wave"] == parent["wave"])
-        recorded, blocking_ids = [], []
-        for block in parsed:
-            caste = normalize_caste(block.get("caste"))
-            entry = {"parent": parent_id, "caste": caste or block.get("caste", ""),
-                     "reason": clip(block.get("reason", ""), MAX_TEXT), "context": clip(block.get("context", ""), MAX_TEXT),
-                     "blocking": _blocking(block.get("blocking")), "status": "ignored", "timestamp": clock.iso()}
-            depth = parent["depth"] + 1
-            if caste is None:
-                entry["reason_ignored"] = f"unknown caste {block.get('caste')!r}; castes: {', '.join(CASTES)}"
-            elif not entry["reason"]:
-                entry["reason_ignored"] = "no reason given"
-            elif parent["role"] in ("reviewer", "verify"):
-                entry["reason_ignored"] = f"a {parent['role']} ant does not delegate"
-            elif depth >= lim["max_depth"]:
-                entry["reason_ignored"] = f"depth {depth} is not below the max depth {lim['max_depth']}"
-            elif per_worker >= MAX_SUB_SPAWNS_PER_WORKER:
-                entry["reason_ignored"] = f"{lineage} already has {MAX_SUB_SPAWNS_PER_WORKER} sub-spawns (the cap per worker)"
-            elif per_wave >= MAX_SUB_SPAWNS_PER_WAVE:
-                entry["reason_ignored"] = f"wave {parent['wave']} already has {MAX_SUB_SPAWNS_PER_WAVE} sub-spawns (the cap per wave)"
-            else:
-                node = add_node(tree, "sub_spawn", caste, parent["tasks"], depth=depth, parent=parent_id,
-                                wave=parent["wave"], lineage=lineage,
-                                request={"reason": entry["reason"], "context": entry["context"], "blocking": entry["blocking"]})
-                entry.update(status="queued", node=node["id"])
-                per_worker += 1
-                per_wave += 1
-                if entry["blocking"]:
-                    blocking_ids.append(node["id"])
-            log.append(entry)
-            recorded.append(entry)
-        if not parsed:
-            entry = {"parent": parent_id, "status": "none", "timestamp": clock.iso()}
-            log.append(entry)
-            recorded.append(entry)
-        if blocking_ids:
-            rerun = respawn(tree, parent, "rerun", "", waits_for=blocking_ids)
-            for entry in recorded:
-                if entry.get("node") in blocking_ids:
-                    entry["rerun"] = rerun["id"]
-        queued = sum(1 for e in recorded if e["status"] == "queued")
-        ignored = sum(1 for e in recorded if e["status"] == "ignored")
-        if parsed:
-            events.append(files["events"], "spawn_requests", parent_id,
-                          f"{parent_id}: {queued} sub-spawn(s) queued, {ignored} ignored")
-        result = _requests_result(tree, parent_id, recorded, already=False)
-        if dropped:
-            result["dropped"] = dropped
-        return result
-
-    return store.update_many(["colony", "events"], change)
+    return _plan_requests(parent_id, parsed, dropped)
 
 
 def _requests_result(tree: dict, parent_id: str, entries: list, already: bool) -> dict:

@@ -227,6 +227,34 @@ def detect(root: str, goal: str | None) -> dict:
     return assess(scan(check_root(root)), goal)
 
 
+@store.writes("colony", "memory")
+def _apply_mode(files, tree, goal):
+    """Store the mode judged from TREE and GOAL in the colony and record it as a decision, in one write."""
+    colony = files["colony"]
+    state = colony.get("state")
+    lifecycle.refuse_while_executing(colony, "complexity-detect --apply", "run it again")
+    if state not in APPLY_IN_STATES:
+        raise state_error(
+            "no_active_colony",
+            f"the colony is {state}, not active; start one with `aether colony-init --detect` "
+            f"(or /ant:init), which detects the mode itself",
+            state=state,
+        )
+    out = assess(tree, colony.get("goal") if goal is None else goal)
+    previous = colony.get("mode")
+    colony["mode"] = out["mode"]
+    colony["mode_set_at"] = clock.iso()
+    colony["mode_indicators"] = out["signals"]
+    memory.append_decision(
+        files["memory"],
+        f"Colony mode {out['mode']} chosen by complexity detection",
+        type="mode",
+        context="; ".join(out["reasons"]) or None,
+        phase=colony.get("current_phase"),
+    )
+    return dict(out, applied=True, previous_mode=previous)
+
+
 def apply(tree: dict, goal: str | None) -> dict:
     """Judge scanned tree signals with GOAL (None: the colony's goal), store the mode in
     COLONY_STATE (mode, mode_set_at, mode_indicators) and record the choice as a decision in
@@ -235,32 +263,7 @@ def apply(tree: dict, goal: str | None) -> dict:
 
     store.read("colony", missing_ok=False)  # state_missing, with the hint to start a colony
 
-    def change(files):
-        colony = files["colony"]
-        state = colony.get("state")
-        lifecycle.refuse_while_executing(colony, "complexity-detect --apply", "run it again")
-        if state not in APPLY_IN_STATES:
-            raise state_error(
-                "no_active_colony",
-                f"the colony is {state}, not active; start one with `aether colony-init --detect` "
-                f"(or /ant:init), which detects the mode itself",
-                state=state,
-            )
-        out = assess(tree, colony.get("goal") if goal is None else goal)
-        previous = colony.get("mode")
-        colony["mode"] = out["mode"]
-        colony["mode_set_at"] = clock.iso()
-        colony["mode_indicators"] = out["signals"]
-        memory.append_decision(
-            files["memory"],
-            f"Colony mode {out['mode']} chosen by complexity detection",
-            type="mode",
-            context="; ".join(out["reasons"]) or None,
-            phase=colony.get("current_phase"),
-        )
-        return dict(out, applied=True, previous_mode=previous)
-
-    result = store.update_many(["colony", "memory"], change)
+    result = _apply_mode(tree, goal)
 
     hint = between_phases.suggest_signals()  # the pheromone-first flow: steer before planning
     result["suggest_signals"] = hint["suggest"]

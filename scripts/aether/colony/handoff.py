@@ -138,6 +138,20 @@ def _next_lines(nxt: dict) -> list:
 # ---------------------------------------------------------------- colony-pause
 
 
+@store.writes("colony", "handoff", "events")
+def _save_handoff(files, note):
+    """Snapshot the colony (locked, so the snapshot holds together) into the handoff, with NOTE."""
+    snap = snapshot()
+    session = files["colony"].get("session_id")
+    now = clock.iso()
+    handoff = files["handoff"]
+    handoff.update(paused_at=now, resumed_at=None, session_id=session, note=note, snapshot=snap)
+    where = f"phase {snap['current_phase']}" if snap["current_phase"] else "before the first build"
+    events.append(files["events"], "colony_paused", "queen",
+                  f"Colony paused {where} ({snap['state']})")
+    return now, session, snap
+
+
 def pause(note: str | None = None) -> dict:
     """colony-pause: write the handoff (replacing an earlier one) and record the event.
     The snapshot is taken inside the locked update, with the colony locked (so are the plan's
@@ -149,18 +163,7 @@ def pause(note: str | None = None) -> dict:
     if not store.exists("colony"):
         snapshot()  # the clear no_colony error, before a lock or a file is made
 
-    def change(files):
-        snap = snapshot()
-        session = files["colony"].get("session_id")
-        now = clock.iso()
-        handoff = files["handoff"]
-        handoff.update(paused_at=now, resumed_at=None, session_id=session, note=note, snapshot=snap)
-        where = f"phase {snap['current_phase']}" if snap["current_phase"] else "before the first build"
-        events.append(files["events"], "colony_paused", "queen",
-                      f"Colony paused {where} ({snap['state']})")
-        return now, session, snap
-
-    paused_at, session, snap = store.update_many(["colony", "handoff", "events"], change)
+    paused_at, session, snap = _save_handoff(note)
     path = store.path_of(store.spec_for("handoff"))
     text = [f"COLONY PAUSED · {_stamp(paused_at)}", *render(snap)]
     if note:
@@ -190,6 +193,16 @@ def _changes(before: dict, now: dict) -> list:
     return [{"field": key, "before": old[key], "now": new[key]} for key in old if old[key] != new[key]]
 
 
+@store.writes("handoff", "events")
+def _mark_resumed(files, paused_at):
+    """Stamp the handoff (paused at PAUSED_AT) resumed and record the event."""
+    stamp = clock.iso()
+    files["handoff"]["resumed_at"] = stamp
+    events.append(files["events"], "colony_resumed", "queen",
+                  f"Colony resumed (paused {paused_at})")
+    return stamp
+
+
 def resume() -> dict:
     """colony-resume: the handoff (if this colony left one), the live state, what changed and
     the next command. Marks the handoff resumed and records the event."""
@@ -204,14 +217,7 @@ def resume() -> dict:
     previous_resume = handoff.get("resumed_at") if paused else None
     resumed_at = None
     if paused:
-        def change(files):
-            stamp = clock.iso()
-            files["handoff"]["resumed_at"] = stamp
-            events.append(files["events"], "colony_resumed", "queen",
-                          f"Colony resumed (paused {paused_at})")
-            return stamp
-
-        resumed_at = store.update_many(["handoff", "events"], change)
+        resumed_at = _mark_resumed(paused_at)
 
     if paused:
         head = f"COLONY RESUMED · paused {_stamp(paused_at)}"

@@ -268,6 +268,19 @@ def _brief(task: dict, count: int, goal: str | None, signals: str) -> str:
 # ---------------------------------------------------------------- research-plan
 
 
+@store.writes("research", "events")
+def _store_plan(files, session, source, goal, tasks):
+    """Add a research plan of TASKS (newest MAX_PLANS kept) and record the event."""
+    data = files["research"]
+    entry = {"id": clock.new_id("research", {p.get("id") for p in data["plans"]}), "session_id": session,
+             "source": source, "goal": goal, "created_at": clock.iso(), "tasks": tasks}
+    data["plans"].append(entry)
+    del data["plans"][:-MAX_PLANS]
+    events.append(files["events"], "research_planned", "queen",
+                  f"{len(tasks)} research task(s) from the {source}: " + "; ".join(t["slug"] for t in tasks)[:500])
+    return entry
+
+
 def plan(text: str | None, source: str | None) -> dict:
     """research-plan: requirements (a list, or derived from the goal / the colonizer's findings)
     become scout tasks with brief paths; stored in research.json and answered with each scout's
@@ -309,17 +322,7 @@ def plan(text: str | None, source: str | None) -> dict:
                       "brief_path": _rel(os.path.join(folder, f"{name}.md")), "status": "pending", "path": None})
     signals = pheromones.render("scout")["text"]
 
-    def change(files):
-        data = files["research"]
-        entry = {"id": clock.new_id("research", {p.get("id") for p in data["plans"]}), "session_id": colony.get("session_id"),
-                 "source": source, "goal": goal, "created_at": clock.iso(), "tasks": tasks}
-        data["plans"].append(entry)
-        del data["plans"][:-MAX_PLANS]
-        events.append(files["events"], "research_planned", "queen",
-                      f"{len(tasks)} research task(s) from the {source}: " + "; ".join(t["slug"] for t in tasks)[:500])
-        return entry
-
-    entry = store.update_many(["research", "events"], change)
+    entry = _store_plan(colony.get("session_id"), source, goal, tasks)
     out_tasks = [{**{k: t[k] for k in ("id", "requirement", "details", "slug", "brief_path")},
                   "caste": "scout", "subagent_type": "ant:scout", "text": _brief(t, len(tasks), goal, signals)}
                  for t in entry["tasks"]]
@@ -418,6 +421,24 @@ def _check_brief(path: str) -> tuple:
     return rel, None
 
 
+@store.writes("research", "events")
+def _record_briefs(files, session, plan_id, verdicts, extras):
+    """Mark each task of plan PLAN_ID collected or invalid by VERDICTS; refused if replanned since."""
+    current = _current(files["research"], session)
+    if current["id"] != plan_id:
+        raise state_error("research_replanned", "the research was planned again meanwhile; collect its briefs")
+    for task in current["tasks"]:
+        rel, problem = verdicts[task["id"]]
+        task["status"] = "collected" if problem is None else "invalid"
+        task["path"] = rel if problem is None else None
+        task["problem"] = problem
+    current["collected_at"] = clock.iso()
+    current["extra"] = extras
+    got = sum(1 for t in current["tasks"] if t["status"] == "collected")
+    events.append(files["events"], "research_collected", "queen", f"{got}/{len(current['tasks'])} research brief(s)")
+    return current
+
+
 def collect(text: str | None) -> dict:
     """research-collect: record the brief paths scouts returned (or, without input, look for
     each task's brief where it was asked to be), check each lies inside .aether/research/ and is
@@ -445,22 +466,7 @@ def collect(text: str | None) -> dict:
             rel, problem = _check_brief(task["brief_path"])  # the scout may have written it without saying so
             verdicts[task["id"]] = (rel, problem)
 
-    def change(files):
-        current = _current(files["research"], colony.get("session_id"))
-        if current["id"] != seen["id"]:
-            raise state_error("research_replanned", "the research was planned again meanwhile; collect its briefs")
-        for task in current["tasks"]:
-            rel, problem = verdicts[task["id"]]
-            task["status"] = "collected" if problem is None else "invalid"
-            task["path"] = rel if problem is None else None
-            task["problem"] = problem
-        current["collected_at"] = clock.iso()
-        current["extra"] = extras
-        got = sum(1 for t in current["tasks"] if t["status"] == "collected")
-        events.append(files["events"], "research_collected", "queen", f"{got}/{len(current['tasks'])} research brief(s)")
-        return current
-
-    entry = store.update_many(["research", "events"], change)
+    entry = _record_briefs(colony.get("session_id"), seen["id"], verdicts, extras)
     collected = [{"task": t["id"], "path": t["path"], "requirement": t["requirement"]}
                  for t in entry["tasks"] if t["status"] == "collected"]
     missing = [{"task": t["id"], "requirement": t["requirement"], "brief_path": t["brief_path"], "problem": t["problem"]}

@@ -209,6 +209,63 @@ def _record_project(data: dict, project: str, facts: dict | None, contributed: b
 # ---------------------------------------------------------------- commands
 
 
+@store.writes("learnings", "projects")
+def _add_sighting(files, content, category, tags, project, source_phase, key, facts, warnings):
+    """Add or count a sighting of the learning KEY in PROJECT (promoting it at PROMOTE_AT) and index the project."""
+    entries = files["learnings"]["learnings"]
+    now = clock.iso()
+    entry = next((e for e in entries if isinstance(e.get("content"), str) and normalize(e["content"]) == key), None)
+    rotated: list = []
+    if entry is None:
+        rotated = _make_room(entries)
+        entry = {
+            "id": clock.new_id("global", {e.get("id") for e in entries}),
+            "content": content,
+            "category": category,
+            "tags": tags,
+            "source_projects": [project],
+            "source_phase": source_phase,
+            "occurrence_count": 1,
+            "promoted": False,
+            "first_seen": now,
+            "last_seen": now,
+        }
+        entries.append(entry)
+        stored = True
+    else:
+        sources = entry["source_projects"]
+        stored = project not in sources
+        if stored:
+            sources.append(project)
+            del sources[:-MAX_SOURCE_PROJECTS]
+            entry["occurrence_count"] = _count(entry) + 1
+        entry["last_seen"] = now
+        if category and not entry.get("category"):
+            entry["category"] = category
+        known = {str(t).casefold() for t in entry["tags"]}
+        entry["tags"].extend(t for t in tags if t not in known)
+    newly_promoted = False
+    if entry["promoted"] is not True and _count(entry) >= PROMOTE_AT:
+        entry["promoted"] = True
+        entry["promoted_at"] = now
+        newly_promoted = True
+    _record_project(files["projects"], project, facts, stored, now)
+    result = {
+        "stored": stored,
+        "promoted": entry["promoted"],
+        "newly_promoted": newly_promoted,
+        "id": entry["id"],
+        "count": _count(entry),
+        "cap": CAP,
+        "total": len(entries),
+        "project_id": project,
+        "rotated_out": rotated,
+    }
+    if warnings:
+        result["warnings"] = warnings
+    return result
+
+
 def promote(content: str, source_project: str | None = None, source_phase: int | None = None,
             tags: list | None = None, category: str | None = None) -> dict:
     """learning-promote: add a sighting of a learning in a project (see the module docstring)."""
@@ -219,62 +276,7 @@ def promote(content: str, source_project: str | None = None, source_phase: int |
     key = normalize(content)
     warnings: list = []
     facts = _colony_facts(project, warnings)
-
-    def change(files):
-        entries = files["learnings"]["learnings"]
-        now = clock.iso()
-        entry = next((e for e in entries if isinstance(e.get("content"), str) and normalize(e["content"]) == key), None)
-        rotated: list = []
-        if entry is None:
-            rotated = _make_room(entries)
-            entry = {
-                "id": clock.new_id("global", {e.get("id") for e in entries}),
-                "content": content,
-                "category": category,
-                "tags": tags,
-                "source_projects": [project],
-                "source_phase": source_phase,
-                "occurrence_count": 1,
-                "promoted": False,
-                "first_seen": now,
-                "last_seen": now,
-            }
-            entries.append(entry)
-            stored = True
-        else:
-            sources = entry["source_projects"]
-            stored = project not in sources
-            if stored:
-                sources.append(project)
-                del sources[:-MAX_SOURCE_PROJECTS]
-                entry["occurrence_count"] = _count(entry) + 1
-            entry["last_seen"] = now
-            if category and not entry.get("category"):
-                entry["category"] = category
-            known = {str(t).casefold() for t in entry["tags"]}
-            entry["tags"].extend(t for t in tags if t not in known)
-        newly_promoted = False
-        if entry["promoted"] is not True and _count(entry) >= PROMOTE_AT:
-            entry["promoted"] = True
-            entry["promoted_at"] = now
-            newly_promoted = True
-        _record_project(files["projects"], project, facts, stored, now)
-        result = {
-            "stored": stored,
-            "promoted": entry["promoted"],
-            "newly_promoted": newly_promoted,
-            "id": entry["id"],
-            "count": _count(entry),
-            "cap": CAP,
-            "total": len(entries),
-            "project_id": project,
-            "rotated_out": rotated,
-        }
-        if warnings:
-            result["warnings"] = warnings
-        return result
-
-    return store.update_many(["learnings", "projects"], change)
+    return _add_sighting(content, category, tags, project, source_phase, key, facts, warnings)
 
 
 def load() -> dict:

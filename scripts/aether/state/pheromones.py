@@ -16,27 +16,47 @@ from aether.rules.pheromones import (
 from aether.state import store
 
 
+@store.writes("pheromones")
+def _drop_faded(data):
+    """Keep the signals still at MIN_STRENGTH or above (and the malformed ones, counted)."""
+    now = clock.now()
+    kept, removed, invalid = [], 0, 0
+    for signal in data["signals"]:
+        try:
+            strength = current_strength(signal, now)
+        except (ValueError, TypeError):
+            invalid += 1
+            kept.append(signal)
+            continue
+        if strength < MIN_STRENGTH:
+            removed += 1
+        else:
+            kept.append(signal)
+    data["signals"] = kept
+    return {"removed": removed, "remaining": len(kept), "invalid": invalid}
+
+
 def cleanup() -> dict:
     """Drop expired or faded signals; malformed records are kept (and counted)."""
+    return _drop_faded()
 
-    def change(data):
-        now = clock.now()
-        kept, removed, invalid = [], 0, 0
-        for signal in data["signals"]:
-            try:
-                strength = current_strength(signal, now)
-            except (ValueError, TypeError):
-                invalid += 1
-                kept.append(signal)
-                continue
-            if strength < MIN_STRENGTH:
-                removed += 1
-            else:
-                kept.append(signal)
-        data["signals"] = kept
-        return {"removed": removed, "remaining": len(kept), "invalid": invalid}
 
-    return store.update("pheromones", change)
+@store.writes("pheromones")
+def _add_signal(data, signal_type, content, strength, half_life, source, auto):
+    """Append a new signal (a fresh id among the stored ones) and return it."""
+    taken = {s.get("id") for s in data["signals"]}
+    signal = {
+        "id": clock.new_id(signal_type.lower(), taken),
+        "type": signal_type,
+        "content": content,
+        "strength": strength,
+        "half_life_seconds": half_life,
+        "created_at": clock.iso(),
+        "source": source or "user",
+        "auto": auto,
+    }
+    data["signals"].append(signal)
+    return signal
 
 
 def emit(signal_type: str, content: str, strength: float | None = None,
@@ -61,22 +81,7 @@ def emit(signal_type: str, content: str, strength: float | None = None,
     elif half_life <= 0:
         raise input_error("invalid_argument", f"half-life must be > 0 seconds, got {half_life:g}")
 
-    def change(data):
-        taken = {s.get("id") for s in data["signals"]}
-        signal = {
-            "id": clock.new_id(signal_type.lower(), taken),
-            "type": signal_type,
-            "content": content,
-            "strength": strength,
-            "half_life_seconds": half_life,
-            "created_at": clock.iso(),
-            "source": source or "user",
-            "auto": auto,
-        }
-        data["signals"].append(signal)
-        return signal
-
-    signal = store.update("pheromones", change)
+    signal = _add_signal(signal_type, content, strength, half_life, source, auto)
     if len(content) < MIN_CONTENT_LENGTH:
         signal = dict(signal, warning=f"content is shorter than {MIN_CONTENT_LENGTH} characters; "
                                       f"a specific signal steers workers better")
