@@ -23,7 +23,7 @@ LAYERS = {
     "state": ["schemas", "store", "checkpoints", "events", "error_log", "memory", "pheromones",
               "learning", "inspect_state"],
     "build": ["spawning", "syntax_check", "completion", "code_loop", "loops", "critique", "drafts",
-              "waves", "review", "builds", "verification", "recovery", "failures", "plans"],
+              "waves", "review", "builds", "verification", "recovery", "skips", "failures", "plans"],
     "colony": ["modes", "research", "between_phases", "complexity", "colony_init", "status", "handoff", "uninstall", "watch"],
     "bugs": ["exit_codes", "phases", "costs", "config", "fixer", "models", "reports", "storage",
              "approval", "pipeline"],

@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from aether.cli.common import command
-from aether.colony import modes as colony_modes
 from aether.rules import modes
 
 
@@ -22,4 +21,6 @@ def mode_profile(mode, when, phase):
     code loop, archivist — plus booleans to branch on: spawn_watcher, helper_syntax_check,
     spawn_reviewer, activity_log_enabled, detailed_activity, extract_learnings_now (with
     --when), run_archivist (for --phase or the current phase), auto_emit.{TYPE}."""
+    from aether.colony import modes as colony_modes
+
     return colony_modes.answer(mode, when, phase)
