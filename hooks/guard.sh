@@ -10,7 +10,10 @@ input=$(cat)
 case $input in
   *'"agent_type"'*'"ant:'*) ;;
   *)
-    flat=$(printf '%s' "$input" | tr -d "\"'\\\\")
+    case $input in  # quotes or backslashes in the call: read it without them (one `tr`)
+      *\\* | *\'*) flat=$(printf '%s' "$input" | tr -d "\"'\\\\") ;;
+      *) flat=$input ;;
+    esac
     case $flat in
       *pprov* | *CLAUDE* | *unset* | *'$'*bug* | *bug*'$'*) ;;
       *aether*)
