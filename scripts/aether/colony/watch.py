@@ -60,8 +60,7 @@ def frame(width: int = 100, now: float | None = None) -> str:
     lines = [f"Aether — {paths.project_root()} — {time.strftime('%H:%M:%S', time.localtime(now))}", ""]
     lines += view["text"].splitlines()
     if view.get("initialized"):
-        tree = store.read("colony").get("spawn_tree")
-        for title, rows in (("RUNNING", _running(tree, now)), ("RECENT FAILURES", _recent_failures()),
+        for title, rows in (("RUNNING", _running(view.get("spawn_tree"), now)), ("RECENT FAILURES", _recent_failures()),
                             ("RECENT DECISIONS", _recent_decisions())):
             if rows:
                 lines += ["", title] + rows

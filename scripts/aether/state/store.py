@@ -24,6 +24,7 @@ line).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -376,17 +377,15 @@ def update_many(names: list[str], change, *, missing_ok: bool = True):
 def writes(*names: str, missing_ok: bool = True):
     """Decorator for a named change: `@store.writes("colony", "plan")` on `def start(files, …)`
     makes `start(…)` run under the locks of those files, with {name: data} as `files` (one
-    file: its data alone), writing them atomically when it returns; `start.change` is the
-    undecorated function (for tests)."""
+    file: its data alone), writing them atomically when it returns."""
 
     def decorate(change):
+        @functools.wraps(change)
         def run(*args, **kwargs):
             if len(names) == 1:
                 return update(names[0], lambda data: change(data, *args, **kwargs), missing_ok=missing_ok)
             return update_many(list(names), lambda files: change(files, *args, **kwargs), missing_ok=missing_ok)
 
-        run.__name__, run.__qualname__, run.__doc__ = change.__name__, change.__qualname__, change.__doc__
-        run.change = change
         return run
 
     return decorate

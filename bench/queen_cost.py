@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""What the Queen costs per slash command in the scripted colony session: turns (model round
+trips in the main thread), tool calls, and the tokens the model wrote (its replies' text and
+tool inputs, counted as ceil(UTF-8 bytes / 3.5)), with the largest Agent prompt and heredoc.
+
+It runs tests/e2e/test_colony_session.py (real Claude Code against the scripted model server)
+and reads each run's recorded requests (`requests.jsonl`). A measurement, not a test:
+
+    .venv/bin/python bench/queen_cost.py                 # this checkout
+    .venv/bin/python bench/queen_cost.py --against DIR   # and another checkout, side by side
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+TEST = "tests/e2e/test_colony_session.py::test_a_colony_session_plans_builds_and_continues"
+
+
+def tokens(text: str) -> int:
+    return math.ceil(len(text.encode("utf-8")) / 3.5)
+
+
+def _written(block: dict) -> str:
+    if block.get("type") == "text":
+        return block.get("text", "")
+    if block.get("type") == "tool_use":
+        return json.dumps(block.get("input", {}), ensure_ascii=False)
+    return ""
+
+
+def cost_of(run_dir: Path) -> dict:
+    """Turns, tool calls and written tokens of the main thread in one `claude -p` run."""
+    turns = calls = written = agent_max = heredoc_max = 0
+    for line in (run_dir / "requests.jsonl").read_text(encoding="utf-8").splitlines():
+        req = json.loads(line)
+        blocks = req.get("reply")
+        if req.get("thread") != "main" or not isinstance(blocks, list):
+            continue
+        turns += 1
+        for block in blocks:
+            written += tokens(_written(block))
+            if block.get("type") != "tool_use":
+                continue
+            calls += 1
+            data = block.get("input", {})
+            if block.get("name") == "Agent":
+                agent_max = max(agent_max, tokens(str(data.get("prompt", ""))))
+            command = str(data.get("command", ""))
+            if "<<'" in command:
+                heredoc_max = max(heredoc_max, tokens(command.split("\n", 1)[-1]))
+    return {"turns": turns, "calls": calls, "written": written, "agent_max": agent_max,
+            "heredoc_max": heredoc_max}
+
+
+def measure(repo: Path) -> list:
+    """Run the scripted colony session in `repo` and cost each `claude -p` run, in order."""
+    base = Path(tempfile.mkdtemp(prefix="aether-queen-cost-"))
+    proc = subprocess.run([str(repo / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           f"--basetemp={base}", TEST], cwd=repo, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"queen_cost: the colony session failed in {repo}:\n{proc.stdout[-2000:]}")
+    runs = sorted(base.rglob("requests.jsonl"), key=lambda p: (len(p.parts), int(p.parent.name.split("-")[-1])))
+    return [(_command_of(p.parent), cost_of(p.parent)) for p in runs]
+
+
+def _command_of(run_dir: Path) -> str:
+    for line in (run_dir / "requests.jsonl").read_text(encoding="utf-8").splitlines():
+        req = json.loads(line)
+        if req.get("thread") == "main":
+            for message in (req.get("body") or {}).get("messages", [])[:1]:
+                content = message.get("content")
+                text = content if isinstance(content, str) else " ".join(
+                    c.get("text", "") for c in content if isinstance(c, dict))
+                found = re.search(r"/ant:[a-z-]+(?: [^<\n]*)?", text)
+                if found:
+                    return found.group(0)[:22]
+    return run_dir.name
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--against", metavar="DIR", help="another checkout (with .venv and tests/e2e deps)")
+    args = parser.parse_args(argv)
+    sides = [("this", REPO)] + ([("before", Path(os.path.abspath(args.against)))] if args.against else [])
+    results = {name: measure(repo) for name, repo in sides}
+    print("Queen cost per slash command (main thread; tokens = ceil(bytes / 3.5))\n")
+    head = f"{'command':<22}" + "".join(f" {name + ': turns/calls/written/agent/heredoc':>44}" for name, _ in sides)
+    print(head)
+    rows = max(len(r) for r in results.values())
+    for i in range(rows):
+        cells, label = [], ""
+        for name, _ in sides:
+            if i < len(results[name]):
+                label, c = results[name][i]
+                cells.append(f"{c['turns']}/{c['calls']}/{c['written']}/{c['agent_max']}/{c['heredoc_max']}")
+            else:
+                cells.append("-")
+        print(f"{label:<22}" + "".join(f" {cell:>44}" for cell in cells))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
