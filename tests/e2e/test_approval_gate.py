@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import select
-import subprocess
 
 import pytest
+from test_approval_gate import at_a_terminal
 
 from .fake_api import bash, main, say, turn
 from .harness import REPO
@@ -54,28 +52,7 @@ def planned_bug(claude) -> None:
 def aether_at_a_terminal(claude, *args, env=None) -> tuple:
     """`aether ARGS` in the fixture project with a pseudo-terminal on stdin and stderr, as a
     person runs it: (exit code, stdout, stderr)."""
-    import pty
-
-    master, slave = pty.openpty()
-    try:
-        proc = subprocess.Popen([str(REPO / "bin" / "aether"), *map(str, args)], stdin=slave,
-                                stderr=slave, stdout=subprocess.PIPE, cwd=claude.project,
-                                env=claude.env(extra=env))
-        os.close(slave)
-        out = proc.stdout.read()
-        proc.wait(timeout=60)
-        err = b""
-        while select.select([master], [], [], 0.2)[0]:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            err += chunk
-    finally:
-        os.close(master)
-    return proc.returncode, out.decode(), err.decode("utf-8", "replace")
+    return at_a_terminal([str(REPO / "bin" / "aether"), *map(str, args)], claude.project, claude.env(extra=env))
 
 
 def test_no_way_around_the_gate_from_inside_claude_code(claude):
