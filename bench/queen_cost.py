@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """What the Queen costs per slash command in the scripted colony session: turns (model round
 trips in the main thread), tool calls, and the tokens the model wrote (its replies' text and
-tool inputs, counted as ceil(UTF-8 bytes / 3.5)), with the largest Agent prompt and heredoc.
+tool inputs, counted as ceil(UTF-8 bytes / 3.5)), with the largest Agent prompt and heredoc, and
+the characters of agent answers that entered the Queen's context: each Agent result once, plus every
+copy of an answer the Queen wrote back (a heredoc that pipes an answer to the helper re-enters her
+context as her own message).
 
 It runs tests/e2e/test_colony_session.py (real Claude Code against the scripted model server)
 and reads each run's recorded requests (`requests.jsonl`). A measurement, not a test:
@@ -38,11 +41,31 @@ def _written(block: dict) -> str:
     return ""
 
 
+def _answers(req: dict, agent_ids: set, seen: dict) -> None:
+    """Agent results in this request's messages (keyed by tool_use_id: each counted once)."""
+    for message in (req.get("body") or {}).get("messages", []):
+        content = message.get("content")
+        if message.get("role") != "user" or not isinstance(content, list):
+            continue
+        for c in content:
+            if isinstance(c, dict) and c.get("type") == "tool_result" and c.get("tool_use_id") in agent_ids:
+                inner = c.get("content")
+                text = inner if isinstance(inner, str) else "".join(
+                    b.get("text", "") for b in inner or [] if isinstance(b, dict))
+                report = text.split("The report follows:", 1)[-1].split("\nagentId:", 1)[0]
+                seen[c["tool_use_id"]] = len(report.strip())
+
+
 def cost_of(run_dir: Path) -> dict:
     """Turns, tool calls and written tokens of the main thread in one `claude -p` run."""
     turns = calls = written = agent_max = heredoc_max = 0
+    agent_ids: set = set()
+    seen: dict = {}
+    heredocs: list = []
     for line in (run_dir / "requests.jsonl").read_text(encoding="utf-8").splitlines():
         req = json.loads(line)
+        if req.get("thread") == "main":
+            _answers(req, agent_ids, seen)
         blocks = req.get("reply")
         if req.get("thread") != "main" or not isinstance(blocks, list):
             continue
@@ -54,12 +77,24 @@ def cost_of(run_dir: Path) -> dict:
             calls += 1
             data = block.get("input", {})
             if block.get("name") == "Agent":
+                agent_ids.add(block.get("id"))
                 agent_max = max(agent_max, tokens(str(data.get("prompt", ""))))
             command = str(data.get("command", ""))
             if "<<'" in command:
                 heredoc_max = max(heredoc_max, tokens(command.split("\n", 1)[-1]))
+                heredocs.append(command.split("\n", 1)[-1].rsplit("\n", 1)[0].strip())
     return {"turns": turns, "calls": calls, "written": written, "agent_max": agent_max,
-            "heredoc_max": heredoc_max}
+            "heredoc_max": heredoc_max, "answers": sum(seen.values()) + _echoed(run_dir, heredocs)}
+
+
+def _echoed(run_dir: Path, heredocs: list) -> int:
+    """Characters of the heredocs that copy (part of) an agent's answer back to the helper."""
+    answers = []
+    for line in (run_dir / "requests.jsonl").read_text(encoding="utf-8").splitlines():
+        req = json.loads(line)
+        if req.get("thread") not in (None, "main") and isinstance(req.get("reply"), list):
+            answers += [b.get("text", "") for b in req["reply"] if b.get("type") == "text"]
+    return sum(len(h) for h in heredocs if h and any(h in a or (len(a) > 40 and a.strip() in h) for a in answers))
 
 
 def measure(repo: Path) -> list:
@@ -94,7 +129,7 @@ def main(argv=None) -> int:
     sides = [("this", REPO)] + ([("before", Path(os.path.abspath(args.against)))] if args.against else [])
     results = {name: measure(repo) for name, repo in sides}
     print("Queen cost per slash command (main thread; tokens = ceil(bytes / 3.5))\n")
-    head = f"{'command':<22}" + "".join(f" {name + ': turns/calls/written/agent/heredoc':>44}" for name, _ in sides)
+    head = f"{'command':<22}" + "".join(f" {name + ': turns/calls/written/agent/heredoc/answers':>52}" for name, _ in sides)
     print(head)
     rows = max(len(r) for r in results.values())
     for i in range(rows):
@@ -102,10 +137,10 @@ def main(argv=None) -> int:
         for name, _ in sides:
             if i < len(results[name]):
                 label, c = results[name][i]
-                cells.append(f"{c['turns']}/{c['calls']}/{c['written']}/{c['agent_max']}/{c['heredoc_max']}")
+                cells.append(f"{c['turns']}/{c['calls']}/{c['written']}/{c['agent_max']}/{c['heredoc_max']}/{c['answers']}")
             else:
                 cells.append("-")
-        print(f"{label:<22}" + "".join(f" {cell:>44}" for cell in cells))
+        print(f"{label:<22}" + "".join(f" {cell:>52}" for cell in cells))
     return 0
 
 

@@ -232,7 +232,7 @@ def test_interrupted_build_is_resumable(ready):
 def test_abort_then_resume(ready):
     ready.run("build-start", 1).json
     out = ready.run("build-abort", 1, "--reason", "-", input="the db schema is wrong\nline two").json
-    assert out["phase_status"] == "failed" and out["next"]["command"] == "aether build-start 1 --resume"
+    assert out["phase_status"] == "failed" and out["next"]["command"] == "aether next --build 1"
     assert out["next"]["report"] == "aether abort-report 1"
     colony = state(ready)
     assert colony["state"] == "READY" and colony["current_phase"] == 1
@@ -303,7 +303,7 @@ def test_finish_failure_records_errors_and_flags_patterns(ready):
     assert out["phase_status"] == "failed" and out["tasks"]["failed"] == 3
     assert [f["id"] for f in out["failed_tasks"]] == ["1.1", "1.2", "1.3"]
     assert out["flagged_patterns"] == ["import"]
-    assert out["next"]["command"] == "aether build-start 1 --resume"
+    assert out["next"]["command"] == "aether next --build 1"
     errors = ready.load("errors.json")
     assert [(e["category"], e["task_id"], e["phase"], e["root_cause"]) for e in errors["errors"]] == [
         ("import", t, 1, "missing dependency") for t in ("1.1", "1.2", "1.3")]
@@ -456,7 +456,7 @@ def test_advance_through_to_completed(ready):
         out = ready.run("phase-advance").json
         if phase < 3:
             assert (out["from"], out["to"], out["state"]) == (phase, phase + 1, "READY")
-            assert out["next"]["command"] == f"aether build-start {phase + 1}"
+            assert out["next"]["command"] == f"aether next --build {phase + 1}"
         else:
             assert out["to"] is None and out["state"] == "COMPLETED"
     colony = state(ready)

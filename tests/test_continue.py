@@ -66,7 +66,7 @@ def test_a_failed_phase_is_not_advanced_and_lists_recovery(project):
     finish(project, 1, failed=("1.2",))
     out = ok(project, "continue-start")
     assert out["can_advance"] is False and out["verification"]["failed_tasks"][0]["id"] == "1.2"
-    assert out["next"][0]["command"] == "aether build-start 1 --resume"
+    assert out["next"][0]["command"] == "aether next --build 1"
     assert [o["id"] for o in out["recovery"]][:3] == ["resume", "skip_task", "skip_phase"]
     assert out["learnings"]["extract_now"] is False
 

@@ -74,7 +74,7 @@ def test_pause_mid_build_records_the_running_build_and_the_resume_command(colony
     assert "EXECUTING" in text and "phase 1 of 2: Foundation" in text
     assert "Build running: phase 1 · 1 waves · workers: 2 planned · open tasks: 1.1, 1.2, 1.3" in text
     assert "[high] import" in text
-    assert "aether build-start 1 --resume" in text
+    assert "aether next --build 1" in text
 
     snap = colony.load("handoff.json")["snapshot"]
     assert snap["build"] == {"phase": 1, "name": "Foundation", "open_tasks": ["1.1", "1.2", "1.3"],
@@ -84,7 +84,7 @@ def test_pause_mid_build_records_the_running_build_and_the_resume_command(colony
                                        "failed": 0, "skipped": 0}}
     assert snap["open_errors"]["count"] == 1
     assert snap["open_errors"]["newest"][0]["description"] == "cannot import bcrypt"
-    assert snap["next"] == {"slash": "/ant:build 1", "command": "aether build-start 1 --resume",
+    assert snap["next"] == {"slash": "/ant:build 1", "command": "aether next --build 1",
                             "reason": snap["next"]["reason"]}
 
 
@@ -103,7 +103,7 @@ def test_resume_reports_the_note_what_changed_and_the_live_next_step(colony, mon
     assert changed["state"] == ("EXECUTING", "READY")
     assert changed["phase_status"] == ("in_progress", "failed")
     assert out["next"] == out["now"]["next"]
-    assert out["next"]["command"] == "aether build-start 1 --resume"  # from the state now
+    assert out["next"]["command"] == "aether next --build 1"  # from the state now
     assert "Since the pause: state EXECUTING → READY" in out["text"]
     assert "wave 1 was about to start" in out["text"]
     assert colony.load("handoff.json")["resumed_at"] == LATER

@@ -19,12 +19,13 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "scripts" / "aether"
 LAYERS = {
     "core": ["exceptions", "text", "clock", "paths", "containment", "inputs", "output", "castes", "vocabulary"],
     "rules": ["modes", "pheromones", "plans", "lifecycle", "contracts", "spawn_tree", "failures",
-              "waves", "review", "loops", "critique", "complexity", "colonize"],
+              "waves", "review", "loops", "critique", "complexity", "colonize", "drive"],
     "state": ["schemas", "store", "checkpoints", "events", "error_log", "memory", "pheromones",
-              "learning", "inspect_state"],
+              "learning", "inspect_state", "spawns"],
     "build": ["spawning", "syntax_check", "completion", "code_loop", "loops", "critique", "drafts",
               "waves", "review", "builds", "verification", "recovery", "skips", "failures", "plans"],
-    "colony": ["modes", "research", "between_phases", "complexity", "colony_init", "status", "handoff", "uninstall", "watch"],
+    "colony": ["modes", "research", "between_phases", "complexity", "colony_init", "status", "handoff", "uninstall", "watch",
+               "dispatch", "build_drive", "plan_drive", "colonize_drive", "drive"],
     "bugs": ["exit_codes", "phases", "costs", "config", "fixer", "models", "reports", "storage",
              "approval", "pipeline"],
 }

@@ -43,7 +43,7 @@ def test_load_stores_plan_all_pending(colony):
     plan["phases"][0]["tasks"][0]["files"] = ["src/app.py"]  # extra fields survive
     out = load(colony, plan).json
     assert (out["phases"], out["tasks"], out["state"], out["current_phase"]) == (3, 9, "READY", 0)
-    assert (out["next"]["slash"], out["next"]["command"]) == ("/ant:build 1", "aether build-start 1")
+    assert (out["next"]["slash"], out["next"]["command"]) == ("/ant:build 1", "aether next --build 1")
     assert any("status 'completed' ignored" in w for w in out["warnings"])
     stored = colony.load("PROJECT_PLAN.json")
     assert stored["version"] == 1 and stored["generated_at"]

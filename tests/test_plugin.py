@@ -77,14 +77,19 @@ def test_icon_is_a_square_png_the_directory_accepts():
     assert len(data) < 2 * 1024 * 1024
 
 
-def test_hooks_wire_the_guard_and_the_bootstrap():
+def test_hooks_wire_the_guard_the_agent_hooks_and_the_bootstrap():
     hooks = json.loads((REPO / "hooks" / "hooks.json").read_text("utf-8"))["hooks"]
-    (pre,) = hooks["PreToolUse"]
+    pre, agent_pre = hooks["PreToolUse"]
     matched = set(pre["matcher"].split("|"))
-    assert {"Bash"} | guard.FILE_TOOLS <= matched
+    assert {"Bash"} | guard.FILE_TOOLS <= matched and "Agent" not in matched
+    # Python starts for Agent calls only: the briefs go in, the answers are recorded
+    (agent_post,) = hooks["PostToolUse"]
+    assert agent_pre["matcher"] == agent_post["matcher"] == "Agent"
     (start,) = hooks["SessionStart"]
-    commands = [h["command"] for h in pre["hooks"] + start["hooks"]]
+    commands = [h["command"] for h in pre["hooks"] + agent_pre["hooks"] + agent_post["hooks"] + start["hooks"]]
     assert commands == ['sh "${CLAUDE_PLUGIN_ROOT}/hooks/guard.sh"',
+                        '"${CLAUDE_PLUGIN_ROOT}/bin/aether" agent-hook pre',
+                        '"${CLAUDE_PLUGIN_ROOT}/bin/aether" agent-hook post',
                         'python3 "${CLAUDE_PLUGIN_ROOT}/hooks/bootstrap.py"']
     assert "matcher" not in start  # startup, resume, /clear and compaction alike
 
@@ -115,7 +120,9 @@ def test_claude_plugin_validate_passes_strict(claude_cli, profile):
     assert sorted(provides["commands"]) == sorted(f"ant:{p.stem}" for p in (REPO / ".claude/commands/ant").glob("*.md"))
     assert sorted(provides["agents"]) == sorted(f"ant:{Path(p).stem}" for p in load("plugin.json")["agents"])
     assert provides["bin"] == ["aether"]
-    assert sorted(h["event"] for h in provides["hooks"]) == ["PreToolUse", "SessionStart"]
+    assert sorted((h["event"], h.get("matcher", "")) for h in provides["hooks"]) == [
+        ("PostToolUse", "Agent"), ("PreToolUse", "Agent"), ("PreToolUse", "Bash|Write|Edit|MultiEdit|NotebookEdit"),
+        ("SessionStart", "")]
     if profile:
         directory = report["directory"]
         assert directory["findings"] == [] and directory["failure"] is None

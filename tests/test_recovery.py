@@ -67,12 +67,12 @@ def test_abort_report_and_status_show_the_retry_log_and_the_recovery_options(pro
     assert [(r["task"], r["attempt"], r["kind"], r["result"]) for r in report["retry_log"]] == [("1.1", 2, "retry", "failed")]
     assert report["retry_log"][0]["fix_applied"] == "move Todo into its own module"
     commands = {o["id"]: o["command"] for o in report["recovery"]}
-    assert commands == {"resume": "aether build-start 1 --resume", "skip_task": "aether task-skip 1.1 --reason -",
+    assert commands == {"resume": "aether next --build 1", "skip_task": "aether task-skip 1.1 --reason -",
                         "skip_phase": "aether phase-skip 1 --reason -", "restore": "aether checkpoint-restore --phase 1",
-                        "replan": "aether plan-start"}
+                        "replan": "aether next --plan"}
     text = report["text"]
     assert "| Task | Attempt | Error | Fix applied | Result |" in text and "✗ still failing" in text
-    assert "/ant:build 1 (`aether build-start 1 --resume`)" in text
+    assert "/ant:build 1 (`aether next --build 1`)" in text
     assert "Skip to the next phase: `aether phase-skip 1 --reason -`\n" in text  # no criterion depends on phase 1
     assert "`aether checkpoint-restore --phase 1` — not available: no checkpoint recorded (outside git?)" in text
     status = ok(project, "status", "--json")
@@ -107,7 +107,7 @@ def test_task_skip_rules(project):
     assert project.run("task-skip", "1.2", "--reason", "  ").error["code"] == "invalid_reason"
     skipped = ok(project, "task-skip", "1.2", "--reason", "-", input="the docs task can wait\n")
     assert skipped["status"] == "skipped" and skipped["remaining"] == ["1.1", "1.3", "1.4"]
-    assert skipped["next"]["command"] == "aether build-start 1 --resume"
+    assert skipped["next"]["command"] == "aether next --build 1"
     assert ok(project, "task-skip", "1.2", "--reason", "again")["already_skipped"] is True
     forced = ok(project, "task-skip", "1.1", "--reason", "user says so", "--force")
     assert forced["forced"] is True and forced["overridden"]
@@ -148,7 +148,7 @@ def test_phase_skip_only_off_the_criterion_path(project):
     ok(project, "phase-advance")
     skipped = ok(project, "phase-skip", 2, "--reason", "-", input="not needed for the demo")
     assert (skipped["status"], skipped["to"], skipped["skipped_tasks"]) == ("skipped", 3, ["2.1", "2.2"])
-    assert skipped["next"]["command"] == "aether build-start 3"
+    assert skipped["next"]["command"] == "aether next --build 3"
     colony = project.load("COLONY_STATE.json")
     assert colony["current_phase"] == 3 and colony["state"] == "READY"
     assert [p["status"] for p in project.load("PROJECT_PLAN.json")["phases"]] == ["completed", "skipped", "pending"]
@@ -237,7 +237,7 @@ def test_checkpoint_list_and_restore_the_start_of_a_phase(project):
     out = ok(project, "checkpoint-restore", "--phase", 1, "--force")
     assert out["removed"] == ["src/a.py"] and out["saved_first"]["ref"].startswith("refs/aether/checkpoints/")
     assert not (project.root / "src" / "a.py").exists() and (project.root / "README.md").exists()
-    assert out["tasks_reset"] == ["1.1"] and out["next"]["command"] == "aether build-start 1 --resume"
+    assert out["tasks_reset"] == ["1.1"] and out["next"]["command"] == "aether next --build 1"
     assert [t["status"] for t in project.load("PROJECT_PLAN.json")["phases"][0]["tasks"]] == ["pending", "failed"]
     assert project.run("checkpoint-restore", "--phase", 2).error["code"] == "no_checkpoint"
     assert project.run("checkpoint-restore").error["code"] == "usage_error"

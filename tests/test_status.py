@@ -73,7 +73,7 @@ def test_executing_shows_the_spawn_tree(project):
         assert word in text
     assert text.index("w1") < text.index("s1") < text.index("w2")  # the sub-spawn sits under its parent
     assert "build_started" in text
-    assert "--resume" in project.run("status", "--json").json["next"]["command"]
+    assert project.run("status", "--json").json["next"]["command"] == "aether next --build 1"
 
 
 def test_after_a_failed_build_shows_open_errors(project):
@@ -85,7 +85,7 @@ def test_after_a_failed_build_shows_open_errors(project):
     data = project.run("status", "--json").json
     assert data["errors"]["open_count"] == 1 and data["errors"]["open"][0]["task_id"] == "1.2"
     assert data["progress"] == {"phases_total": 3, "phases_completed": 0, "tasks_total": 9, "tasks_completed": 2}
-    assert data["next"]["command"] == "aether build-start 1 --resume"
+    assert data["next"]["command"] == "aether next --build 1"
     text = data["text"]
     assert "OPEN ERRORS (1)" in text and "no module named fastapi" in text and "✗" in text
     # the errors of a phase count as resolved once the phase completes
@@ -192,10 +192,10 @@ def test_next_step_for_each_state():
     plan = make_plan()
     assert lifecycle.next_step({"state": "IDLE"}, plan)["command"] == "aether colony-init -"
     assert lifecycle.next_step({"state": "READY", "current_phase": 0}, {"phases": []})["slash"] == "/ant:plan"
-    assert lifecycle.next_step({"state": "READY", "current_phase": 0}, plan)["command"] == "aether build-start 1"
+    assert lifecycle.next_step({"state": "READY", "current_phase": 0}, plan)["command"] == "aether next --build 1"
     plan["phases"][0]["status"] = "completed"
     assert lifecycle.next_step({"state": "READY", "current_phase": 1}, plan)["command"] == "aether phase-advance"
     plan["phases"][1]["status"] = "failed"
-    assert lifecycle.next_step({"state": "READY", "current_phase": 2}, plan)["command"] == "aether build-start 2 --resume"
+    assert lifecycle.next_step({"state": "READY", "current_phase": 2}, plan)["command"] == "aether next --build 2"
     assert lifecycle.next_step({"state": "READY", "current_phase": 9}, plan)["command"] == "aether plan-load -"
     assert lifecycle.next_step({"state": "COMPLETED", "current_phase": 3}, plan)["slash"] == '/ant:init "<goal>"'

@@ -136,3 +136,37 @@ EOF
   [ "$(json 'j["code"]' "$stderr")" = "not_installed" ]
   [[ "$(json 'j["error"]' "$stderr")" == *"make install"* ]]
 }
+
+@test "the build loop: next hands out a spawn by reference, record takes its answer in a heredoc" {
+  aether colony-init - <<<"A todo CLI" >/dev/null
+  aether plan-load - >/dev/null <<'EOF'
+{"goal": "A todo CLI", "phases": [{"id": 1, "name": "Core", "description": "the store",
+ "tasks": [{"id": "1.1", "description": "store", "depends_on": []}], "success_criteria": ["runs"]}]}
+EOF
+  run --separate-stderr aether next --build 1
+  [ "$status" -eq 0 ]
+  one_line "$output"
+  [ "$(json 'j["result"]["action"]')" = "spawn" ]
+  [ "$(json 'j["result"]["spawns"][0]["id"]')" = "lead1" ]
+  brief="$(json 'j["result"]["spawns"][0]["prompt"].split("Your brief is ")[1].split(" ")[0]')"
+  grep -q -- '--- PHASE LEAD ---' "$brief"
+  # an answer with quotes, $() and backticks reaches the helper exactly, and is kept as given
+  run --separate-stderr aether record lead1 - <<'EOF'
+Here's the plan; don't run $(rm -rf /) or `whoami`:
+```json
+{"phase": 1, "workers": [{"id": "store", "caste": "builder", "tasks": ["1.1"], "writes": ["store.py"]}]}
+```
+EOF
+  [ "$status" -eq 0 ]
+  [ "$(json 'j["result"]["next"]["action"]')" = "spawn" ]
+  grep -qF 'don'"'"'t run $(rm -rf /) or `whoami`' .aether/spawns/*/lead1.answer.md
+}
+
+@test "the Agent hooks never fail the call: bad input is let through" {
+  run --separate-stderr aether agent-hook pre <<<"not json"
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]
+  run --separate-stderr aether agent-hook post <<<'{"tool_input": {"prompt": "Your brief is .aether/spawns/x/y.md"}, "tool_response": {"content": [{"type": "text", "text": "hi"}]}}'
+  [ "$status" -eq 0 ]
+  [ "$(json 'j["hookSpecificOutput"]["hookEventName"]')" = "PostToolUse" ]
+}

@@ -144,3 +144,48 @@ def is_spawn(node_id: str) -> Matcher:
     """A subagent whose brief is spawn `node_id`'s (`You are w1, …`)."""
     return Matcher(f"is_spawn({node_id})",
                    lambda r: re.search(rf"^You are {re.escape(node_id)}, ", r.first_user_text, re.M))
+
+
+# ---------------------------------------------------------------- the helper drives (aether next)
+
+HOOK_CONTEXT = "hook additional context:"
+NEXT_SPAWN = "Next: spawn in ONE message, each with run_in_background false: "
+
+
+def hook_lines(request) -> list[str]:
+    """The lines Aether's PostToolUse hooks added after the last tool results (system notes)."""
+    lines = []
+    for m in reversed(request.messages):
+        if m.get("role") == "assistant":
+            break
+        if m.get("role") == "system":
+            lines[:0] = [line for block in _text_blocks(m) for line in block.splitlines()]
+    return [line.split(HOOK_CONTEXT, 1)[-1].strip() for line in lines if line.strip()]
+
+
+def next_action(request) -> dict:
+    """The next action the Queen got last: from the hooks' `Next: …` line after Agent results,
+    else from the helper's answer (`aether next` / `aether record`) in the last tool result."""
+    for line in hook_lines(request):
+        if line.startswith(NEXT_SPAWN):
+            return {"action": "spawn", "spawns": json.loads(line[len(NEXT_SPAWN):])}
+    lines = hook_lines(request)
+    for i, line in enumerate(lines):
+        if line.startswith("Next: "):
+            shown = "\n".join(lines[i + 1:]) if line.endswith("show the user this text:") else line
+            return {"action": line[6:].split(" ", 1)[0], "text": shown}
+    result = helper_result(request)
+    return result.get("next") if "next" in result and isinstance(result.get("next"), dict) else result
+
+
+def spawn_next(request) -> list[dict]:
+    """The Queen's reply to a spawn action: one foreground Agent call per spawn, as given."""
+    action = next_action(request)
+    assert action["action"] == "spawn", action
+    return [agent(s["subagent_type"], s["prompt"], s["description"]) for s in action["spawns"]]
+
+
+def is_ref(local: str) -> Matcher:
+    """A subagent whose brief is spawn `local`'s (`[aether spawn .aether/spawns/<run>/<local>.md]`)."""
+    return Matcher(f"is_ref({local})", lambda r: re.search(
+        rf"^\[aether spawn \.aether/spawns/[\w-]+/{re.escape(local)}\.md\]", r.first_user_text, re.M))

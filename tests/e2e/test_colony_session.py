@@ -29,15 +29,15 @@ import sys
 import pytest
 
 from .colony_script import (
-    agent_report,
-    agent_reports,
     command_body,
     helper_result,
+    hook_lines,
     is_spawn,
     json_block,
+    next_action,
     queen_turn,
     run_body,
-    spawn_agents,
+    spawn_next,
     spawn_request,
     worker_result,
 )
@@ -241,21 +241,6 @@ def init_and_focus(claude):
     return init, focus
 
 
-def planner_prompt(request, second_round: bool) -> dict:
-    text = earlier_result(request, "aether plan-start")["text"]
-    research = earlier_result(request, "aether research-collect")["text"]
-    extra = []
-    if second_round:
-        extra = [r["text"] for r in request.tool_results()]
-    return agent("ant:route-setter", prompt_from("--- PLANNER ---", text, research, *extra), "planner")
-
-
-def critic_prompt(request) -> dict:
-    text = earlier_result(request, "aether plan-start")["text"]
-    outline = request.tool_results()[0]["text"]
-    return agent("ant:watcher", prompt_from("--- PLAN CRITIC ---", text, outline), "plan critic")
-
-
 GOAL_BRIEF = "# A todo CLI in Python\n\nargparse subcommands; keep the items in a module-level list first.\n"
 
 
@@ -264,50 +249,20 @@ def brief_path(request) -> str:
     return re.search(r"^BRIEF: (\S+)$", request.first_user_text, re.M).group(1)
 
 
-def loop_id(request) -> str:
-    return earlier_result(request, "aether loop-init")["loop_id"]
-
-
 def plan_run(claude):
-    def critic_round(first: int):
-        return [
-            queen_turn(first).reply(lambda r: run_body(r, "aether plan-draft-store", stdin=agent_reports(r)[0],
-                                                       loop_id=loop_id(r))),
-            queen_turn(first + 1).reply(lambda r: run_body(r, "aether plan-draft-get <loop_id> --text",
-                                                           loop_id=loop_id(r))),
-            queen_turn(first + 2).reply(critic_prompt),
-            queen_turn(first + 3).reply(lambda r: run_body(r, "aether feedback-store <loop_id> - <<",
-                                                           stdin=agent_reports(r)[0], loop_id=loop_id(r))),
-            queen_turn(first + 4).reply(lambda r: run_body(r, "aether loop-decide", loop_id=loop_id(r))),
-        ]
-
     return claude.run("/ant:plan", [
-        queen_turn(1).reply(lambda r: run_body(r, "aether plan-start")),
-        # research first: one scout for the goal (no list given)
-        queen_turn(2).reply(lambda r: run_body(r, "aether research-plan --from goal")),
-        queen_turn(3).reply(lambda r: [agent(t["subagent_type"], t["text"], f"{t['id']} scout")
-                                       for t in helper_result(r)["tasks"]]),
-        queen_turn(4).reply(lambda r: run_body(r, "aether research-collect -", stdin=agent_reports(r)[0])),
-        queen_turn(5).reply(lambda r: run_body(r, "aether loop-init plan")),
-        queen_turn(6).reply(lambda r: planner_prompt(r, second_round=False)),
-        *critic_round(7),
-        # refine: the planner gets its last draft and the critic's feedback
-        queen_turn(12, tool_result_contains('"decision":"refine"')).reply(lambda r: [
-            run_body(r, "aether plan-draft-get <loop_id> --text", loop_id=loop_id(r)),
-            run_body(r, "aether feedback-get", loop_id=loop_id(r))]),
-        queen_turn(13).reply(lambda r: planner_prompt(r, second_round=True)),
-        *critic_round(14),
-        queen_turn(19, tool_result_contains('"decision":"complete"')).reply(
-            lambda r: run_body(r, "aether plan-load --from-loop", loop_id=loop_id(r))),
-        queen_turn(20).reply(lambda r: say(helper_result(r)["text"] + "\nNext: /ant:build 1")),
+        queen_turn(1).reply(lambda r: run_body(r, "aether next --plan")),
+        # research first: one scout for the goal (no list given); then planner, critic, planner, critic
+        *[queen_turn(n).reply(spawn_next) for n in range(2, 7)],
+        queen_turn(7, hook_says("Next: done")).reply(lambda r: say(next_action(r)["text"])),
         # the scout writes its brief where the task says
         subagent("ant:scout", first_user_contains("--- RESEARCH TASK ---"), turn(1)).reply(lambda r: tool(
             "Write", file_path=str(claude.project / brief_path(r)), content=GOAL_BRIEF)),
         subagent("ant:scout", first_user_contains("--- RESEARCH TASK ---"), turn(2)).reply(
             lambda r: say(f"argparse and a module-level list are enough.\nBRIEF: {brief_path(r)}")),
         # the ants
-        subagent("ant:route-setter", first_user_contains("--- PLANNER ---"), turn(1)).reply(
-            bash("ls -la", "Look at the project")),
+        subagent("ant:route-setter", first_user_contains("--- PLANNER ---"), ~first_user_contains("LOOP FEEDBACK"),
+                 turn(1)).reply(bash("ls -la", "Look at the project")),
         subagent("ant:route-setter", ~first_user_contains("LOOP FEEDBACK"), turn(2)).reply(
             say(json_block(PLAN_V1, "A first plan."))),
         subagent("ant:watcher", first_user_contains("Phase 1: Everything"), turn(1)).reply(say(CRITIQUE_1)),
@@ -319,31 +274,24 @@ def plan_run(claude):
     ], env=NOW)
 
 
-def phase_lead_prompt(request) -> dict:
-    started = helper_result(request)
-    phase = started["phase"]
-    return agent("ant:route-setter", "\n".join([
-        "--- PHASE LEAD ---",
-        f"Phase {phase['id']}: {phase['name']} — {phase['description']}",
-        f"Tasks to assign: {', '.join(started['todo'])}",
-        "Task details: .aether/data/PROJECT_PLAN.json",
-        started["pheromones"]]), "Phase Lead")
-
-
 def build_asks_for_approval(claude):
     plan_file = str(claude.project / ".aether" / "data" / "PROJECT_PLAN.json")
     return claude.run("/ant:build 1", [
-        queen_turn(1).reply(lambda r: run_body(r, "aether build-start")),
-        queen_turn(2).reply(phase_lead_prompt),
+        queen_turn(1).reply(lambda r: run_body(r, "aether next --build 1")),
+        queen_turn(2).reply(spawn_next),  # the Phase Lead, by reference
         subagent("ant:route-setter", first_user_contains("--- PHASE LEAD ---"), turn(1)).reply(
             tool("Read", file_path=plan_file)),
         subagent("ant:route-setter", turn(2), tool_result_contains("todo/store.py")).reply(
             say(json_block(ASSIGNMENT, "Three builders; the tests wait for the store."))),
-        queen_turn(3).reply(lambda r: run_body(r, "aether plan-waves -", stdin=agent_reports(r)[0])),
-        queen_turn(4, tool_result_contains('"required":true')).reply(lambda r: say(
-            helper_result(r)["text"] + "\n\nThis plan needs your approval: run /ant:build 1 --approve, "
-            "or steer with /ant:focus and re-plan with /ant:build 1 --resume.")),
+        # the hook recorded the plan; the next action asks the user
+        queen_turn(3, hook_says("Next: ask")).reply(lambda r: say(next_action(r)["text"])),
     ], env=NOW)
+
+
+def hook_says(text: str):
+    from .fake_api import Matcher
+
+    return Matcher(f"hook_says({text!r})", lambda r: any(text in line for line in hook_lines(r)))
 
 
 class Queen:
@@ -360,77 +308,14 @@ class Queen:
 def approved_build(claude):
     q = Queen()
     project = str(claude.project)
-
-    def report_of(r, node):
-        """The answer of spawn `node` in this conversation's Agent results."""
-        for call in r.tool_uses():
-            if call["name"] == "Agent" and call["input"]["description"].startswith(node + " "):
-                wanted = call["id"]
-        for m in r.messages:
-            for c in m.get("content") if isinstance(m.get("content"), list) else []:
-                if isinstance(c, dict) and c.get("type") == "tool_result" and c.get("tool_use_id") == wanted:
-                    return agent_report("".join(b.get("text", "") for b in c["content"]))
-        raise AssertionError(f"no Agent result of {node}")
-
-    def finish(*ids):
-        q.step(lambda r: [run_body(r, "aether spawn-finish <id> - <<", stdin=report_of(r, i), id=i) for i in ids])
-
-    def start(*ids):
-        q.step(lambda r: [run_body(r, "aether spawn-start <id>", id=i) for i in ids])
-
-    def spawn():
-        q.step(spawn_agents)
-
-    # 1. the approved wave plan
-    q.step(lambda r: run_body(r, "aether build-start"))
-    # 4. wave 1
-    start("w1", "w2")
-    spawn()
-    finish("w1", "w2")
-    q.step(lambda r: run_body(r, "aether spawn-requests <id> -", stdin=report_of(r, "w2"), id="w2"),
-           tool_result_contains('"verified":false'))
-    q.step(lambda r: run_body(r, "aether failure-decide --worker <id>", id="w1"),
-           tool_result_contains('"queue":[{"id":"s1"'))
-    start("r1")  # the retry failure-decide planned
-    spawn()
-    finish("r1")
-    start("s1")  # the blocking sub-spawn, then the rerun that waits for it
-    spawn()
-    finish("s1")
-    start("x1")
-    spawn()
-    finish("x1")
-    q.step(lambda r: run_body(r, "aether wave-conflicts <wave>", wave=1))
-    q.step(lambda r: run_body(r, "aether review-needed <wave>", wave=1))
-    start("v1")
-    spawn()
-    q.step(lambda r: run_body(r, "aether review-decide <wave> -", stdin=report_of(r, "v1"), wave=1))
-    start("b1", "b2")  # the rebuild the CRITICAL finding asked for
-    spawn()
-    finish("b1", "b2")
-    q.step(lambda r: run_body(r, "aether review-needed <wave>", wave=1))
-    start("v2")
-    spawn()
-    q.step(lambda r: run_body(r, "aether review-decide <wave> -", stdin=report_of(r, "v2"), wave=1))
-    # wave 2
-    start("w3")
-    spawn()
-    finish("w3")
-    q.step(lambda r: run_body(r, "aether failure-decide --worker <id>", id="w3"))
-    start("d1")
-    spawn()
-    finish("d1")
-    q.step(lambda r: run_body(r, "aether wave-conflicts <wave>", wave=2))
-    q.step(lambda r: run_body(r, "aether review-needed <wave>", wave=2))
-    # 5. verification, 6. finish, 7. learnings
-    q.step(lambda r: run_body(r, "aether verify-brief <phase>", phase=1))
-    q.step(lambda r: agent(helper_result(r)["subagent_type"], helper_result(r)["text"], "watcher verification"))
-    q.step(lambda r: run_body(r, "aether build-finish <phase> --watcher -", phase=1, stdin=agent_reports(r)[0]))
-    q.step(lambda r: run_body(r, "aether learning-add <phase> -", phase=1, name="Core", stdin=LESSONS),
-           tool_result_contains('"extract_now":true'))
-    q.step(lambda r: run_body(r, "aether learning-promote -", stdin=PROMOTED, category=next(  # the helper's list
-        c for c in earlier_result(r, "aether build-finish")["learnings"]["categories"] if c == "convention")))
-    q.step(lambda r: say(earlier_result(r, "aether build-finish")["text"] + "\nNext: /ant:continue"))
+    q.step(lambda r: run_body(r, "aether next --build 1 --approve"))
+    # wave 1: w1, w2 · r1, s1 · x1 · reviewer v1 · rebuild b1, b2 · reviewer v2; wave 2: w3 · d1;
+    # the watcher — every action comes from the hooks' `Next:` line
+    for _ in range(9):
+        q.step(spawn_next)
+    q.step(lambda r: bash(f"aether record lessons - <<'EOF'\n{LESSONS}global convention: {PROMOTED}\nEOF"),
+           hook_says("Next: lessons"))
+    q.step(lambda r: say(helper_result(r)["next"]["text"]))
 
     ants = [
         # wave 1: w1 writes the store but claims the package file too
@@ -498,9 +383,9 @@ def approved_build(claude):
         subagent("ant:builder", is_spawn("d1"), turn(4), tool_result_contains("2 passed")).reply(
             say(json_block(DEBUG_RESULT, "Patched add() to return the item."))),
         # the watcher's verification
-        subagent("ant:watcher", turn(1),).reply(bash(PYTEST)),
-        subagent("ant:watcher", turn(2), tool_result_contains("2 passed")).reply(
-            say(json_block(WATCHER_REPORT, "All checks pass."))),
+        subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(1)).reply(bash(PYTEST)),
+        subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(2),
+                 tool_result_contains("2 passed")).reply(say(json_block(WATCHER_REPORT, "All checks pass."))),
     ]
     return claude.run("/ant:build 1 --approve", q.steps + ants, env=NOW, args=["--continue"], timeout=600)
 
@@ -540,25 +425,20 @@ def test_a_colony_session_plans_builds_and_continues(claude):
         body = _front_matter(AGENT_FILES[name].read_text("utf-8"))[1].strip()
         assert turns and all(body in t.system for t in turns), name
         assert all(set(t.tools) == tools for t in turns), (name, turns[0].tools)
-    # … the briefs the helper rendered reached the ants unchanged, and every Agent call
-    # waited in the foreground with a scoped caste and no display name
+    # … the Queen sent short references; the hook put the helper's briefs in, unchanged; every
+    # Agent call waited in the foreground with a scoped caste and no display name
     calls = build.tool_calls("Agent")
     assert all(c["input"]["run_in_background"] is False and "name" not in c["input"] for c in calls)
-    assert [c["input"]["subagent_type"] for c in calls] == (
-        ["ant:builder"] * 3 + ["ant:scout", "ant:builder", "ant:watcher"] + ["ant:builder"] * 2
-        + ["ant:watcher"] + ["ant:builder"] * 2 + ["ant:watcher"])
-    started = {}
-    for call in build.tool_calls("Bash"):
-        if call["input"]["command"].startswith("aether spawn-start "):
-            answer = json.loads(build.tool_result(call)["text"])["result"]
-            started[answer["id"]] = answer["text"]
-    assert sorted(started) == sorted(["w1", "w2", "r1", "s1", "x1", "v1", "b1", "b2", "v2", "w3", "d1"])
+    assert all(len(c["input"]["prompt"]) < 150 for c in calls)
+    sent = [c["input"]["description"].split()[0] for c in calls]
+    assert sent == ["w1", "w2", "s1", "r1", "x1", "v1", "b1", "b2", "v2", "w3", "d1", "watch1"], sent
+    spawn_dir = claude.project / ".aether" / "spawns"
+    briefs = {}
     for call in calls:
         node = call["input"]["description"].split()[0]
-        if node in started:
-            assert call["input"]["prompt"] == started[node], node
-    briefs = {node: next(t.first_user_text for t in build.subagent_turns() if text in t.first_user_text)
-              for node, text in started.items()}
+        path = re.search(r"(\.aether/spawns/\S+\.md)", call["input"]["prompt"]).group(1)
+        briefs[node] = (claude.project / path).read_text("utf-8")
+        assert any(briefs[node].strip() in t.first_user_text for t in build.subagent_turns()), node
     assert "keep the store in memory first" in briefs["w1"]
     assert "ACTIVE PHEROMONES (as sensed by builder)" in briefs["w1"]
     assert "--- DEBUGGER ANT ---" in briefs["d1"] and "never rewrite it from scratch" in briefs["d1"]
@@ -566,15 +446,20 @@ def test_a_colony_session_plans_builds_and_continues(claude):
     assert "--- ADVISORY REVIEWER ---" in briefs["v1"] and "CRITICAL: the code does not run" in briefs["v1"]
     assert "--- REBUILD ---" in briefs["b2"] and "todo.storage" in briefs["b2"]
     assert "s1 (scout): add_subparsers(dest='command', required=True)" in briefs["x1"]
-    verify_brief = build.subagent_turns("ant:watcher")[-1].first_user_text
-    assert "--- VERIFICATION ---" in verify_brief and "todo/cli.py" in verify_brief
-    # … and the tool results: the false claim caught, the decisions the helper made
-    outputs = {c["input"]["command"].split(" <<")[0]: build.tool_result(c)["text"] for c in build.tool_calls("Bash")}
-    w1 = json.loads(outputs["aether spawn-finish w1 -"])["result"]
-    assert w1["status"] == "failed" and w1["unverified"] == [{"path": "todo/__init__.py", "problem": "missing"}]
-    assert json.loads(outputs["aether failure-decide --worker w1"])["result"]["action"] == "retry"
-    assert json.loads(outputs["aether failure-decide --worker w3"])["result"]["action"] == "debug"
-    assert json.loads(outputs["aether spawn-finish d1 -"])["result"]["friction"]["id"] == "FR-002"
+    assert "--- VERIFICATION ---" in briefs["watch1"] and "todo/cli.py" in briefs["watch1"]
+    # … the answers were recorded by the hooks, exactly as Claude Code returned them, with usage
+    ledger = state(claude, "spawns.json")
+    built = [s for s in ledger["spawns"] if s["scope"] == ledger["runs"][-1]["scope"]]
+    assert {s["local"]: (s["status"], s["via"]) for s in built} == {n: ("recorded", "hook") for n in ["lead1", *sent]}
+    assert all(s["usage"]["total_tokens"] > 0 and s["usage"]["duration_ms"] >= 0 for s in built)
+    recorded = (spawn_dir / ledger["runs"][-1]["scope"] / "w3.answer.md").read_text("utf-8")
+    assert recorded == json_block(W3_FAILURE, "The store's add() returns None.")
+    # … and the Queen wrote no answer and no brief: her Bash calls are the loop's own
+    assert [c["input"]["command"].split(" <<")[0] for c in build.tool_calls("Bash")] == [
+        "aether next --build 1 --approve", "aether record lessons -"]
+    # the false claim caught, the decisions the helper made
+    tree_now = state(claude, "COLONY_STATE.json")["spawn_tree"]
+    assert tree_now["nodes"]["w1"]["unverified"] == [{"path": "todo/__init__.py", "problem": "missing"}]
 
     # -- the state files afterwards
     project_plan = state(claude, "PROJECT_PLAN.json")
@@ -615,7 +500,7 @@ def test_a_colony_session_plans_builds_and_continues(claude):
     loop = state(claude, "loops.json")["loops"][-1]
     assert (loop["type"], loop["status"], [i["score"] for i in loop["iterations"]]) == ("plan", "complete", [70, 86])
     memory = state(claude, "memory.json")
-    assert memory["phase_learnings"][0]["phase"] == 1 and len(memory["phase_learnings"][0]["learnings"]) == 2
+    assert memory["phase_learnings"][0]["phase"] == 1 and len(memory["phase_learnings"][0]["learnings"]) == 3
     learned = json.loads((claude.home / ".aether" / "learnings.json").read_text("utf-8"))["learnings"]
     assert [l["content"].strip() for l in learned] == [PROMOTED]
     assert (claude.project / ".aether" / "research" / "argparse-subcommands.md").read_text("utf-8") == RESEARCH_NOTE
@@ -655,11 +540,6 @@ HYGIENE = {"recommendations": [{"file": "util.py", "issue": "dead_code",
                                 "recommendation": "remove unused(): grep -rn unused . finds no caller", "risk": "low"}]}
 
 
-def colonizers(request) -> list:
-    """One Agent call per colonizer the helper planned, its brief as the prompt."""
-    return [agent(c["subagent_type"], c["text"], c["lens"]) for c in helper_result(request)["colonizers"]]
-
-
 def test_colonize_maps_in_parallel_and_organize_only_reports(claude):
     init_and_focus(claude)
     for path, text in APP_FILES.items():
@@ -667,19 +547,14 @@ def test_colonize_maps_in_parallel_and_organize_only_reports(claude):
         (claude.project / path).write_text(text, "utf-8")
 
     colonize = claude.run("/ant:colonize", [
-        queen_turn(1).reply(lambda r: run_body(r, "aether complexity-detect --apply")),
-        queen_turn(2).reply(colonizers),
+        queen_turn(1).reply(lambda r: run_body(r, "aether next --colonize")),
+        queen_turn(2).reply(spawn_next),
         *[step for lens in MAPS for step in (
             subagent("ant:colonizer", first_user_contains(f"Lens: {lens}"), turn(1)).reply(
                 bash("find . -type f -not -path './.aether/*' | head -200")),
             subagent("ant:colonizer", first_user_contains(f"Lens: {lens}"), turn(2),
                      tool_result_contains("./util.py")).reply(say(json_block(MAPS[lens], f"The {lens} map."))))],
-        queen_turn(3).reply(lambda r: [
-            run_body(r, "aether decision-add - --type codebase", stdin=f"{lens}: {MAPS[lens]['summary']}")
-            for lens in MAPS]),
-        queen_turn(4).reply(lambda r: run_body(r, "aether event-add colonized queen -",
-                                               stdin=f"Mapped {', '.join(MAPS)} in FULL mode")),
-        queen_turn(5).reply(say('Suggested: /ant:focus "keep util.py small and fully tested", then /ant:plan')),
+        queen_turn(3, hook_says("Next: done")).reply(lambda r: say(next_action(r)["text"])),
     ], env=NOW)
     organize = claude.run("/ant:organize util.py", [
         queen_turn(1).reply(lambda r: run_body(r, "aether hygiene-check")),
@@ -697,24 +572,28 @@ def test_colonize_maps_in_parallel_and_organize_only_reports(claude):
     assert command_body(colonize.main_turns[0]) == body_of("colonize")
     assert command_body(organize.main_turns[0]) == body_of("organize").replace("$ARGUMENTS", "util.py")
     # both colonizers the helper planned ran at once from one message, as read-only agents with
-    # their own prompt and the helper's brief
+    # their own prompt and the helper's brief (by reference: the hook put it in)
     (message,) = [m for m in colonize.main_turns[-1].messages if m.get("role") == "assistant"
                   and sum(1 for c in m["content"] if c.get("type") == "tool_use" and c["name"] == "Agent") == 2]
-    planned = json.loads(colonize.tool_result(colonize.tool_calls("Bash")[0])["text"])["result"]["colonizers"]
-    assert [c["lens"] for c in planned] == list(MAPS)
+    planned = json.loads(colonize.tool_result(colonize.tool_calls("Bash")[0])["text"])["result"]["spawns"]
+    briefs = [(claude.project / re.search(r"(\.aether/spawns/\S+\.md)", c["prompt"]).group(1)).read_text("utf-8")
+              for c in planned]
+    assert sorted(re.search(r"Lens: (.+)", b).group(1) for b in briefs) == sorted(MAPS)
     mapping = colonize.subagent_turns("ant:colonizer")
     body = _front_matter((REPO / ".aether" / "workers" / "colonizer.md").read_text("utf-8"))[1].strip()
     assert len(mapping) == 4 and all(body in t.system and set(t.tools) == {"Read", "Bash"} for t in mapping)
-    briefs = {t.first_user_text for t in mapping}
-    assert all(any(b.endswith(c["text"]) for b in briefs) for c in planned)
-    assert all("Start with: " in c["text"] and "ACTIVE PHEROMONES (as sensed by colonizer)" in c["text"] for c in planned)
+    assert all(any(b.strip() in t.first_user_text for t in mapping) for b in briefs)
+    assert all("Start with: " in b and "ACTIVE PHEROMONES (as sensed by colonizer)" in b for b in briefs)
+    # the Queen wrote no map: the helper recorded them from the answers, and showed them
+    assert [c["input"]["command"] for c in colonize.tool_calls("Bash")] == ["aether next --colonize"]
+    assert all(m["summary"] in colonize.text for m in MAPS.values())
+    assert colonize.text.endswith("Next: /ant:plan")  # a FOCUS steers the colony already: no suggestions
     architect = organize.subagent_turns("ant:architect")
     assert architect and all(set(t.tools) == {"Read", "Bash"} for t in architect)
     assert "--- ARCHIVIST (hygiene report) ---" in architect[0].first_user_text
     # the mode came from the project; the map and the report were recorded, nothing else changed
     colony = state(claude, "COLONY_STATE.json")
-    detected = json.loads(colonize.tool_result(colonize.tool_calls("Bash")[0])["text"])["result"]
-    assert colony["mode"] == detected["mode"] == "FULL" and colony["mode_indicators"]["has_tests"] is True
+    assert colony["mode"] == "FULL" and colony["mode_indicators"]["has_tests"] is True
     decisions = [(d["type"], d["content"]) for d in state(claude, "memory.json")["decisions"]]
     assert decisions[0][0] == "mode"
     assert [c.strip() for t, c in decisions if t == "codebase"] == [

@@ -5,15 +5,21 @@ out (colony_script.py), the ants do real work with real tool calls, and the help
 real. No --allowedTools and no skip-permissions: each command's `allowed-tools` is the only
 grant. State is prepared with the helper where the case does not need the slash command.
 
-- a LIGHTWEIGHT build: no reviewer, no watcher ant; build-finish runs the syntax check itself;
-- a FULL build in a git repository whose code loop stagnates and asks the user: loop-present
-  is shown, the user's answer (`/ant:build 1 --answer …`) is stored and plans the next round,
-  which completes the loop; every iteration is a checkpoint ref;
+A build is the helper's loop (`aether next --build N`): the Queen sends the Agent calls each
+`spawn` action lists, the hooks record the answers and add the next action (`Next: …`), and she
+shows the text of `ask`, `done` and `stop`.
+
+- a LIGHTWEIGHT build: no approval, no reviewer, no watcher ant; the finish runs the syntax
+  check itself and asks for no lessons;
+- a FULL build in a git repository whose code loop stagnates and asks the user: the helper
+  scores each verification itself, loop-present is shown, the user's answer
+  (`/ant:build 1 --answer …` → `aether next --build 1 --answer refine -`) is stored and plans
+  the next round, which completes the loop; every iteration is a checkpoint ref;
 - a research fan-out: three scouts in ONE message, the planner gets their briefs' paths (and
   the recurring frictions), not their contents;
-- a recovery after an abort: the failure ladder aborts the phase, the abort report lists the
-  recovery options, the user fixes a file by hand and skips a task, `/ant:build 1` resumes the
-  phase and completes it.
+- a recovery after an abort: the failure ladder aborts the phase, the `stop` action's text is
+  the abort report with the recovery options, the user fixes a file by hand and skips a task,
+  `/ant:build 1` resumes the phase (a new Phase Lead for what is left) and completes it.
 """
 
 from __future__ import annotations
@@ -23,20 +29,18 @@ import re
 import subprocess
 
 import pytest
-from test_prompts import shell_snippets
 
 from .colony_script import (
-    agent_report,
-    agent_reports,
     command_body,
-    helper_result,
+    hook_lines,
+    is_spawn,
     json_block,
+    next_action,
     run_body,
-    spawn_agents,
+    spawn_next,
     worker_result,
 )
 from .fake_api import (
-    agent,
     bash,
     first_user_contains,
     say,
@@ -48,9 +52,7 @@ from .fake_api import (
 from .test_colony_session import (
     Queen,
     body_of,
-    earlier_result,
-    earlier_text,
-    phase_lead_prompt,
+    hook_says,
     state,
 )
 
@@ -63,42 +65,9 @@ PYTEST = "python3 -m pytest -q -p no:cacheprovider tests"
 # ---------------------------------------------------------------- shared steps
 
 
-def body_line(request, text: str, **fill) -> dict:
-    """A Bash call of a command the body writes exactly as `text` (placeholders filled)."""
-    lines = [s.text for s in shell_snippets(command_body(request)) if s.kind != "bang"]
-    assert text in lines, f"the command body has no command {text!r}"
-    for name, value in fill.items():
-        text = text.replace(f"<{name}>", str(value))
-    return bash(text)
-
-
-def report_of(request, node: str) -> str:
-    """The answer of the Agent call whose description starts with `node `, from this conversation."""
-    wanted = [c["id"] for c in request.tool_uses()
-              if c["name"] == "Agent" and c["input"]["description"].split()[0] == node][-1]
-    for m in request.messages:
-        for c in m.get("content") if isinstance(m.get("content"), list) else []:
-            if isinstance(c, dict) and c.get("type") == "tool_result" and c.get("tool_use_id") == wanted:
-                return agent_report("".join(b.get("text", "") for b in c["content"]))
-    raise AssertionError(f"no Agent result of {node}")
-
-
 def heredoc(command: str, text: str) -> dict:
-    """`command` with `text` on stdin (a helper-given command, e.g. verify-brief's code_loop.command)."""
+    """`command` with `text` on stdin (a helper-given command, e.g. a lessons action's)."""
     return bash(f"{command} <<'EOF'\n{text.rstrip(chr(10))}\nEOF")
-
-
-def outputs(run) -> dict:
-    """The helper's answer to each of the Queen's Bash calls, by command (heredocs cut off)."""
-    found = {}
-    for call in run.tool_calls("Bash"):
-        text = run.tool_result(call)["text"].strip()
-        key = call["input"]["command"].split(" <<")[0]
-        try:
-            found.setdefault(key, []).append(json.loads(text.splitlines()[-1]))
-        except (ValueError, IndexError):
-            found.setdefault(key, []).append(text)
-    return found
 
 
 def agent_messages(run) -> list[list[dict]]:
@@ -114,6 +83,27 @@ def agent_messages(run) -> list[list[dict]]:
                 seen.add(key)
                 out.append(calls)
     return out
+
+
+SHOW = "show the user this text:"
+
+
+def shown(request) -> str:
+    """The text an `ask`, `done` or `stop` action says to show the user: what follows the hooks'
+    `Next: … show the user this text:` line, else the `text` of the helper's last answer."""
+    lines = hook_lines(request)
+    starts = [i for i, line in enumerate(lines) if line.startswith("Next: ") and line.endswith(SHOW)]
+    if starts:
+        return "\n".join(lines[starts[-1] + 1:])
+    return next_action(request)["text"]
+
+
+def record_lessons(request, lessons: str) -> dict:
+    """The Queen's reply to a lessons action: her lines piped to the command it gives."""
+    action = next_action(request)
+    assert action["action"] == "lessons", action
+    command = action.get("command") or action["text"].rsplit("Record them with: ", 1)[1]
+    return heredoc(command.split(" <<")[0], lessons)
 
 
 def prepare(claude, goal: str, plan: dict, *init_args):
@@ -142,67 +132,62 @@ def test_a_lightweight_build_spawns_no_reviewer_and_no_watcher(claude):
     prepare(claude, "A slug helper", LIGHT_PLAN, "--mode", "LIGHTWEIGHT")
     project = claude.project
     q = Queen()
-    q.step(lambda r: run_body(r, "aether build-start"))
-    q.step(phase_lead_prompt)
-    q.step(lambda r: run_body(r, "aether plan-waves -", stdin=agent_reports(r)[0]))
-    q.step(lambda r: [run_body(r, "aether spawn-start <id>", id=i) for i in ("w1", "w2")],
-           tool_result_contains('"approved_by":"auto:LIGHTWEIGHT"'))
-    q.step(spawn_agents)
-    q.step(lambda r: [run_body(r, "aether spawn-finish <id> - <<", stdin=report_of(r, i), id=i) for i in ("w1", "w2")])
-    q.step(lambda r: run_body(r, "aether wave-conflicts <wave>", wave=1))
-    q.step(lambda r: run_body(r, "aether review-needed <wave>", wave=1))
-    q.step(lambda r: run_body(r, "aether verify-brief <phase>", phase=1), tool_result_contains('"needed":false'))
-    q.step(lambda r: body_line(r, "aether build-finish <phase>", phase=1), tool_result_contains('"spawn":false'))
-    q.step(lambda r: say(helper_result(r)["text"] + "\nNext: /ant:continue"))
+    q.step(lambda r: run_body(r, "aether next --build 1"))
+    q.step(spawn_next)  # the Phase Lead
+    q.step(spawn_next, hook_says("Next: spawn"))  # no approval asked: w1 and w2 at once
+    q.step(lambda r: say(shown(r)), hook_says("Next: done"))
     ants = [
         subagent("ant:route-setter", first_user_contains("--- PHASE LEAD ---")).reply(
             say(json_block(LIGHT_ASSIGNMENT, "Two independent builders."))),
-        subagent("ant:builder", first_user_contains("You are w1, "), turn(1)).reply(
+        subagent("ant:builder", is_spawn("w1"), turn(1)).reply(
             tool("Write", file_path=f"{project}/slug/core.py", content=SLUG)),
-        subagent("ant:builder", first_user_contains("You are w1, "), turn(2)).reply(
+        subagent("ant:builder", is_spawn("w1"), turn(2)).reply(
             tool("Write", file_path=f"{project}/slug/__init__.py", content="from slug.core import slugify\n")),
-        subagent("ant:builder", first_user_contains("You are w1, "), turn(3)).reply(say(worker_result(
+        subagent("ant:builder", is_spawn("w1"), turn(3)).reply(say(worker_result(
             "slugify() in slug/core.py", created=["slug/core.py", "slug/__init__.py"]))),
-        subagent("ant:builder", first_user_contains("You are w2, "), turn(1)).reply(
+        subagent("ant:builder", is_spawn("w2"), turn(1)).reply(
             tool("Write", file_path=f"{project}/slug/settings.json", content='{"separator": "-"}\n')),
-        subagent("ant:builder", first_user_contains("You are w2, "), turn(2)).reply(say(worker_result(
+        subagent("ant:builder", is_spawn("w2"), turn(2)).reply(say(worker_result(
             "the separator setting", created=["slug/settings.json"]))),
     ]
     run = claude.run("/ant:build 1", q.steps + ants, env=NOW, timeout=300)
 
     assert run.permission_denials == []
     assert command_body(run.main_turns[0]) == body_of("build").replace("$ARGUMENTS", "1")
-    out = outputs(run)
-    started = out["aether build-start 1"][0]["result"]
-    profile = started["mode_profile"]
-    assert (started["mode"], profile["spawn_reviewer"], profile["spawn_watcher"], profile["helper_syntax_check"]) == \
-        ("LIGHTWEIGHT", False, False, True)
-    assert started["code_loop"] is None
-    # the mode's answers decided: no reviewer for a two-worker wave, no watcher ant at all
-    review = out["aether review-needed 1"][0]["result"]
-    assert (review["needed"], review["skip"]) == (False, "mode_has_no_reviewer")
-    assert out["aether verify-brief 1"][0]["result"]["spawn"] is False
-    assert [c["input"]["subagent_type"] for c in run.tool_calls("Agent")] == \
-        ["ant:route-setter", "ant:builder", "ant:builder"]
+    # the Queen ran the loop's one command; every other action came from the hooks' `Next:` lines
+    assert run.bash_commands() == ["aether next --build 1"]
+    # the mode decided: the plan needed no approval, the two-worker wave no reviewer, and no
+    # watcher ant was spawned at all — the Agent calls were the lead, then both builders at once
+    assert [[c["input"]["description"] for c in m] for m in agent_messages(run)] == [
+        ["lead1 route-setter"], ["w1 builder", "w2 builder"]]
     assert run.subagent_turns("ant:watcher") == []
-    # build-finish ran the syntax check itself, on the files the builders really wrote
-    finished = out["aether build-finish 1"][0]["result"]
-    check = finished["syntax_check"]
-    assert (finished["phase_status"], finished["watcher"], check["kind"], check["passed"]) == \
-        ("completed", None, "syntax", True)
-    assert check["checked"] == 3 and check["failed"] == 0
-    assert finished["learnings"]["extract_now"] is False  # LIGHTWEIGHT learns at the project's end
-    assert "syntax check passed" in run.text
-    # the state afterwards
-    plan = state(claude, "PROJECT_PLAN.json")
-    assert plan["phases"][0]["status"] == "completed"
-    record = state(claude, "phase_records.json")["records"][-1]
-    assert record["syntax_check"]["passed"] is True and record["watcher"] is None
-    assert sorted(record["files_created"]) == ["slug/__init__.py", "slug/core.py", "slug/settings.json"]
-    tree = state(claude, "COLONY_STATE.json")["spawn_tree"]
+    colony = state(claude, "COLONY_STATE.json")
+    tree = colony["spawn_tree"]
+    assert (colony["mode"], tree["approval"]["approved_by"]) == ("LIGHTWEIGHT", "auto:LIGHTWEIGHT")
+    assert tree["review_skipped"] == {"1": "mode_has_no_reviewer"}
     assert sorted(tree["nodes"]) == ["w1", "w2"] and tree["status"] == "finished"
+    ledger = state(claude, "spawns.json")
+    build = ledger["runs"][-1]
+    assert (build["command"], build["watcher_spawns"], build["answers"], build["finished"]) == \
+        ("build", False, [], True)
+    assert {s["local"]: (s["status"], s["via"]) for s in ledger["spawns"] if s["scope"] == build["scope"]} == \
+        {n: ("recorded", "hook") for n in ("lead1", "w1", "w2")}
+    assert not (project / ".aether" / "data" / "loops.json").exists()  # no code loop was bound
+    # the finish ran the syntax check itself, on the files the builders really wrote
+    record = state(claude, "phase_records.json")["records"][-1]
+    check = record["syntax_check"]
+    assert (record["status"], record["watcher"], record["code_loop"]) == ("completed", None, None)
+    assert (check["kind"], check["passed"], check["checked"], check["failed"]) == ("syntax", True, 3, 0)
+    assert sorted(record["files_created"]) == ["slug/__init__.py", "slug/core.py", "slug/settings.json"]
+    assert "syntax check passed" in run.text and "Next: /ant:continue" in run.text
+    assert state(claude, "PROJECT_PLAN.json")["phases"][0]["status"] == "completed"
+    # LIGHTWEIGHT learns at the project's end: no lessons asked for, none stored
+    assert build["lessons_due"] is False and "Next: lessons" not in "\n".join(hook_lines(run.main_turns[-1]))
+    assert not any(e.get("phase") == 1 for e in state(claude, "memory.json").get("phase_learnings", []))
     # LIGHTWEIGHT emits FEEDBACK only: no FOCUS on entering the phase
-    assert started["signals_emitted"] == [] and [s["type"] for s in finished["signals_emitted"]] == ["FEEDBACK"]
+    auto = [(s["type"], s["source"]) for s in state(claude, "pheromones.json")["signals"]
+            if str(s.get("source", "")).startswith("auto:")]
+    assert auto == [("FEEDBACK", "auto:build")]
 
 
 # ---------------------------------------------------------------- (b) a FULL build's code loop
@@ -257,41 +242,23 @@ def test_a_full_build_whose_code_loop_stagnates_asks_the_user_and_goes_on(claude
     git(project, "commit", "-q", "-m", "initial")
     head = git(project, "rev-parse", "HEAD")
     prepare(claude, "A stats library", STATS_PLAN, "--mode", "FULL")
-    for args, stdin in ((("build-start", "1"), None), (("plan-waves", "-"), json.dumps(STATS_ASSIGNMENT))):
-        done = claude.aether(*args, input=stdin, env=NOW)
-        assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["result"]["approval"]["required"] is True  # FULL asks the user
-    loop = state(claude, "loops.json")["loops"][-1]["id"]  # the code loop build-start bound (FULL)
-
-    def score_step(node):
-        """Pipe an answer to the code loop's command, as verify-brief gave it."""
-        return lambda r: heredoc(earlier_result(r, "aether verify-brief")["code_loop"]["command"], report_of(r, node))
-
-    def refinement(q, fix, verify):
-        q.step(lambda r: run_body(r, "aether spawn-start <id>", id=fix))
-        q.step(lambda r: agent(helper_result(r)["subagent_type"], helper_result(r)["text"], f"{fix} builder"))
-        q.step(lambda r: run_body(r, "aether spawn-finish <id> - <<", stdin=report_of(r, fix), id=fix))
-        q.step(lambda r: run_body(r, "aether spawn-start <id>", id=verify))
-        q.step(lambda r: agent(helper_result(r)["subagent_type"], helper_result(r)["text"], f"{verify} watcher"))
-        q.step(lambda r: run_body(r, "aether spawn-finish <id> - <<", stdin=report_of(r, verify), id=verify))
-        q.step(score_step(verify))
+    # the build is started and its wave plan recorded by the helper (`aether record`, as without hooks)
+    lead = json.loads(claude.aether("next", "--build", "1", env=NOW).stdout)["result"]
+    assert [s["id"] for s in lead["spawns"]] == ["lead1"]
+    planned = claude.aether("record", "lead1", "-", input=json_block(STATS_ASSIGNMENT), env=NOW)
+    assert planned.returncode == 0, planned.stderr
+    assert json.loads(planned.stdout)["result"]["next"]["action"] == "ask"  # FULL asks the user to approve
+    loop = state(claude, "loops.json")["loops"][-1]  # the code loop build-start bound (FULL)
+    assert (loop["type"], loop["phase"], loop["status"]) == ("code", 1, "active")
 
     q = Queen()
-    q.step(lambda r: run_body(r, "aether build-start"))
-    q.step(lambda r: run_body(r, "aether spawn-start <id>", id="w1"))
-    q.step(spawn_agents)
-    q.step(lambda r: run_body(r, "aether spawn-finish <id> - <<", stdin=report_of(r, "w1"), id="w1"))
-    q.step(lambda r: run_body(r, "aether wave-conflicts <wave>", wave=1))
-    q.step(lambda r: run_body(r, "aether review-needed <wave>", wave=1))
-    q.step(lambda r: run_body(r, "aether verify-brief <phase>", phase=1))
-    q.step(lambda r: agent(helper_result(r)["subagent_type"], helper_result(r)["text"], "watcher verification"),
-           tool_result_contains('"code_loop":{"loop_id"'))
-    q.step(lambda r: heredoc(earlier_result(r, "aether verify-brief")["code_loop"]["command"], agent_reports(r)[0]))
-    refinement(q, "f1", "y1")
-    refinement(q, "f2", "y2")
-    q.step(lambda r: run_body(r, "aether loop-present <loop_id>", loop_id=loop),
-           tool_result_contains('"decision":"user_input"'))
-    q.step(lambda r: say(r.tool_results()[0]["text"] + "\n\nAnswer with /ant:build 1 --answer <your choice>."))
+    q.step(lambda r: run_body(r, "aether next --build 1 --approve"))
+    q.step(spawn_next)  # w1
+    q.step(spawn_next)  # the watcher's verification, watch1
+    for _ in range(2):  # the helper scored it: refine, then again after y1 — f1 · y1 · f2 · y2
+        q.step(spawn_next, hook_says("Next: spawn"))
+        q.step(spawn_next, hook_says("Next: spawn"))
+    q.step(lambda r: say(shown(r)), hook_says("Next: ask"))
     builder = {
         "w1": [tool("Write", file_path=f"{project}/stats/__init__.py", content=""),
                tool("Write", file_path=f"{project}/stats/mean.py", content=MEAN),
@@ -305,63 +272,72 @@ def test_a_full_build_whose_code_loop_stagnates_asks_the_user_and_goes_on(claude
                                  modified=["stats/mean.py", "tests/test_mean.py"]))],
         "f2": [say(worker_result("nothing left to fix in the tests"))],
     }
-    ants = [subagent("ant:builder", first_user_contains(f"You are {node}, "), turn(n + 1)).reply(block)
+    ants = [subagent("ant:builder", is_spawn(node), turn(n + 1)).reply(block)
             for node, blocks in builder.items() for n, block in enumerate(blocks)]
     ants += [
         subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(1)).reply(bash(PYTEST)),
         subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(2),
                  tool_result_contains("1 passed")).reply(say(json_block(VERIFY_1, "The empty list is not guarded."))),
-        subagent("ant:watcher", first_user_contains("You are y1, "), turn(1)).reply(bash(PYTEST)),
-        subagent("ant:watcher", first_user_contains("You are y1, "), turn(2), tool_result_contains("2 passed")).reply(
+        subagent("ant:watcher", is_spawn("y1"), turn(1)).reply(bash(PYTEST)),
+        subagent("ant:watcher", is_spawn("y1"), turn(2), tool_result_contains("2 passed")).reply(
             say(json_block(VERIFY_2, "Tests pass; the lint error stays."))),
-        subagent("ant:watcher", first_user_contains("You are y2, ")).reply(say(json_block(VERIFY_3))),
+        subagent("ant:watcher", is_spawn("y2")).reply(say(json_block(VERIFY_3))),
     ]
     asked = claude.run("/ant:build 1 --approve", q.steps + ants, env=NOW, timeout=400)
 
     # the user answers with a slash command, in a new conversation (as after /clear)
     q = Queen()
-    q.step(lambda r: run_body(r, "aether verify-brief <phase>", phase=1))
-    q.step(lambda r: run_body(r, "aether feedback-store <loop_id> - --kind user --refine", stdin=ANSWER,
-                              loop_id=helper_result(r)["code_loop"]["loop_id"]))
-    refinement(q, "f3", "y3")
-    q.step(lambda r: run_body(r, "aether build-finish <phase> --watcher -", phase=1, stdin=report_of(r, "y3")),
-           tool_result_contains('"decision":"complete"'))
-    q.step(lambda r: run_body(r, "aether learning-add <phase> -", phase=1, name="Mean",
-                              stdin="- guard mean() against an empty list\n"),
-           tool_result_contains('"extract_now":true'))
-    q.step(lambda r: say(earlier_result(r, "aether build-finish")["text"] + "\nNext: /ant:continue"))
+    q.step(lambda r: run_body(r, "aether next --build <phase> --answer", stdin=ANSWER, phase=1,
+                              **{"refine|accept|stop": "refine"}))
+    q.step(spawn_next, tool_result_contains('"action":"spawn"'))  # f3, its brief with the answer
+    q.step(spawn_next, hook_says("Next: spawn"))  # y3
+    q.step(lambda r: record_lessons(r, "- guard mean() against an empty list\n"), hook_says("Next: lessons"))
+    q.step(lambda r: say(shown(r)), tool_result_contains('"action":"done"'))
     ants = [
-        subagent("ant:builder", first_user_contains("You are f3, "), turn(1)).reply(tool(
+        subagent("ant:builder", is_spawn("f3"), turn(1)).reply(tool(
             "Edit", file_path=f"{project}/stats/mean.py", old_string="import os\n\n\n", new_string="")),
-        subagent("ant:builder", first_user_contains("You are f3, "), turn(2)).reply(
+        subagent("ant:builder", is_spawn("f3"), turn(2)).reply(
             say(worker_result("dropped the unused import", modified=["stats/mean.py"]))),
-        subagent("ant:watcher", first_user_contains("You are y3, "), turn(1)).reply(bash(PYTEST)),
-        subagent("ant:watcher", first_user_contains("You are y3, "), turn(2), tool_result_contains("2 passed")).reply(
+        subagent("ant:watcher", is_spawn("y3"), turn(1)).reply(bash(PYTEST)),
+        subagent("ant:watcher", is_spawn("y3"), turn(2), tool_result_contains("2 passed")).reply(
             say(json_block(VERIFY_4, "Everything passes."))),
     ]
     answered = claude.run(f"/ant:build 1 --answer {ANSWER}", q.steps + ants, env=NOW, timeout=400)
 
     assert asked.permission_denials == [] and answered.permission_denials == []
     assert command_body(answered.main_turns[0]) == body_of("build").replace("$ARGUMENTS", f"1 --answer {ANSWER}")
-    # the loop asked the user: what loop-present rendered reached the user
-    out = outputs(asked)
-    scores = [o["result"]["loop"]["score"] for k, v in out.items() if k.startswith("aether loop-score") for o in v]
-    assert scores == [69, 72, 73.5]
-    shown = out[f"aether loop-present {loop}"][0]
-    for piece in ("Coding loop", "Stopped: stagnation", LINT, "Options:", "Recommendation:"):
-        assert piece in shown and piece in asked.text, piece
+    # the Queen ran only the loop's commands: the helper scored every verification itself
+    assert asked.bash_commands() == ["aether next --build 1 --approve"]
+    assert [c.split(" <<")[0] for c in answered.bash_commands()] == [
+        "aether next --build 1 --answer refine -", "aether record lessons -"]
+    assert [[c["input"]["description"] for c in m] for m in agent_messages(asked)] == [
+        ["w1 builder"], ["watch1 watcher"], ["f1 builder"], ["y1 watcher"], ["f2 builder"], ["y2 watcher"]]
+    assert [[c["input"]["description"] for c in m] for m in agent_messages(answered)] == [
+        ["f3 builder"], ["y3 watcher"]]
+    # the loop stagnated and asked the user: what loop-present renders reached the user
+    stored = state(claude, "loops.json")["loops"][-1]
+    assert stored["id"] == loop["id"] and [i["score"] for i in stored["iterations"][:3]] == [69, 72, 73.5]
+    for piece in ("Coding loop", "Stopped: stagnation", LINT, "Options:", "Recommendation:",
+                  "/ant:build 1 --answer"):
+        assert piece in asked.text, piece
+    assert "feedback-store" not in asked.text  # the answer goes through /ant:build, never to the loop by hand
     # the refinement briefs carried the verification's findings, then the user's answer
     briefs = {m.group(1): t.first_user_text for run in (asked, answered) for t in run.subagent_turns()
               for m in [re.search(r"^You are (\w+), ", t.first_user_text, re.M)] if m}
     assert "--- CODE LOOP REFINEMENT ---" in briefs["f1"] and GUARD in briefs["f1"]
     assert "--- CODE LOOP VERIFICATION ---" in briefs["y1"] and '"score_parts"' in briefs["y1"]
     assert "The user's answer" in briefs["f3"] and ANSWER in briefs["f3"]
-    # the re-verification's answer was the watcher report build-finish took
-    finished = outputs(answered)["aether build-finish 1 --watcher -"][0]["result"]
-    assert finished["phase_status"] == "completed" and finished["watcher"]["summary"] == "every check passes"
-    assert finished["code_loop"]["scores"] == [69, 72, 73.5, 100] and finished["code_loop"]["status"] == "complete"
+    assert "The user's answer" not in briefs["f1"] + briefs["f2"]
+    # the re-verification's answer was the watcher report the finish took
+    record = state(claude, "phase_records.json")["records"][-1]
+    assert record["status"] == "completed" and record["watcher"]["summary"] == "every check passes"
+    assert record["code_loop"]["scores"] == [69, 72, 73.5, 100] and record["code_loop"]["status"] == "complete"
+    ledger = state(claude, "spawns.json")
+    build = ledger["runs"][-1]
+    assert [a.split("/")[1] for a in build["answers"]] == ["watch1", "y1", "y2", "y3"] and build["scored"] == 4
+    assert {s["local"]: s["via"] for s in ledger["spawns"] if s["scope"] == build["scope"]} == {
+        "lead1": "queen", **{n: "hook" for n in ("w1", "watch1", "f1", "y1", "f2", "y2", "f3", "y3")}}
     # the state: the loop's history, the user's answer, a checkpoint ref per iteration, HEAD untouched
-    stored = state(claude, "loops.json")["loops"][-1]
     assert [(i["round"], i["decision"]) for i in stored["iterations"]] == [
         (1, "refine"), (1, "refine"), (1, "user_input"), (2, "complete")]
     assert [f["text"].strip() for f in stored["feedback"] if f["kind"] == "user"] == [ANSWER]
@@ -371,9 +347,14 @@ def test_a_full_build_whose_code_loop_stagnates_asks_the_user_and_goes_on(claude
     assert len(refs) == 5  # build-start's checkpoint and one per iteration
     assert git(project, "rev-parse", "HEAD") == head and git(project, "log", "--format=%s") == "initial"
     tree = state(claude, "COLONY_STATE.json")["spawn_tree"]
-    assert tree["waves"] == [["w1"], ["f1"], ["f2"], ["f3"]]
+    assert tree["waves"] == [["w1"], ["f1"], ["f2"], ["f3"]] and tree["status"] == "finished"
     assert [tree["refinements"][w]["after"] for w in ("2", "3", "4")] == ["critic", "critic", "user"]
     assert state(claude, "PROJECT_PLAN.json")["phases"][0]["status"] == "completed"
+    # FULL learns at every build: the Queen's lessons were stored for phase 1
+    learned = [e for e in state(claude, "memory.json")["phase_learnings"] if e["phase"] == 1]
+    assert [x.strip() for e in learned for x in e["learnings"]] == [
+        "guard mean() against an empty list"]
+    assert "Phase 1 · Mean — COMPLETED" in answered.text and "learning-add" not in answered.text
     assert (project / "stats" / "mean.py").read_text("utf-8") == "def mean(xs):\n    return sum(xs) / len(xs) if xs else 0.0\n"
     tests = subprocess.run(["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=project,
                            capture_output=True, text=True)
@@ -440,26 +421,10 @@ def test_research_fans_out_in_one_message_and_the_planner_gets_paths(claude):
         ]
 
     q = Queen()
-    q.step(lambda r: run_body(r, "aether plan-start"))
-    q.step(lambda r: run_body(r, "aether research-plan - <<", stdin=RESEARCH))
-    q.step(lambda r: [agent(t["subagent_type"], t["text"], f"{t['id']} scout") for t in helper_result(r)["tasks"]])
-    q.step(lambda r: run_body(r, "aether research-collect -", stdin="\n\n".join(agent_reports(r))))
-    q.step(lambda r: run_body(r, "aether loop-init plan"))
-    q.step(lambda r: agent("ant:route-setter", "\n".join([
-        "--- PLANNER ---", earlier_result(r, "aether plan-start")["text"],
-        earlier_result(r, "aether research-collect")["text"], "Guidance from the user:", RESEARCH]), "planner"))
-    q.step(lambda r: run_body(r, "aether plan-draft-store", stdin=agent_reports(r)[0],
-                              loop_id=plan_loop(r)))
-    q.step(lambda r: run_body(r, "aether plan-draft-get <loop_id> --text",
-                              loop_id=plan_loop(r)))
-    q.step(lambda r: agent("ant:watcher", "\n".join(["--- PLAN CRITIC ---", earlier_result(r, "aether plan-start")["text"],
-                                                      r.tool_results()[0]["text"]]), "plan critic"))
-    q.step(lambda r: run_body(r, "aether feedback-store <loop_id> - <<", stdin=agent_reports(r)[0],
-                              loop_id=plan_loop(r)))
-    q.step(lambda r: run_body(r, "aether loop-decide", loop_id=plan_loop(r)))
-    q.step(lambda r: run_body(r, "aether plan-load --from-loop", loop_id=plan_loop(r)),
-           tool_result_contains('"decision":"complete"'))
-    q.step(lambda r: say(helper_result(r)["text"]))
+    q.step(lambda r: run_body(r, "aether next --plan - <<", stdin=RESEARCH))
+    for _ in range(3):  # the three scouts in one message, the planner, the critic
+        q.step(spawn_next)
+    q.step(lambda r: say(shown(r)), hook_says("Next: done"))
     ants = [step for word in BRIEFS for step in scout_steps(word)] + [
         subagent("ant:route-setter", first_user_contains("--- PLANNER ---"), turn(1)).reply(lambda r: tool(
             "Read", file_path=str(project / re.search(r"- (\.aether/research/atomic\S*\.md)", r.first_user_text)[1]))),
@@ -491,10 +456,6 @@ def test_research_fans_out_in_one_message_and_the_planner_gets_paths(claude):
     # the plan came from the loop's stored draft
     assert state(claude, "PROJECT_PLAN.json")["phases"][0]["name"] == "Store"
     assert state(claude, "loops.json")["loops"][-1]["status"] == "complete"
-
-
-def plan_loop(request) -> str:
-    return earlier_result(request, "aether loop-init")["loop_id"]
 
 
 def brief_of(request) -> str:
@@ -530,58 +491,42 @@ def test_a_recovery_after_an_abort_completes_the_phase(claude):
     prepare(claude, "A todo store", RECOVERY_PLAN)
     project = claude.project
     q = Queen()
-    q.step(lambda r: run_body(r, "aether build-start"))
-    q.step(phase_lead_prompt)
-    q.step(lambda r: run_body(r, "aether plan-waves -", stdin=agent_reports(r)[0]))
-    q.step(lambda r: run_body(r, "aether spawn-start <id>", id="w1"))
-    q.step(spawn_agents)
-    q.step(lambda r: run_body(r, "aether spawn-finish <id> - <<", stdin=report_of(r, "w1"), id="w1"))
-    q.step(lambda r: run_body(r, "aether failure-decide --worker <id>", id="w1"), tool_result_contains('"failed"'))
-    q.step(lambda r: run_body(r, "aether abort-report <phase>", phase=1), tool_result_contains('"abort_phase"'))
-    q.step(lambda r: run_body(r, "aether build-abort <phase> --reason -", phase=1,
-                              stdin=earlier_result(r, "aether failure-decide")["reason"]))
-    q.step(lambda r: say(earlier_text(r, "aether abort-report") + "\n" + helper_result(r)["text"]))
+    q.step(lambda r: run_body(r, "aether next --build 1"))
+    q.step(spawn_next)  # the Phase Lead
+    q.step(spawn_next, hook_says("Next: spawn"))  # w1
+    q.step(lambda r: say(shown(r)), hook_says("Next: stop"))
     ants = [
         subagent("ant:route-setter", first_user_contains("--- PHASE LEAD ---")).reply(
             say(json_block(RECOVERY_ASSIGNMENT))),
-        subagent("ant:builder", first_user_contains("You are w1, "), turn(1)).reply(
-            bash("python3 -c \"import textkit\"")),
-        subagent("ant:builder", first_user_contains("You are w1, "), turn(2),
+        subagent("ant:builder", is_spawn("w1"), turn(1)).reply(bash("python3 -c \"import textkit\"")),
+        subagent("ant:builder", is_spawn("w1"), turn(2),
                  tool_result_contains("No module named 'textkit'")).reply(say(json_block(MISSING))),
     ]
     aborted = claude.run("/ant:build 1", q.steps + ants, env=NOW, timeout=300)
+    first = state(claude, "spawns.json")["runs"][-1]
 
     # the user takes two of the options: a fix by hand and a skipped task, then /ant:build 1
     (project / "textkit.py").write_text("def clean(text):\n    return ' '.join(text.split())\n", "utf-8")
     skipped = claude.aether("task-skip", "1.2", "--reason", "-", input="colour output is not needed now\n", env=NOW)
     assert skipped.returncode == 0, skipped.stderr
     q = Queen()
-    q.step(lambda r: run_body(r, "aether build-start"))
-    q.step(lambda r: run_body(r, "aether build-start <phase> --resume", phase=1), tool_result_contains("resume_required"))
-    q.step(phase_lead_prompt)
-    q.step(lambda r: run_body(r, "aether plan-waves -", stdin=agent_reports(r)[0]))
-    q.step(lambda r: run_body(r, "aether spawn-start <id>", id="w1"))
-    q.step(spawn_agents)
-    q.step(lambda r: run_body(r, "aether spawn-finish <id> - <<", stdin=report_of(r, "w1"), id="w1"))
-    q.step(lambda r: run_body(r, "aether wave-conflicts <wave>", wave=1))
-    q.step(lambda r: run_body(r, "aether review-needed <wave>", wave=1))
-    q.step(lambda r: run_body(r, "aether verify-brief <phase>", phase=1))
-    q.step(lambda r: agent(helper_result(r)["subagent_type"], helper_result(r)["text"], "watcher verification"))
-    q.step(lambda r: run_body(r, "aether build-finish <phase> --watcher -", phase=1, stdin=agent_reports(r)[0]))
-    q.step(lambda r: run_body(r, "aether learning-add <phase> -", phase=1, name="Store",
-                              stdin="- check a helper module exists before building on it\n"),
-           tool_result_contains('"extract_now":true'))
-    q.step(lambda r: say(earlier_result(r, "aether build-finish")["text"]))
+    q.step(lambda r: run_body(r, "aether next --build 1"))
+    q.step(spawn_next)  # a new Phase Lead, for what is left
+    q.step(spawn_next, hook_says("Next: spawn"))  # w1
+    q.step(spawn_next, hook_says("Next: spawn"))  # the watcher
+    q.step(lambda r: record_lessons(r, "- check a helper module exists before building on it\n"),
+           hook_says("Next: lessons"))
+    q.step(lambda r: say(shown(r)), tool_result_contains('"action":"done"'))
     ants = [
         subagent("ant:route-setter", first_user_contains("--- PHASE LEAD ---")).reply(
             say(json_block({"workers": [RECOVERY_ASSIGNMENT["workers"][0]]}))),
-        subagent("ant:builder", first_user_contains("You are w1, "), turn(1)).reply(
+        subagent("ant:builder", is_spawn("w1"), turn(1)).reply(
             tool("Write", file_path=f"{project}/todo/__init__.py", content="")),
-        subagent("ant:builder", first_user_contains("You are w1, "), turn(2)).reply(
+        subagent("ant:builder", is_spawn("w1"), turn(2)).reply(
             tool("Write", file_path=f"{project}/todo/store.py", content=STORE)),
-        subagent("ant:builder", first_user_contains("You are w1, "), turn(3)).reply(
+        subagent("ant:builder", is_spawn("w1"), turn(3)).reply(
             bash("python3 -c \"import todo.store; print('imports')\"")),
-        subagent("ant:builder", first_user_contains("You are w1, "), turn(4), tool_result_contains("imports")).reply(
+        subagent("ant:builder", is_spawn("w1"), turn(4), tool_result_contains("imports")).reply(
             say(worker_result("store on textkit.clean", created=["todo/__init__.py", "todo/store.py"]))),
         subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(1)).reply(
             bash("python3 -c \"import todo.store; todo.store.add('  a  b '); print(todo.store._items)\"")),
@@ -591,29 +536,44 @@ def test_a_recovery_after_an_abort_completes_the_phase(claude):
     resumed = claude.run("/ant:build 1", q.steps + ants, env=NOW, timeout=300)
 
     assert aborted.permission_denials == [] and resumed.permission_denials == []
-    # the failure ladder aborted the phase; the report and the final message list the way back
-    out = outputs(aborted)
-    decided = out["aether failure-decide --worker w1"][0]["result"]
-    assert decided["action"] == "abort_phase" and "missing_dependency" in decided["reason"]
-    report = out["aether abort-report 1"][0]
+    assert aborted.bash_commands() == ["aether next --build 1"]
+    assert [c.split(" <<")[0] for c in resumed.bash_commands()] == ["aether next --build 1", "aether record lessons -"]
+    # the failure ladder aborted the phase: no retry, no debugger — the lead and w1 only
+    assert [[c["input"]["description"] for c in m] for m in agent_messages(aborted)] == [
+        ["lead1 route-setter"], ["w1 builder"]]
+    failures = state(claude, "failures.json")
+    assert [(h["action"], "missing_dependency" in h["reason"]) for h in failures["history"]] == [("abort_phase", True)]
+    assert [a["phase"] for a in failures["aborts"]] == [1]
+    assert (first["done"], first["stopped"]) == (True, "abort_phase")
+    # the stop action's text was the abort report: the user saw the way back
     for piece in ("Recovery options:", "/ant:build 1", "aether task-skip 1.2 --reason -",  # 1.1 is on a criterion
                   "aether phase-skip 1 --reason -` — not available", "/ant:plan",
                   "add textkit.py with clean() to the project root"):
-        assert piece in report and piece in aborted.text, piece
-    assert [c["input"]["subagent_type"] for c in aborted.tool_calls("Agent")] == ["ant:route-setter", "ant:builder"]
-    failures = state(claude, "failures.json")
-    assert [a["phase"] for a in failures["aborts"]] == [1]
-    # the skip was validated by the helper; the resumed build rebuilt only what was left
+        assert piece in aborted.text, piece
+    # the skip was validated by the helper; the resumed build re-planned only what was left, in a new run
     assert json.loads(skipped.stdout)["result"]["remaining"] == ["1.1"]
-    started = outputs(resumed)["aether build-start 1 --resume"][0]["result"]
-    assert started["todo"] == ["1.1"] and started["resumed"] is True
-    finished = outputs(resumed)["aether build-finish 1 --watcher -"][0]["result"]
-    assert finished["phase_status"] == "completed" and finished["tasks"]["skipped"] == 1
+    second = state(claude, "spawns.json")["runs"][-1]
+    assert second["scope"] != first["scope"] and second["phase"] == 1
+    assert second["started_text"].startswith("Phase 1 resumed: Store · 1 of 2 tasks to build")
+    lead = next(t.first_user_text for t in resumed.subagent_turns("ant:route-setter"))
+    assert "Tasks to assign: 1.1\n" in lead
+    assert [[c["input"]["description"] for c in m] for m in agent_messages(resumed)] == [
+        ["lead1 route-setter"], ["w1 builder"], ["watch1 watcher"]]
+    record = state(claude, "phase_records.json")["records"][-1]
+    assert (record["phase"], record["status"], record["tasks"]["skipped"], record["skipped_tasks"]) == \
+        (1, "completed", 1, ["1.2"])
+    assert record["watcher"]["summary"] == CHECKED["summary"]
+    assert "Phase 1 · Store — COMPLETED" in resumed.text and "learning-add" not in resumed.text
+    tree = state(claude, "COLONY_STATE.json")["spawn_tree"]
+    assert {n: node["tasks"] for n, node in tree["nodes"].items()} == {"w1": ["1.1"]}
     phase = state(claude, "PROJECT_PLAN.json")["phases"][0]
     assert (phase["status"], [t["status"] for t in phase["tasks"]]) == ("completed", ["completed", "skipped"])
     assert phase["tasks"][1]["skipped"]["reason"].strip() == "colour output is not needed now"
+    learned = [x.strip() for e in state(claude, "memory.json")["phase_learnings"] if e["phase"] == 1
+               for x in e["learnings"]]
+    assert learned == ["check a helper module exists before building on it"]
     events = [e["type"] for e in state(claude, "events.json")["events"]]
-    assert events.index("build_aborted") < events.index("build_finished")
+    assert events.index("build_aborted") < events.index("task_skipped") < events.index("build_resumed") \
+        < events.index("build_finished")
     status = json.loads(claude.aether("status", "--json", env=NOW).stdout)["result"]
     assert status["recovery"] is None and status["next"]["slash"] == "/ant:continue"
-

@@ -211,7 +211,7 @@ def test_pause_then_resume_in_a_new_session(claude):
     assert "prefer sqlite" in command_body(pause.main_turns[0])
     saved = state(claude, "handoff.json")
     assert saved["note"] == note and saved["snapshot"]["state"] == "EXECUTING"
-    assert saved["snapshot"]["next"]["command"] == "aether build-start 1 --resume"
+    assert saved["snapshot"]["next"]["command"] == "aether next --build 1"
 
     resume = claude.run("/ant:resume-colony", [  # a separate `claude -p`: a new session
         main().reply(nth_command(0)),

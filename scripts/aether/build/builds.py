@@ -712,7 +712,7 @@ def _finish_result(phase_id: int, out: dict) -> dict:
                "reason": "the last phase is done: advancing completes the colony" if out["last"]
                else "advance to the next phase"}
     else:
-        nxt = {"slash": f"/ant:build {phase_id}", "command": f"aether build-start {phase_id} --resume",
+        nxt = {"slash": f"/ant:build {phase_id}", "command": f"aether next --build {phase_id}",
                "reason": "rebuild the failed tasks" + ("" if not watcher or watcher["passed"] else
                                                        " and what the watcher rejected")}
     counts = out["counts"]
@@ -807,7 +807,7 @@ def abort(phase_id: int, reason: str) -> dict:
 
     out = _abort_build(phase_id, reason)
     text = (f"Phase {phase_id} ({out['name']}) aborted: {one_line(reason, 200)}\n"
-            f"Rebuild it with /ant:build {phase_id} (`aether build-start {phase_id} --resume`).")
+            f"Rebuild it with /ant:build {phase_id} (`aether next --build {phase_id}`).")
     return {
         "phase": phase_id,
         "name": out["name"],
@@ -815,7 +815,7 @@ def abort(phase_id: int, reason: str) -> dict:
         "state": "READY",
         "reason": reason,
         "event": out["event"],
-        "next": {"slash": f"/ant:build {phase_id}", "command": f"aether build-start {phase_id} --resume",
+        "next": {"slash": f"/ant:build {phase_id}", "command": f"aether next --build {phase_id}",
                  "report": f"aether abort-report {phase_id}"},
         "text": text,
     }
@@ -865,7 +865,7 @@ def phase_advance() -> dict:
         out["summary"] = {k: v for k, v in summary.items() if k != "text"}
         out["text"] = "Every phase is completed: the colony is COMPLETED.\n\n" + summary["text"]
     else:
-        out["next"] = {"slash": f"/ant:build {out['to']}", "command": f"aether build-start {out['to']}",
+        out["next"] = {"slash": f"/ant:build {out['to']}", "command": f"aether next --build {out['to']}",
                        "reason": f"build phase {out['to']}"}
         out["text"] = f"Phase {out['to']}: {out['phase']['name']} is next. Run /ant:build {out['to']}."
     return out

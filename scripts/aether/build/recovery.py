@@ -1,6 +1,6 @@
 """Recovery after a failed or aborted build (docs/decisions/failure-ladder.md), each a path the helper validates:
 
-- resume the phase after a manual fix: `build-start N --resume` (/ant:build N);
+- resume the phase after a manual fix: `next --build N` (/ant:build N);
 - skip a task so the phase can finish: `task-skip TASK --reason …` — refused for a task that
   maps to a success criterion (`plans_rules.maps_to_criterion`: a task the plan says nothing about
   counts as one) or that an open task depends on, unless `--force`;
@@ -168,7 +168,7 @@ def checkpoint_restore(ref: str | None, phase: int | None, force: bool = False) 
     checkpoints.forget(restored.pop("dropped"))
     ref, record, label, start_of = out["name"], out["record"], out["label"], out["start_of"]
     reset, warnings = out["reset"], out["warnings"]
-    nxt = ({"slash": f"/ant:build {start_of}", "command": f"aether build-start {start_of} --resume",
+    nxt = ({"slash": f"/ant:build {start_of}", "command": f"aether next --build {start_of}",
             "reason": f"rebuild phase {start_of} from its starting point"} if start_of is not None else
            {"slash": "/ant:status", "command": "aether status", "reason": "see where the colony stands"})
     lines = [f"Restored {ref} ({restored['commit'][:10]})" + (f": {label}" if label else ""),
@@ -223,7 +223,7 @@ def options(phase_id: int, plan: dict | None = None) -> list:
     first = skippable[0] if skippable else (failed[0].get("id") if failed else "TASK")
     return [
         {"id": "resume", "label": "Fix it by hand, then resume the phase", "slash": f"/ant:build {phase_id}",
-         "command": f"aether build-start {phase_id} --resume", "available": True},
+         "command": f"aether next --build {phase_id}", "available": True},
         {"id": "skip_task", "label": "Skip a task so the phase can finish",
          "command": f"aether task-skip {first} --reason -", "tasks": skippable,
          "available": bool(skippable),
@@ -233,7 +233,7 @@ def options(phase_id: int, plan: dict | None = None) -> list:
         {"id": "restore", "label": "Restore the checkpoint from before the phase's build",
          "command": f"aether checkpoint-restore --phase {phase_id}", "checkpoint": record.get("ref") if record else None,
          "available": record is not None, "why": None if record else "no checkpoint recorded (outside git?)"},
-        {"id": "replan", "label": "Reshape the plan", "slash": "/ant:plan", "command": "aether plan-start",
+        {"id": "replan", "label": "Reshape the plan", "slash": "/ant:plan", "command": "aether next --plan",
          "available": True},
     ]
 

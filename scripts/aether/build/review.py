@@ -65,6 +65,7 @@ def _plan_review(files, wave: int) -> dict:
     elif len(workers) <= 1:
         skip = ("single_worker_wave", "a single-worker wave has no cross-worker interaction to review")
     if skip:
+        tree.setdefault("review_skipped", {})[str(wave)] = skip[0]
         events.append(files["events"], "review_skipped", "queen", f"wave {wave}: reviewer skipped ({skip[1]})")
         return {"wave": wave, "needed": False, "skip": skip[0], "reason": skip[1],
                 "text": f"Reviewer skipped ({skip[1]})."}

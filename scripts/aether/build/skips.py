@@ -44,8 +44,7 @@ def _skip_task(files, task_id: str, reason: str, force: bool) -> dict:
                       + (" (forced)" if blockers else "") + f": {one_line(reason, 300)}")
     remaining = [t.get("id") for t in phase.get("tasks") or [] if isinstance(t, dict) and t.get("status") not in DONE_STATUSES]
     pid = phase["id"]
-    resume = phase.get("status") in ("failed", "in_progress")
-    nxt = {"slash": f"/ant:build {pid}", "command": f"aether build-start {pid}" + (" --resume" if resume else ""),
+    nxt = {"slash": f"/ant:build {pid}", "command": f"aether next --build {pid}",
            "reason": (f"build the remaining task(s) {', '.join(map(str, remaining))}" if remaining else
                       "no task is left: the build only verifies the phase, then it completes")}
     return {"task": task_id, "phase": pid, "status": "skipped", "reason": reason, "already_skipped": already,
@@ -110,7 +109,7 @@ def phase_skip(phase_id: int, reason: str) -> dict:
         out["next"] = {"slash": "/ant:continue", "command": "aether completion-summary",
                        "reason": "that was the last phase: the colony is COMPLETED"}
     else:
-        out["next"] = {"slash": f"/ant:build {out['to']}", "command": f"aether build-start {out['to']}",
+        out["next"] = {"slash": f"/ant:build {out['to']}", "command": f"aether next --build {out['to']}",
                        "reason": f"build phase {out['to']}"}
     out["text"] = (f"Phase {phase_id} ({out['name']}) skipped: {one_line(reason, 200)}\n"
                    f"Next: {out['next']['slash']} — {out['next']['reason']}")

@@ -65,6 +65,9 @@ COMMANDS = {
     # plans, builds and phases
     "plan-start": "aether.cli.plans:plan_start",
     "plan-load": "aether.cli.plans:plan_load",
+    "next": "aether.cli.drive:next_cmd",
+    "record": "aether.cli.drive:record",
+    "agent-hook": "aether.cli.drive:agent_hook",
     "build-start": "aether.cli.builds:build_start",
     "build-finish": "aether.cli.builds:build_finish",
     "build-abort": "aether.cli.builds:build_abort",

@@ -223,7 +223,7 @@ def continue_start() -> dict:
     elif not done:
         opts = recovery.options(current, plan)
         nxt.append({"slash": f"/ant:build {current}", "command": opts[0]["command"] if status in ("failed", "in_progress")
-                    else f"aether build-start {current}", "reason": f"phase {current} is {status}: build it first"})
+                    else f"aether next --build {current}", "reason": f"phase {current} is {status}: build it first"})
     else:
         if learnings["extract_now"]:
             nxt.append({"slash": None, "command": learnings["command"], "reason": "extract the phase's learnings (one per line on stdin)"})

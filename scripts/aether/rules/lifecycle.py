@@ -98,7 +98,7 @@ def next_step(colony: dict, plan: dict) -> dict:
         return {"slash": "/ant:plan", "command": "aether plan-load -",
                 "reason": "planning is under way: finish it (the plan is stored with plan-load)"}
     if state == "EXECUTING":
-        return {"slash": f"/ant:build {current}", "command": f"aether build-start {current} --resume",
+        return {"slash": f"/ant:build {current}", "command": f"aether next --build {current}",
                 "reason": f"phase {current} is being built; if that build was interrupted, resume it "
                           f"(or give it up: aether build-abort {current} --reason -)"}
     if state == "COMPLETED":
@@ -109,7 +109,7 @@ def next_step(colony: dict, plan: dict) -> dict:
                 "reason": "the colony has no plan yet (steer it first with /ant:focus or /ant:redirect)"}
     if current == 0:
         first = next((p for p in items if p.get("status") != "completed"), items[0])
-        return {"slash": f"/ant:build {first.get('id')}", "command": f"aether build-start {first.get('id')}",
+        return {"slash": f"/ant:build {first.get('id')}", "command": f"aether next --build {first.get('id')}",
                 "reason": f"start with phase {first.get('id')}: {first.get('name')}"}
     phase = plans.find_phase(plan, current)
     if phase is None:
@@ -123,9 +123,9 @@ def next_step(colony: dict, plan: dict) -> dict:
                   else f"phase {current}, the last, is completed; advancing completes the colony")
         return {"slash": "/ant:continue", "command": "aether phase-advance", "reason": reason}
     if status in ("failed", "in_progress"):
-        return {"slash": f"/ant:build {current}", "command": f"aether build-start {current} --resume",
+        return {"slash": f"/ant:build {current}", "command": f"aether next --build {current}",
                 "reason": f"phase {current} is {status}: rebuild what is not done"}
-    return {"slash": f"/ant:build {current}", "command": f"aether build-start {current}",
+    return {"slash": f"/ant:build {current}", "command": f"aether next --build {current}",
             "reason": f"build phase {current}: {phase.get('name')}"}
 
 

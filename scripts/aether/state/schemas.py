@@ -714,6 +714,28 @@ def _check_phase_records(data: dict) -> list:
     return p
 
 
+# ---------------------------------------------------------------- spawns.json (spawns by reference)
+
+
+def _check_spawn(p: list, s: dict, where: str) -> None:
+    for key in ("ref", "scope", "local", "kind", "subagent_type"):
+        field_check(p, s, key, str, where)
+    field_check(p, s, "status", str, where, choices=("dispatched", "launched", "recorded"))
+
+
+def _check_run(p: list, r: dict, where: str) -> None:
+    for key in ("scope", "command"):
+        field_check(p, r, key, str, where)
+    field_check(p, r, "done", bool, where)
+
+
+def _check_spawns(data: dict) -> list:
+    p: list = []
+    records(p, data, "spawns", _check_spawn)
+    records(p, data, "runs", _check_run)
+    return p
+
+
 # ---------------------------------------------------------------- registry
 
 
@@ -752,12 +774,13 @@ FILES: dict[str, FileSpec] = {
         _spec("research", "research.json", 1, {"plans": []}, _check_research),
         _spec("drafts", "drafts.json", 1, {"loops": []}, _check_drafts),
         _spec("phase_records", "phase_records.json", 1, {"records": []}, _check_phase_records),
+        _spec("spawns", "spawns.json", 1, {"spawns": [], "runs": []}, _check_spawns),
     )
 }
 
 # The files `validate-state all` checks, in order.
 PROJECT_FILES = ("colony", "pheromones", "plan", "errors", "memory", "events", "checkpoints",
-                 "failures", "loops", "handoff", "research", "drafts", "phase_records")
+                 "failures", "loops", "handoff", "research", "drafts", "phase_records", "spawns")
 
 
 def lookup(name: str) -> FileSpec | None:

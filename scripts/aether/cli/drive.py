@@ -1,0 +1,79 @@
+"""next, record and agent-hook: the helper drives the build, the Queen spawns and judges."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from aether.cli.common import CONTENT, TEXT, command
+
+PHASE = click.IntRange(min=1)
+
+
+@command("next", text=True)
+@click.option("--build", "phase", type=PHASE, help="The phase to build (started, or resumed where it stands).")
+@click.option("--approve", is_flag=True, help="The user approves the wave plan that awaits approval.")
+@click.option("--resume", is_flag=True, help="Start the phase's build over: a new Phase Lead plan.")
+@click.option("--plan", "plan", is_flag=True, help="Plan the colony: scouts, then planner and critic in a loop "
+                                                  "(WORDS: the user's guidance, `-` for stdin).")
+@click.option("--colonize", is_flag=True, help="Map the codebase: the mode from its complexity, colonizers in "
+                                                 "one message, their maps recorded as decisions.")
+@click.option("--force", is_flag=True, help="With --plan: replace a plan that has progress (completed phases kept).")
+@click.option("--answer", type=TEXT,
+              help="The user's answer to a code loop that asked — refine, accept or stop — with their words (`-`: stdin).")
+@click.argument("words", type=CONTENT, required=False)
+def next_cmd(phase, approve, resume, plan, colonize, force, answer, words):
+    """The one next thing the Queen does in the current build or plan run: `spawn` (Agent calls to send in
+    ONE message), `ask` (show the text; the user answers with the command given), `lessons`
+    (write them, record with `aether record lessons -`), `done` or `stop` (show the text). The
+    helper runs every step that is its own on the way; asked twice, it answers the same."""
+    from aether.colony import drive
+
+    if answer is not None:
+        if phase is None or not words:
+            raise click.UsageError("--answer needs --build N and the user's words (`-` for stdin)")
+        result = drive.answer(phase, answer, words)
+    else:
+        if words and not plan:
+            raise click.UsageError("WORDS go with --plan (guidance) or --answer")
+        result = drive.next_action(phase, approve=approve, resume=resume, plan=plan, guidance=words, force=force,
+                                   colonize=colonize)
+    result.setdefault("line", drive.action_line(result))
+    return result
+
+
+@command("record", text=True)
+@click.argument("spawn_id", type=TEXT)
+@click.argument("answer", type=CONTENT)
+def record(spawn_id, answer):
+    """Record SPAWN_ID's ANSWER (`-` for stdin), as the ant gave it — what the PostToolUse hook
+    does when Claude Code's hooks run. `lessons` records the phase's lessons (one per line;
+    `global <category>: …` promotes one across projects). After the last answer of a spawn
+    action the result holds the next action (`next`)."""
+    from aether.colony import drive
+
+    result = drive.record(spawn_id, answer)
+    if isinstance(result.get("next"), dict):
+        result["text"] = drive.action_line(result["next"])
+    return result
+
+
+@click.command("agent-hook", hidden=True)
+@click.argument("event", type=click.Choice(["pre", "post"]))
+def agent_hook(event):
+    """Claude Code's PreToolUse/PostToolUse hook on Agent (hooks/hooks.json). Never fails the
+    tool call: an error leaves the call as it was and says so in the context."""
+    try:
+        payload = json.loads(sys.stdin.read() or "{}")
+        from aether.colony import drive
+
+        out = (drive.pre_hook if event == "pre" else drive.post_hook)(payload if isinstance(payload, dict) else {})
+    except Exception as exc:  # noqa: BLE001 — a hook must never break the Agent call
+        out = None if event == "pre" else {"hookSpecificOutput": {
+            "hookEventName": "PostToolUse",
+            "additionalContext": f"Aether could not record this answer ({type(exc).__name__}: {exc}); "
+                                 f"`aether next` says what to do."}}
+    if out:
+        sys.stdout.write(json.dumps(out, ensure_ascii=False))

@@ -1,0 +1,384 @@
+"""The build protocol, driven: `aether next --build N` and the answers of a build's spawns
+(docs/decisions/the-helper-drives.md, shapes in docs/contracts.md).
+
+`advance` asks rules/drive.py for the build's next step, carries out every step that is the
+helper's own (approve, failure-decide, wave-conflicts, review, the code loop's score,
+build-finish, build-abort) and answers the first step that is the Queen's: spawn these ants,
+ask the user, write the phase's lessons, done or stopped. `apply` records an answer of the
+build's spawns as spawn-finish, review-decide or plan-waves would.
+"""
+
+from __future__ import annotations
+
+import json
+
+from aether.build import builds, completion, failures, loops, review, spawning, verification, waves
+from aether.build import critique as critique_view
+from aether.colony import between_phases, dispatch
+from aether.core.exceptions import AetherError, input_error, state_error
+from aether.core.text import one_line
+from aether.rules import contracts, modes, spawn_tree
+from aether.rules import drive as rules
+from aether.rules import loops as loops_rules
+from aether.rules.contracts import parse_requests
+from aether.rules.waves import render_tree
+from aether.state import learning, memory, pheromones, store
+from aether.state import spawns as ledger
+
+MAX_STEPS = 200  # helper steps in one call (a guard against a loop in the rules, never reached)
+HELPER_STEPS = ("approve", "decide_failure", "conflicts", "review", "score", "finish")
+
+
+# ---------------------------------------------------------------- the view the rules read
+
+
+def _building(colony: dict, phase: int) -> bool:
+    return colony.get("state") == "EXECUTING" and colony.get("current_phase") == phase
+
+
+def _view(run: dict, approve: bool) -> dict:
+    colony = store.read("colony")
+    phase = run["phase"]
+    building = _building(colony, phase)
+    tree = colony.get("spawn_tree") if building else None
+    if not isinstance(tree, dict) or tree.get("phase") != phase or not isinstance(tree.get("nodes"), dict):
+        tree = None
+    loop = _bound_loop(colony, phase) if building else None
+    answers = run.get("answers", [])
+    view_run = {**run, "code_loop": {"open": bool(loop) and loop["status"] != "complete",
+                                     "awaiting_user": bool(loop) and loop["status"] == "awaiting_user"},
+                "verification": {"spawn": run.get("watcher_spawns", False), "answered": bool(answers),
+                                 "scored": run.get("scored", 0) >= len(answers)}}
+    return {"building": building, "tree": tree, "run": view_run, "approve": approve}
+
+
+def _bound_loop(colony: dict, phase: int) -> dict | None:
+    return completion.bound_loop(store.read("loops"), phase, colony.get("session_id"))
+
+
+
+
+def _start_build(phase: int, resume: bool) -> dict:
+    """build-start (resumed when the phase's build was interrupted), and a new run for it."""
+    try:
+        started = builds.start(phase, resume=resume)
+    except AetherError as exc:
+        if resume or exc.code not in ("invalid_transition", "resume_required", "build_running"):
+            raise
+        started = builds.start(phase, resume=True)
+    colony = store.read("colony")
+    depth = modes.profile(colony.get("mode"))["watcher"]
+
+    return dispatch.new_run("build", phase=phase, watcher_spawns=depth != "syntax", lead_refusals=[], answers=[],
+                    scored=0, actions=0, started_text=started["text"])
+
+
+def build_run(phase: int | None, resume: bool = False) -> dict:
+    """The run `aether next --build N` continues (a new build when the phase is not building)."""
+    data = store.read("spawns")
+    run = ledger.current_run(data, "build")
+    if phase is None:
+        if run is None:
+            raise state_error("nothing_running", "no build to go on with: start one with `aether next --build <phase>`")
+        return run
+    colony = store.read("colony")
+    if run and run.get("phase") == phase and not resume and (_building(colony, phase) or not run.get("done")):
+        return run
+    return _start_build(phase, resume)
+
+
+# ---------------------------------------------------------------- helper steps
+
+
+def _helper_step(run: dict, step: dict) -> None:
+    do = step["do"]
+    if do == "approve":
+        waves.approve()
+    elif do == "decide_failure":
+        failures.failure_decide(None, step["node"])
+    elif do == "conflicts":
+        waves.conflicts(step["wave"])
+    elif do == "review":
+        review.needed(step["wave"])
+    elif do == "score":
+        _score(run)
+    elif do == "finish":
+        _finish(run)
+
+
+def _score(run: dict) -> None:
+
+    text = ledger.read_answer(run["answers"][-1]) or ""
+    loop = _bound_loop(store.read("colony"), run["phase"])
+    try:
+        doc = contracts.extract_json(text, "the watcher's answer")
+        scored = loops_rules.score(doc)
+        kept = {k: {"earned": v["earned"], "weight": v["weight"], "reason": v["reason"]}
+                for k, v in scored["parts"].items() if v["applies"]}
+        loops.decide(loop["id"], scored["score"], kept, loops.review_of(doc))
+    except AetherError:
+        loops.decide(loop["id"], 0, None, None)  # an unreadable verification scores 0: the loop refines or asks
+    run["scored"] = len(run["answers"])
+    dispatch.save_run(run)
+
+
+def _finish(run: dict) -> None:
+    text = ledger.read_answer(run["answers"][-1]) if run.get("answers") else None
+    results = {}
+    if text is not None:
+        try:
+            results = {"watcher": contracts.extract_json(text, "the watcher's answer")}
+        except AetherError as exc:
+            results = {"watcher": {"passed": False, "summary": f"the watcher's answer was unreadable: {exc.message}",
+                                   "checks": []}}
+    out = builds.finish(run["phase"], results)
+    learn = out.get("learnings") or {}
+    # the lessons action asks for the learnings; build-finish's `learning-add` line would add them twice
+    text = "\n".join(line for line in out["text"].splitlines()
+                     if not (learn.get("extract_now") and line == f"Learnings: extract them now — {learn.get('command')}"))
+    run.update(finished=True, finish_text=text, lessons_due=bool(learn.get("extract_now")),
+               lessons_done=False, next_slash=(out.get("next") or {}).get("slash"), phase_name=out.get("name"))
+    dispatch.save_run(run)
+
+
+
+
+def _spawn_nodes(run: dict, ids: list) -> dict:
+    colony = store.read("colony")
+    tree = colony["spawn_tree"]
+    items = []
+    data = store.read("spawns")
+    for node_id in ids:
+        node = tree["nodes"][node_id]
+        text = None
+        if node["status"] == "planned":
+            text = spawning.start(node_id)["text"]
+        elif ledger.find(data, f"{run['scope']}/{node_id}") is None:  # started by hand: render its brief again
+            text = spawning.brief(tree, node, store.read("plan"), pheromones.render(node["caste"])["text"])
+        items.append((node_id, "node", f"ant:{node['caste']}", text))
+    return dispatch.dispatch(run, items)
+
+
+def _lead_brief(run: dict) -> str:
+    colony = store.read("colony")
+    plan = store.read("plan")
+    phase = next(p for p in plan.get("phases", []) if p.get("id") == run["phase"])
+    todo = [str(t.get("id")) for t in phase.get("tasks") or [] if t.get("status") not in ("completed", "skipped")]
+    lines = ["--- PHASE LEAD ---", f"Phase {phase['id']}: {phase.get('name')} — {phase.get('description') or ''}",
+             f"Tasks to assign: {', '.join(todo)}", "Task details: .aether/data/PROJECT_PLAN.json",
+             f"Mode: {colony.get('mode') or modes.DEFAULT_MODE}", pheromones.render("route-setter")["text"]]
+    for i, refusal in enumerate(run.get("lead_refusals", []), start=1):
+        lines.append(f"Your plan {i} was refused — fix this and answer again: {refusal}")
+    return "\n".join(lines)
+
+
+def _queen_action(run: dict, step: dict) -> dict:
+    do = step["do"]
+    if do == "spawn":
+        return _spawn_nodes(run, step["nodes"])
+    if do == "spawn_lead":
+        return dispatch.dispatch(run, [(f"lead{step['attempt']}", "lead", "ant:route-setter", _lead_brief(run))])
+    if do == "spawn_watcher":
+        brief = verification.brief(run["phase"])
+        n = len(run.get("answers", [])) + 1
+        return dispatch.dispatch(run, [(f"watch{n}", "watcher", brief["subagent_type"], brief["text"])])
+    if do == "ask":
+        return _ask(run, step)
+    if do == "abort":
+        return _abort(run)
+    if do == "lessons":
+        cats = ", ".join(learning.CATEGORIES)
+        return {"action": "lessons", "command": "aether record lessons - <<'EOF'",
+                "text": f"Write 1–5 lessons phase {run['phase']} taught (from the answers recorded in "
+                        f".aether/spawns/{run['scope']}/), concrete, one per line. Start a line with "
+                        f"`global <category>:` when it helps other projects too (categories: {cats})."}
+    if do == "stop":
+        return _stop(run, step)
+    return _done(run)
+
+
+def _ask(run: dict, step: dict) -> dict:
+    phase = run["phase"]
+    if step["why"] == "approval":
+        tree = store.read("colony")["spawn_tree"]
+        return {"action": "ask", "command": f"/ant:build {phase} --approve",
+                "text": render_tree(tree) + f"\n\nThis wave plan needs your approval: run /ant:build {phase} "
+                        f"--approve — or steer with /ant:focus or /ant:redirect and re-plan with "
+                        f"/ant:build {phase} --resume."}
+    loop = _bound_loop(store.read("colony"), phase)
+    # loop-present's last line (`aether feedback-store … --kind user`) is not how a driven build
+    # takes the answer: stored that way, no round is planned and the next step finishes the build
+    shown = [line for line in critique_view.present(loop["id"])["text"].splitlines()
+             if not line.startswith("Store the user's answer:")]
+    return {"action": "ask", "command": f"/ant:build {phase} --answer <your choice, and guidance>",
+            "text": "\n".join(shown) + f"\n\nAnswer with /ant:build {phase} --answer <your choice, and guidance>."}
+
+
+def _abort(run: dict) -> dict:
+    phase = run["phase"]
+    report = failures.abort_report(phase)
+    builds.abort(phase, report["reason"])
+    run.update(done=True, stopped="abort_phase")
+    dispatch.save_run(run)
+    return {"action": "stop", "why": "abort_phase", "text": report["text"], "command": None}
+
+
+def _stop(run: dict, step: dict) -> dict:
+    phase = run["phase"]
+    if step["why"] == "lead_refused":
+        text = (f"The Phase Lead's plan was refused {len(step['refusals'])} times: "
+                f"{one_line(step['refusals'][-1], 300)}\nRe-plan with /ant:build {phase} --resume.")
+    else:
+        text = f"Spawns {', '.join(step['nodes'])} wait for spawns that will not run; re-plan with /ant:build {phase} --resume."
+    return {"action": "stop", "why": step["why"], "text": text, "command": f"/ant:build {phase} --resume"}
+
+
+def _done(run: dict) -> dict:
+    if not run.get("done"):
+        run["done"] = True
+        dispatch.save_run(run)
+    if run.get("finished"):
+        text = run.get("finish_text", "")
+        return {"action": "done", "text": text, "command": run.get("next_slash")}
+    return {"action": "done", "text": f"Phase {run['phase']} is not being built.", "command": None}
+
+
+
+# ---------------------------------------------------------------- next and record
+
+
+def advance(run: dict, approve: bool = False) -> dict:
+    for _ in range(MAX_STEPS):
+        run = ledger.run_of(store.read("spawns"), run["scope"]) or run
+        step = rules.next_build_step(_view(run, approve))
+        if step["do"] in HELPER_STEPS:
+            _helper_step(run, step)
+            continue
+        action = _queen_action(run, step)
+        action.update(run=run["scope"], phase=run["phase"])
+        return action
+    raise state_error("drive_loop", "the build made no progress in 200 steps; see `aether status`")
+
+
+def next_action(phase: int | None = None, approve: bool = False, resume: bool = False) -> dict:
+    """aether next: the one next thing the Queen does in the current build."""
+    with ledger.lock():
+        run = build_run(phase, resume)
+        return advance(run, approve)
+
+
+
+def _synthetic_failure(node: dict, why: str) -> str:
+    return json.dumps({"status": "failed", "summary": why, "files_created": [], "files_modified": [],
+                       "failure": {"task": str(node["tasks"][0]) if node["tasks"] else node["id"], "error": why,
+                                   "root_cause": "the answer held no readable result block", "suggested_fix":
+                                   "end the answer with the result block the brief asks for", "confidence": 50,
+                                   "fix_scope": "contained", "files": [], "category": "invalid_report"}})
+
+
+def _record_node(run: dict, local: str, text: str) -> str:
+    tree = store.read("colony").get("spawn_tree") or {}
+    node = spawn_tree.node_of(spawn_tree.tree_of({"spawn_tree": tree}), local)
+    label = f"{local} {node['caste']}"
+    if node["role"] == "reviewer":
+        try:
+            out = review.decide(node["wave"], text)
+        except AetherError as exc:
+            out = review.decide(node["wave"], '{"findings": [], "summary": "unreadable review: %s"}'
+                                % one_line(exc.message, 200).replace('"', "'"))
+        return f"{label}: review round {out['round']} → {out['action']}"
+    try:
+        out = spawning.finish(local, text)
+    except AetherError as exc:
+        if exc.code != "invalid_report":
+            raise
+        out = spawning.finish(local, _synthetic_failure(node, exc.message))
+    line = f"{label}: {out['status']}" + (" (claimed files do not hold)" if out.get("unverified") else "")
+    if out["status"] == "completed" and parse_requests(text):
+        asked = spawning.requests(local, text)
+        if asked["queue"]:
+            line += "; sub-spawns queued: " + ", ".join(f"{q['id']} {q['caste']}" for q in asked["queue"])
+    if node["role"] == "verify":
+        run.setdefault("answers", []).append(f"{run['scope']}/{local}")
+        dispatch.save_run(run)
+    return line
+
+
+def _record_lead(run: dict, text: str) -> str:
+    try:
+        out = waves.plan(text)
+    except AetherError as exc:
+        if exc.code in ("lock_timeout", "state_unwritable", "state_corrupt"):
+            raise
+        run.setdefault("lead_refusals", []).append(exc.message)
+        dispatch.save_run(run)
+        return f"Phase Lead: plan refused — {one_line(exc.message, 200)}"
+    count = sum(len(w["workers"]) for w in out["waves"])
+    waves_n = len(out["waves"])
+    return (f"Phase Lead: {count} worker{'s' if count != 1 else ''} in {waves_n} wave{'s' if waves_n != 1 else ''} "
+            f"({out['status']})")
+
+
+def apply(run: dict, record: dict, text: str) -> str:
+    if record["kind"] == "lead":
+        return _record_lead(run, text)
+    if record["kind"] == "watcher":
+        run.setdefault("answers", []).append(record["ref"])
+        dispatch.save_run(run)
+        return f"{record['local']} watcher: verification recorded"
+    return _record_node(run, record["local"], text)
+
+
+def record_lessons(text: str) -> dict:
+    """The phase's lessons: plain lines go to memory; `global <category>: …` lines are promoted too."""
+    with ledger.lock():
+        run = ledger.current_run(store.read("spawns"), "build")
+        if run is None or not run.get("finished"):
+            raise state_error("no_lessons_due", "no finished build waits for its lessons")
+        lessons, promote = [], []
+        for raw in memory.split_lines(text):
+            line = raw.strip().lstrip("-* ").strip()
+            head, sep, rest = line.partition(":")
+            words = head.split()
+            if sep and len(words) == 2 and words[0].lower() == "global" and words[1].lower() in learning.CATEGORIES:
+                line = rest.strip()
+                promote.append((line, words[1].lower()))
+            if line:
+                lessons.append(line)
+        if not lessons:
+            raise input_error("invalid_content", "no lessons given: one per line")
+        memory.add_learnings(run["phase"], lessons, run.get("phase_name"), None, "append")
+        promoted = [learning.promote(line, source_phase=run["phase"], category=cat) for line, cat in promote]
+        run["lessons_done"] = True
+        dispatch.save_run(run)
+        action = advance(run)
+    return {"recorded": len(lessons), "promoted": sum(1 for p in promoted if p.get("stored")),
+            "categories": list(between_phases.promotion()["categories"]), "next": action}
+
+
+
+# ---------------------------------------------------------------- the user's answer to a waiting code loop
+
+
+ANSWERS = ("refine", "accept", "stop")
+
+
+def answer(phase: int, choice: str, text: str) -> dict:
+    """`/ant:build N --answer …`: the user's answer to the code loop waiting in the build
+    (refine: another round with their guidance; accept: finish as it is; stop: abort the build)."""
+    if choice not in ANSWERS:
+        raise input_error("invalid_argument", f"--answer takes {', '.join(ANSWERS)}, not {choice!r}")
+    with ledger.lock():
+        run = build_run(phase)
+        loop = _bound_loop(store.read("colony"), phase)
+        if loop is None or loop["status"] != "awaiting_user":
+            raise state_error("nothing_to_answer", f"no code loop of phase {phase} waits for an answer")
+        if choice == "stop":
+            builds.abort(phase, text)
+            run["done"] = True
+            dispatch.save_run(run)
+            return {"action": "stop", "why": "user", "text": f"Build of phase {phase} stopped: {one_line(text, 200)}",
+                    "command": f"/ant:build {phase} --resume", "run": run["scope"], "phase": phase}
+        loops.feedback_store(loop["id"], text, "user", refine=choice == "refine")
+        return advance(run)
+

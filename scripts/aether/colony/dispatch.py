@@ -1,0 +1,89 @@
+"""Spawns by reference, the writing side: run records, dispatched spawns and their marks, and
+the spawn action the Queen gets (short prompts naming brief files). See state/spawns.py."""
+
+from __future__ import annotations
+
+import json
+
+from aether.core import clock
+from aether.state import spawns as ledger
+from aether.state import store
+
+WRITERS = ("ant:builder",)  # castes that write files get a report file for their narrative
+
+
+@store.writes("spawns")
+def save_run(data, run: dict) -> None:
+    """Keep the run record as the driver left it."""
+    found = ledger.run_of(data, run["scope"])
+    if found is None:
+        data["runs"].append(run)
+    else:
+        found.clear()
+        found.update(run)
+
+
+@store.writes("spawns")
+def new_run(data, command: str, **fields) -> dict:
+    return dict(ledger.new_run(data, command, **fields))
+
+
+@store.writes("spawns")
+def add_spawn(data, scope: str, local: str, kind: str, subagent_type: str, description: str, action: str) -> dict:
+    """A dispatched spawn's record (a spawn handed out again joins the new action)."""
+    record = ledger.add(data, scope, local, kind, subagent_type, description, action)
+    record["action"] = action
+    return dict(record)
+
+
+@store.writes("spawns")
+def mark_recorded(data, ref: str, line: str, via: str, usage: dict | None) -> list:
+    """The spawn's answer is recorded; returns the spawns of its action still unrecorded."""
+    rec = ledger.find(data, ref)
+    rec.update(status="recorded", recorded_at=clock.iso(), outcome=line, via=via, usage=usage or rec.get("usage"))
+    return [s["local"] for s in ledger.of_scope(data, rec["scope"])
+            if s.get("action") == rec["action"] and s["status"] != "recorded"]
+
+
+@store.writes("spawns")
+def mark_launched(data, ref: str, tool_use_id: str | None) -> dict | None:
+    """The PreToolUse hook handed the brief to Claude Code (the ant is about to run)."""
+    rec = ledger.find(data, ref)
+    if rec is None or rec["status"] == "recorded":
+        return None
+    rec.update(status="launched", launched_at=clock.iso(), tool_use_id=tool_use_id)
+    return dict(rec)
+
+
+def dispatch(run: dict, items: list) -> dict:
+    """Spawn action: brief files written, one record per spawn; items: (local, kind, type, text|None)."""
+    run["actions"] = run.get("actions", 0) + 1
+    action = f"a{run['actions']}"
+    save_run(run)
+    out = []
+    for local, kind, subagent_type, text in items:
+        ref = f"{run['scope']}/{local}"
+        if text is not None:
+            report = ledger.report_rel(ref)
+            tail = f"Your report file (narrative, evidence, logs): {report}\n" if subagent_type in WRITERS else ""
+            ledger.write_brief(run["scope"], local, f"[aether spawn {ledger.brief_rel(run['scope'], local)}]\n{text}\n{tail}")
+        description = f"{local} {subagent_type.split(':', 1)[-1]}"
+        add_spawn(run["scope"], local, kind, subagent_type, description, action)
+        out.append({"id": local, "subagent_type": subagent_type, "description": description,
+                    "prompt": ledger.prompt_for(ref, local)})
+    names = ", ".join(s["description"] for s in out)
+    return {"action": "spawn", "spawns": out,
+            "text": f"Spawn {len(out)} ant(s) in ONE message: {names}.",
+            "command": "aether record <id> - <<'EOF'"}  # only when no hook recorded the answers
+
+
+def action_line(action: dict) -> str:
+    """The next action in one line for the Queen (the hook's context, `aether next --text`)."""
+    if action["action"] == "spawn":
+        calls = [{k: s[k] for k in ("subagent_type", "description", "prompt")} for s in action["spawns"]]
+        return ("Next: spawn in ONE message, each with run_in_background false: "
+                + json.dumps(calls, ensure_ascii=False))
+    if action["action"] == "lessons":
+        return f"Next: lessons — {action['text']} Record them with: {action['command']}"
+    return f"Next: {action['action']} — show the user this text:\n{action['text']}"
+

@@ -1,0 +1,144 @@
+"""`aether next`, `aether record` and Claude Code's hooks on Agent: the helper drives, the Queen
+spawns and judges (docs/decisions/the-helper-drives.md, shapes in docs/contracts.md).
+
+`next_action` answers the one next thing the Queen does in the current run. `record` takes an
+ant's answer — from the PostToolUse hook, or piped by the Queen when the hooks are off — and
+hands it to the run's protocol; after the last answer of its spawn action it answers the next
+action too. One lock serialises the driver, so hooks of ants that finish together record one
+after the other.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from aether.colony import build_drive, colonize_drive, dispatch, plan_drive
+from aether.core.exceptions import AetherError, input_error
+from aether.state import spawns as ledger
+from aether.state import store
+
+action_line = dispatch.action_line
+HARNESS_NOTE = re.compile(r"\s*<tools-used-before-summary>[^<]*</tools-used-before-summary>\s*")  # Claude Code's, not the ant's
+
+
+PROTOCOLS = {"build": build_drive, "plan": plan_drive, "colonize": colonize_drive}
+
+
+def next_action(phase: int | None = None, approve: bool = False, resume: bool = False, plan: bool = False,
+                guidance: str | None = None, force: bool = False, colonize: bool = False) -> dict:
+    """aether next: the one next thing the Queen does — in the build of `phase`, in the plan run
+    (`plan`), or, given neither, in the newest run that is not done."""
+    with ledger.lock():
+        if colonize:
+            return colonize_drive.advance(colonize_drive.colonize_run())
+        if plan:
+            return plan_drive.advance(plan_drive.plan_run(guidance, force))
+        if phase is None:
+            run = next((r for r in reversed(store.read("spawns")["runs"]) if not r.get("done")), None)
+            if run is not None and run["command"] in ("plan", "colonize"):
+                return PROTOCOLS[run["command"]].advance(run)
+        run = build_drive.build_run(phase, resume)
+        return build_drive.advance(run, approve)
+
+
+def answer(phase: int, choice: str, text: str) -> dict:
+    return build_drive.answer(phase, choice, text)
+
+
+def _resolve(data: dict, spawn_id: str) -> dict:
+    if "/" in spawn_id:
+        found = ledger.find(data, spawn_id)
+    else:
+        found = next((s for s in reversed(data["spawns"]) if s.get("local") == spawn_id), None)
+    if found is None:
+        raise input_error("unknown_spawn", f"no spawn {spawn_id!r} was handed out: `aether next` lists the spawns to run")
+    return found
+
+
+def record(spawn_id: str, text: str, usage: dict | None = None, via: str = "queen") -> dict:
+    """aether record: an ant's answer (or the phase's lessons), recorded as its step requires."""
+    if spawn_id == "lessons":
+        return build_drive.record_lessons(text)
+    with ledger.lock():
+        data = store.read("spawns")
+        found = _resolve(data, spawn_id)
+        run = ledger.run_of(data, found["scope"])
+        if found["status"] == "recorded":
+            return {"id": found["local"], "already_recorded": True, "line": found.get("outcome"), "next": None}
+        ledger.keep_answer(found["ref"], text)
+        protocol = PROTOCOLS[run["command"]]
+        line = protocol.apply(run, found, text)
+        waiting = dispatch.mark_recorded(found["ref"], line, via, usage)
+        result = {"id": found["local"], "already_recorded": False, "line": line, "waiting": waiting}
+        if not waiting:
+            run = ledger.run_of(store.read("spawns"), found["scope"])
+            result["next"] = protocol.advance(run)
+        return result
+
+
+
+
+# ---------------------------------------------------------------- Claude Code's hooks on Agent
+
+
+def pre_hook(payload: dict) -> dict | None:
+    """PreToolUse on Agent: a short prompt naming a dispatched brief becomes the brief."""
+    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+    ref = ledger.ref_in(tool_input.get("prompt") if isinstance(tool_input.get("prompt"), str) else "")
+    if ref is None or len(tool_input.get("prompt", "")) > 1000:  # a brief already, or not ours
+        return None
+    brief = ledger.read_brief(ref)
+    if brief is None or dispatch.mark_launched(ref, payload.get("tool_use_id")) is None:
+        return None
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
+                                   "updatedInput": {**tool_input, "prompt": brief}}}
+
+
+def _answer_of(response) -> tuple:
+    """(the ant's answer text, its usage) from the Agent tool's result (a dict or a JSON string)."""
+    if isinstance(response, str):
+        try:
+            response = json.loads(response)
+        except ValueError:
+            return response, {}
+    if not isinstance(response, dict):
+        return None, {}
+    content = response.get("content")
+    if isinstance(content, list):
+        # Claude Code puts its own notes around the ant's report (`<tools-used-before-summary>…`)
+        # and counts them: harnessNoteCount blocks before, harnessTailCount after.
+        head, tail = response.get("harnessNoteCount"), response.get("harnessTailCount", 0)
+        if isinstance(head, int) and isinstance(tail, int) and min(head, tail) >= 0 and head + tail < len(content):
+            content = content[head:len(content) - tail]
+        content = [b for b in content if not (isinstance(b, dict) and HARNESS_NOTE.fullmatch(b.get("text") or ""))]
+        text = "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    else:
+        text = content if isinstance(content, str) else None
+    return text, ledger.usage_of(response)
+
+
+def post_hook(payload: dict) -> dict | None:
+    """PostToolUse on Agent: the answer as Claude Code returned it is recorded; the Queen gets one
+    line per spawn and, after the last one of its action, the next action."""
+    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+    ref = ledger.ref_in(tool_input.get("prompt") if isinstance(tool_input.get("prompt"), str) else "")
+    if ref is None:
+        return None
+    text, usage = _answer_of(payload.get("tool_response"))
+    local = ref.split("/", 1)[1]
+    if not text:
+        lines = [f"Aether: {local} returned no answer; it stays pending — `aether next` hands it out again."]
+    else:
+        try:
+            out = record(ref, text, usage, via="hook")
+            lines = [f"Aether recorded {out['line']}" if out["line"] else f"Aether: {local} was recorded before"]
+            if out.get("waiting"):
+                lines.append(f"(waiting for {', '.join(out['waiting'])})")
+            if out.get("next"):
+                lines.append(action_line(out["next"]))
+        except AetherError as exc:
+            lines = [f"Aether could not record {local}: {exc.message} — pipe the answer: "
+                     f"aether record {local} - <<'EOF'"]
+    return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "\n".join(lines)}}
+

@@ -1,0 +1,270 @@
+"""The helper drives the build: `aether next` and `aether record` through a whole phase, the
+hooks' payloads as Claude Code sends them, and every branch of the step rules."""
+
+import json
+
+import pytest
+from test_phase_scenario import PHASE_PLAN, write
+
+from aether.rules import drive as rules
+
+
+def ok(project, *args, input=None):
+    return project.run(*args, input=input).json
+
+
+def result(**kw):
+    body = {"status": "completed", "summary": "done", "files_created": [], "files_modified": [], **kw}
+    return "Work done.\n```json\n" + json.dumps(body) + "\n```"
+
+
+ASSIGNMENT = {"phase": 1, "workers": [
+    {"id": "models", "caste": "builder", "tasks": ["1.1", "1.2"], "writes": ["src/todo.py"]},
+    {"id": "api", "caste": "builder", "tasks": ["1.3"], "writes": ["src/api.py"]},
+    {"id": "cli", "caste": "builder", "tasks": ["1.4"], "writes": ["src/cli.py"], "depends_on": ["api"]}]}
+
+
+def ids(action):
+    return [s["id"] for s in action["spawns"]]
+
+
+@pytest.fixture
+def colony(project, monkeypatch):
+    monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
+    ok(project, "colony-init", "Build a todo API")
+    ok(project, "plan-load", "-", input=json.dumps(PHASE_PLAN))
+    return project
+
+
+def test_a_phase_driven_by_next_and_record(colony):
+    p = colony
+    lead = ok(p, "next", "--build", "1")
+    assert lead["action"] == "spawn" and ids(lead) == ["lead1"]
+    call = lead["spawns"][0]
+    assert call["subagent_type"] == "ant:route-setter" and len(call["prompt"]) < 150
+    brief_path = p.root / call["prompt"].split("Your brief is ")[1].split(" ")[0]
+    assert "--- PHASE LEAD ---" in brief_path.read_text("utf-8")
+    # asked again: the same spawn, not a second one
+    assert ids(ok(p, "next")) == ["lead1"]
+
+    asked = ok(p, "record", "lead1", "-", input="```json\n" + json.dumps(ASSIGNMENT) + "\n```")
+    assert asked["next"]["action"] == "ask" and asked["next"]["command"] == "/ant:build 1 --approve"
+    assert ok(p, "next")["action"] == "ask"
+
+    wave1 = ok(p, "next", "--build", "1", "--approve")
+    assert ids(wave1) == ["w1", "w2"]
+    write(p, "src/todo.py")
+    first = ok(p, "record", "w1", "-", input=result(files_created=["src/todo.py"]))
+    assert first["waiting"] == ["w2"] and "next" not in first
+    # w2 claims a file it never wrote: failed, and the ladder retries it
+    second = ok(p, "record", "w2", "-", input=result(files_created=["src/api.py"]))
+    assert "claimed files do not hold" in second["line"]
+    assert ids(second["next"]) == ["r1"]
+    write(p, "src/api.py")
+    after_retry = ok(p, "record", "r1", "-", input=result(files_created=["src/api.py"]))
+    # conflicts checked, the reviewer planned: v1
+    assert ids(after_retry["next"]) == ["v1"]
+    reviewed = ok(p, "record", "v1", "-", input='```json\n{"findings": [], "summary": "fine"}\n```')
+    assert "continue" in reviewed["line"] and ids(reviewed["next"]) == ["w3"]
+    write(p, "src/cli.py")
+    last = ok(p, "record", "w3", "-", input=result(files_created=["src/cli.py"]))
+    assert ids(last["next"]) == ["watch1"]
+    watcher = json.dumps({"passed": True, "score": 90, "summary": "ok",
+                          "checks": [{"name": "tests", "passed": True, "detail": "4 passed"}]})
+    finished = ok(p, "record", "watch1", "-", input="```json\n" + watcher + "\n```")
+    assert finished["next"]["action"] in ("lessons", "done")
+    tree = json.loads((p.data / "COLONY_STATE.json").read_text("utf-8"))["spawn_tree"]
+    assert tree["status"] == "finished" and tree["review_skipped"] == {"2": "single_worker_wave"}
+    if finished["next"]["action"] == "lessons":
+        done = ok(p, "record", "lessons", "-", input="- keep the store small\nglobal convention: return what you add\n")
+        assert done["recorded"] == 2 and done["next"]["action"] == "done"
+    assert ok(p, "next")["action"] == "done"
+    ledger = json.loads((p.data / "spawns.json").read_text("utf-8"))
+    assert {s["local"]: s["status"] for s in ledger["spawns"]} == {
+        k: "recorded" for k in ("lead1", "w1", "w2", "r1", "v1", "w3", "watch1")}
+    answer = p.root / ".aether" / "spawns" / ledger["runs"][-1]["scope"] / "w3.answer.md"
+    assert answer.read_text("utf-8") == result(files_created=["src/cli.py"])
+
+
+def test_the_hooks_expand_the_brief_and_record_the_answer(colony):
+    p = colony
+    lead = ok(p, "next", "--build", "1")["spawns"][0]
+    tool_input = {"description": lead["description"], "prompt": lead["prompt"],
+                  "subagent_type": lead["subagent_type"], "run_in_background": False}
+    pre = p.run("agent-hook", "pre", input=json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Agent",
+                                                      "tool_input": tool_input, "tool_use_id": "t1"}))
+    expanded = json.loads(pre.stdout)["hookSpecificOutput"]["updatedInput"]
+    assert expanded["prompt"].startswith("[aether spawn ") and "--- PHASE LEAD ---" in expanded["prompt"]
+    response = {"status": "completed", "content": [{"type": "text", "text": json.dumps(ASSIGNMENT)}],
+                "totalTokens": 1234, "totalDurationMs": 5000, "totalToolUseCount": 3,
+                "usage": {"input_tokens": 1000, "output_tokens": 234}}
+    post = p.run("agent-hook", "post", input=json.dumps({"hook_event_name": "PostToolUse", "tool_name": "Agent",
+                                                        "tool_input": expanded, "tool_response": response}))
+    context = json.loads(post.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("Aether recorded Phase Lead: 3 workers in 2 waves")
+    assert "Next: ask" in context
+    spawn = json.loads((p.data / "spawns.json").read_text("utf-8"))["spawns"][0]
+    assert spawn["usage"] == {"total_tokens": 1234, "duration_ms": 5000, "tool_uses": 3,
+                              "input_tokens": 1000, "output_tokens": 234}
+    # a call that is not Aether's passes untouched
+    assert p.run("agent-hook", "pre", input=json.dumps({"tool_input": {"prompt": "hello"}})).stdout == ""
+
+
+def test_a_refused_plan_goes_back_to_the_lead_once(colony):
+    p = colony
+    ok(p, "next", "--build", "1")
+    again = ok(p, "record", "lead1", "-", input="no plan here")
+    assert ids(again["next"]) == ["lead2"]
+    brief = (p.root / again["next"]["spawns"][0]["prompt"].split("Your brief is ")[1].split(" ")[0]).read_text("utf-8")
+    assert "Your plan 1 was refused" in brief
+    stopped = ok(p, "record", "lead2", "-", input="still none")
+    assert stopped["next"]["action"] == "stop" and "--resume" in stopped["next"]["text"]
+
+
+# ---------------------------------------------------------------- the rules, one branch each
+
+
+def node(nid, wave=1, status="planned", role="worker", **kw):
+    return nid, {"id": nid, "wave": wave, "status": status, "role": role, **kw}
+
+
+def tree(*nodes, waves=1, **kw):
+    return {"status": "running", "max_workers": 4, "waves": [[]] * waves, "nodes": dict(nodes), **kw}
+
+
+def step(t, **run):
+    return rules.next_build_step({"building": True, "tree": t, "run": {"verification": {}, **run}})
+
+
+def test_rules_lead_approval_and_abort():
+    assert step(None) == {"do": "spawn_lead", "attempt": 1}
+    assert step(None, lead_refusals=["x", "y"])["do"] == "stop"
+    assert step(tree(status="awaiting_approval"))["do"] == "ask"
+    assert rules.next_build_step({"building": True, "tree": tree(status="awaiting_approval"), "approve": True,
+                                  "run": {}}) == {"do": "approve"}
+    assert step(tree(status="aborted")) == {"do": "abort"}
+
+
+def test_rules_running_failures_and_ready_spawns():
+    assert step(tree(node("w1", status="running"))) == {"do": "spawn", "nodes": ["w1"], "again": True}
+    assert step(tree(node("w1", status="failed", failure_decided=False))) == {"do": "decide_failure", "node": "w1"}
+    t = tree(node("w1", status="completed"), node("r1", role="retry"), node("s1", role="sub_spawn"),
+             node("x1", role="rerun", waits_for=["s1"]))
+    assert step(t) == {"do": "spawn", "nodes": ["r1", "s1"]}
+    t = tree(node("w1", status="completed"), node("x1", role="rerun", waits_for=["s1"]), node("s1", status="skipped"))
+    assert step(t) == {"do": "spawn", "nodes": ["x1"]}
+    t = tree(*[node(f"w{i}") for i in range(6)])
+    assert len(step(t)["nodes"]) == 4  # no more at once than may run
+
+
+def test_rules_conflicts_review_and_rebuilds():
+    done = node("w1", status="completed")
+    assert step(tree(done)) == {"do": "conflicts", "wave": 1}
+    checked = {"conflicts": {"1": []}}
+    assert step(tree(done, **checked)) == {"do": "review", "wave": 1}
+    assert step(tree(done, **checked, review_skipped={"1": "single_worker_wave"})) == {"do": "finish"}
+    rebuild = {"reviews": {"1": [{"action": "rebuild"}]}}
+    assert step(tree(done, node("b1", role="rebuild", status="completed"), **checked, **rebuild)) == \
+        {"do": "review", "wave": 1}
+    passed = {"reviews": {"1": [{"action": "rebuild"}, {"action": "continue"}]}}
+    assert step(tree(done, **checked, **passed)) == {"do": "finish"}
+    assert step(tree(done, node("w2", wave=2), waves=2, **checked, **passed)) == {"do": "spawn", "nodes": ["w2"]}
+
+
+def test_rules_verification_code_loop_and_the_end():
+    done = tree(node("w1", status="completed"), conflicts={"1": []}, review_skipped={"1": "x"})
+    assert step(done, verification={"spawn": True}) == {"do": "spawn_watcher"}
+    answered = {"spawn": True, "answered": True}
+    assert step(done, verification=answered, code_loop={"open": True}) == {"do": "score"}
+    assert step(done, verification={**answered, "scored": True}, code_loop={"open": True, "awaiting_user": True}) == \
+        {"do": "ask", "why": "code_loop"}
+    assert step(done, verification={**answered, "scored": True}) == {"do": "finish"}
+    assert rules.next_build_step({"building": False, "run": {"finished": True, "lessons_due": True}}) == \
+        {"do": "lessons"}
+    assert rules.next_build_step({"building": False, "run": {"finished": True}}) == {"do": "done"}
+
+
+def test_the_post_hook_keeps_the_ants_answer_without_claude_codes_notes(colony):
+    """Claude Code's Agent result may open with its own note (`<tools-used-before-summary>…`,
+    counted in harnessNoteCount): the answer kept is the ant's report alone (seen in the e2e runs)."""
+    p = colony
+    lead = ok(p, "next", "--build", "1")["spawns"][0]
+    tool_input = {"description": lead["description"], "prompt": lead["prompt"], "subagent_type": lead["subagent_type"]}
+    report = "Three workers.\n```json\n" + json.dumps(ASSIGNMENT) + "\n```"
+    response = {"status": "completed", "toolsUsed": ["Read"], "harnessNoteCount": 1, "harnessTailCount": 0,
+                "content": [{"type": "text", "text": "<tools-used-before-summary>Read</tools-used-before-summary>\n"},
+                            {"type": "text", "text": report}], "totalTokens": 10}
+    post = p.run("agent-hook", "post", input=json.dumps({"hook_event_name": "PostToolUse", "tool_name": "Agent",
+                                                        "tool_input": tool_input, "tool_response": response}))
+    assert "Aether recorded Phase Lead: 3 workers" in json.loads(post.stdout)["hookSpecificOutput"]["additionalContext"]
+    ledger = json.loads((p.data / "spawns.json").read_text("utf-8"))
+    answer = p.root / ".aether" / "spawns" / ledger["runs"][-1]["scope"] / "lead1.answer.md"
+    assert answer.read_text("utf-8") == report
+    # without the counts, the note alone is still left out
+    from aether.colony import drive
+
+    bare = {"content": [{"type": "text", "text": "<tools-used-before-summary>Write, Bash</tools-used-before-summary>\n"},
+                        {"type": "text", "text": "done"}]}
+    assert drive._answer_of(bare)[0] == "done"
+    assert drive._answer_of({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]})[0] == "a\nb"
+
+
+# ---------------------------------------------------------------- a code loop, driven (FULL mode)
+
+
+def verification(spec, lint_errors, findings):
+    """A verification with its score parts: 69, 72, 73.5 for spec 0.6, 0.8, 0.9 with a lint error; 100 at 1 and 0."""
+    parts = {"tests": {"passed": 2, "failed": 0}, "types": {"errors": 0}, "lint": {"errors": lint_errors},
+             "coverage": 90 if spec == 1 else 60, "plan_alignment": 1, "spec_alignment": spec}
+    doc = {"passed": True, "score": 80, "summary": "; ".join(findings) or "every check passes",
+           "checks": [{"name": "tests", "passed": True, "detail": "2 passed"}], "score_parts": parts,
+           "findings": findings}
+    return "```json\n" + json.dumps(doc) + "\n```"
+
+
+def drive(p, action, verifications):
+    """Answer spawn actions until another comes: builders write their files, reviewers pass,
+    the watcher and the loop's verify ants give the next verification."""
+    while action["action"] == "spawn":
+        nodes = json.loads((p.data / "COLONY_STATE.json").read_text("utf-8"))["spawn_tree"]["nodes"]
+        for spawn in action["spawns"]:
+            node = nodes.get(spawn["id"], {})
+            if spawn["id"].startswith("watch") or node.get("role") == "verify":
+                answer = verifications.pop(0)
+            elif node.get("role") == "reviewer":
+                answer = '```json\n{"findings": [], "summary": "fine"}\n```'
+            else:
+                write(p, *node["writes"])
+                answer = result(files_modified=node["writes"]) if node["role"] == "refine" else \
+                    result(files_created=node["writes"])
+            out = ok(p, "record", spawn["id"], "-", input=answer)
+        action = out["next"]
+    assert verifications == []
+    return action
+
+
+def test_a_stalled_code_loop_asks_for_the_answer_command_and_the_finish_asks_lessons_once(project, monkeypatch):
+    monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
+    p = project
+    ok(p, "colony-init", "Build a todo API", "--mode", "FULL")
+    ok(p, "plan-load", "-", input=json.dumps(PHASE_PLAN))
+    ok(p, "next", "--build", "1")
+    assert ok(p, "record", "lead1", "-", input="```json\n" + json.dumps(ASSIGNMENT) + "\n```")["next"]["action"] == "ask"
+    finding = ["src/todo.py:1 F401 `os` imported but unused"]
+    asked = drive(p, ok(p, "next", "--build", "1", "--approve"),
+                  [verification(0.6, 1, finding), verification(0.8, 1, finding), verification(0.9, 1, finding)])
+    # the loop stalled: the user is asked, and told only the way a driven build takes the answer
+    assert asked["action"] == "ask" and "Stopped: stagnation" in asked["text"]
+    assert "feedback-store" not in asked["text"]
+    assert asked["text"].endswith("Answer with /ant:build 1 --answer <your choice, and guidance>.")
+    refined = ok(p, "next", "--build", "1", "--answer", "refine", "-", input="drop the import in src/todo.py")
+    assert refined["action"] == "spawn"
+    lessons = drive(p, refined, [verification(1, 0, [])])
+    # FULL learns at every build: the lessons action asks for them, so the finish text does not too
+    assert lessons["action"] == "lessons"
+    done = ok(p, "record", "lessons", "-", input="- drop unused imports before verifying\n")["next"]
+    assert done["action"] == "done" and "Phase 1" in done["text"] and "COMPLETED" in done["text"]
+    assert "learning-add" not in done["text"] and "Learnings:" not in done["text"]
+    loop = json.loads((p.data / "loops.json").read_text("utf-8"))["loops"][-1]
+    assert [(i["score"], i["decision"]) for i in loop["iterations"]] == [
+        (69, "refine"), (72, "refine"), (73.5, "user_input"), (100, "complete")]
