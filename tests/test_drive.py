@@ -268,3 +268,101 @@ def test_a_stalled_code_loop_asks_for_the_answer_command_and_the_finish_asks_les
     loop = json.loads((p.data / "loops.json").read_text("utf-8"))["loops"][-1]
     assert [(i["score"], i["decision"]) for i in loop["iterations"]] == [
         (69, "refine"), (72, "refine"), (73.5, "user_input"), (100, "complete")]
+
+
+# ---------------------------------------------------------------- the failure ladder, abort and resume, through the driver
+
+
+def failed(task, error, confidence=90, scope="contained", files=("src/api.py",), category="logic"):
+    return "```json\n" + json.dumps({"status": "failed", "summary": error, "files_created": [], "files_modified": [],
+                                     "failure": {"task": task, "error": error, "root_cause": "?",
+                                                 "suggested_fix": "fix it", "confidence": confidence,
+                                                 "fix_scope": scope, "files": list(files), "category": category}}) + "\n```"
+
+
+def approved_wave(p):
+    ok(p, "next", "--build", "1")
+    ok(p, "record", "lead1", "-", input=json.dumps(ASSIGNMENT))
+    return ok(p, "next", "--build", "1", "--approve")
+
+
+def test_a_security_failure_aborts_the_phase_with_the_report(colony):
+    p = colony
+    approved_wave(p)
+    write(p, "src/todo.py")
+    ok(p, "record", "w1", "-", input=result(files_created=["src/todo.py"]))
+    stopped = ok(p, "record", "w2", "-", input=failed("1.3", "SQL injection in the query", category="security"))
+    action = stopped["next"]
+    assert action["action"] == "stop" and action["why"] == "abort_phase"
+    assert "AETHER BUILD ABORTED — phase 1" in action["text"] and "Recovery options:" in action["text"]
+    colony_state = json.loads((p.data / "COLONY_STATE.json").read_text("utf-8"))
+    assert colony_state["state"] == "READY" and colony_state["spawn_tree"]["status"] == "aborted"
+    # the same command again starts the phase over: a new run, a new Phase Lead
+    again = ok(p, "next", "--build", "1")
+    assert ids(again) == ["lead1"] and again["run"] != action["run"]
+
+
+def test_a_debugger_that_cannot_diagnose_skips_the_task_and_the_build_goes_on(colony):
+    p = colony
+    approved_wave(p)
+    write(p, "src/todo.py")
+    ok(p, "record", "w1", "-", input=result(files_created=["src/todo.py"]))
+    debug = ok(p, "record", "w2", "-", input=failed("1.3", "KeyError: 'id'", confidence=40))["next"]
+    assert ids(debug) == ["d1"]
+    undiagnosable = "```json\n" + json.dumps({"status": "failed", "diagnosis": "UNDIAGNOSABLE: no idea",
+                                              "fix_applied": False}) + "\n```"
+    after = ok(p, "record", "d1", "-", input=undiagnosable)["next"]
+    assert ids(after) == ["v1"]  # the task is failed, the wave goes on to its review
+    tree = json.loads((p.data / "COLONY_STATE.json").read_text("utf-8"))["spawn_tree"]
+    assert tree["failed_tasks"] == {"1.3": "skip"} or tree["failed_tasks"] == {"1.3": "flag"}
+
+
+def test_a_spawn_launched_but_never_recorded_is_handed_out_again(colony):
+    p = colony
+    wave = approved_wave(p)
+    for spawn in wave["spawns"]:  # the PreToolUse hook put the briefs in; then the session died
+        pre = p.run("agent-hook", "pre", input=json.dumps({"tool_input": {
+            "prompt": spawn["prompt"], "description": spawn["description"], "subagent_type": spawn["subagent_type"]},
+            "tool_use_id": "t-" + spawn["id"]}))
+        assert json.loads(pre.stdout)["hookSpecificOutput"]["updatedInput"]["prompt"].startswith("[aether spawn")
+    ledger = json.loads((p.data / "spawns.json").read_text("utf-8"))
+    assert [s["status"] for s in ledger["spawns"] if s["local"] in ("w1", "w2")] == ["launched", "launched"]
+    again = ok(p, "next")  # a new session: the same spawns, same briefs, nothing new planned
+    assert again["spawns"] == wave["spawns"]
+    tree = json.loads((p.data / "COLONY_STATE.json").read_text("utf-8"))["spawn_tree"]
+    assert sorted(tree["nodes"]) == ["w1", "w2", "w3"]
+    write(p, "src/todo.py")
+    ok(p, "record", "w1", "-", input=result(files_created=["src/todo.py"]))
+    assert ok(p, "record", "w1", "-", input="anything")["already_recorded"] is True
+
+
+def test_an_unknown_spawn_and_a_bad_answer_are_clear_errors(colony):
+    p = colony
+    approved_wave(p)
+    out = p.run("record", "w9", "-", input="x")
+    assert out.code == 1 and json.loads(out.stderr)["code"] == "unknown_spawn"
+    # an answer without a result block fails the spawn (the ladder decides), it is not lost
+    nxt = ok(p, "record", "w1", "-", input="I did it, trust me")
+    spawns = json.loads((p.data / "spawns.json").read_text("utf-8"))["spawns"]
+    assert [s["status"] for s in spawns if s["local"] == "w1"] == ["recorded"]
+    tree = json.loads((p.data / "COLONY_STATE.json").read_text("utf-8"))["spawn_tree"]
+    assert tree["nodes"]["w1"]["status"] == "failed" and tree["nodes"]["w1"]["failure"]["category"] == "invalid_report"
+    assert nxt["waiting"] == ["w2"]
+
+
+def test_the_agent_hook_entry_skips_python_for_agent_calls_that_are_not_aethers(colony, tmp_path):
+    import subprocess
+    from pathlib import Path
+
+    entry = Path(__file__).resolve().parents[1] / "hooks" / "agent.sh"
+    missing = tmp_path / "no-such-aether"  # a launcher that cannot run: the fast path never reaches it
+    other = json.dumps({"tool_input": {"prompt": "find the config loader", "subagent_type": "Explore"}})
+    for event in ("pre", "post"):
+        proc = subprocess.run(["sh", str(entry), event], input=other, capture_output=True, text=True,
+                              env={"PATH": f"{missing}:/usr/bin:/bin"})
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    lead = ok(colony, "next", "--build", "1")["spawns"][0]
+    ours = json.dumps({"tool_input": {"prompt": lead["prompt"], "description": lead["description"],
+                                      "subagent_type": lead["subagent_type"]}, "tool_use_id": "t9"})
+    proc = subprocess.run(["sh", str(entry), "pre"], input=ours, capture_output=True, text=True, cwd=colony.root)
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["updatedInput"]["prompt"].startswith("[aether spawn")

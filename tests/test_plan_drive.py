@@ -119,3 +119,22 @@ def test_colonize_rules():
     assert step({"detected": True, "colonizers": {"c1": "dispatched"}}) == {"do": "spawn_colonizers"}
     assert step({"detected": True, "colonizers": {"c1": "recorded"}}) == {"do": "summarize"}
     assert step({"detected": True, "colonizers": {"c1": "recorded"}, "summarized": True}) == {"do": "done"}
+
+
+def test_a_stalled_plan_loop_asks_and_accept_loads_the_draft(project, monkeypatch):
+    monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
+    p = project
+    ok(p, "colony-init", "Build a todo API")
+    assert p.run("next", "--plan", "--accept").code == 2  # nothing asked yet
+    action = ok(p, "next", "--plan")
+    while action["action"] == "spawn" and ids(action)[0].startswith("scout"):
+        for sid in ids(action):
+            action = ok(p, "record", sid, "-", input="nothing found")["next"] or action
+    for score in (60, 62, 63):  # stagnation: under 5 points in two rounds
+        action = ok(p, "record", ids(action)[0], "-", input=json.dumps(PLAN))["next"]
+        action = ok(p, "record", ids(action)[0], "-", input=critique(score))["next"]
+    assert action["action"] == "ask" and "/ant:plan --accept" in action["text"]
+    assert "aether feedback-store" not in action["text"]
+    done = ok(p, "next", "--plan", "--accept")
+    assert done["action"] == "done" and done["command"] == "/ant:build 1"
+    assert [ph["name"] for ph in json.loads((p.data / "PROJECT_PLAN.json").read_text("utf-8"))["phases"]] == ["Core", "CLI"]

@@ -88,8 +88,8 @@ def test_hooks_wire_the_guard_the_agent_hooks_and_the_bootstrap():
     (start,) = hooks["SessionStart"]
     commands = [h["command"] for h in pre["hooks"] + agent_pre["hooks"] + agent_post["hooks"] + start["hooks"]]
     assert commands == ['sh "${CLAUDE_PLUGIN_ROOT}/hooks/guard.sh"',
-                        '"${CLAUDE_PLUGIN_ROOT}/bin/aether" agent-hook pre',
-                        '"${CLAUDE_PLUGIN_ROOT}/bin/aether" agent-hook post',
+                        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" pre',
+                        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" post',
                         'python3 "${CLAUDE_PLUGIN_ROOT}/hooks/bootstrap.py"']
     assert "matcher" not in start  # startup, resume, /clear and compaction alike
 

@@ -12,6 +12,21 @@ from aether.cli.common import CONTENT, TEXT, command
 PHASE = click.IntRange(min=1)
 
 
+def _contradiction(phase, approve, resume, plan, colonize, force, answer) -> str | None:
+    """Flags that cannot go together, or go with a run not asked for (never silently ignored)."""
+    if (phase is not None) + plan + colonize > 1:
+        return "--build, --plan and --colonize each go on with a different run: give one"
+    with_build = [name for name, given in (("--approve", approve), ("--resume", resume),
+                                           ("--answer", answer is not None)) if given]
+    if with_build and phase is None:
+        return f"{with_build[0]} goes with --build N"
+    if len(with_build) > 1:
+        return f"{' and '.join(with_build)} contradict each other: give one"
+    if force and not plan:
+        return "--force goes with --plan"
+    return None
+
+
 @command("next", text=True)
 @click.option("--build", "phase", type=PHASE, help="The phase to build (started, or resumed where it stands).")
 @click.option("--approve", is_flag=True, help="The user approves the wave plan that awaits approval.")
@@ -20,17 +35,21 @@ PHASE = click.IntRange(min=1)
                                                   "(WORDS: the user's guidance, `-` for stdin).")
 @click.option("--colonize", is_flag=True, help="Map the codebase: the mode from its complexity, colonizers in "
                                                  "one message, their maps recorded as decisions.")
+@click.option("--accept", is_flag=True, help="With --plan: take the draft of a plan loop that asked you, as it is.")
 @click.option("--force", is_flag=True, help="With --plan: replace a plan that has progress (completed phases kept).")
 @click.option("--answer", type=TEXT,
               help="The user's answer to a code loop that asked — refine, accept or stop — with their words (`-`: stdin).")
 @click.argument("words", type=CONTENT, required=False)
-def next_cmd(phase, approve, resume, plan, colonize, force, answer, words):
+def next_cmd(phase, approve, resume, plan, colonize, accept, force, answer, words):
     """The one next thing the Queen does in the current build or plan run: `spawn` (Agent calls to send in
     ONE message), `ask` (show the text; the user answers with the command given), `lessons`
     (write them, record with `aether record lessons -`), `done` or `stop` (show the text). The
     helper runs every step that is its own on the way; asked twice, it answers the same."""
     from aether.colony import drive
 
+    contradiction = _contradiction(phase, approve, resume, plan, colonize, force, answer)
+    if contradiction:
+        raise click.UsageError(contradiction)
     if answer is not None:
         if phase is None or not words:
             raise click.UsageError("--answer needs --build N and the user's words (`-` for stdin)")
@@ -38,8 +57,10 @@ def next_cmd(phase, approve, resume, plan, colonize, force, answer, words):
     else:
         if words and not plan:
             raise click.UsageError("WORDS go with --plan (guidance) or --answer")
+        if accept and not plan:
+            raise click.UsageError("--accept goes with --plan")
         result = drive.next_action(phase, approve=approve, resume=resume, plan=plan, guidance=words, force=force,
-                                   colonize=colonize)
+                                   colonize=colonize, accept=accept)
     result.setdefault("line", drive.action_line(result))
     return result
 
@@ -76,4 +97,9 @@ def agent_hook(event):
             "additionalContext": f"Aether could not record this answer ({type(exc).__name__}: {exc}); "
                                  f"`aether next` says what to do."}}
     if out:
-        sys.stdout.write(json.dumps(out, ensure_ascii=False))
+        text = json.dumps(out, ensure_ascii=False)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate from the payload: escaped, still the same JSON
+            text = json.dumps(out)
+        sys.stdout.write(text)

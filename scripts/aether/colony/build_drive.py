@@ -15,8 +15,9 @@ import json
 from aether.build import builds, completion, failures, loops, review, spawning, verification, waves
 from aether.build import critique as critique_view
 from aether.colony import between_phases, dispatch
-from aether.core.exceptions import AetherError, input_error, state_error
+from aether.core.exceptions import EXIT_INPUT, AetherError, input_error, state_error
 from aether.core.text import one_line
+from aether.core.vocabulary import SPAWN_FINISHED
 from aether.rules import contracts, modes, spawn_tree
 from aether.rules import drive as rules
 from aether.rules import loops as loops_rules
@@ -153,7 +154,8 @@ def _spawn_nodes(run: dict, ids: list) -> dict:
         text = None
         if node["status"] == "planned":
             text = spawning.start(node_id)["text"]
-        elif ledger.find(data, f"{run['scope']}/{node_id}") is None:  # started by hand: render its brief again
+        elif ledger.find(data, f"{run['scope']}/{node_id}") is None or \
+                ledger.read_brief(f"{run['scope']}/{node_id}") is None:  # started by hand, or its brief is gone
             text = spawning.brief(tree, node, store.read("plan"), pheromones.render(node["caste"])["text"])
         items.append((node_id, "node", f"ant:{node['caste']}", text))
     return dispatch.dispatch(run, items)
@@ -280,6 +282,8 @@ def _record_node(run: dict, local: str, text: str) -> str:
     tree = store.read("colony").get("spawn_tree") or {}
     node = spawn_tree.node_of(spawn_tree.tree_of({"spawn_tree": tree}), local)
     label = f"{local} {node['caste']}"
+    if node["status"] in SPAWN_FINISHED:  # recorded in the tree, then killed before the ledger's mark
+        return f"{label}: {node['status']} (recorded before)"
     if node["role"] == "reviewer":
         try:
             out = review.decide(node["wave"], text)
@@ -290,9 +294,9 @@ def _record_node(run: dict, local: str, text: str) -> str:
     try:
         out = spawning.finish(local, text)
     except AetherError as exc:
-        if exc.code != "invalid_report":
+        if exc.exit_code != EXIT_INPUT:  # the state, not the answer: raised
             raise
-        out = spawning.finish(local, _synthetic_failure(node, exc.message))
+        out = spawning.finish(local, _synthetic_failure(node, exc.message))  # an unreadable answer fails the spawn
     line = f"{label}: {out['status']}" + (" (claimed files do not hold)" if out.get("unverified") else "")
     if out["status"] == "completed" and parse_requests(text):
         asked = spawning.requests(local, text)
@@ -308,7 +312,7 @@ def _record_lead(run: dict, text: str) -> str:
     try:
         out = waves.plan(text)
     except AetherError as exc:
-        if exc.code in ("lock_timeout", "state_unwritable", "state_corrupt"):
+        if exc.exit_code != EXIT_INPUT:  # the state, not the plan: raised
             raise
         run.setdefault("lead_refusals", []).append(exc.message)
         dispatch.save_run(run)
@@ -333,7 +337,7 @@ def record_lessons(text: str) -> dict:
     """The phase's lessons: plain lines go to memory; `global <category>: …` lines are promoted too."""
     with ledger.lock():
         run = ledger.current_run(store.read("spawns"), "build")
-        if run is None or not run.get("finished"):
+        if run is None or not run.get("finished") or run.get("lessons_done"):  # recorded once, never twice
             raise state_error("no_lessons_due", "no finished build waits for its lessons")
         lessons, promote = [], []
         for raw in memory.split_lines(text):
@@ -347,6 +351,8 @@ def record_lessons(text: str) -> dict:
                 lessons.append(line)
         if not lessons:
             raise input_error("invalid_content", "no lessons given: one per line")
+        for line, _cat in promote:  # every line checked before the first is written
+            learning.check_content(line)
         memory.add_learnings(run["phase"], lessons, run.get("phase_name"), None, "append")
         promoted = [learning.promote(line, source_phase=run["phase"], category=cat) for line, cat in promote]
         run["lessons_done"] = True

@@ -103,7 +103,12 @@ def advance(run: dict) -> dict:
         run = ledger.run_of(store.read("spawns"), run["scope"]) or run
         step = rules.next_colonize_step(_view(run))
         if step["do"] == "detect":
-            _detect(run)
+            try:
+                _detect(run)
+            except AetherError:  # refused before it began (a build is running …): no run left to capture `next`
+                run["done"] = True
+                dispatch.save_run(run)
+                raise
             dispatch.save_run(run)
         elif step["do"] == "summarize":
             _summarize(run)

@@ -14,7 +14,7 @@ import json
 import re
 
 from aether.colony import build_drive, colonize_drive, dispatch, plan_drive
-from aether.core.exceptions import AetherError, input_error
+from aether.core.exceptions import AetherError, input_error, state_error
 from aether.state import spawns as ledger
 from aether.state import store
 
@@ -26,14 +26,14 @@ PROTOCOLS = {"build": build_drive, "plan": plan_drive, "colonize": colonize_driv
 
 
 def next_action(phase: int | None = None, approve: bool = False, resume: bool = False, plan: bool = False,
-                guidance: str | None = None, force: bool = False, colonize: bool = False) -> dict:
+                guidance: str | None = None, force: bool = False, colonize: bool = False, accept: bool = False) -> dict:
     """aether next: the one next thing the Queen does — in the build of `phase`, in the plan run
     (`plan`), or, given neither, in the newest run that is not done."""
     with ledger.lock():
         if colonize:
             return colonize_drive.advance(colonize_drive.colonize_run())
         if plan:
-            return plan_drive.advance(plan_drive.plan_run(guidance, force))
+            return plan_drive.advance(plan_drive.plan_run(guidance, force, accept))
         if phase is None:
             run = next((r for r in reversed(store.read("spawns")["runs"]) if not r.get("done")), None)
             if run is not None and run["command"] in ("plan", "colonize"):
@@ -66,6 +66,9 @@ def record(spawn_id: str, text: str, usage: dict | None = None, via: str = "quee
         run = ledger.run_of(data, found["scope"])
         if found["status"] == "recorded":
             return {"id": found["local"], "already_recorded": True, "line": found.get("outcome"), "next": None}
+        if run is None or run.get("command") not in PROTOCOLS:  # trimmed, or edited by hand
+            raise state_error("state_corrupt", f"spawns.json holds no run {found['scope']!r} for {found['ref']!r}; "
+                                               f"`aether next --build <phase>` (or --plan, --colonize) starts again")
         ledger.keep_answer(found["ref"], text)
         protocol = PROTOCOLS[run["command"]]
         line = protocol.apply(run, found, text)
@@ -99,9 +102,12 @@ def _answer_of(response) -> tuple:
     """(the ant's answer text, its usage) from the Agent tool's result (a dict or a JSON string)."""
     if isinstance(response, str):
         try:
-            response = json.loads(response)
-        except ValueError:
+            parsed = json.loads(response)
+        except (ValueError, RecursionError):
             return response, {}
+        if not (isinstance(parsed, dict) and "content" in parsed):  # the ant's own text, which may be JSON
+            return response, {}
+        response = parsed
     if not isinstance(response, dict):
         return None, {}
     content = response.get("content")
@@ -111,8 +117,9 @@ def _answer_of(response) -> tuple:
         head, tail = response.get("harnessNoteCount"), response.get("harnessTailCount", 0)
         if isinstance(head, int) and isinstance(tail, int) and min(head, tail) >= 0 and head + tail < len(content):
             content = content[head:len(content) - tail]
-        content = [b for b in content if not (isinstance(b, dict) and HARNESS_NOTE.fullmatch(b.get("text") or ""))]
-        text = "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+        blocks = [b["text"] for b in content
+                  if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
+        text = "\n".join(b for b in blocks if not HARNESS_NOTE.fullmatch(b))
     else:
         text = content if isinstance(content, str) else None
     return text, ledger.usage_of(response)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from aether.build import critique as critique_view
 from aether.build import drafts, loops, plans
 from aether.colony import dispatch, research
-from aether.core.exceptions import AetherError, state_error
+from aether.core.exceptions import EXIT_INPUT, AetherError, state_error
 from aether.core.text import one_line
 from aether.rules import drive as rules
 from aether.state import spawns as ledger
@@ -22,22 +22,27 @@ from aether.state import store
 
 MAX_STEPS = 100
 HELPER_STEPS = ("plan_start", "research_plan", "research_collect", "loop_init", "decide", "load")
-HARD_ERRORS = ("lock_timeout", "state_unwritable", "state_corrupt")  # not the ant's fault: raised
 
 
 # ---------------------------------------------------------------- runs and the view
 
 
-def plan_run(guidance: str | None, force: bool = False) -> dict:
+def plan_run(guidance: str | None, force: bool = False, accept: bool = False) -> dict:
     """The plan run `aether next --plan` continues (a new one unless one is under way);
-    guidance given while its loop waits for the user is stored as the user's feedback."""
+    guidance given while its loop waits for the user is stored as the user's feedback, and
+    `accept` takes the latest draft as it is."""
     data = store.read("spawns")
     run = ledger.current_run(data, "plan")
+    loop = _loop(run) if run and not run.get("done") else None
+    if accept and (loop is None or loop["status"] != "awaiting_user"):
+        raise state_error("nothing_to_accept", "no plan loop waits for your answer: run /ant:plan to plan")
     if run is None or run.get("done"):
         return dispatch.new_run("plan", guidance=guidance, force=force, refusals=0, scouts=[], research=None,
                                 loop_id=None, loaded=None)
-    loop = _loop(run)
-    if guidance and loop and loop["status"] == "awaiting_user":
+    if accept:
+        loops.feedback_store(run["loop_id"], guidance or "Accepted as it is.", "user")
+        run["accepted"] = True
+    elif guidance and loop and loop["status"] == "awaiting_user":
         loops.feedback_store(run["loop_id"], guidance, "user")
         run["refusals"] = 0
     if force:
@@ -68,7 +73,7 @@ def _view(run: dict) -> dict:
         research_view = {"tasks": run["research"].get("tasks", []), "collected": run["research"].get("collected"),
                          "recorded": bool(scouts) and all(s["status"] == "recorded" for s in scouts)}
     return {"started": bool(run.get("started_text")), "research": research_view, "loop": view_loop,
-            "refusals": run.get("refusals", 0), "loaded": bool(run.get("loaded"))}
+            "refusals": run.get("refusals", 0), "accepted": bool(run.get("accepted")), "loaded": bool(run.get("loaded"))}
 
 
 # ---------------------------------------------------------------- helper steps
@@ -113,7 +118,12 @@ def _load(run: dict) -> None:
 def _helper_step(run: dict, step: dict) -> None:
     do = step["do"]
     if do == "plan_start":
-        run["started_text"] = plans.start()["text"]
+        try:
+            run["started_text"] = plans.start()["text"]
+        except AetherError:  # refused before it began (a build is running …): no run left to capture `next`
+            run["done"] = True
+            dispatch.save_run(run)
+            raise
     elif do == "research_plan":
         _research_plan(run)
     elif do == "research_collect":
@@ -164,9 +174,12 @@ def _queen_action(run: dict, step: dict) -> dict:
     if do == "spawn_critic":
         return dispatch.dispatch(run, [(_local(run, "critic"), "critic", "ant:watcher", _critic_brief(run))])
     if do == "ask":
-        shown = critique_view.present(run["loop_id"])
+        # loop-present's `aether feedback-store …` line is not how a driven plan takes the answer
+        shown = [line for line in critique_view.present(run["loop_id"])["text"].splitlines()
+                 if not line.startswith("Store the user's answer:")]
         return {"action": "ask", "command": "/ant:plan <your guidance>",
-                "text": shown["text"] + "\n\nAnswer with /ant:plan <your guidance>."}
+                "text": "\n".join(shown) + "\n\nAnswer with /ant:plan <your guidance> for another round, or take "
+                                           "the latest draft as it is with /ant:plan --accept."}
     if do == "stop":
         return _stop(run, f"the plan loop stopped: {run.get('refused') or 'answers were refused twice'}; "
                           f"run /ant:plan again", "/ant:plan")
@@ -219,7 +232,7 @@ def apply(run: dict, record: dict, text: str) -> str:
             loops.feedback_store(run["loop_id"], text, "critic")
             line = "critic: feedback stored"
     except AetherError as exc:
-        if exc.code in HARD_ERRORS:
+        if exc.exit_code != EXIT_INPUT:  # the state, not the answer: raised
             raise
         run["refusals"] = run.get("refusals", 0) + 1
         run["refused"] = one_line(exc.message, 600)

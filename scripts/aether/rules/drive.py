@@ -132,7 +132,7 @@ def _research_step(research: dict | None) -> dict | None:
 
 
 def next_plan_step(view: dict) -> dict:
-    """The plan run's next step. view: {started, research, loop, refusals, loaded} — see
+    """The plan run's next step. view: {started, research, loop, refusals, accepted, loaded} — see
     colony/plan_drive.py. Helper steps: plan_start, research_plan, research_collect, loop_init,
     decide, load; the Queen's: spawn_scouts, spawn_planner, spawn_critic, ask, done, stop."""
     if not view.get("started"):
@@ -145,7 +145,7 @@ def next_plan_step(view: dict) -> dict:
         return {"do": "loop_init"}
     if view.get("loaded"):
         return {"do": "done"}
-    if loop["status"] == "complete":
+    if loop["status"] == "complete" or view.get("accepted"):
         return {"do": "load"}
     if loop["status"] == "awaiting_user":
         return {"do": "ask"}

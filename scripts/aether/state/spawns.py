@@ -16,16 +16,31 @@ import os
 import re
 
 from aether.core import clock, containment, paths
+from aether.core.exceptions import state_error
 from aether.state import store
 
 MAX_SPAWNS = 400  # spawn records kept (oldest dropped)
 MAX_RUNS = 40  # run records kept
 SPAWN_STATUSES = ("dispatched", "launched", "recorded")
 REF = re.compile(r"\.aether/spawns/([A-Za-z0-9_-]{1,64}/[A-Za-z0-9_-]{1,64})\.md")
+NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a scope or a local id: never `..`, `/` or a path
+
+
+def _name(part) -> str:
+    """A scope or local id fit to be a file name (spawns.json is a file a model can edit)."""
+    if not isinstance(part, str) or not NAME.fullmatch(part):
+        raise state_error("state_corrupt", f"spawns.json names a spawn {str(part)[:80]!r} that is no plain "
+                                           f"name; repair or remove .aether/data/spawns.json")
+    return part
 
 
 def folder(scope: str) -> str:
-    return os.path.join(paths.aether_dir(), "spawns", scope)
+    return os.path.join(paths.aether_dir(), "spawns", _name(scope))
+
+
+def _file(ref: str, suffix: str) -> str:
+    scope, _, local = ref.partition("/")
+    return os.path.join(folder(scope), f"{_name(local)}{suffix}")
 
 
 def brief_rel(scope: str, local: str) -> str:
@@ -33,8 +48,7 @@ def brief_rel(scope: str, local: str) -> str:
 
 
 def answer_path(ref: str) -> str:
-    scope, local = ref.split("/", 1)
-    return os.path.join(folder(scope), f"{local}.answer.md")
+    return _file(ref, ".answer.md")
 
 
 def report_rel(ref: str) -> str:
@@ -112,33 +126,40 @@ def usage_of(response: dict) -> dict:
 # ---------------------------------------------------------------- files
 
 
+def _write(path: str, text: str) -> None:
+    try:
+        containment.make_dirs(os.path.dirname(path))
+        store.write_text_atomic(path, text)
+    except OSError as exc:  # e.g. a directory where the file goes
+        raise state_error("state_unwritable", f"cannot write {path}: {exc.strerror or exc}", file=path) from None
+
+
+def _read(path: str) -> str | None:
+    """A brief or answer of ours: never through a symbolic link, never from outside the project."""
+    if not containment.is_safe_read(path):
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
 def write_brief(scope: str, local: str, text: str) -> str:
-    containment.make_dirs(folder(scope))
-    store.write_text_atomic(os.path.join(folder(scope), f"{local}.md"), text)
+    _write(_file(f"{scope}/{local}", ".md"), text)
     return brief_rel(scope, local)
 
 
 def read_brief(ref: str) -> str | None:
-    scope, local = ref.split("/", 1)
-    path = os.path.join(folder(scope), f"{local}.md")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except OSError:
-        return None
+    return _read(_file(ref, ".md"))
 
 
 def keep_answer(ref: str, text: str) -> None:
-    containment.make_dirs(os.path.dirname(answer_path(ref)))
-    store.write_text_atomic(answer_path(ref), text)
+    _write(answer_path(ref), text)
 
 
 def read_answer(ref: str) -> str | None:
-    try:
-        with open(answer_path(ref), encoding="utf-8") as fh:
-            return fh.read()
-    except OSError:
-        return None
+    return _read(answer_path(ref))
 
 
 def lock():
