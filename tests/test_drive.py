@@ -101,8 +101,8 @@ def test_the_hooks_expand_the_brief_and_record_the_answer(colony):
     post = p.run("agent-hook", "post", input=json.dumps({"hook_event_name": "PostToolUse", "tool_name": "Agent",
                                                         "tool_input": expanded, "tool_response": response}))
     context = json.loads(post.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert context.startswith("Aether recorded Phase Lead: 3 workers in 2 waves")
-    assert "Next: ask" in context
+    assert context.startswith("Aether recorded lead1 Phase Lead: 3 workers in 2 waves")
+    assert "Aether next: ask" in context
     spawn = json.loads((p.data / "spawns.json").read_text("utf-8"))["spawns"][0]
     assert spawn["usage"] == {"total_tokens": 1234, "duration_ms": 5000, "tool_uses": 3,
                               "input_tokens": 1000, "output_tokens": 234}
@@ -196,7 +196,7 @@ def test_the_post_hook_keeps_the_ants_answer_without_claude_codes_notes(colony):
                             {"type": "text", "text": report}], "totalTokens": 10}
     post = p.run("agent-hook", "post", input=json.dumps({"hook_event_name": "PostToolUse", "tool_name": "Agent",
                                                         "tool_input": tool_input, "tool_response": response}))
-    assert "Aether recorded Phase Lead: 3 workers" in json.loads(post.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Aether recorded lead1 Phase Lead: 3 workers" in json.loads(post.stdout)["hookSpecificOutput"]["additionalContext"]
     ledger = json.loads((p.data / "spawns.json").read_text("utf-8"))
     answer = p.root / ".aether" / "spawns" / ledger["runs"][-1]["scope"] / "lead1.answer.md"
     assert answer.read_text("utf-8") == report

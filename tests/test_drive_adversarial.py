@@ -139,7 +139,7 @@ def test_a_string_tool_response_that_happens_to_be_json_is_the_answer(colony):
     p = colony
     call = ok(p, "next", "--build", "1")["spawns"][0]
     out = hook(p, "post", {"tool_input": call, "tool_response": json.dumps(ASSIGNMENT)})
-    assert context(out).startswith("Aether recorded Phase Lead: 3 workers")
+    assert context(out).startswith("Aether recorded lead1 Phase Lead: 3 workers")
     assert spawn_status(p, "lead1") == "recorded"
 
 
@@ -149,7 +149,7 @@ def test_a_content_block_whose_text_is_not_text_is_skipped(colony):
     response = {"content": [{"type": "text", "text": 5}, {"type": "image", "source": {}}, "x", None,
                             {"type": "text", "text": json.dumps(ASSIGNMENT)}]}
     out = hook(p, "post", {"tool_input": call, "tool_response": response})
-    assert context(out).startswith("Aether recorded Phase Lead: 3 workers")
+    assert context(out).startswith("Aether recorded lead1 Phase Lead: 3 workers")
 
 
 # ---------------------------------------------------------------- next: refused runs and contradicting flags

@@ -378,6 +378,7 @@ BUILD_SCENARIO = [
     (("research-collect", "-"), "Done.\nBRIEF: .aether/research/argparse-subcommands.md\n"),
     (("complexity-detect", "--apply"), None),
     (("next", "--build", "2"), None),  # the helper drives: the Phase Lead to spawn
+    (("record", "lead1", "-"), "no plan yet\n"),  # refused: sent back to the lead (lead2), `next` in the answer
 ]
 SCENARIO = [
     (("version",), None),

@@ -149,7 +149,7 @@ def is_spawn(node_id: str) -> Matcher:
 # ---------------------------------------------------------------- the helper drives (aether next)
 
 HOOK_CONTEXT = "hook additional context:"
-NEXT_SPAWN = "Next: spawn in ONE message, each with run_in_background false: "
+NEXT_SPAWN = "Aether next: spawn in ONE message, each with run_in_background false: "
 
 
 def hook_lines(request) -> list[str]:
@@ -171,11 +171,15 @@ def next_action(request) -> dict:
             return {"action": "spawn", "spawns": json.loads(line[len(NEXT_SPAWN):])}
     lines = hook_lines(request)
     for i, line in enumerate(lines):
-        if line.startswith("Next: "):
+        if line.startswith("Aether next: "):
             shown = "\n".join(lines[i + 1:]) if line.endswith("show the user this text:") else line
-            return {"action": line[6:].split(" ", 1)[0], "text": shown}
-    result = helper_result(request)
-    return result.get("next") if "next" in result and isinstance(result.get("next"), dict) else result
+            return {"action": line[13:].split(" ", 1)[0], "text": shown}
+    results = helper_results(request)
+    nexts = [r["next"] for r in results if isinstance(r.get("next"), dict)]  # `aether record`s: the last one's
+    if nexts:
+        return nexts[-1]
+    (only,) = results
+    return only
 
 
 def spawn_next(request) -> list[dict]:
@@ -189,3 +193,25 @@ def is_ref(local: str) -> Matcher:
     """A subagent whose brief is spawn `local`'s (`[aether spawn .aether/spawns/<run>/<local>.md]`)."""
     return Matcher(f"is_ref({local})", lambda r: re.search(
         rf"^\[aether spawn \.aether/spawns/[\w-]+/{re.escape(local)}\.md\]", r.first_user_text, re.M))
+
+
+def body_line(request, text: str, **fill) -> str:
+    """The body's command written exactly as `text` (placeholders then filled)."""
+    lines = [snip.text for snip in shell_snippets(command_body(request)) if snip.kind != "bang"]
+    assert text in lines, f"the command body has no command {text!r}"
+    for name, value in fill.items():
+        text = text.replace(f"<{name}>", str(value))
+    return text
+
+
+def next_with(request, text: str, *flags: str, stdin: str | None = None, **fill) -> dict:
+    """The body's `text` command (e.g. `aether next --build <N>`) with the flags the body says to
+    add (each written in it as `--flag`), and `stdin` as a quoted heredoc."""
+    line = body_line(request, text, **fill)
+    for flag in flags:
+        assert f"`{flag}`" in command_body(request), f"the body never says to add {flag}"
+        line += f" {flag}"
+    if stdin is not None:
+        assert "`- <<'EOF'`" in command_body(request) or "- <<'EOF'" in command_body(request)
+        line += f" - <<'EOF'\n{stdin.rstrip(chr(10))}\nEOF"
+    return bash(line)

@@ -35,6 +35,7 @@ from .colony_script import (
     is_spawn,
     json_block,
     next_action,
+    next_with,
     queen_turn,
     run_body,
     spawn_next,
@@ -254,7 +255,7 @@ def plan_run(claude):
         queen_turn(1).reply(lambda r: run_body(r, "aether next --plan")),
         # research first: one scout for the goal (no list given); then planner, critic, planner, critic
         *[queen_turn(n).reply(spawn_next) for n in range(2, 7)],
-        queen_turn(7, hook_says("Next: done")).reply(lambda r: say(next_action(r)["text"])),
+        queen_turn(7, hook_says("Aether next: done")).reply(lambda r: say(next_action(r)["text"])),
         # the scout writes its brief where the task says
         subagent("ant:scout", first_user_contains("--- RESEARCH TASK ---"), turn(1)).reply(lambda r: tool(
             "Write", file_path=str(claude.project / brief_path(r)), content=GOAL_BRIEF)),
@@ -277,14 +278,14 @@ def plan_run(claude):
 def build_asks_for_approval(claude):
     plan_file = str(claude.project / ".aether" / "data" / "PROJECT_PLAN.json")
     return claude.run("/ant:build 1", [
-        queen_turn(1).reply(lambda r: run_body(r, "aether next --build 1")),
+        queen_turn(1).reply(lambda r: next_with(r, "aether next --build <N>", N=1)),
         queen_turn(2).reply(spawn_next),  # the Phase Lead, by reference
         subagent("ant:route-setter", first_user_contains("--- PHASE LEAD ---"), turn(1)).reply(
             tool("Read", file_path=plan_file)),
         subagent("ant:route-setter", turn(2), tool_result_contains("todo/store.py")).reply(
             say(json_block(ASSIGNMENT, "Three builders; the tests wait for the store."))),
         # the hook recorded the plan; the next action asks the user
-        queen_turn(3, hook_says("Next: ask")).reply(lambda r: say(next_action(r)["text"])),
+        queen_turn(3, hook_says("Aether next: ask")).reply(lambda r: say(next_action(r)["text"])),
     ], env=NOW)
 
 
@@ -308,13 +309,13 @@ class Queen:
 def approved_build(claude):
     q = Queen()
     project = str(claude.project)
-    q.step(lambda r: run_body(r, "aether next --build 1 --approve"))
+    q.step(lambda r: next_with(r, "aether next --build <N>", "--approve", N=1))
     # wave 1: w1, w2 · r1, s1 · x1 · reviewer v1 · rebuild b1, b2 · reviewer v2; wave 2: w3 · d1;
     # the watcher — every action comes from the hooks' `Next:` line
     for _ in range(9):
         q.step(spawn_next)
     q.step(lambda r: bash(f"aether record lessons - <<'EOF'\n{LESSONS}global convention: {PROMOTED}\nEOF"),
-           hook_says("Next: lessons"))
+           hook_says("Aether next: lessons"))
     q.step(lambda r: say(helper_result(r)["next"]["text"]))
 
     ants = [
@@ -554,7 +555,7 @@ def test_colonize_maps_in_parallel_and_organize_only_reports(claude):
                 bash("find . -type f -not -path './.aether/*' | head -200")),
             subagent("ant:colonizer", first_user_contains(f"Lens: {lens}"), turn(2),
                      tool_result_contains("./util.py")).reply(say(json_block(MAPS[lens], f"The {lens} map."))))],
-        queen_turn(3, hook_says("Next: done")).reply(lambda r: say(next_action(r)["text"])),
+        queen_turn(3, hook_says("Aether next: done")).reply(lambda r: say(next_action(r)["text"])),
     ], env=NOW)
     organize = claude.run("/ant:organize util.py", [
         queen_turn(1).reply(lambda r: run_body(r, "aether hygiene-check")),

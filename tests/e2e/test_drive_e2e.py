@@ -3,7 +3,7 @@ real Claude Code against the scripted model.
 
 - hooks absent, nothing lost: a plugin copy without the Agent hooks. Each ant gets only the
   short prompt naming its brief file, reads it and answers; the Queen pipes every answer to
-  `aether record <id> -` and asks `aether next`, as the command body says. Every spawn is
+  `aether record <id> -` and acts on the next action the last record prints, as the body says. Every spawn is
   recorded (via `queen`), every answer kept as it was, the build finishes (one worker failed
   and its retry recovered the task);
 - killed mid-wave, resumed: `claude` is killed while the wave's ants are working (the
@@ -31,16 +31,15 @@ import time
 from pathlib import Path
 
 import pytest
-from test_prompts import shell_snippets
 
 from .colony_script import (
     agent_report,
-    command_body,
     helper_result,
     hook_lines,
     is_ref,
     json_block,
     next_action,
+    next_with,
     queen_turn,
     run_body,
     spawn_next,
@@ -88,13 +87,6 @@ class Queen:
     def step(self, reply, *also):
         self.n += 1
         self.steps.append(queen_turn(self.n, *also).reply(reply))
-
-
-def body_line(request, text: str) -> dict:
-    """A Bash call of a command the body writes exactly as `text` (`aether next`)."""
-    lines = [s.text for s in shell_snippets(command_body(request)) if s.kind != "bang"]
-    assert text in lines, f"the command body has no command {text!r}"
-    return bash(text)
 
 
 def hook_says(text: str) -> Matcher:
@@ -194,17 +186,14 @@ def test_without_the_agent_hooks_the_ants_read_their_briefs_and_the_queen_record
     project = claude.project
     no_hook = ~hook_says("Aether")
     q = Queen()
-    q.step(lambda r: run_body(r, "aether next --build 1"))
+    q.step(lambda r: next_with(r, "aether next --build <N>", N=1))
     q.step(spawn_next)  # lead1
     q.step(record_each, no_hook)
-    q.step(lambda r: body_line(r, "aether next"))
-    q.step(spawn_next)  # w1, w2 (LIGHTWEIGHT approved the plan)
+    q.step(spawn_next)  # w1, w2 (LIGHTWEIGHT approved the plan): the `next` the record printed
     q.step(record_each, no_hook)
-    q.step(lambda r: body_line(r, "aether next"))
     q.step(spawn_next)  # r1, w2's retry
     q.step(record_each, no_hook)
-    q.step(lambda r: body_line(r, "aether next"))
-    q.step(lambda r: say(helper_result(r)["text"]), tool_result_contains('"action":"done"'))
+    q.step(lambda r: say(next_action(r)["text"]), tool_result_contains('"action":"done"'))
 
     def ant(caste, local, *turns):
         """The ant reads the brief its prompt names, then takes `turns` (replies) in order."""
@@ -246,9 +235,8 @@ def test_without_the_agent_hooks_the_ants_read_their_briefs_and_the_queen_record
         assert firsts, local  # the subagent's task was the short prompt, unchanged
     # the Queen piped each answer, then asked `aether next`
     assert [c.split(" <<")[0] for c in run.bash_commands()] == [
-        "aether next --build 1", "aether record lead1 -", "aether next",
-        "aether record w1 -", "aether record w2 -", "aether next",
-        "aether record r1 -", "aether next"]
+        "aether next --build 1", "aether record lead1 -",
+        "aether record w1 -", "aether record w2 -", "aether record r1 -"]
     # every spawn recorded via the Queen, each answer kept as the ant gave it (the heredoc ends
     # it with a newline)
     build, spawns = ledger_of(claude)
@@ -397,7 +385,7 @@ def test_a_build_killed_mid_wave_resumes_in_a_new_session_with_the_same_spawns(c
 
     # the first session: the wave's two ants start working and hang
     q = Queen()
-    q.step(lambda r: run_body(r, "aether next --build 1"))
+    q.step(lambda r: next_with(r, "aether next --build <N>", N=1))
     q.step(spawn_next)
     hanging = [subagent("ant:builder", is_ref(local), turn(1)).reply(bash(SLEEP, "wait for the build server"))
                for local in ("w1", "w2")]
@@ -427,9 +415,9 @@ def test_a_build_killed_mid_wave_resumes_in_a_new_session_with_the_same_spawns(c
     answers = {"w1": worker_result("slugify() in slug/core.py", created=["slug/core.py", "slug/__init__.py"]),
                "w2": worker_result("the separator setting", created=["slug/settings.py"])}
     q = Queen()
-    q.step(lambda r: run_body(r, "aether next --build 1"))
+    q.step(lambda r: next_with(r, "aether next --build <N>", N=1))
     q.step(spawn_next)
-    q.step(lambda r: say(next_action(r)["text"]), hook_says("Next: done"))
+    q.step(lambda r: say(next_action(r)["text"]), hook_says("Aether next: done"))
     ants = [
         subagent("ant:builder", is_ref("w1"), turn(1)).reply(
             tool("Write", file_path=f"{project}/slug/core.py", content=SLUG)),
@@ -511,11 +499,11 @@ def test_four_hooks_recording_at_once_hand_the_next_action_out_once(claude):
         return reply
 
     q = Queen()
-    q.step(lambda r: run_body(r, "aether next --build 1 --approve"))
+    q.step(lambda r: next_with(r, "aether next --build <N>", "--approve", N=1))
     q.step(spawn_next)  # the wave of four
-    q.step(spawn_next, hook_says("Next: spawn"))  # the reviewer
-    q.step(spawn_next, hook_says("Next: spawn"))  # the watcher
-    q.step(lambda r: bash(f"aether record lessons - <<'EOF'\n{LESSONS}EOF"), hook_says("Next: lessons"))
+    q.step(spawn_next, hook_says("Aether next: spawn"))  # the reviewer
+    q.step(spawn_next, hook_says("Aether next: spawn"))  # the watcher
+    q.step(lambda r: bash(f"aether record lessons - <<'EOF'\n{LESSONS}EOF"), hook_says("Aether next: lessons"))
     q.step(lambda r: say(helper_result(r)["next"]["text"]))
     ants = []
     for i, local in enumerate(wave, start=1):
@@ -544,7 +532,7 @@ def test_four_hooks_recording_at_once_hand_the_next_action_out_once(claude):
     assert sorted(recorded) == [f"Aether recorded {w} builder: completed" for w in wave], lines
     waiting = sorted(len(line[len("(waiting for "):-1].split(", ")) for line in lines if line.startswith("(waiting for "))
     assert waiting == [1, 2, 3], lines  # one after the other, each saw the ones still out
-    nexts = [line for line in lines if line.startswith("Next: ")]
+    nexts = [line for line in lines if line.startswith("Aether next: ")]
     assert len(nexts) == 1 and "v1 watcher" in nexts[0], lines
     # spawns.json: four recorded by hooks; the next action (the reviewer) dispatched once
     build, spawns = ledger_of(claude)

@@ -36,6 +36,7 @@ from .colony_script import (
     is_spawn,
     json_block,
     next_action,
+    next_with,
     run_body,
     spawn_next,
     worker_result,
@@ -92,7 +93,7 @@ def shown(request) -> str:
     """The text an `ask`, `done` or `stop` action says to show the user: what follows the hooks'
     `Next: … show the user this text:` line, else the `text` of the helper's last answer."""
     lines = hook_lines(request)
-    starts = [i for i, line in enumerate(lines) if line.startswith("Next: ") and line.endswith(SHOW)]
+    starts = [i for i, line in enumerate(lines) if line.startswith("Aether next: ") and line.endswith(SHOW)]
     if starts:
         return "\n".join(lines[starts[-1] + 1:])
     return next_action(request)["text"]
@@ -132,10 +133,10 @@ def test_a_lightweight_build_spawns_no_reviewer_and_no_watcher(claude):
     prepare(claude, "A slug helper", LIGHT_PLAN, "--mode", "LIGHTWEIGHT")
     project = claude.project
     q = Queen()
-    q.step(lambda r: run_body(r, "aether next --build 1"))
+    q.step(lambda r: next_with(r, "aether next --build <N>", N=1))
     q.step(spawn_next)  # the Phase Lead
-    q.step(spawn_next, hook_says("Next: spawn"))  # no approval asked: w1 and w2 at once
-    q.step(lambda r: say(shown(r)), hook_says("Next: done"))
+    q.step(spawn_next, hook_says("Aether next: spawn"))  # no approval asked: w1 and w2 at once
+    q.step(lambda r: say(shown(r)), hook_says("Aether next: done"))
     ants = [
         subagent("ant:route-setter", first_user_contains("--- PHASE LEAD ---")).reply(
             say(json_block(LIGHT_ASSIGNMENT, "Two independent builders."))),
@@ -182,7 +183,7 @@ def test_a_lightweight_build_spawns_no_reviewer_and_no_watcher(claude):
     assert "syntax check passed" in run.text and "Next: /ant:continue" in run.text
     assert state(claude, "PROJECT_PLAN.json")["phases"][0]["status"] == "completed"
     # LIGHTWEIGHT learns at the project's end: no lessons asked for, none stored
-    assert build["lessons_due"] is False and "Next: lessons" not in "\n".join(hook_lines(run.main_turns[-1]))
+    assert build["lessons_due"] is False and "Aether next: lessons" not in "\n".join(hook_lines(run.main_turns[-1]))
     assert not any(e.get("phase") == 1 for e in state(claude, "memory.json").get("phase_learnings", []))
     # LIGHTWEIGHT emits FEEDBACK only: no FOCUS on entering the phase
     auto = [(s["type"], s["source"]) for s in state(claude, "pheromones.json")["signals"]
@@ -252,13 +253,13 @@ def test_a_full_build_whose_code_loop_stagnates_asks_the_user_and_goes_on(claude
     assert (loop["type"], loop["phase"], loop["status"]) == ("code", 1, "active")
 
     q = Queen()
-    q.step(lambda r: run_body(r, "aether next --build 1 --approve"))
+    q.step(lambda r: next_with(r, "aether next --build <N>", "--approve", N=1))
     q.step(spawn_next)  # w1
     q.step(spawn_next)  # the watcher's verification, watch1
     for _ in range(2):  # the helper scored it: refine, then again after y1 — f1 · y1 · f2 · y2
-        q.step(spawn_next, hook_says("Next: spawn"))
-        q.step(spawn_next, hook_says("Next: spawn"))
-    q.step(lambda r: say(shown(r)), hook_says("Next: ask"))
+        q.step(spawn_next, hook_says("Aether next: spawn"))
+        q.step(spawn_next, hook_says("Aether next: spawn"))
+    q.step(lambda r: say(shown(r)), hook_says("Aether next: ask"))
     builder = {
         "w1": [tool("Write", file_path=f"{project}/stats/__init__.py", content=""),
                tool("Write", file_path=f"{project}/stats/mean.py", content=MEAN),
@@ -287,11 +288,10 @@ def test_a_full_build_whose_code_loop_stagnates_asks_the_user_and_goes_on(claude
 
     # the user answers with a slash command, in a new conversation (as after /clear)
     q = Queen()
-    q.step(lambda r: run_body(r, "aether next --build <phase> --answer", stdin=ANSWER, phase=1,
-                              **{"refine|accept|stop": "refine"}))
+    q.step(lambda r: run_body(r, "aether next --build <N> --answer", stdin=ANSWER, N=1, choice="refine"))
     q.step(spawn_next, tool_result_contains('"action":"spawn"'))  # f3, its brief with the answer
-    q.step(spawn_next, hook_says("Next: spawn"))  # y3
-    q.step(lambda r: record_lessons(r, "- guard mean() against an empty list\n"), hook_says("Next: lessons"))
+    q.step(spawn_next, hook_says("Aether next: spawn"))  # y3
+    q.step(lambda r: record_lessons(r, "- guard mean() against an empty list\n"), hook_says("Aether next: lessons"))
     q.step(lambda r: say(shown(r)), tool_result_contains('"action":"done"'))
     ants = [
         subagent("ant:builder", is_spawn("f3"), turn(1)).reply(tool(
@@ -421,10 +421,10 @@ def test_research_fans_out_in_one_message_and_the_planner_gets_paths(claude):
         ]
 
     q = Queen()
-    q.step(lambda r: run_body(r, "aether next --plan - <<", stdin=RESEARCH))
+    q.step(lambda r: next_with(r, "aether next --plan", stdin=RESEARCH))
     for _ in range(3):  # the three scouts in one message, the planner, the critic
         q.step(spawn_next)
-    q.step(lambda r: say(shown(r)), hook_says("Next: done"))
+    q.step(lambda r: say(shown(r)), hook_says("Aether next: done"))
     ants = [step for word in BRIEFS for step in scout_steps(word)] + [
         subagent("ant:route-setter", first_user_contains("--- PLANNER ---"), turn(1)).reply(lambda r: tool(
             "Read", file_path=str(project / re.search(r"- (\.aether/research/atomic\S*\.md)", r.first_user_text)[1]))),
@@ -491,10 +491,10 @@ def test_a_recovery_after_an_abort_completes_the_phase(claude):
     prepare(claude, "A todo store", RECOVERY_PLAN)
     project = claude.project
     q = Queen()
-    q.step(lambda r: run_body(r, "aether next --build 1"))
+    q.step(lambda r: next_with(r, "aether next --build <N>", N=1))
     q.step(spawn_next)  # the Phase Lead
-    q.step(spawn_next, hook_says("Next: spawn"))  # w1
-    q.step(lambda r: say(shown(r)), hook_says("Next: stop"))
+    q.step(spawn_next, hook_says("Aether next: spawn"))  # w1
+    q.step(lambda r: say(shown(r)), hook_says("Aether next: stop"))
     ants = [
         subagent("ant:route-setter", first_user_contains("--- PHASE LEAD ---")).reply(
             say(json_block(RECOVERY_ASSIGNMENT))),
@@ -510,12 +510,12 @@ def test_a_recovery_after_an_abort_completes_the_phase(claude):
     skipped = claude.aether("task-skip", "1.2", "--reason", "-", input="colour output is not needed now\n", env=NOW)
     assert skipped.returncode == 0, skipped.stderr
     q = Queen()
-    q.step(lambda r: run_body(r, "aether next --build 1"))
+    q.step(lambda r: next_with(r, "aether next --build <N>", N=1))
     q.step(spawn_next)  # a new Phase Lead, for what is left
-    q.step(spawn_next, hook_says("Next: spawn"))  # w1
-    q.step(spawn_next, hook_says("Next: spawn"))  # the watcher
+    q.step(spawn_next, hook_says("Aether next: spawn"))  # w1
+    q.step(spawn_next, hook_says("Aether next: spawn"))  # the watcher
     q.step(lambda r: record_lessons(r, "- check a helper module exists before building on it\n"),
-           hook_says("Next: lessons"))
+           hook_says("Aether next: lessons"))
     q.step(lambda r: say(shown(r)), tool_result_contains('"action":"done"'))
     ants = [
         subagent("ant:route-setter", first_user_contains("--- PHASE LEAD ---")).reply(

@@ -114,7 +114,9 @@ def advance(run: dict) -> dict:
             _summarize(run)
             dispatch.save_run(run)
         elif step["do"] == "spawn_colonizers":
-            items = [(c["local"], "colonizer", c["subagent_type"], c["text"]) for c in run["detected"]["colonizers"]]
+            pending = _view(run)["colonizers"]
+            items = [(c["local"], "colonizer", c["subagent_type"], c["text"]) for c in run["detected"]["colonizers"]
+                     if pending.get(c["local"]) != "recorded"]
             return {**dispatch.dispatch(run, items), "run": run["scope"]}
         else:
             return {**_done(run), "run": run["scope"]}

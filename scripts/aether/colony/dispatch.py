@@ -81,9 +81,9 @@ def action_line(action: dict) -> str:
     """The next action in one line for the Queen (the hook's context, `aether next --text`)."""
     if action["action"] == "spawn":
         calls = [{k: s[k] for k in ("subagent_type", "description", "prompt")} for s in action["spawns"]]
-        return ("Next: spawn in ONE message, each with run_in_background false: "
+        return ("Aether next: spawn in ONE message, each with run_in_background false: "
                 + json.dumps(calls, ensure_ascii=False))
     if action["action"] == "lessons":
-        return f"Next: lessons — {action['text']} Record them with: {action['command']}"
-    return f"Next: {action['action']} — show the user this text:\n{action['text']}"
+        return f"Aether next: lessons — {action['text']} Record them with: {action['command']}"
+    return f"Aether next: {action['action']} — show the user this text:\n{action['text']}"
 

@@ -28,14 +28,15 @@ PROTOCOLS = {"build": build_drive, "plan": plan_drive, "colonize": colonize_driv
 def next_action(phase: int | None = None, approve: bool = False, resume: bool = False, plan: bool = False,
                 guidance: str | None = None, force: bool = False, colonize: bool = False, accept: bool = False) -> dict:
     """aether next: the one next thing the Queen does — in the build of `phase`, in the plan run
-    (`plan`), or, given neither, in the newest run that is not done."""
+    (`plan`), or, given neither, in the newest run that is not done (else: how the newest ended)."""
     with ledger.lock():
         if colonize:
             return colonize_drive.advance(colonize_drive.colonize_run())
         if plan:
             return plan_drive.advance(plan_drive.plan_run(guidance, force, accept))
-        if phase is None:
-            run = next((r for r in reversed(store.read("spawns")["runs"]) if not r.get("done")), None)
+        if phase is None:  # the newest run: where it stands, or how it ended
+            runs = store.read("spawns")["runs"]
+            run = next((r for r in reversed(runs) if not r.get("done")), None) or (runs[-1] if runs else None)
             if run is not None and run["command"] in ("plan", "colonize"):
                 return PROTOCOLS[run["command"]].advance(run)
         run = build_drive.build_run(phase, resume)
@@ -60,6 +61,9 @@ def record(spawn_id: str, text: str, usage: dict | None = None, via: str = "quee
     """aether record: an ant's answer (or the phase's lessons), recorded as its step requires."""
     if spawn_id == "lessons":
         return build_drive.record_lessons(text)
+    if not text.strip():  # no answer: the spawn stays pending (`aether next` hands it out again)
+        raise input_error("empty_answer", f"the answer of {spawn_id} is empty: pipe the ant's whole answer, or run "
+                                          f"`aether next` to hand the spawn out again")
     with ledger.lock():
         data = store.read("spawns")
         found = _resolve(data, spawn_id)
@@ -72,6 +76,8 @@ def record(spawn_id: str, text: str, usage: dict | None = None, via: str = "quee
         ledger.keep_answer(found["ref"], text)
         protocol = PROTOCOLS[run["command"]]
         line = protocol.apply(run, found, text)
+        if not line.startswith(found["local"] + " "):  # every line names its spawn (the fallback's id)
+            line = f"{found['local']} {line}"
         waiting = dispatch.mark_recorded(found["ref"], line, via, usage)
         result = {"id": found["local"], "already_recorded": False, "line": line, "waiting": waiting}
         if not waiting:
@@ -139,7 +145,7 @@ def post_hook(payload: dict) -> dict | None:
     else:
         try:
             out = record(ref, text, usage, via="hook")
-            lines = [f"Aether recorded {out['line']}" if out["line"] else f"Aether: {local} was recorded before"]
+            lines = [f"Aether: {local} was recorded before" if out["already_recorded"] else f"Aether recorded {out['line']}"]
             if out.get("waiting"):
                 lines.append(f"(waiting for {', '.join(out['waiting'])})")
             if out.get("next"):

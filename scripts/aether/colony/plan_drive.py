@@ -45,8 +45,11 @@ def plan_run(guidance: str | None, force: bool = False, accept: bool = False) ->
     elif guidance and loop and loop["status"] == "awaiting_user":
         loops.feedback_store(run["loop_id"], guidance, "user")
         run["refusals"] = 0
+    elif guidance:  # given mid-run: the next planner brief carries it
+        run["guidance"] = "\n".join(g for g in (run.get("guidance"), guidance) if g)
     if force:
         run["force"] = True
+        run.pop("blocked", None)  # the plan that has progress is replaced now
     dispatch.save_run(run)
     return run
 
@@ -168,7 +171,9 @@ def _queen_action(run: dict, step: dict) -> dict:
     do = step["do"]
     if do == "spawn_scouts":
         briefs = run["research"]["briefs"]
-        return dispatch.dispatch(run, [(f"scout-{tid}", "scout", "ant:scout", briefs[tid]) for tid in run["research"]["tasks"]])
+        done = {sp["local"] for sp in ledger.of_scope(store.read("spawns"), run["scope"]) if sp["status"] == "recorded"}
+        return dispatch.dispatch(run, [(f"scout-{tid}", "scout", "ant:scout", briefs[tid]) for tid in run["research"]["tasks"]
+                                       if f"scout-{tid}" not in done])
     if do == "spawn_planner":
         return dispatch.dispatch(run, [(_local(run, "planner"), "planner", "ant:route-setter", _planner_brief(run))])
     if do == "spawn_critic":
