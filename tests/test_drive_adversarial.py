@@ -8,23 +8,13 @@ import json
 import os
 
 import pytest
-from test_drive import ASSIGNMENT, drive, ok, result, verification
+from test_drive import ASSIGNMENT, approved_wave, colony, drive, ok, result, verification  # noqa: F401 (colony: a fixture)
 from test_phase_scenario import PHASE_PLAN, write
-
-
-@pytest.fixture
-def colony(project, monkeypatch):
-    monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
-    ok(project, "colony-init", "Build a todo API")
-    ok(project, "plan-load", "-", input=json.dumps(PHASE_PLAN))
-    return project
 
 
 def wave(p):
     """The first wave handed out: w1 and w2 dispatched."""
-    ok(p, "next", "--build", "1")
-    ok(p, "record", "lead1", "-", input=json.dumps(ASSIGNMENT))
-    return ok(p, "next", "--build", "1", "--approve")
+    return approved_wave(p)
 
 
 def scope_of(p):

@@ -215,3 +215,19 @@ def next_with(request, text: str, *flags: str, stdin: str | None = None, **fill)
         assert "`- <<'EOF'`" in command_body(request) or "- <<'EOF'" in command_body(request)
         line += f" - <<'EOF'\n{stdin.rstrip(chr(10))}\nEOF"
     return bash(line)
+
+
+def hook_says(text: str) -> Matcher:
+    """A request whose hook lines (after the last tool results) hold `text`."""
+    return Matcher(f"hook_says({text!r})", lambda r: any(text in line for line in hook_lines(r)))
+
+
+class Queen:
+    """The Queen's turns of one run, numbered in order: `step(reply, *extra_matchers)`."""
+
+    def __init__(self):
+        self.steps, self.n = [], 0
+
+    def step(self, reply, *also):
+        self.n += 1
+        self.steps.append(queen_turn(self.n, *also).reply(reply))

@@ -29,9 +29,10 @@ import sys
 import pytest
 
 from .colony_script import (
+    Queen,
     command_body,
     helper_result,
-    hook_lines,
+    hook_says,
     is_spawn,
     json_block,
     next_action,
@@ -287,23 +288,6 @@ def build_asks_for_approval(claude):
         # the hook recorded the plan; the next action asks the user
         queen_turn(3, hook_says("Aether next: ask")).reply(lambda r: say(next_action(r)["text"])),
     ], env=NOW)
-
-
-def hook_says(text: str):
-    from .fake_api import Matcher
-
-    return Matcher(f"hook_says({text!r})", lambda r: any(text in line for line in hook_lines(r)))
-
-
-class Queen:
-    """The Queen's turns of one run, numbered in order: `step(reply, *extra_matchers)`."""
-
-    def __init__(self):
-        self.steps, self.n = [], 0
-
-    def step(self, reply, *also):
-        self.n += 1
-        self.steps.append(queen_turn(self.n, *also).reply(reply))
 
 
 def approved_build(claude):

@@ -33,14 +33,15 @@ from pathlib import Path
 import pytest
 
 from .colony_script import (
+    Queen,
     agent_report,
     helper_result,
     hook_lines,
+    hook_says,
     is_ref,
     json_block,
     next_action,
     next_with,
-    queen_turn,
     run_body,
     spawn_next,
     worker_result,
@@ -76,21 +77,6 @@ def lead_planned(claude, assignment: dict) -> dict:
     lead = aether_ok(claude, "next", "--build", "1")
     assert [s["id"] for s in lead["spawns"]] == ["lead1"], lead
     return aether_ok(claude, "record", "lead1", "-", input=json_block(assignment))
-
-
-class Queen:
-    """The Queen's turns of one run, numbered in order: `step(reply, *extra_matchers)`."""
-
-    def __init__(self):
-        self.steps, self.n = [], 0
-
-    def step(self, reply, *also):
-        self.n += 1
-        self.steps.append(queen_turn(self.n, *also).reply(reply))
-
-
-def hook_says(text: str) -> Matcher:
-    return Matcher(f"hook_says({text!r})", lambda r: any(text in line for line in hook_lines(r)))
 
 
 def ledger_of(claude) -> tuple[dict, dict]:

@@ -31,8 +31,10 @@ import subprocess
 import pytest
 
 from .colony_script import (
+    Queen,
     command_body,
     hook_lines,
+    hook_says,
     is_spawn,
     json_block,
     next_action,
@@ -51,9 +53,7 @@ from .fake_api import (
     turn,
 )
 from .test_colony_session import (
-    Queen,
     body_of,
-    hook_says,
     state,
 )
 
