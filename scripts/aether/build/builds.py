@@ -606,7 +606,7 @@ def _record_build(files, phase_id: int, data, checked: tuple | None) -> dict:
             "syntax": syntax, "mode": colony.get("mode"), "record": record}
 
 
-def finish(phase_id: int, results_text) -> dict:
+def finish(phase_id: int, results_text, lessons_asked: bool = False) -> dict:
     """build-finish: record the outcome of a build and return its summary.
 
     In a mode whose watcher is `syntax` (LIGHTWEIGHT) and without a watcher report, the helper
@@ -627,7 +627,7 @@ def finish(phase_id: int, results_text) -> dict:
     names = ["colony", "plan", "errors", "events", "pheromones", "phase_records"]
     out = store.update_many(names + (["loops"] if store.exists("loops") else []),
                             functools.partial(_record_build, phase_id=phase_id, data=data, checked=checked))
-    return _finish_result(phase_id, out)
+    return _finish_result(phase_id, out, lessons_asked)
 
 
 def task_outcomes(tree, phase: dict) -> list:
@@ -700,7 +700,7 @@ def _verdict(watcher: dict | None, syntax: dict | None = None) -> str:
     return word
 
 
-def _finish_result(phase_id: int, out: dict) -> dict:
+def _finish_result(phase_id: int, out: dict, lessons_asked: bool = False) -> dict:
     phase, results = out["phase"], out["results"]
     created, modified = [], []
     for o in results["tasks"]:
@@ -755,7 +755,7 @@ def _finish_result(phase_id: int, out: dict) -> dict:
             lines.append(f"  ✗ {f['path']}" + (f":{f['line']}" if f["line"] else "") + f" {one_line(f['error'] or '', 120)}")
     for s in out["signals"]:
         lines.append(f"Signal: {s['type']} {one_line(s['content'], 100)}")
-    if result["learnings"]["extract_now"]:
+    if result["learnings"]["extract_now"] and not lessons_asked:  # the driver asks for them itself
         lines.append(f"Learnings: extract them now — {result['learnings']['command']}")
     lines.append(f"Next: {nxt['slash']} — {nxt['reason']}")
     result["text"] = "\n".join(lines)

@@ -21,7 +21,7 @@ from aether.state import store
 # ---------------------------------------------------------------- loop-present
 
 
-def present(loop_id: str) -> dict:
+def present(loop_id: str, answer: str | None = None) -> dict:
     """loop-present: what the Queen shows the user when a loop asks for them."""
 
     loop = loops.find(store.read("loops"), loop_id)
@@ -68,6 +68,6 @@ def present(loop_id: str) -> dict:
         lines.append("     + " + "; ".join(opt["pros"]))
         lines.append("     − " + "; ".join(opt["cons"]))
     lines += ["", f"Recommendation: {next(o['label'] for o in result['options'] if o['id'] == option)} — {why}.",
-              f"Store the user's answer: aether feedback-store {loop['id']} - --kind user"]
+              answer or f"Store the user's answer: aether feedback-store {loop['id']} - --kind user"]
     result["text"] = "\n".join(lines)
     return result

@@ -17,6 +17,7 @@ from aether.core import clock, inputs
 from aether.core.exceptions import AetherError, input_error, state_error
 from aether.core.text import one_line
 from aether.rules import critique as critique_rules
+from aether.rules import loops as loops_rules
 from aether.rules.loops import FEEDBACK_KINDS, MAX_ITERATIONS, THRESHOLDS, check_type, round_scores, rule
 from aether.state import checkpoints, events, store
 
@@ -238,6 +239,16 @@ def decide(loop_id: str, score: float | None = None, parts: dict | None = None, 
     if snapshots:
         _keep_iteration(loop_id, out, stamp, phase, summary, settings)
     return out
+
+
+def score_answer(loop_id: str, doc: dict) -> dict:
+    """loop-score --loop: a verify ant's scored answer (its `score_parts`, findings) scored and
+    decided for the loop; answers the score and the loop's decision."""
+    result = loops_rules.score(doc)
+    kept = {k: {"earned": v["earned"], "weight": v["weight"], "reason": v["reason"]}
+            for k, v in result["parts"].items() if v["applies"]}
+    result["loop"] = decide(loop_id, result["score"], kept, review_of(doc))
+    return result
 
 
 # not @store.writes: the files it locks depend on the call (checkpoints only with a checkpoint)

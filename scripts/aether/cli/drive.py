@@ -88,9 +88,15 @@ def agent_hook(event):
     tool call: an error leaves the call as it was and says so in the context."""
     try:
         payload = json.loads(sys.stdin.read() or "{}")
-        from aether.colony import drive
+        payload = payload if isinstance(payload, dict) else {}
+        if event == "pre":  # before every ant: the spawn records only, none of the protocols
+            from aether.colony import dispatch
 
-        out = (drive.pre_hook if event == "pre" else drive.post_hook)(payload if isinstance(payload, dict) else {})
+            out = dispatch.pre_hook(payload)
+        else:
+            from aether.colony import drive
+
+            out = drive.post_hook(payload)
     except Exception as exc:  # noqa: BLE001 — a hook must never break the Agent call
         out = None if event == "pre" else {"hookSpecificOutput": {
             "hookEventName": "PostToolUse",

@@ -71,12 +71,10 @@ def loop_score(parts, loop_id):
     from aether.build import loops
 
     doc = contracts.extract_json(parts, "the score parts")
-    result = loops_rules.score(doc)
-    if loop_id:
-        kept = {k: {"earned": v["earned"], "weight": v["weight"], "reason": v["reason"]}
-                for k, v in result["parts"].items() if v["applies"]}
-        result["loop"] = loops.decide(loop_id.strip(), result["score"], kept, loops.review_of(doc))
-        result["text"] += f"\nLoop {loop_id.strip()}: {result['loop']['decision']} — {result['loop']['reason']}"
+    if not loop_id:
+        return loops_rules.score(doc)
+    result = loops.score_answer(loop_id.strip(), doc)
+    result["text"] += f"\nLoop {loop_id.strip()}: {result['loop']['decision']} — {result['loop']['reason']}"
     return result
 
 

@@ -20,7 +20,6 @@ from aether.core.text import one_line
 from aether.core.vocabulary import SPAWN_FINISHED
 from aether.rules import contracts, modes, spawn_tree
 from aether.rules import drive as rules
-from aether.rules import loops as loops_rules
 from aether.rules.contracts import parse_requests
 from aether.rules.waves import render_tree
 from aether.state import learning, memory, pheromones, store
@@ -57,8 +56,6 @@ def _bound_loop(colony: dict, phase: int) -> dict | None:
     return completion.bound_loop(store.read("loops"), phase, colony.get("session_id"))
 
 
-
-
 def _start_build(phase: int, resume: bool) -> dict:
     """build-start (resumed when the phase's build was interrupted), and a new run for it."""
     try:
@@ -71,7 +68,7 @@ def _start_build(phase: int, resume: bool) -> dict:
     depth = modes.profile(colony.get("mode"))["watcher"]
 
     return dispatch.new_run("build", phase=phase, watcher_spawns=depth != "syntax", lead_refusals=[], answers=[],
-                    scored=0, actions=0, started_text=started["text"])
+                            scored=0, actions=0, started_text=started["text"])
 
 
 def build_run(phase: int | None, resume: bool = False) -> dict:
@@ -108,15 +105,11 @@ def _helper_step(run: dict, step: dict) -> None:
 
 
 def _score(run: dict) -> None:
-
+    """The code loop scores the latest verification (as `loop-score - --loop` does)."""
     text = ledger.read_answer(run["answers"][-1]) or ""
     loop = _bound_loop(store.read("colony"), run["phase"])
     try:
-        doc = contracts.extract_json(text, "the watcher's answer")
-        scored = loops_rules.score(doc)
-        kept = {k: {"earned": v["earned"], "weight": v["weight"], "reason": v["reason"]}
-                for k, v in scored["parts"].items() if v["applies"]}
-        loops.decide(loop["id"], scored["score"], kept, loops.review_of(doc))
+        loops.score_answer(loop["id"], contracts.extract_json(text, "the watcher's answer"))
     except AetherError:
         loops.decide(loop["id"], 0, None, None)  # an unreadable verification scores 0: the loop refines or asks
     run["scored"] = len(run["answers"])
@@ -132,16 +125,11 @@ def _finish(run: dict) -> None:
         except AetherError as exc:
             results = {"watcher": {"passed": False, "summary": f"the watcher's answer was unreadable: {exc.message}",
                                    "checks": []}}
-    out = builds.finish(run["phase"], results)
+    out = builds.finish(run["phase"], results, lessons_asked=True)  # the lessons action asks for them
     learn = out.get("learnings") or {}
-    # the lessons action asks for the learnings; build-finish's `learning-add` line would add them twice
-    text = "\n".join(line for line in out["text"].splitlines()
-                     if not (learn.get("extract_now") and line == f"Learnings: extract them now — {learn.get('command')}"))
-    run.update(finished=True, finish_text=text, lessons_due=bool(learn.get("extract_now")),
+    run.update(finished=True, finish_text=out["text"], lessons_due=bool(learn.get("extract_now")),
                lessons_done=False, next_slash=(out.get("next") or {}).get("slash"), phase_name=out.get("name"))
     dispatch.save_run(run)
-
-
 
 
 def _spawn_nodes(run: dict, ids: list) -> dict:
@@ -208,12 +196,9 @@ def _ask(run: dict, step: dict) -> dict:
                         f"--approve — or steer with /ant:focus or /ant:redirect and re-plan with "
                         f"/ant:build {phase} --resume."}
     loop = _bound_loop(store.read("colony"), phase)
-    # loop-present's last line (`aether feedback-store … --kind user`) is not how a driven build
-    # takes the answer: stored that way, no round is planned and the next step finishes the build
-    shown = [line for line in critique_view.present(loop["id"])["text"].splitlines()
-             if not line.startswith("Store the user's answer:")]
-    return {"action": "ask", "command": f"/ant:build {phase} --answer <your choice, and guidance>",
-            "text": "\n".join(shown) + f"\n\nAnswer with /ant:build {phase} --answer <your choice, and guidance>."}
+    command = f"/ant:build {phase} --answer <your choice, and guidance>"
+    return {"action": "ask", "command": command,
+            "text": critique_view.present(loop["id"], answer=f"Answer with {command}.")["text"]}
 
 
 def _abort(run: dict) -> dict:
@@ -245,7 +230,6 @@ def _done(run: dict) -> dict:
     return {"action": "done", "text": f"Phase {run['phase']} is not being built.", "command": None}
 
 
-
 # ---------------------------------------------------------------- next and record
 
 
@@ -267,7 +251,6 @@ def next_action(phase: int | None = None, approve: bool = False, resume: bool = 
     with ledger.lock():
         run = build_run(phase, resume)
         return advance(run, approve)
-
 
 
 def _synthetic_failure(node: dict, why: str) -> str:
@@ -360,7 +343,6 @@ def record_lessons(text: str) -> dict:
         action = advance(run)
     return {"recorded": len(lessons), "promoted": sum(1 for p in promoted if p.get("stored")),
             "categories": list(between_phases.promotion()["categories"]), "next": action}
-
 
 
 # ---------------------------------------------------------------- the user's answer to a waiting code loop

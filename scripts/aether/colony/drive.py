@@ -86,22 +86,7 @@ def record(spawn_id: str, text: str, usage: dict | None = None, via: str = "quee
         return result
 
 
-
-
 # ---------------------------------------------------------------- Claude Code's hooks on Agent
-
-
-def pre_hook(payload: dict) -> dict | None:
-    """PreToolUse on Agent: a short prompt naming a dispatched brief becomes the brief."""
-    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
-    ref = ledger.ref_in(tool_input.get("prompt") if isinstance(tool_input.get("prompt"), str) else "")
-    if ref is None or len(tool_input.get("prompt", "")) > 1000:  # a brief already, or not ours
-        return None
-    brief = ledger.read_brief(ref)
-    if brief is None or dispatch.mark_launched(ref, payload.get("tool_use_id")) is None:
-        return None
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
-                                   "updatedInput": {**tool_input, "prompt": brief}}}
 
 
 def _answer_of(response) -> tuple:

@@ -179,12 +179,10 @@ def _queen_action(run: dict, step: dict) -> dict:
     if do == "spawn_critic":
         return dispatch.dispatch(run, [(_local(run, "critic"), "critic", "ant:watcher", _critic_brief(run))])
     if do == "ask":
-        # loop-present's `aether feedback-store …` line is not how a driven plan takes the answer
-        shown = [line for line in critique_view.present(run["loop_id"])["text"].splitlines()
-                 if not line.startswith("Store the user's answer:")]
+        answer = ("Answer with /ant:plan <your guidance> for another round, or take the latest draft as it is "
+                  "with /ant:plan --accept.")
         return {"action": "ask", "command": "/ant:plan <your guidance>",
-                "text": "\n".join(shown) + "\n\nAnswer with /ant:plan <your guidance> for another round, or take "
-                                           "the latest draft as it is with /ant:plan --accept."}
+                "text": critique_view.present(run["loop_id"], answer=answer)["text"]}
     if do == "stop":
         return _stop(run, f"the plan loop stopped: {run.get('refused') or 'answers were refused twice'}; "
                           f"run /ant:plan again", "/ant:plan")
