@@ -7,7 +7,10 @@ copy of an answer the Queen wrote back (a heredoc that pipes an answer to the he
 context as her own message).
 
 It runs tests/e2e/test_colony_session.py (real Claude Code against the scripted model server)
-and reads each run's recorded requests (`requests.jsonl`). A measurement, not a test:
+and reads each run's recorded requests (`requests.jsonl`); then the unattended three-phase run of
+tests/e2e/test_autopilot_e2e.py (one `/ant:run`, one `claude -p`), split per phase: a turn counts
+for the phase whose spawns it sends (their briefs live under `.aether/spawns/b<phase>-…/`), a turn
+that sends none for the phase before it. A measurement, not a test:
 
     .venv/bin/python bench/queen_cost.py                 # this checkout
     .venv/bin/python bench/queen_cost.py --against DIR   # and another checkout, side by side
@@ -27,6 +30,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 TEST = "tests/e2e/test_colony_session.py::test_a_colony_session_plans_builds_and_continues"
+AUTOPILOT_TEST = "tests/e2e/test_autopilot_e2e.py::test_three_phases_built_unattended_in_one_session_to_completed"
+SCOPE = re.compile(r"\.aether/spawns/b(\d+)-")
 
 
 def tokens(text: str) -> int:
@@ -97,15 +102,48 @@ def _echoed(run_dir: Path, heredocs: list) -> int:
     return sum(len(h) for h in heredocs if h and any(h in a or (len(a) > 40 and a.strip() in h) for a in answers))
 
 
-def measure(repo: Path) -> list:
-    """Run the scripted colony session in `repo` and cost each `claude -p` run, in order."""
+def _run_test(repo: Path, test: str) -> list | None:
+    """Run one scripted e2e test in `repo`; its runs' folders in order (None: no such test there)."""
+    if not (repo / test.split("::")[0]).exists():
+        return None
     base = Path(tempfile.mkdtemp(prefix="aether-queen-cost-"))
     proc = subprocess.run([str(repo / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           f"--basetemp={base}", TEST], cwd=repo, capture_output=True, text=True)
+                           f"--basetemp={base}", test], cwd=repo, capture_output=True, text=True)
     if proc.returncode != 0:
-        sys.exit(f"queen_cost: the colony session failed in {repo}:\n{proc.stdout[-2000:]}")
+        sys.exit(f"queen_cost: {test} failed in {repo}:\n{proc.stdout[-2000:]}")
     runs = sorted(base.rglob("requests.jsonl"), key=lambda p: (len(p.parts), int(p.parent.name.split("-")[-1])))
-    return [(_command_of(p.parent), cost_of(p.parent)) for p in runs]
+    return [p.parent for p in runs]
+
+
+def measure(repo: Path) -> list:
+    """Run the scripted colony session in `repo` and cost each `claude -p` run, in order."""
+    return [(_command_of(d), cost_of(d)) for d in _run_test(repo, TEST)]
+
+
+def per_phase(run_dir: Path) -> list:
+    """(label, {turns, written}) of one autopilot run, split per phase (see the module's doc)."""
+    rows: dict = {}
+    label = "start"
+    for line in (run_dir / "requests.jsonl").read_text(encoding="utf-8").splitlines():
+        req = json.loads(line)
+        blocks = req.get("reply")
+        if req.get("thread") != "main" or not isinstance(blocks, list):
+            continue
+        phases = {int(m) for b in blocks if b.get("type") == "tool_use"
+                  for m in SCOPE.findall(json.dumps(b.get("input", {})))}
+        if phases:
+            label = f"phase {min(phases)}"
+        elif label != "start" and all(b.get("type") == "text" for b in blocks):
+            label = "the last text"
+        row = rows.setdefault(label, {"turns": 0, "written": 0})
+        row["turns"] += 1
+        row["written"] += sum(tokens(_written(b)) for b in blocks)
+    return list(rows.items())
+
+
+def measure_autopilot(repo: Path) -> list | None:
+    runs = _run_test(repo, AUTOPILOT_TEST)
+    return None if runs is None else per_phase(runs[0])
 
 
 def _command_of(run_dir: Path) -> str:
@@ -140,6 +178,21 @@ def main(argv=None) -> int:
                 cells.append(f"{c['turns']}/{c['calls']}/{c['written']}/{c['agent_max']}/{c['heredoc_max']}/{c['answers']}")
             else:
                 cells.append("-")
+        print(f"{label:<22}" + "".join(f" {cell:>52}" for cell in cells))
+    autopilot = {name: measure_autopilot(repo) for name, repo in sides}
+    print("\nThe Queen in one unattended /ant:run of three STANDARD phases (turns / written tokens)\n")
+    print(f"{'part of the run':<22}" + "".join(f" {name + ': turns/written':>52}" for name, _ in sides))
+    labels = list(dict.fromkeys(label for rows in autopilot.values() if rows for label, _ in rows))
+    for label in labels + ["total"]:
+        cells = []
+        for name, _ in sides:
+            rows = dict(autopilot[name] or [])
+            if not autopilot[name]:
+                cells.append("- (no /ant:run)")
+            elif label == "total":
+                cells.append(f"{sum(r['turns'] for r in rows.values())}/{sum(r['written'] for r in rows.values())}")
+            else:
+                cells.append(f"{rows[label]['turns']}/{rows[label]['written']}" if label in rows else "-")
         print(f"{label:<22}" + "".join(f" {cell:>52}" for cell in cells))
     return 0
 

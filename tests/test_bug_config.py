@@ -79,9 +79,12 @@ def test_malformed_config_files(bugs, text, message):
     assert err["code"] == "invalid_config" and message in err["error"]
 
 
-def test_other_sections_are_ignored(bugs):
-    (bugs.p.root / ".aether" / "config.yaml").write_text("colony:\n  anything: 1\n")
+def test_the_colony_s_sections_are_left_to_it_and_an_unknown_one_is_named(bugs):
+    (bugs.p.root / ".aether" / "config.yaml").write_text("budget:\n  run: 3M\nmodels:\n  scout: haiku\n")
     assert bugs.ok("list", "--json")["count"] == 0
+    (bugs.p.root / ".aether" / "config.yaml").write_text("bug_bsh:\n  min_test_cases: 3\n")
+    err = bugs.run("list").error  # a misspelt section would otherwise be ignored without a word
+    assert err["code"] == "invalid_config" and "unknown section 'bug_bsh' (did you mean bug_bash?)" in err["error"]
 
 
 def test_environment_overrides(bugs, monkeypatch, tmp_path):

@@ -85,13 +85,17 @@ def test_hooks_wire_the_guard_the_agent_hooks_and_the_bootstrap():
     # Python starts for Agent calls only: the briefs go in, the answers are recorded
     (agent_post,) = hooks["PostToolUse"]
     assert agent_pre["matcher"] == agent_post["matcher"] == "Agent"
-    (start,) = hooks["SessionStart"]
-    commands = [h["command"] for h in pre["hooks"] + agent_pre["hooks"] + agent_post["hooks"] + start["hooks"]]
+    start, restart = hooks["SessionStart"]
+    commands = [h["command"] for h in pre["hooks"] + agent_pre["hooks"] + agent_post["hooks"] + start["hooks"]
+                + restart["hooks"]]
     assert commands == ['sh "${CLAUDE_PLUGIN_ROOT}/hooks/guard.sh"',
                         'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" pre',
                         'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" post',
-                        'python3 "${CLAUDE_PLUGIN_ROOT}/hooks/bootstrap.py"']
+                        'python3 "${CLAUDE_PLUGIN_ROOT}/hooks/bootstrap.py"',
+                        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/session.sh"']
     assert "matcher" not in start  # startup, resume, /clear and compaction alike
+    # the colony's context only where the conversation lost it (or was picked up again)
+    assert set(restart["matcher"].split("|")) == {"clear", "compact", "resume"}
 
 
 # ---------------------------------------------------------------- Claude Code's own checks
@@ -122,7 +126,7 @@ def test_claude_plugin_validate_passes_strict(claude_cli, profile):
     assert provides["bin"] == ["aether"]
     assert sorted((h["event"], h.get("matcher", "")) for h in provides["hooks"]) == [
         ("PostToolUse", "Agent"), ("PreToolUse", "Agent"), ("PreToolUse", "Bash|Write|Edit|MultiEdit|NotebookEdit"),
-        ("SessionStart", "")]
+        ("SessionStart", ""), ("SessionStart", "clear|compact|resume")]
     if profile:
         directory = report["directory"]
         assert directory["findings"] == [] and directory["failure"] is None

@@ -379,6 +379,7 @@ BUILD_SCENARIO = [
     (("complexity-detect", "--apply"), None),
     (("next", "--build", "2"), None),  # the helper drives: the Phase Lead to spawn
     (("record", "lead1", "-"), "no plan yet\n"),  # refused: sent back to the lead (lead2), `next` in the answer
+    (("run",), None),  # the autopilot adopts the build of phase 2: lead2 to spawn
 ]
 SCENARIO = [
     (("version",), None),

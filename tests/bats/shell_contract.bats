@@ -170,3 +170,35 @@ EOF
   [ "$status" -eq 0 ]
   [ "$(json 'j["hookSpecificOutput"]["hookEventName"]')" = "PostToolUse" ]
 }
+
+@test "the autopilot takes /ant:run's arguments in a quoted heredoc, as one line" {
+  aether colony-init - <<<"A todo CLI" >/dev/null
+  aether plan-load - >/dev/null <<'EOF'
+{"goal": "A todo CLI", "phases": [{"id": 1, "name": "Core", "description": "the store",
+ "tasks": [{"id": "1.1", "description": "store", "depends_on": []}], "success_criteria": ["runs"]},
+ {"id": 2, "name": "CLI", "description": "the command line",
+ "tasks": [{"id": "2.1", "description": "cli", "depends_on": []}], "success_criteria": ["runs"]}]}
+EOF
+  run --separate-stderr aether run - <<'EOF'
+--dry-run --to 1 --budget 2M
+EOF
+  [ "$status" -eq 0 ]
+  one_line "$output"
+  [ "$(json 'j["result"]["dry_run"]')" = "true" ]
+  [ "$(json 'j["result"]["range"]["to"]')" = "1" ]
+  [ "$(json 'j["result"]["caps"]["run"]')" = "2000000" ]
+  # no arguments at all (an empty $ARGUMENTS): a run from where the colony stands
+  run --separate-stderr aether run - <<'EOF'
+
+EOF
+  [ "$status" -eq 0 ]
+  [ "$(json 'j["result"]["action"]')" = "spawn" ]
+  [ "$(json 'j["result"]["autopilot"][:2]')" = "r-" ]
+  # words that are not options: one error envelope, nothing else
+  run --separate-stderr aether run - <<'EOF'
+please build it all; don't stop
+EOF
+  [ "$status" -eq 1 ]
+  [ -z "$output" ]
+  [ "$(printf '%s' "$stderr" | python3 -c 'import json,sys; print(json.load(sys.stdin)["code"])')" = "usage_error" ]
+}

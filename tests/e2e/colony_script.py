@@ -183,10 +183,12 @@ def next_action(request) -> dict:
 
 
 def spawn_next(request) -> list[dict]:
-    """The Queen's reply to a spawn action: one foreground Agent call per spawn, as given."""
+    """The Queen's reply to a spawn action: one foreground Agent call per spawn, as given (with
+    its `model` when the helper set one)."""
     action = next_action(request)
     assert action["action"] == "spawn", action
-    return [agent(s["subagent_type"], s["prompt"], s["description"]) for s in action["spawns"]]
+    return [agent(s["subagent_type"], s["prompt"], s["description"], **({"model": s["model"]} if s.get("model") else {}))
+            for s in action["spawns"]]
 
 
 def is_ref(local: str) -> Matcher:

@@ -333,14 +333,17 @@ class ClaudeCode:
                               cwd=cwd or self.project, env=self.env(extra=env), input=input,
                               capture_output=True, text=True, timeout=60)
 
-    def run(self, prompt: str, script: list[Step], *, plugin_dirs=None, args=(), env=None,
+    def run(self, prompt: str | list[str], script: list[Step], *, plugin_dirs=None, args=(), env=None,
             timeout: float | None = None, check: bool = True, agents: dict | None = None,
             cwd: Path | None = None) -> Run:
         """Run `claude -p PROMPT` once; with `check` (default) fail unless it went to script.
 
-        `env` adds variables (e.g. `AETHER_NOW`); `args` adds CLI flags; `agents` adds
-        `{name: system prompt}` pairs to recognise beyond the plugins' own agents.
+        A list of prompts is sent as user messages of one session, in order (stream-json input:
+        `/clear` then a question, say). `env` adds variables (e.g. `AETHER_NOW`); `args` adds CLI
+        flags; `agents` adds `{name: system prompt}` pairs to recognise beyond the plugins' own.
         """
+        messages = prompt if isinstance(prompt, list) else None
+        prompt = " / ".join(messages) if messages else prompt
         plugins = [Path(p) for p in (plugin_dirs or self.plugin_dirs)]
         known = {}
         for p in plugins:
@@ -350,19 +353,23 @@ class ClaudeCode:
         run_dir.mkdir(parents=True, exist_ok=True)
         timeout = timeout or float(os.environ.get("AETHER_E2E_TIMEOUT") or RUN_TIMEOUT)
         api = FakeAPI(script, agents=known, log_path=run_dir / "requests.jsonl")
-        argv = [str(self.binary), "-p", prompt]
+        argv = [str(self.binary), "-p"] + (["--input-format", "stream-json"] if messages else [prompt])
         for p in plugins:
             argv += ["--plugin-dir", str(p)]
         argv += ["--output-format", "stream-json", "--verbose", *args]
+        stdin = None
+        if messages:
+            stdin = "".join(json.dumps({"type": "user", "message": {"role": "user", "content": m}}) + "\n"
+                            for m in messages).encode("utf-8")
         with api:
             full_env = self.env(api.url, env)
             started = time.monotonic()
             proc = subprocess.Popen(argv, cwd=cwd or self.project, env=full_env,
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, start_new_session=True)
+                                    stdin=subprocess.PIPE if messages else subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
             timed_out = False
             try:
-                out, err = proc.communicate(timeout=timeout)
+                out, err = proc.communicate(input=stdin, timeout=timeout)
             except subprocess.TimeoutExpired:
                 timed_out = True
                 os.killpg(proc.pid, signal.SIGKILL)

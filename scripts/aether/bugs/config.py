@@ -11,10 +11,9 @@ import math
 import os
 import shlex
 
-from aether.core import containment, paths
 from aether.core.exceptions import input_error
+from aether.state import config_file
 
-CONFIG_FILE = "config.yaml"  # in the project's .aether/
 SECTION = "bug_bash"
 
 DEFAULTS = {
@@ -150,47 +149,14 @@ def _from_env(var: str, key: str, raw: str):
 
 def config_path() -> str:
 
-    return os.path.join(paths.aether_dir(), CONFIG_FILE)
-
-
-def _read_section(path: str) -> dict:
-
-    containment.check_read(path, exit_code=1)
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise input_error("invalid_config", f"cannot read {path}: {exc.strerror}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise input_error("invalid_config", f"{path} is not valid UTF-8") from None
-    import yaml  # noqa: PLC0415 — start-up: PyYAML (~15 ms) only for `bug`
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        doc = yaml.load(text, Loader=loader)
-    except yaml.YAMLError as exc:
-        raise input_error("invalid_config", f"{path} is not valid YAML: {exc}") from None
-    if doc is None:
-        return {}
-    if not isinstance(doc, dict):
-        raise input_error("invalid_config", f"{path} must be a mapping of sections")
-    section = doc.get(SECTION)
-    if section is None:
-        return {}
-    if not isinstance(section, dict):
-        raise _bad(SECTION, f"in {path} must be a mapping of settings")
-    return section
+    return config_file.path()
 
 
 def load(path: str | None = None) -> dict:
     """The effective settings: defaults ← config.yaml's `bug_bash:` ← AETHER_BUG_* variables."""
     path = path or config_path()
     settings = dict(DEFAULTS)
-    for key, value in _read_section(path).items():
+    for key, value in config_file.section(SECTION, path).items():
         if key not in DEFAULTS:
             import difflib  # noqa: PLC0415 — start-up: difflib only where text is compared
 

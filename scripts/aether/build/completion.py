@@ -8,9 +8,9 @@ from __future__ import annotations
 from aether.core import clock, paths
 from aether.core.exceptions import AetherError
 from aether.core.vocabulary import NO_CODE_ROLES
-from aether.rules import modes
+from aether.rules import modes, spend
 from aether.rules import plans as plans_rules
-from aether.state import memory, store
+from aether.state import costs, memory, store
 
 MAX_RECORDS = 200  # phase_records.json keeps the newest 200
 MAX_FILES_PER_RECORD = 1000
@@ -193,9 +193,14 @@ def summary() -> dict:
         steps.append(f"Record the project's learnings: aether learning-add {last} - --each-line "
                      f"(then share lasting ones with aether learning-promote -).")
     steps += ['Start a new goal with /ant:init "<goal>", or extend this one with /ant:plan.']
+    spent = costs.colony_spend(session)
+    total = spent["total"]
+    cost = {"tokens": total["tokens"], "spawns": total["spawns"], "duration_ms": total["duration_ms"],
+            "unmetered": total["unmetered"], "phases": {k: b["tokens"] for k, b in spent["phases"].items()},
+            "castes": total["castes"]}
     result = {
         "complete": complete, "goal": colony.get("goal"), "mode": colony.get("mode"), "state": colony.get("state"),
-        "phases": phases, "planning": planning, "coding": coding, "loops": loops,
+        "phases": phases, "planning": planning, "coding": coding, "loops": loops, "cost": cost,
         "files": {"created": created, "modified": modified},
         "learnings": {"phases_extracted": extracted, "promoted": promoted, "promoted_count": len(promoted)},
         "next_steps": steps,
@@ -245,6 +250,13 @@ def render(s: dict) -> str:
     hidden = len(files["created"]) + len(files["modified"]) - FILES_SHOWN
     if hidden > 0:
         lines.append(f"  … and {hidden} more")
+    cost = s.get("cost")
+    if cost and cost["spawns"]:
+        lines.append(f"Cost: {spend.fmt(cost['tokens'])} tokens in {cost['spawns']} spawns, "
+                     f"{round(cost['duration_ms'] / 1000)} s of agent time"
+                     + (f" ({cost['unmetered']} without usage, not counted)" if cost["unmetered"] else ""))
+        lines.append("  by phase: " + " · ".join(f"{k} {spend.fmt(v)}" for k, v in cost["phases"].items()))
+        lines += spend.render_bucket({"castes": cost["castes"]})
     learn = s["learnings"]
     lines.append(f"Learnings: extracted for {len(learn['phases_extracted'])} phase(s); "
                  f"{learn['promoted_count']} promoted across projects")

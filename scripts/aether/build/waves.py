@@ -120,25 +120,26 @@ def plan(text: str) -> dict:
 
 
 @store.writes("colony", "events")
-def _approve_waves(files) -> dict:
-    """Mark the wave plan that awaits approval approved by the user (again: the same answer)."""
+def _approve_waves(files, by: str) -> dict:
+    """Mark the wave plan that awaits approval approved (again: the same answer). by: `user`, or
+    `auto:run` when an autopilot run approves it with the user's --auto-approve."""
     tree = spawn_tree.tree_of(files["colony"])
     if tree.get("status") != "awaiting_approval":
         if tree.get("status") in ("approved", "running"):
             return _answer(tree, [])
         raise state_error("nothing_to_approve", f"the spawn tree is {tree.get('status')}; there is no plan to approve")
     tree["status"] = "approved"
-    tree["approval"]["approved_by"] = "user"
+    tree["approval"]["approved_by"] = by
     tree["approval"]["approved_at"] = clock.iso()
-    events.append(files["events"], "plan_approved", "user",
+    events.append(files["events"], "plan_approved", by,
                   f"phase {tree['phase']} wave plan approved (revision {tree['approval'].get('revision', 0)})")
     return _answer(tree, [])
 
 
-def approve() -> dict:
+def approve(by: str = "user") -> dict:
     """plan-waves --approve: the user approved the plan that awaits approval."""
 
-    return _approve_waves()
+    return _approve_waves(by)
 
 
 def _answer(tree: dict, warnings: list) -> dict:

@@ -68,6 +68,8 @@ COMMANDS = {
     "next": "aether.cli.drive:next_cmd",
     "record": "aether.cli.drive:record",
     "agent-hook": "aether.cli.drive:agent_hook",
+    "run": "aether.cli.run_drive:run_cmd",
+    "session-hook": "aether.cli.session_start:session_hook",
     "build-start": "aether.cli.builds:build_start",
     "build-finish": "aether.cli.builds:build_finish",
     "build-abort": "aether.cli.builds:build_abort",

@@ -19,11 +19,11 @@ HELP_NAMES = ("-h", "--help")
 LITERAL = "\ue000"  # marks a `--help`/`-h` given as a value while click parses
 
 
-def _unmark(value):
+def unmark(value):
     if isinstance(value, str):
         return value[len(LITERAL):] if value.startswith(LITERAL) else value
     if isinstance(value, (tuple, list)):
-        return type(value)(_unmark(v) for v in value)
+        return type(value)(unmark(v) for v in value)
     return value
 
 
@@ -37,7 +37,7 @@ class FreeTextCommand(click.Command):
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx):
-        ctx.params = {key: _unmark(value) for key, value in ctx.params.items()}
+        ctx.params = {key: unmark(value) for key, value in ctx.params.items()}
         return super().invoke(ctx)
 
 

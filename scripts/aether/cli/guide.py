@@ -14,7 +14,7 @@ GROUPS = (
     ("Steer", "signals and decisions that change what the colony does next", (
         "pheromone-emit", "pheromone-render", "pheromone-batch", "pheromone-cleanup",
         "pheromone-validate", "pheromone-decay", "pheromone-effective", "colony-pause",
-        "colony-resume", "task-skip", "phase-skip", "decision-add")),
+        "colony-resume", "task-skip", "phase-skip", "decision-add", "run")),
     ("Bug Bash", "one bug at a time; `aether bug approve <id>` is a person's act, in a terminal", (
         "bug",)),
 )
@@ -57,6 +57,8 @@ EXAMPLES = {
     "next": "aether next --build 2          # then act on result.action; `aether next` goes on",
     "record": "aether record w1 - < answer.txt   # only when Claude Code's Agent hooks are off",
     "agent-hook": "aether agent-hook post < hook-input.json   # Claude Code runs this (hooks/hooks.json)",
+    "session-hook": "aether session-hook < hook-input.json   # Claude Code runs this (hooks/session.sh)",
+    "run": "aether run --dry-run --text    # what /ant:run would build and spend; `aether run --stop` stops it",
     "spawn-check": "aether spawn-check 2",
     "spawn-start": "aether spawn-start w1",
     "spawn-finish": "aether spawn-finish w1 - < answer.txt",

@@ -22,7 +22,7 @@ from aether.rules import contracts, modes, spawn_tree
 from aether.rules import drive as rules
 from aether.rules.contracts import parse_requests
 from aether.rules.waves import render_tree
-from aether.state import learning, memory, pheromones, store
+from aether.state import learning, memory, pheromones, settings, store
 from aether.state import spawns as ledger
 
 MAX_STEPS = 200  # helper steps in one call (a guard against a loop in the rules, never reached)
@@ -88,10 +88,10 @@ def build_run(phase: int | None, resume: bool = False) -> dict:
 # ---------------------------------------------------------------- helper steps
 
 
-def _helper_step(run: dict, step: dict) -> None:
+def _helper_step(run: dict, step: dict, approved_by: str) -> None:
     do = step["do"]
     if do == "approve":
-        waves.approve()
+        waves.approve(approved_by)
     elif do == "decide_failure":
         failures.failure_decide(None, step["node"])
     elif do == "conflicts":
@@ -134,6 +134,7 @@ def _finish(run: dict) -> None:
 
 def _spawn_nodes(run: dict, ids: list) -> dict:
     colony = store.read("colony")
+    table = settings.model_table(colony.get("mode"))  # a bad `models:` fails before a node starts
     tree = colony["spawn_tree"]
     items = []
     data = store.read("spawns")
@@ -146,7 +147,7 @@ def _spawn_nodes(run: dict, ids: list) -> dict:
                 ledger.read_brief(f"{run['scope']}/{node_id}") is None:  # started by hand, or its brief is gone
             text = spawning.brief(tree, node, store.read("plan"), pheromones.render(node["caste"])["text"])
         items.append((node_id, "node", f"ant:{node['caste']}", text))
-    return dispatch.dispatch(run, items)
+    return dispatch.dispatch(run, items, table=table)
 
 
 def _lead_brief(run: dict) -> str:
@@ -160,6 +161,14 @@ def _lead_brief(run: dict) -> str:
     for i, refusal in enumerate(run.get("lead_refusals", []), start=1):
         lines.append(f"Your plan {i} was refused — fix this and answer again: {refusal}")
     return "\n".join(lines)
+
+
+def castes_of(step: dict) -> list | None:
+    """The castes a spawn step would send (None: the step spawns nothing)."""
+    if step["do"] == "spawn":
+        nodes = (store.read("colony").get("spawn_tree") or {}).get("nodes") or {}
+        return [nodes.get(i, {}).get("caste", "builder") for i in step["nodes"]]
+    return {"spawn_lead": ["route-setter"], "spawn_watcher": ["watcher"]}.get(step["do"])
 
 
 def _queen_action(run: dict, step: dict) -> dict:
@@ -191,13 +200,13 @@ def _ask(run: dict, step: dict) -> dict:
     phase = run["phase"]
     if step["why"] == "approval":
         tree = store.read("colony")["spawn_tree"]
-        return {"action": "ask", "command": f"/ant:build {phase} --approve",
+        return {"action": "ask", "why": "approval", "command": f"/ant:build {phase} --approve",
                 "text": render_tree(tree) + f"\n\nThis wave plan needs your approval: run /ant:build {phase} "
                         f"--approve — or steer with /ant:focus or /ant:redirect and re-plan with "
                         f"/ant:build {phase} --resume."}
     loop = _bound_loop(store.read("colony"), phase)
     command = f"/ant:build {phase} --answer <your choice, and guidance>"
-    return {"action": "ask", "command": command,
+    return {"action": "ask", "why": "code_loop", "command": command,
             "text": critique_view.present(loop["id"], answer=f"Answer with {command}.")["text"]}
 
 
@@ -233,24 +242,24 @@ def _done(run: dict) -> dict:
 # ---------------------------------------------------------------- next and record
 
 
-def advance(run: dict, approve: bool = False) -> dict:
+def advance(run: dict, approve: bool = False, guard=None, approved_by: str = "user") -> dict:
+    """The build's next action for the Queen, after every helper step on the way. `guard(castes)`
+    (an autopilot run's spend cap) sees each spawn action before it is dispatched and may answer
+    a stop action instead."""
     for _ in range(MAX_STEPS):
         run = ledger.run_of(store.read("spawns"), run["scope"]) or run
         step = rules.next_build_step(_view(run, approve))
         if step["do"] in HELPER_STEPS:
-            _helper_step(run, step)
+            _helper_step(run, step, approved_by)
             continue
+        castes = castes_of(step)
+        held = guard(castes) if guard is not None and castes else None
+        if held is not None:
+            return held
         action = _queen_action(run, step)
         action.update(run=run["scope"], phase=run["phase"])
         return action
     raise state_error("drive_loop", "the build made no progress in 200 steps; see `aether status`")
-
-
-def next_action(phase: int | None = None, approve: bool = False, resume: bool = False) -> dict:
-    """aether next: the one next thing the Queen does in the current build."""
-    with ledger.lock():
-        run = build_run(phase, resume)
-        return advance(run, approve)
 
 
 def _synthetic_failure(node: dict, why: str) -> str:
@@ -317,32 +326,31 @@ def apply(run: dict, record: dict, text: str) -> str:
 
 
 def record_lessons(text: str) -> dict:
-    """The phase's lessons: plain lines go to memory; `global <category>: …` lines are promoted too."""
-    with ledger.lock():
-        run = ledger.current_run(store.read("spawns"), "build")
-        if run is None or not run.get("finished") or run.get("lessons_done"):  # recorded once, never twice
-            raise state_error("no_lessons_due", "no finished build waits for its lessons")
-        lessons, promote = [], []
-        for raw in memory.split_lines(text):
-            line = raw.strip().lstrip("-* ").strip()
-            head, sep, rest = line.partition(":")
-            words = head.split()
-            if sep and len(words) == 2 and words[0].lower() == "global" and words[1].lower() in learning.CATEGORIES:
-                line = rest.strip()
-                promote.append((line, words[1].lower()))
-            if line:
-                lessons.append(line)
-        if not lessons:
-            raise input_error("invalid_content", "no lessons given: one per line")
-        for line, _cat in promote:  # every line checked before the first is written
-            learning.check_content(line)
-        memory.add_learnings(run["phase"], lessons, run.get("phase_name"), None, "append")
-        promoted = [learning.promote(line, source_phase=run["phase"], category=cat) for line, cat in promote]
-        run["lessons_done"] = True
-        dispatch.save_run(run)
-        action = advance(run)
+    """The phase's lessons (under the driver's lock): plain lines go to memory; `global
+    <category>: …` lines are promoted too. The caller answers the next action."""
+    run = ledger.current_run(store.read("spawns"), "build")
+    if run is None or not run.get("finished") or run.get("lessons_done"):  # recorded once, never twice
+        raise state_error("no_lessons_due", "no finished build waits for its lessons")
+    lessons, promote = [], []
+    for raw in memory.split_lines(text):
+        line = raw.strip().lstrip("-* ").strip()
+        head, sep, rest = line.partition(":")
+        words = head.split()
+        if sep and len(words) == 2 and words[0].lower() == "global" and words[1].lower() in learning.CATEGORIES:
+            line = rest.strip()
+            promote.append((line, words[1].lower()))
+        if line:
+            lessons.append(line)
+    if not lessons:
+        raise input_error("invalid_content", "no lessons given: one per line")
+    for line, _cat in promote:  # every line checked before the first is written
+        learning.check_content(line)
+    memory.add_learnings(run["phase"], lessons, run.get("phase_name"), None, "append")
+    promoted = [learning.promote(line, source_phase=run["phase"], category=cat) for line, cat in promote]
+    run["lessons_done"] = True
+    dispatch.save_run(run)
     return {"recorded": len(lessons), "promoted": sum(1 for p in promoted if p.get("stored")),
-            "categories": list(between_phases.promotion()["categories"]), "next": action}
+            "categories": list(between_phases.promotion()["categories"]), "run": run}
 
 
 # ---------------------------------------------------------------- the user's answer to a waiting code loop
@@ -351,22 +359,27 @@ def record_lessons(text: str) -> dict:
 ANSWERS = ("refine", "accept", "stop")
 
 
-def answer(phase: int, choice: str, text: str) -> dict:
-    """`/ant:build N --answer …`: the user's answer to the code loop waiting in the build
-    (refine: another round with their guidance; accept: finish as it is; stop: abort the build)."""
+def awaits_answer(run: dict) -> bool:
+    """Does a code loop of the build wait for the user's answer?"""
+    loop = _bound_loop(store.read("colony"), run["phase"])
+    return loop is not None and loop["status"] == "awaiting_user"
+
+
+def answer_loop(run: dict, choice: str, text: str) -> dict | None:
+    """The user's answer to the code loop waiting in the build (under the driver's lock) —
+    refine: another round with their guidance; accept: finish as it is; stop: abort the build,
+    answered as a stop action. None: the caller answers the next action."""
     if choice not in ANSWERS:
         raise input_error("invalid_argument", f"--answer takes {', '.join(ANSWERS)}, not {choice!r}")
-    with ledger.lock():
-        run = build_run(phase)
-        loop = _bound_loop(store.read("colony"), phase)
-        if loop is None or loop["status"] != "awaiting_user":
-            raise state_error("nothing_to_answer", f"no code loop of phase {phase} waits for an answer")
-        if choice == "stop":
-            builds.abort(phase, text)
-            run["done"] = True
-            dispatch.save_run(run)
-            return {"action": "stop", "why": "user", "text": f"Build of phase {phase} stopped: {one_line(text, 200)}",
-                    "command": f"/ant:build {phase} --resume", "run": run["scope"], "phase": phase}
-        loops.feedback_store(loop["id"], text, "user", refine=choice == "refine")
-        return advance(run)
-
+    phase = run["phase"]
+    if not awaits_answer(run):
+        raise state_error("nothing_to_answer", f"no code loop of phase {phase} waits for an answer")
+    loop = _bound_loop(store.read("colony"), phase)
+    if choice == "stop":
+        builds.abort(phase, text)
+        run["done"] = True
+        dispatch.save_run(run)
+        return {"action": "stop", "why": "user", "text": f"Build of phase {phase} stopped: {one_line(text, 200)}",
+                "command": f"/ant:build {phase} --resume", "run": run["scope"], "phase": phase}
+    loops.feedback_store(loop["id"], text, "user", refine=choice == "refine")
+    return None

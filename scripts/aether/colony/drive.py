@@ -13,16 +13,29 @@ from __future__ import annotations
 import json
 import re
 
-from aether.colony import build_drive, colonize_drive, dispatch, plan_drive
+from aether.colony import build_drive, colonize_drive, dispatch, plan_drive, run_drive
 from aether.core.exceptions import AetherError, input_error, state_error
 from aether.state import spawns as ledger
 from aether.state import store
 
 action_line = dispatch.action_line
+# Claude Code 2.1.328 keeps hook context longer than this in a file of its own and shows the
+# model a 2 KB preview (probed: 10,000 characters inline, 10,010 persisted).
+HOOK_CONTEXT_LIMIT = 10_000
 HARNESS_NOTE = re.compile(r"\s*<tools-used-before-summary>[^<]*</tools-used-before-summary>\s*")  # Claude Code's, not the ant's
 
 
-PROTOCOLS = {"build": build_drive, "plan": plan_drive, "colonize": colonize_drive}
+PROTOCOLS = {"build": build_drive, "plan": plan_drive, "colonize": colonize_drive, "run": run_drive}
+
+
+def advance_after(run: dict) -> dict:
+    """The next action after a step of `run`: the autopilot run's, when one drives it."""
+    parent = run.get("parent")
+    if parent:
+        owner = ledger.run_of(store.read("spawns"), parent)
+        if owner is not None and (not owner.get("done") or run.get("done")):  # an ended run: how it ended
+            return run_drive.advance(owner)
+    return PROTOCOLS[run["command"]].advance(run)
 
 
 def next_action(phase: int | None = None, approve: bool = False, resume: bool = False, plan: bool = False,
@@ -30,6 +43,8 @@ def next_action(phase: int | None = None, approve: bool = False, resume: bool = 
     """aether next: the one next thing the Queen does — in the build of `phase`, in the plan run
     (`plan`), or, given neither, in the newest run that is not done (else: how the newest ended)."""
     with ledger.lock():
+        if phase is not None or plan or colonize:  # the user took a step by hand: the autopilot run ends
+            run_drive.end_active("superseded")
         if colonize:
             return colonize_drive.advance(colonize_drive.colonize_run())
         if plan:
@@ -37,14 +52,22 @@ def next_action(phase: int | None = None, approve: bool = False, resume: bool = 
         if phase is None:  # the newest run: where it stands, or how it ended
             runs = store.read("spawns")["runs"]
             run = next((r for r in reversed(runs) if not r.get("done")), None) or (runs[-1] if runs else None)
-            if run is not None and run["command"] in ("plan", "colonize"):
-                return PROTOCOLS[run["command"]].advance(run)
+            if run is not None and (run["command"] in ("plan", "colonize", "run") or run.get("parent")):
+                return advance_after(run)
         run = build_drive.build_run(phase, resume)
+        if run.get("parent"):  # /ant:build N takes the build over from the autopilot run
+            run_drive.detach(run)
         return build_drive.advance(run, approve)
 
 
 def answer(phase: int, choice: str, text: str) -> dict:
-    return build_drive.answer(phase, choice, text)
+    with ledger.lock():
+        run = build_drive.build_run(phase)
+        out = build_drive.answer_loop(run, choice, text)  # checked first: a refused answer ends nothing
+        run_drive.end_active("superseded")
+        if run.get("parent"):
+            run_drive.detach(run)
+        return out or build_drive.advance(run)
 
 
 def _resolve(data: dict, spawn_id: str) -> dict:
@@ -60,7 +83,10 @@ def _resolve(data: dict, spawn_id: str) -> dict:
 def record(spawn_id: str, text: str, usage: dict | None = None, via: str = "queen") -> dict:
     """aether record: an ant's answer (or the phase's lessons), recorded as its step requires."""
     if spawn_id == "lessons":
-        return build_drive.record_lessons(text)
+        with ledger.lock():
+            out = build_drive.record_lessons(text)
+            out["next"] = advance_after(out.pop("run"))
+            return out
     if not text.strip():  # no answer: the spawn stays pending (`aether next` hands it out again)
         raise input_error("empty_answer", f"the answer of {spawn_id} is empty: pipe the ant's whole answer, or run "
                                           f"`aether next` to hand the spawn out again")
@@ -82,7 +108,11 @@ def record(spawn_id: str, text: str, usage: dict | None = None, via: str = "quee
         result = {"id": found["local"], "already_recorded": False, "line": line, "waiting": waiting}
         if not waiting:
             run = ledger.run_of(store.read("spawns"), found["scope"])
-            result["next"] = protocol.advance(run)
+            try:
+                result["next"] = advance_after(run)
+            except AetherError as exc:  # recorded all the same: what comes next waits for the fix
+                result["next"] = None
+                result["next_error"] = {"code": exc.code, "error": exc.message}
         return result
 
 
@@ -116,6 +146,18 @@ def _answer_of(response) -> tuple:
     return text, ledger.usage_of(response)
 
 
+def _fitted(action: dict, used: int) -> str:
+    """The action's line, or — when it would pass Claude Code's limit for hook context — a line
+    that names a file holding its text (the project's own, so the Queen reads it as it is)."""
+    line = action_line(action)
+    if used + len(line) <= HOOK_CONTEXT_LIMIT:
+        return line
+    name = ledger.write_text(action.get("run") or "texts", f"{action['action']}-{action.get('why') or 'text'}",
+                             action.get("text") or "")
+    return (f"Aether next: {action['action']} — its text is long: read {name} and show it to the user as it is"
+            + (f" (it ends with the command that continues: {action['command']})." if action.get("command") else "."))
+
+
 def post_hook(payload: dict) -> dict | None:
     """PostToolUse on Agent: the answer as Claude Code returned it is recorded; the Queen gets one
     line per spawn and, after the last one of its action, the next action."""
@@ -134,7 +176,11 @@ def post_hook(payload: dict) -> dict | None:
             if out.get("waiting"):
                 lines.append(f"(waiting for {', '.join(out['waiting'])})")
             if out.get("next"):
-                lines.append(action_line(out["next"]))
+                lines.append(_fitted(out["next"], sum(len(line) + 1 for line in lines)))
+            elif out.get("next_error"):
+                lines.append(f"Aether next: stop — show the user this text:\nThe answer is recorded, but the "
+                             f"next step failed: {out['next_error']['error']} — after fixing that, "
+                             f"`aether next` goes on.")
         except AetherError as exc:
             lines = [f"Aether could not record {local}: {exc.message} — pipe the answer: "
                      f"aether record {local} - <<'EOF'"]

@@ -4,6 +4,7 @@ spawn tree of the last build, and the next step. Read-only: nothing here writes 
 from __future__ import annotations
 
 from aether.build import recovery
+from aether.colony import run_drive
 from aether.core import output
 from aether.core.exceptions import input_error
 from aether.core.text import one_line
@@ -112,6 +113,12 @@ def overview() -> dict:
                                     if isinstance(a, dict))
     stuck = state == "READY" and phase_now is not None and phase_now.get("status") in ("failed", "in_progress")
     result["recovery"] = recovery.options(current, plan) if stuck else None
+    autopilot = run_drive.status_view()
+    result["autopilot"], result["spend"] = autopilot["run"], autopilot["spend"]
+    if autopilot["run"] is not None:
+        result["next"] = nxt = {"slash": autopilot["run"]["command"], "command": "aether run",
+                                "reason": "the autopilot run " + (f"stopped ({autopilot['run']['stopped']})"
+                                                                  if autopilot["run"]["stopped"] else "is under way")}
     frictions = recovery.friction_summary()
     result["frictions"] = {"total": frictions["total"], "recurring": frictions["recurring"], "recent": frictions["recent"]}
 
@@ -129,6 +136,8 @@ def overview() -> dict:
     else:
         lines.append("No plan yet.")
     lines += ["", block["text"]]
+    if autopilot["lines"]:
+        lines += [""] + autopilot["lines"]
     if isinstance(tree, dict):
         lines += ["", "SPAWN TREE"] + _tree_text(tree)
     if recent:

@@ -30,6 +30,7 @@ PROFILES = {
         "activity_log": "off",
         "archivist_every": None,  # no archivist
         "code_loop": False,
+        "auto_approve": True,  # /ant:run --auto-approve may approve wave plans (this mode approves its own anyway)
     },
     "STANDARD": {
         "phase_count": [3, 6],
@@ -43,6 +44,7 @@ PROFILES = {
         "activity_log": "on",
         "archivist_every": None,
         "code_loop": False,
+        "auto_approve": True,  # /ant:run --auto-approve may approve the wave plans this mode would ask about
     },
     "FULL": {
         "phase_count": [4, 8],
@@ -56,6 +58,7 @@ PROFILES = {
         "activity_log": "detailed",
         "archivist_every": 3,  # the archivist (an architect ant) runs after every 3rd phase
         "code_loop": True,  # every build runs the code refinement loop (other modes: build-start --loop)
+        "auto_approve": False,  # every wave plan is the user's to approve, even in /ant:run
     },
 }
 
@@ -157,6 +160,8 @@ def render(info: dict) -> str:
         f"  Code loop            {'every build' if info['code_loop'] else 'when asked (build-start --loop)'}",
         "  Archivist            "
         + (f"after every {info['archivist_every']}th phase" if info["archivist_every"] else "none"),
+        "  Autopilot approval   " + ("/ant:run --auto-approve may approve wave plans" if info["auto_approve"]
+                                     else "the user approves every wave plan"),
     ]
     if info.get("when"):
         lines.append(f"  Learnings now ({info['when']}): {'yes' if info['extract_learnings_now'] else 'no'} — "

@@ -723,16 +723,84 @@ def _check_spawn(p: list, s: dict, where: str) -> None:
     field_check(p, s, "status", str, where, choices=("dispatched", "launched", "recorded"))
 
 
+def _check_autopilot(p: list, r: dict, where: str) -> None:
+    """The fields an autopilot run (`command: run`) is driven by."""
+    for key, fields in (("range", ("from", "to")), ("budget", ("run", "phase"))):
+        field_check(p, r, key, dict, where)
+        for name in fields if isinstance(r.get(key), dict) else ():
+            field_check(p, r[key], name, int, f"{where}.{key}")
+    field_check(p, r, "builds", dict, where)
+    for key in ("built", "skipped"):
+        field_check(p, r, key, list, where)
+    field_check(p, r, "archivist", dict, where)
+    field_check(p, r, "stopped", (dict, type(None)), where)
+    if isinstance(r.get("stopped"), dict):
+        for key in ("why", "text", "command"):
+            field_check(p, r["stopped"], key, str, f"{where}.stopped")
+    field_check(p, r, "final", (dict, type(None)), where, required=False)
+    if isinstance(r.get("final"), dict):
+        field_check(p, r["final"], "text", str, f"{where}.final")
+        field_check(p, r["final"], "command", (str, type(None)), f"{where}.final")
+
+
 def _check_run(p: list, r: dict, where: str) -> None:
     for key in ("scope", "command"):
         field_check(p, r, key, str, where)
     field_check(p, r, "done", bool, where)
+    if r.get("command") == "run":
+        _check_autopilot(p, r, where)
 
 
 def _check_spawns(data: dict) -> list:
     p: list = []
     records(p, data, "spawns", _check_spawn)
     records(p, data, "runs", _check_run)
+    return p
+
+
+# ---------------------------------------------------------------- costs.json (what the ants spent)
+
+_BUCKET_INTS = ("tokens", "duration_ms", "spawns")
+
+
+def _objects(p: list, obj: dict, key: str, where: str, check) -> None:
+    """obj[key] is an object whose values are objects, each checked."""
+    field_check(p, obj, key, dict, where)
+    for name, value in (obj.get(key) or {}).items() if isinstance(obj.get(key), dict) else ():
+        if isinstance(value, dict):
+            check(p, value, f"{where}.{key}.{name}")
+        else:
+            p.append(f"{where}.{key}.{name} must be an object")
+
+
+def _check_model_line(p: list, m: dict, where: str) -> None:
+    for key in ("tokens", "spawns"):
+        field_check(p, m, key, int, where)
+
+
+def _check_caste_line(p: list, line: dict, where: str) -> None:
+    for key in (*_BUCKET_INTS, "metered"):
+        field_check(p, line, key, int, where)
+    _objects(p, line, "models", where, _check_model_line)
+
+
+def _check_bucket(p: list, b: dict, where: str) -> None:
+    for key in (*_BUCKET_INTS, "unmetered"):
+        field_check(p, b, key, int, where)
+    _objects(p, b, "castes", where, _check_caste_line)
+
+
+def _check_holder(key: str):
+    def check(p: list, h: dict, where: str) -> None:
+        field_check(p, h, key, (str, type(None)), where)
+        _objects(p, h, "phases", where, _check_bucket)
+    return check
+
+
+def _check_costs(data: dict) -> list:
+    p: list = []
+    records(p, data, "colonies", _check_holder("session_id"))
+    records(p, data, "runs", _check_holder("scope"))
     return p
 
 
@@ -775,12 +843,13 @@ FILES: dict[str, FileSpec] = {
         _spec("drafts", "drafts.json", 1, {"loops": []}, _check_drafts),
         _spec("phase_records", "phase_records.json", 1, {"records": []}, _check_phase_records),
         _spec("spawns", "spawns.json", 1, {"spawns": [], "runs": []}, _check_spawns),
+        _spec("costs", "costs.json", 1, {"colonies": [], "runs": []}, _check_costs),
     )
 }
 
 # The files `validate-state all` checks, in order.
 PROJECT_FILES = ("colony", "pheromones", "plan", "errors", "memory", "events", "checkpoints",
-                 "failures", "loops", "handoff", "research", "drafts", "phase_records", "spawns")
+                 "failures", "loops", "handoff", "research", "drafts", "phase_records", "spawns", "costs")
 
 
 def lookup(name: str) -> FileSpec | None:

@@ -51,6 +51,11 @@ def answer_path(ref: str) -> str:
     return _file(ref, ".answer.md")
 
 
+def answer_rel(ref: str) -> str:
+    scope, local = ref.split("/", 1)
+    return f".aether/spawns/{scope}/{local}.answer.md"
+
+
 def report_rel(ref: str) -> str:
     scope, local = ref.split("/", 1)
     return f".aether/spawns/{scope}/{local}.report.md"
@@ -143,6 +148,12 @@ def _read(path: str) -> str | None:
             return fh.read()
     except OSError:
         return None
+
+
+def write_text(scope: str, name: str, text: str) -> str:
+    """A text the Queen reads as it is (one too long for a hook's context): its relative path."""
+    _write(os.path.join(folder(scope), f"{_name(name)}.md"), text)
+    return f".aether/spawns/{scope}/{name}.md"
 
 
 def write_brief(scope: str, local: str, text: str) -> str:

@@ -1,0 +1,53 @@
+"""The colony's own settings from `.aether/config.yaml`: `budget:` (the spend caps) and
+`models:` (the model per caste). Defaults come from the mode (rules/spend.py, rules/models.py);
+a run's own flags (`/ant:run --budget …`) win over both.
+
+```yaml
+budget:
+  run: 3M        # tokens one /ant:run may spend
+  phase: 800k    # tokens one phase may spend in a run
+models:
+  scout: haiku   # inherit (the session's model), sonnet, opus, haiku, fable
+  builder: inherit
+```
+"""
+
+from __future__ import annotations
+
+from aether.core.castes import CASTES
+from aether.core.exceptions import input_error
+from aether.rules import models, spend
+from aether.state import config_file
+
+BUDGET_KEYS = ("run", "phase")
+
+
+def _unknown(section: str, key, known) -> None:
+    import difflib  # noqa: PLC0415 — start-up: difflib only to name a misspelt setting
+
+    close = difflib.get_close_matches(str(key), known, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    raise input_error("invalid_config", f"{section}.{key}: unknown setting in {config_file.path()}{hint}; "
+                                        f"known: {', '.join(known)}", key=f"{section}.{key}")
+
+
+def budget(mode: str | None) -> dict:
+    """{run, phase, source: {run, phase}} — tokens; source says where each cap came from."""
+    caps = spend.limits(mode)
+    source = {k: f"{mode or 'STANDARD'} default" for k in BUDGET_KEYS}
+    for key, value in config_file.section("budget").items():
+        if key not in BUDGET_KEYS:
+            _unknown("budget", key, BUDGET_KEYS)
+        caps[key] = spend.parse_amount(value, f"budget.{key} in {config_file.CONFIG_FILE}")
+        source[key] = config_file.CONFIG_FILE
+    return {**caps, "source": source}
+
+
+def model_table(mode: str | None) -> dict:
+    """{caste: choice} with the configured choices over the mode's defaults."""
+    configured = {}
+    for caste, choice in config_file.section("models").items():
+        if caste not in CASTES:
+            _unknown("models", caste, CASTES)
+        configured[caste] = models.check(caste, choice, f"models.{caste}")
+    return models.table(mode, configured)
