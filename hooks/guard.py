@@ -17,6 +17,11 @@ Claude Code passes the tool call as JSON on stdin; inside a subagent the input c
    `export CLAUDECODE=`), and `aether` run through a pseudo-terminal (`script`, `expect`,
    `unbuffer`, `socat`, python's pty, `ssh -t`) — the helper checks the same signals itself.
 
+5. A builder of a build whose builders work in their own git worktrees changes only its
+   working copy: its Write/Edit calls stay inside one of the build's worktrees
+   (`.aether/worktrees/<build>/<node>`) — its report file under .aether/spawns/ aside — and
+   each Bash command starts with `cd <worktree> &&` (every command starts in the main checkout).
+
 This is a guard rail against mistakes, not a sandbox: a determined program can still write.
 """
 
@@ -351,6 +356,61 @@ def _raw_redirects(command: str) -> list[str]:
     return found
 
 
+def _json(path: str):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None
+
+
+def worktrees(project: str) -> list[str]:
+    """The real paths of the running build's worktrees ([] when its builders share the tree)."""
+    data_dir = os.environ.get("AETHER_DATA_DIR") or os.path.join(project, ".aether", "data")
+    records = _json(os.path.join(data_dir, "worktrees.json"))
+    if not isinstance(records, dict) or not isinstance(records.get("worktrees"), list):
+        return []
+    spawns = _json(os.path.join(data_dir, "spawns.json"))
+    runs = spawns.get("runs") if isinstance(spawns, dict) and isinstance(spawns.get("runs"), list) else []
+    build = next((r for r in reversed(runs) if isinstance(r, dict) and r.get("command") == "build"), None)
+    if build is None or build.get("done"):
+        return []
+    return [os.path.realpath(os.path.join(project, w["path"])) for w in records["worktrees"]
+            if isinstance(w, dict) and w.get("status") == "active" and w.get("scope") == build.get("scope")
+            and isinstance(w.get("path"), str)]
+
+
+def _inside_any(path: str, roots: list[str]) -> bool:
+    return any(path == root or path.startswith(root + os.sep) for root in roots)
+
+
+WORKTREE_HINT = ("your brief's WORKING COPY section names your worktree under .aether/worktrees/: work "
+                 "there, not in the main checkout")
+
+
+def isolated_builder(tool: str, tool_input: dict) -> str | None:
+    """Why an isolated builder's call is refused (None: it stays in its working copy)."""
+    project = os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+    roots = worktrees(project)
+    if not roots:
+        return None
+    if tool in FILE_TOOLS:
+        path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "")
+        full = os.path.realpath(os.path.join(project, path))
+        reports = os.path.realpath(os.path.join(project, ".aether", "spawns"))
+        if _inside_any(full, [reports]) and full.endswith(".report.md"):
+            return None  # its report file (the brief names it) lives with the briefs, in the main checkout
+        if not _inside_any(full, roots):
+            return f"This build's builders each write in their own worktree: {path} is outside it — {WORKTREE_HINT}."
+        return None
+    tokens = _shell_tokens(str(tool_input.get("command") or "")) or []
+    first_ok = len(tokens) >= 2 and tokens[0] == "cd" and (len(tokens) == 2 or tokens[2] in ("&&", ";"))
+    if not first_ok or not _inside_any(os.path.realpath(os.path.join(project, tokens[1])), roots):
+        return (f"This build's builders each work in their own worktree: start every Bash command with "
+                f"`cd <your working copy> && ` — {WORKTREE_HINT}.")
+    return None
+
+
 def decide(event: dict) -> str | None:
     """The reason to deny this tool call, or None to let Claude Code decide as usual."""
     agent = str(event.get("agent_type") or "")
@@ -386,7 +446,9 @@ def decide(event: dict) -> str | None:
                 f"commands (ls, cat, grep, find, git log/diff/show) and report what should change. "
                 + READ_ONLY_HINTS.get(caste, "")
             ).strip()
-        return None
+        return isolated_builder(tool, tool_input) if caste in WRITE_ANYWHERE else None
+    if tool in FILE_TOOLS and caste in WRITE_ANYWHERE:
+        return isolated_builder(tool, tool_input)
     if tool in FILE_TOOLS:
         if caste in READ_ONLY:
             return f"The {caste} caste is read-only: report the change instead of making it."

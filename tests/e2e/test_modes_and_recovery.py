@@ -235,6 +235,11 @@ def git(root, *args):
                           capture_output=True, text=True, check=True).stdout.strip()
 
 
+def working_copy(request) -> str:
+    """The worktree an isolated builder's brief names (`cd <it> && …`)."""
+    return re.search(r"Start EVERY Bash command with `cd (\S+) && `", request.first_user_text).group(1)
+
+
 def test_a_full_build_whose_code_loop_stagnates_asks_the_user_and_goes_on(claude):
     project = claude.project
     git(project, "init", "-q")
@@ -260,10 +265,12 @@ def test_a_full_build_whose_code_loop_stagnates_asks_the_user_and_goes_on(claude
         q.step(spawn_next, hook_says("Aether next: spawn"))
         q.step(spawn_next, hook_says("Aether next: spawn"))
     q.step(lambda r: say(shown(r)), hook_says("Aether next: ask"))
+    def in_copy(path, content):  # FULL isolates its builders: w1 writes in its own worktree
+        return lambda r: tool("Write", file_path=f"{project}/{working_copy(r)}/{path}", content=content)
+
     builder = {
-        "w1": [tool("Write", file_path=f"{project}/stats/__init__.py", content=""),
-               tool("Write", file_path=f"{project}/stats/mean.py", content=MEAN),
-               tool("Write", file_path=f"{project}/tests/test_mean.py", content=MEAN_TEST),
+        "w1": [in_copy("stats/__init__.py", ""), in_copy("stats/mean.py", MEAN),
+               in_copy("tests/test_mean.py", MEAN_TEST),
                say(worker_result("mean() and its tests",
                                  created=["stats/__init__.py", "stats/mean.py", "tests/test_mean.py"]))],
         "f1": [tool("Edit", file_path=f"{project}/stats/mean.py", old_string="sum(xs) / len(xs)\n",
@@ -324,6 +331,12 @@ def test_a_full_build_whose_code_loop_stagnates_asks_the_user_and_goes_on(claude
     # the refinement briefs carried the verification's findings, then the user's answer
     briefs = {m.group(1): t.first_user_text for run in (asked, answered) for t in run.subagent_turns()
               for m in [re.search(r"^You are (\w+), ", t.first_user_text, re.M)] if m}
+    # FULL isolates its builders: w1 worked in a worktree merged back before the verification;
+    # the code loop's refinements (f1 …) change the project itself; nothing is left behind
+    assert "--- WORKING COPY ---" in briefs["w1"] and "--- WORKING COPY ---" not in briefs["f1"]
+    assert [w["status"] for w in state(claude, "worktrees.json")["worktrees"]] == ["merged"]
+    assert git(project, "worktree", "list", "--porcelain").count("worktree ") == 1
+    assert git(project, "branch", "--list", "aether/*") == ""
     assert "--- CODE LOOP REFINEMENT ---" in briefs["f1"] and GUARD in briefs["f1"]
     assert "--- CODE LOOP VERIFICATION ---" in briefs["y1"] and '"score_parts"' in briefs["y1"]
     assert "The user's answer" in briefs["f3"] and ANSWER in briefs["f3"]

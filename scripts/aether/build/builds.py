@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import math
 
-from aether.build import completion, loops, syntax_check, waves
+from aether.build import completion, isolation, loops, syntax_check, waves
 from aether.core import clock, inputs
 from aether.core.castes import CASTES
 from aether.core.exceptions import AetherError, input_error, state_error
@@ -266,6 +266,7 @@ def start(phase_id: int, resume: bool = False, loop: bool = False) -> dict:
     names = (["colony", "plan", "events"] + (["checkpoints"] if record else []) + (["pheromones"] if focus else [])
              + (["loops"] if want_loop else []))
 
+    old_tree = colony.get("spawn_tree") if colony.get("state") == "EXECUTING" else None
     try:
         out = store.update_many(names, functools.partial(_start_build, phase_id=phase_id, resume=resume, record=record,
                                                        focus=focus, want_loop=want_loop))
@@ -274,6 +275,9 @@ def start(phase_id: int, resume: bool = False, loop: bool = False) -> dict:
             checkpoints.forget([record])  # the build did not start: drop its checkpoint
         raise
     checkpoints.forget(out["dropped"])
+    kept = isolation.abandon(old_tree, "the build started over")  # its builders' worktrees go; results stay
+    if kept:
+        warnings.append(f"{len(kept)} result(s) of the interrupted build kept on branches: `aether worktrees`")
     phase = out["phase"]
     block = pheromones.render(None)["text"]
     tasks = [t for t in phase.get("tasks") or [] if isinstance(t, dict)]
@@ -625,8 +629,10 @@ def finish(phase_id: int, results_text, lessons_asked: bool = False) -> dict:
     checked = None if ahead is None else (ahead, syntax_check.compact(syntax_check.run(ahead)))
 
     names = ["colony", "plan", "errors", "events", "pheromones", "phase_records"]
+    tree = store.read("colony").get("spawn_tree")
     out = store.update_many(names + (["loops"] if store.exists("loops") else []),
                             functools.partial(_record_build, phase_id=phase_id, data=data, checked=checked))
+    isolation.abandon(tree, "the build finished")  # worktrees of tasks that ended failed; results were merged
     return _finish_result(phase_id, out, lessons_asked)
 
 
@@ -805,9 +811,13 @@ def abort(phase_id: int, reason: str) -> dict:
     reason = inputs.require_text(reason, "the reason", MAX_REASON_LENGTH, code="invalid_reason",
                                  empty="say why the build is aborted (the reason is empty)").strip()
 
+    tree = store.read("colony").get("spawn_tree")
     out = _abort_build(phase_id, reason)
+    kept = isolation.abandon(tree, "the build was aborted")
     text = (f"Phase {phase_id} ({out['name']}) aborted: {one_line(reason, 200)}\n"
             f"Rebuild it with /ant:build {phase_id} (`aether next --build {phase_id}`).")
+    if kept:
+        text += "\nResults not merged, kept on branches:\n" + "\n".join(isolation.render_kept(kept))
     return {
         "phase": phase_id,
         "name": out["name"],

@@ -96,9 +96,8 @@ def commit_iteration(number: int, summary: str, settings: dict | None = None) ->
                 "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
         env.pop(var, None)  # the user's own identity and clock: this commit is theirs
     env.pop("GIT_OPTIONAL_LOCKS", None)
-    spec = ["--", "."] + ([f":(exclude){r.data_rel}"] if r.data_rel else [])
     try:
-        checkpoints.git(["add", "-A", *spec], r.top, env=env)
+        checkpoints.git(["add", "-A", *r.pathspec()], r.top, env=env)
         checkpoints.git(["commit", "-q", "--allow-empty", "-m", message], r.top, env=env)
         sha = checkpoints.git(["rev-parse", "HEAD"], r.top, env=env).stdout.strip()
     except AetherError as exc:

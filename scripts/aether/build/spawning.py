@@ -259,11 +259,12 @@ def _git_changed(root: str) -> set | None:
     return changed
 
 
-def verify_claims(paths_claimed: list, started_epoch: float | None) -> list:
+def verify_claims(paths_claimed: list, started_epoch: float | None, workdir: str | None = None) -> list:
     """Problems with a worker's claimed files: outside the project, missing, or (in git) not
-    changed since the spawn started. [] when every claim holds."""
+    changed since the spawn started. [] when every claim holds. An isolated builder's claims are
+    checked in its working copy (`workdir`, from the project), against that worktree's changes."""
 
-    root = os.path.realpath(paths.project_root())
+    root = os.path.realpath(os.path.join(paths.project_root(), workdir or ""))
     changed = _git_changed(root) if paths_claimed else None
 
 
@@ -351,13 +352,14 @@ class _Relock(Exception):
 def _checked_answer(checked: dict, text: str, node: dict) -> tuple:
     """(answer, created, modified, problems) for the node as given; kept in `checked` and reused
     while the node is unchanged."""
-    key = (node["role"], node.get("started_epoch"))
+    key = (node["role"], node.get("started_epoch"), node.get("worktree"))
     if key not in checked:
         data = _payload(text, node)
         created = [norm_path(p) for p in str_list(data.get("files_created"), "files_created")]
         modified = [norm_path(p) for p in str_list(data.get("files_modified"), "files_modified")]
         claims = list(dict.fromkeys(created + modified))
-        problems = verify_claims(claims, node.get("started_epoch")) if data["status"] == "completed" else []
+        problems = verify_claims(claims, node.get("started_epoch"), node.get("worktree")) \
+            if data["status"] == "completed" else []
         checked[key] = (data, created, modified, problems)
     return checked[key]
 

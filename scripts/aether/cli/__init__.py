@@ -108,6 +108,7 @@ COMMANDS = {
     "phase-skip": "aether.cli.skips:phase_skip",
     "checkpoint-list": "aether.cli.recovery:checkpoint_list",
     "checkpoint-restore": "aether.cli.recovery:checkpoint_restore",
+    "worktrees": "aether.cli.isolation:worktrees",
     "friction-summary": "aether.cli.recovery:friction_summary",
     "completion-summary": "aether.cli.completion:completion_summary",
     # bug bash

@@ -9,7 +9,7 @@ GROUPS = (
     ("Inspect and repair", "run these by hand: where the colony stands, and putting damage right", (
         "status", "watch", "phase", "query", "validate-state", "state-restore", "activity-log-read",
         "error-summary", "error-pattern-check", "friction-summary", "completion-summary",
-        "checkpoint-list", "checkpoint-restore", "learning-load", "mode-profile", "uninstall",
+        "checkpoint-list", "checkpoint-restore", "worktrees", "learning-load", "mode-profile", "uninstall",
         "help", "version")),
     ("Steer", "signals and decisions that change what the colony does next", (
         "pheromone-emit", "pheromone-render", "pheromone-batch", "pheromone-cleanup",
@@ -58,6 +58,7 @@ EXAMPLES = {
     "record": "aether record w1 - < answer.txt   # only when Claude Code's Agent hooks are off",
     "agent-hook": "aether agent-hook post < hook-input.json   # Claude Code runs this (hooks/hooks.json)",
     "session-hook": "aether session-hook < hook-input.json   # Claude Code runs this (hooks/session.sh)",
+    "worktrees": "aether worktrees              # --clean removes what a crash left; --drop BRANCH a kept result",
     "run": "aether run --dry-run --text    # what /ant:run would build and spend; `aether run --stop` stops it",
     "spawn-check": "aether spawn-check 2",
     "spawn-start": "aether spawn-start w1",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from aether.build import builds, completion, failures, loops, review, spawning, verification, waves
+from aether.build import builds, completion, failures, isolation, loops, review, spawning, verification, waves
 from aether.build import critique as critique_view
 from aether.colony import between_phases, dispatch
 from aether.core.exceptions import EXIT_INPUT, AetherError, input_error, state_error
@@ -26,7 +26,7 @@ from aether.state import learning, memory, pheromones, settings, store
 from aether.state import spawns as ledger
 
 MAX_STEPS = 200  # helper steps in one call (a guard against a loop in the rules, never reached)
-HELPER_STEPS = ("approve", "decide_failure", "conflicts", "review", "score", "finish")
+HELPER_STEPS = ("approve", "decide_failure", "merge", "conflicts", "review", "score", "finish")
 
 
 # ---------------------------------------------------------------- the view the rules read
@@ -66,9 +66,12 @@ def _start_build(phase: int, resume: bool) -> dict:
         started = builds.start(phase, resume=True)
     colony = store.read("colony")
     depth = modes.profile(colony.get("mode"))["watcher"]
-
-    return dispatch.new_run("build", phase=phase, watcher_spawns=depth != "syntax", lead_refusals=[], answers=[],
-                            scored=0, actions=0, started_text=started["text"])
+    run = dispatch.new_run("build", phase=phase, watcher_spawns=depth != "syntax", lead_refusals=[], answers=[],
+                           scored=0, actions=0, started_text=started["text"])
+    run["isolation"] = isolation.decide(colony.get("mode"), started.get("checkpoint"), run["scope"])
+    run["started_text"] += f"\nBuilders: isolation {run['isolation']['why']}"
+    dispatch.save_run(run)
+    return run
 
 
 def build_run(phase: int | None, resume: bool = False) -> dict:
@@ -94,6 +97,8 @@ def _helper_step(run: dict, step: dict, approved_by: str) -> None:
         waves.approve(approved_by)
     elif do == "decide_failure":
         failures.failure_decide(None, step["node"])
+    elif do == "merge":
+        isolation.merge(store.read("colony")["spawn_tree"], step["wave"], run["scope"])
     elif do == "conflicts":
         waves.conflicts(step["wave"])
     elif do == "review":
@@ -117,6 +122,7 @@ def _score(run: dict) -> None:
 
 
 def _finish(run: dict) -> None:
+    tree = store.read("colony").get("spawn_tree")
     text = ledger.read_answer(run["answers"][-1]) if run.get("answers") else None
     results = {}
     if text is not None:
@@ -127,6 +133,16 @@ def _finish(run: dict) -> None:
                                    "checks": []}}
     out = builds.finish(run["phase"], results, lessons_asked=True)  # the lessons action asks for them
     learn = out.get("learnings") or {}
+    extra = []
+    merges = isolation.summary(tree)
+    if merges:  # the builders worked in their own worktrees: how their work came back
+        extra += ["Merged back, in order:", *merges]
+    kept = isolation.kept(run["scope"])
+    if kept:  # results that could not be merged: nothing lost, and the user told where
+        extra += ["Kept on branches, not merged:", *isolation.render_kept(kept)]
+    if extra:  # before the closing `Next:` line
+        head, sep, tail = out["text"].rpartition("\nNext: ")
+        out["text"] = (head + "\n" + "\n".join(extra) + sep + tail) if sep else out["text"] + "\n" + "\n".join(extra)
     run.update(finished=True, finish_text=out["text"], lessons_due=bool(learn.get("extract_now")),
                lessons_done=False, next_slash=(out.get("next") or {}).get("slash"), phase_name=out.get("name"))
     dispatch.save_run(run)
@@ -135,7 +151,8 @@ def _finish(run: dict) -> None:
 def _spawn_nodes(run: dict, ids: list) -> dict:
     colony = store.read("colony")
     table = settings.model_table(colony.get("mode"))  # a bad `models:` fails before a node starts
-    tree = colony["spawn_tree"]
+    workdirs = isolation.prepare(colony["spawn_tree"], ids, run.get("isolation"))
+    tree = store.read("colony")["spawn_tree"]
     items = []
     data = store.read("spawns")
     for node_id in ids:
@@ -146,6 +163,8 @@ def _spawn_nodes(run: dict, ids: list) -> dict:
         elif ledger.find(data, f"{run['scope']}/{node_id}") is None or \
                 ledger.read_brief(f"{run['scope']}/{node_id}") is None:  # started by hand, or its brief is gone
             text = spawning.brief(tree, node, store.read("plan"), pheromones.render(node["caste"])["text"])
+        if text is not None and node_id in workdirs:
+            text += "\n" + isolation.brief_section(workdirs[node_id])
         items.append((node_id, "node", f"ant:{node['caste']}", text))
     return dispatch.dispatch(run, items, table=table)
 

@@ -3,7 +3,7 @@ spawn tree of the last build, and the next step. Read-only: nothing here writes 
 
 from __future__ import annotations
 
-from aether.build import recovery
+from aether.build import isolation, recovery
 from aether.colony import run_drive
 from aether.core import output
 from aether.core.exceptions import input_error
@@ -113,6 +113,7 @@ def overview() -> dict:
                                     if isinstance(a, dict))
     stuck = state == "READY" and phase_now is not None and phase_now.get("status") in ("failed", "in_progress")
     result["recovery"] = recovery.options(current, plan) if stuck else None
+    result["kept_results"] = isolation.kept() if store.exists("worktrees") else []
     autopilot = run_drive.status_view()
     result["autopilot"], result["spend"] = autopilot["run"], autopilot["spend"]
     if autopilot["run"] is not None:
@@ -138,6 +139,8 @@ def overview() -> dict:
     lines += ["", block["text"]]
     if autopilot["lines"]:
         lines += [""] + autopilot["lines"]
+    if result["kept_results"]:
+        lines += ["", "KEPT RESULTS (builders' work that could not be merged)"] + isolation.render_kept(result["kept_results"])
     if isinstance(tree, dict):
         lines += ["", "SPAWN TREE"] + _tree_text(tree)
     if recent:

@@ -4,13 +4,13 @@
 see build/drive.py) and answers one step. Steps the helper does itself are carried out by the
 driver, which asks again; steps for the Queen end its turn of the loop:
 
-    helper: approve, abort, decide_failure, conflicts, review, score, finish
+    helper: approve, abort, decide_failure, merge, conflicts, review, score, finish
     Queen:  spawn (a list sent in ONE message), ask, lessons (a judgment), done, stop
 
 Order (docs/decisions/the-helper-drives.md): the Phase Lead's plan, the approval, then per wave —
 spawns whose answers are missing, undecided failures, every planned spawn that may start
 (workers, retries, debuggers, sub-spawns, reruns, rebuilds, reviewers in one message), the
-conflict check, the review and its rebuilds — then the watcher, the code loop's score, the
+merge of isolated builders' results, the conflict check, the review and its rebuilds — then the watcher, the code loop's score, the
 finish and the phase's lessons. Everything is read from state, so a step asked twice is the
 same step, and a build resumed after /clear or a killed session goes on where it stood.
 """
@@ -18,6 +18,7 @@ same step, and a build resumed after /clear or a killed session goes on where it
 from __future__ import annotations
 
 from aether.core.vocabulary import SPAWN_FINISHED
+from aether.rules import merging
 
 MAX_LEAD_ATTEMPTS = 2  # Phase Lead plans tried before the build stops (a refused plan is sent back once)
 
@@ -55,6 +56,8 @@ def wave_step(tree: dict, wave: int, max_running: int) -> dict | None:
     waiting = [n["id"] for n in tree["nodes"].values() if n["wave"] == wave and n["status"] == "planned"]
     if waiting:
         return {"do": "stop", "why": "blocked", "nodes": waiting}
+    if merging.to_merge(tree, wave):  # isolated builders' results, merged back in order
+        return {"do": "merge", "wave": wave}
     if str(wave) not in tree.get("conflicts", {}) and str(wave) not in tree.get("refinements", {}):
         return {"do": "conflicts", "wave": wave}
     return _review_step(tree, wave)

@@ -31,6 +31,7 @@ PROFILES = {
         "archivist_every": None,  # no archivist
         "code_loop": False,
         "auto_approve": True,  # /ant:run --auto-approve may approve wave plans (this mode approves its own anyway)
+        "isolation": False,  # builders share the working tree (waves of 1–2, a small project)
     },
     "STANDARD": {
         "phase_count": [3, 6],
@@ -45,6 +46,7 @@ PROFILES = {
         "archivist_every": None,
         "code_loop": False,
         "auto_approve": True,  # /ant:run --auto-approve may approve the wave plans this mode would ask about
+        "isolation": True,  # each builder of a wave in its own git worktree, merged back in order
     },
     "FULL": {
         "phase_count": [4, 8],
@@ -59,6 +61,7 @@ PROFILES = {
         "archivist_every": 3,  # the archivist (an architect ant) runs after every 3rd phase
         "code_loop": True,  # every build runs the code refinement loop (other modes: build-start --loop)
         "auto_approve": False,  # every wave plan is the user's to approve, even in /ant:run
+        "isolation": True,
     },
 }
 
@@ -162,6 +165,8 @@ def render(info: dict) -> str:
         + (f"after every {info['archivist_every']}th phase" if info["archivist_every"] else "none"),
         "  Autopilot approval   " + ("/ant:run --auto-approve may approve wave plans" if info["auto_approve"]
                                      else "the user approves every wave plan"),
+        "  Builders             " + ("each in its own git worktree, merged back in order" if info["isolation"]
+                                     else "in the shared working tree"),
     ]
     if info.get("when"):
         lines.append(f"  Learnings now ({info['when']}): {'yes' if info['extract_learnings_now'] else 'no'} — "

@@ -20,6 +20,7 @@ from aether.core.exceptions import input_error, state_error
 from aether.state import store
 
 REF_PREFIX = "refs/aether/checkpoints/"
+WORKTREES = ".aether/worktrees"  # the builders' worktrees, relative to the project
 ABORT_TAG = "aether/phase-{phase}-aborted"  # repeats get -2, -3, …
 MAX_CHECKPOINTS = 50  # records (and refs) kept
 GIT_TIMEOUT_SECONDS = 60  # `git add -A` on a large tree can take a while
@@ -51,9 +52,10 @@ def git_env(extra: dict | None = None) -> dict:
     return env
 
 
-def git(args: list, cwd: str, *, env: dict | None = None, check: bool = True, input: bytes | None = None):
-    """Run git; returns the CompletedProcess (stdout/stderr as text). Raises AetherError on
-    a missing git, a timeout, or (with check) a non-zero exit."""
+def git(args: list, cwd: str, *, env: dict | None = None, check: bool = True, input: bytes | None = None,
+        raw: bool = False):
+    """Run git; returns the CompletedProcess (stdout/stderr as text; stdout as bytes with `raw`).
+    Raises AetherError on a missing git, a timeout, or (with check) a non-zero exit."""
     import subprocess  # noqa: PLC0415 — start-up: subprocess only where a program runs
 
     cmd = ["git", "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false", "-c", "core.quotepath=false", *args]
@@ -67,7 +69,7 @@ def git(args: list, cwd: str, *, env: dict | None = None, check: bool = True, in
         raise state_error("git_timeout", f"`git {args[0]}` took longer than {GIT_TIMEOUT_SECONDS}s in "
                                          f"{cwd}; check the repository (a huge untracked folder "
                                          f"missing from .gitignore?)") from None
-    proc.stdout = proc.stdout.decode("utf-8", "replace")
+    proc.stdout = proc.stdout if raw else proc.stdout.decode("utf-8", "replace")
     proc.stderr = proc.stderr.decode("utf-8", "replace")
     if check and proc.returncode != 0:
         message = proc.stderr.strip().splitlines()[-1:] or ["no message"]
@@ -79,14 +81,20 @@ def git(args: list, cwd: str, *, env: dict | None = None, check: bool = True, in
 class Repo:
     """The git work tree holding the project, with what a snapshot needs to know."""
 
-    def __init__(self, top: str, index: str, head: str | None, data_rel: str | None):
+    def __init__(self, top: str, index: str, head: str | None, data_rel: str | None, prefix: str = ""):
         self.top = top
         self.index = index  # the user's index file (read, never written)
         self.head = head  # HEAD's commit, None in a repository without commits
         self.data_rel = data_rel  # the state folder relative to top, when it lies inside
+        self.prefix = prefix  # the project's folder relative to top ("" at the top)
+        self.worktrees_rel = f"{prefix}{WORKTREES}"  # the builders' worktrees (never part of a snapshot)
 
     def excluded(self, path: str) -> bool:
-        return bool(self.data_rel) and (path == self.data_rel or path.startswith(self.data_rel + "/"))
+        return any(rel and (path == rel or path.startswith(rel + "/")) for rel in (self.data_rel, self.worktrees_rel))
+
+    def pathspec(self) -> list:
+        """`-- .` without the colony's state and the builders' worktrees."""
+        return ["--", "."] + [f":(exclude){rel}" for rel in (self.data_rel, self.worktrees_rel) if rel]
 
 
 def repo() -> Repo | None:
@@ -108,7 +116,8 @@ def repo() -> Repo | None:
     data = os.path.realpath(paths.data_dir())
     rel = os.path.relpath(data, os.path.realpath(top)).replace(os.sep, "/")
     data_rel = None if rel == ".." or rel.startswith("../") else rel
-    return Repo(top, index, head, data_rel)
+    prefix = os.path.relpath(os.path.realpath(root), os.path.realpath(top)).replace(os.sep, "/")
+    return Repo(top, index, head, data_rel, "" if prefix == "." else prefix + "/")
 
 
 class _TempIndex:
@@ -150,7 +159,7 @@ class _TempIndex:
         return False
 
 
-def _snapshot_commit(r: Repo, message: str) -> tuple[str, str]:
+def snapshot_commit(r: Repo, message: str) -> tuple[str, str]:
     """(commit, tree): a commit of the working tree as it is (untracked files included),
     HEAD its parent; no ref points at it yet."""
     tree = _snapshot_tree(r)
@@ -163,10 +172,7 @@ def _snapshot_commit(r: Repo, message: str) -> tuple[str, str]:
 def _snapshot_tree(r: Repo) -> str:
     """The tree of the working tree as it is now (ignored files and colony state left out)."""
     with _TempIndex(r, seed=True) as idx:
-        spec = ["--", "."]
-        if r.data_rel:
-            spec.append(f":(exclude){r.data_rel}")
-        git(["add", "-A", *spec], r.top, env=idx.env)
+        git(["add", "-A", *r.pathspec()], r.top, env=idx.env)
         if r.data_rel and idx.mentions(r.data_rel):  # state files the user committed stay out too
             git(["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", r.data_rel], r.top, env=idx.env)
         return git(["write-tree"], r.top, env=idx.env).stdout.strip()
@@ -195,7 +201,7 @@ def snapshot(label: str, phase: int | None) -> dict | None:
     r = repo()
     if r is None:
         return None
-    commit, tree = _snapshot_commit(r, f"aether checkpoint: {label}")
+    commit, tree = snapshot_commit(r, f"aether checkpoint: {label}")
     stamp = int(clock.now())
     base = REF_PREFIX + (f"phase-{phase}-{stamp}" if phase is not None else f"colony-{stamp}")
     ref, n = base, 1
@@ -266,7 +272,7 @@ def tag_abort(phase: int, reason: str) -> str | None:
     r = repo()
     if r is None:
         return None
-    commit, _tree = _snapshot_commit(r, f"aether: phase {phase} aborted")
+    commit, _tree = snapshot_commit(r, f"aether: phase {phase} aborted")
     base = ABORT_TAG.format(phase=phase)
     message = f"Aborted: {reason.strip()}"
     n = 1
@@ -292,8 +298,7 @@ def _is_saved(r: Repo, tree: str, records: list) -> bool:
         return True
     if r.head is None:
         return False
-    spec = ["--", "."] + ([f":(exclude){r.data_rel}"] if r.data_rel else [])
-    diff = git(["diff-tree", "-r", "--name-only", f"{r.head}^{{tree}}", tree, *spec], r.top)
+    diff = git(["diff-tree", "-r", "--name-only", f"{r.head}^{{tree}}", tree, *r.pathspec()], r.top)
     return diff.stdout.strip() == ""
 
 

@@ -12,7 +12,7 @@ from aether.core import containment, paths
 from aether.core.exceptions import input_error
 
 CONFIG_FILE = "config.yaml"  # in the project's .aether/
-SECTIONS = ("bug_bash", "budget", "models")  # their owners: bugs/config.py, state/settings.py
+SECTIONS = ("bug_bash", "budget", "models", "build")  # their owners: bugs/config.py, state/settings.py
 
 
 def path() -> str:

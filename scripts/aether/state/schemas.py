@@ -804,6 +804,25 @@ def _check_costs(data: dict) -> list:
     return p
 
 
+# ---------------------------------------------------------------- worktrees.json (the builders' worktrees)
+
+WORKTREE_STATUSES = ("active", "passed", "merged", "kept", "discarded", "dropped")
+
+
+def _check_worktree(p: list, w: dict, where: str) -> None:
+    for key in ("scope", "node", "path", "base", "created_at"):
+        field_check(p, w, key, str, where)
+    field_check(p, w, "status", str, where, choices=WORKTREE_STATUSES)
+    for key in ("branch", "result", "ended_at", "why"):
+        field_check(p, w, key, (str, type(None)), where, required=False)
+
+
+def _check_worktrees(data: dict) -> list:
+    p: list = []
+    records(p, data, "worktrees", _check_worktree)
+    return p
+
+
 # ---------------------------------------------------------------- registry
 
 
@@ -844,12 +863,14 @@ FILES: dict[str, FileSpec] = {
         _spec("phase_records", "phase_records.json", 1, {"records": []}, _check_phase_records),
         _spec("spawns", "spawns.json", 1, {"spawns": [], "runs": []}, _check_spawns),
         _spec("costs", "costs.json", 1, {"colonies": [], "runs": []}, _check_costs),
+        _spec("worktrees", "worktrees.json", 1, {"worktrees": []}, _check_worktrees),
     )
 }
 
 # The files `validate-state all` checks, in order.
 PROJECT_FILES = ("colony", "pheromones", "plan", "errors", "memory", "events", "checkpoints",
-                 "failures", "loops", "handoff", "research", "drafts", "phase_records", "spawns", "costs")
+                 "failures", "loops", "handoff", "research", "drafts", "phase_records", "spawns", "costs",
+                 "worktrees")
 
 
 def lookup(name: str) -> FileSpec | None:

@@ -1,5 +1,5 @@
-"""The colony's own settings from `.aether/config.yaml`: `budget:` (the spend caps) and
-`models:` (the model per caste). Defaults come from the mode (rules/spend.py, rules/models.py);
+"""The colony's own settings from `.aether/config.yaml`: `budget:` (the spend caps), `models:`
+(the model per caste) and `build:` (worktree isolation). Defaults come from the mode (rules/spend.py, rules/models.py);
 a run's own flags (`/ant:run --budget …`) win over both.
 
 ```yaml
@@ -9,6 +9,8 @@ budget:
 models:
   scout: haiku   # inherit (the session's model), sonnet, opus, haiku, fable
   builder: inherit
+build:
+  isolation: auto  # on: each builder in its own git worktree; off: the shared tree; auto: the mode's
 ```
 """
 
@@ -16,10 +18,12 @@ from __future__ import annotations
 
 from aether.core.castes import CASTES
 from aether.core.exceptions import input_error
-from aether.rules import models, spend
+from aether.rules import models, modes, spend
 from aether.state import config_file
 
 BUDGET_KEYS = ("run", "phase")
+BUILD_KEYS = ("isolation",)
+ISOLATION = ("auto", "on", "off")  # auto: the mode's choice
 
 
 def _unknown(section: str, key, known) -> None:
@@ -51,3 +55,19 @@ def model_table(mode: str | None) -> dict:
             _unknown("models", caste, CASTES)
         configured[caste] = models.check(caste, choice, f"models.{caste}")
     return models.table(mode, configured)
+
+
+def isolation(mode: str | None) -> tuple:
+    """(on?, where that came from): `build: isolation:` when it says on or off, else the mode's."""
+    section = config_file.section("build")
+    for key in section:
+        if key not in BUILD_KEYS:
+            _unknown("build", key, BUILD_KEYS)
+    value = section.get("isolation", "auto")
+    value = {True: "on", False: "off"}.get(value, value)  # YAML reads a bare on/off as a boolean
+    if value not in ISOLATION:
+        raise input_error("invalid_config", f"build.isolation in {config_file.path()} must be one of "
+                                            f"{', '.join(ISOLATION)}, found {value!r}", key="build.isolation")
+    if value == "auto":
+        return bool(modes.profile(mode)["isolation"]), f"{mode or modes.DEFAULT_MODE} mode"
+    return value == "on", f"build.isolation: {value} in {config_file.CONFIG_FILE}"

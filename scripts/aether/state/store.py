@@ -640,6 +640,11 @@ def write_text_atomic(path: str, text: str, mode: int | None = None) -> None:
         payload = text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise _unencodable(path, exc) from None
+    write_bytes_atomic(path, payload, mode)
+
+
+def write_bytes_atomic(path: str, payload: bytes, mode: int | None = None) -> None:
+    """`write_text_atomic` for bytes (a file merged back from a builder's worktree)."""
     containment.check_write(path)
     tmp = _write_temp(path, payload, mode)
     try:

@@ -1,0 +1,463 @@
+"""Same-wave builders in their own git worktrees, merged back in order, and no work lost
+(docs/decisions/worktrees.md).
+
+- `decide`: whether a build isolates its builders (the mode or `build: isolation:`; only in git,
+  with the build's checkpoint, and without submodules — else off, saying why).
+- `prepare`: worktrees for the builders of a spawn action, from a snapshot of the project as it
+  is then (the build's checkpoint at first, the merged state later); a retry, debugger or rerun
+  goes on in the worktree of the task it continues; a builder handed out again starts over.
+- `merge`: a helper step after a wave's spawns: each result, in the fixed order of
+  rules/merging.py, merged file by file (3-way) into the project; a conflict fails the task with
+  a conflict report (the failure ladder retries it on the merged state) and keeps the result on
+  a branch `aether/<build>/<node>`.
+- `abandon`: a build that ends, is aborted or starts over removes its worktrees; results not
+  merged are kept on branches, with the commands to look at them and apply them.
+- `listing`, `clean`: what the colony made (worktrees, kept branches) and what a crash left.
+"""
+
+from __future__ import annotations
+
+import os
+
+from aether.core import clock, containment, paths
+from aether.core.exceptions import AetherError, state_error
+from aether.core.text import one_line
+from aether.rules import merging, spawn_tree
+from aether.state import checkpoints, events, settings, store
+from aether.state import spawns as ledger
+from aether.state import worktrees as wt
+
+MERGE_FILE_TIMEOUT = 60
+
+
+# ---------------------------------------------------------------- on or off
+
+
+def decide(mode: str | None, checkpoint: dict | None, scope: str) -> dict:
+    """{on, why, scope}: does this build give each builder its own worktree?"""
+    on, source = settings.isolation(mode)
+    if not on:
+        return {"on": False, "why": f"off ({source})", "scope": scope}
+    r = checkpoints.repo()
+    if r is None:
+        return {"on": False, "why": "off: the project is not in a git repository", "scope": scope}
+    if checkpoint is None:
+        return {"on": False, "why": "off: the build has no checkpoint to start the worktrees from", "scope": scope}
+    if os.path.exists(os.path.join(r.top, ".gitmodules")):
+        return {"on": False, "why": "off: the repository has submodules, whose commits a merge-back could lose",
+                "scope": scope}
+    return {"on": True, "why": f"on ({source}): each builder works in its own git worktree", "scope": scope}
+
+
+def _repo() -> checkpoints.Repo:
+    r = checkpoints.repo()
+    if r is None:
+        raise state_error("not_a_git_repo", "the builders' worktrees need the project's git repository")
+    return r
+
+
+def _workdir(r: checkpoints.Repo, rel: str) -> str:
+    """The project's folder inside the worktree at `rel`, from the project (what a builder cd's into)."""
+    return f"{rel}/{r.prefix}".rstrip("/")
+
+
+# ---------------------------------------------------------------- handing worktrees out
+
+
+@store.writes("colony")
+def _mark(colony, owners: dict) -> None:
+    """Set each node's working copy (node → workdir); a node whose lineage goes on is passed."""
+    tree = spawn_tree.tree_of(colony)
+    for node_id, (workdir, passed) in owners.items():
+        tree["nodes"][node_id]["worktree"] = workdir
+        for old in passed:
+            tree["nodes"][old]["merge"] = "passed"
+
+
+@store.writes("worktrees")
+def _claim(data, scope: str, node: str, rel: str, base: str, passed_from: str | None) -> None:
+    """The record of a worktree handed to `node` (taken over from `passed_from`, or new)."""
+    for old in [w for w in data["worktrees"] if w.get("scope") == scope and w.get("path") == rel
+                and w.get("status") == "active"]:
+        wt.end(old, "passed" if passed_from else "discarded",
+               why=f"handed on to {node}" if passed_from else "handed out again: started over")
+    wt.add_record(data, {"scope": scope, "node": node, "path": rel, "base": base, "status": "active",
+                         "branch": None, "result": None, "created_at": clock.iso(), "ended_at": None, "why": None})
+
+
+def prepare(tree: dict, node_ids: list, iso: dict | None) -> dict:
+    """Worktrees for the isolated builders among `node_ids` of a build whose isolation is `iso`:
+    {node: workdir}. One snapshot of the project is the base of every new worktree of the action."""
+    iso = iso or {}
+    if not iso.get("on"):
+        return {}
+    nodes = [tree["nodes"][i] for i in node_ids if merging.isolated(tree["nodes"][i])]
+    if not nodes:
+        return {}
+    r = _repo()
+    scope = iso["scope"]
+    records = wt.records()
+    base = None
+    owners, out = {}, {}
+    for node in nodes:
+        mine = next((w for w in reversed(records) if w.get("scope") == scope and w.get("node") == node["id"]
+                     and w.get("status") == "active"), None)
+        lineage = None
+        if mine is None and node["role"] in merging.CONTINUING_ROLES:
+            lineage = wt.find({"worktrees": records}, scope, _owner(tree, node, records, scope), ("active",))
+        if mine is not None:  # handed out again: the same worktree, as its last builder left it
+            rel, passed = mine["path"], []
+            if not os.path.isdir(os.path.join(r.top, r.prefix + rel)):
+                wt.create(r, rel, mine["base"])  # gone (a crash in between): from its base again
+        elif lineage is not None:  # the task goes on where its last run left it
+            rel, passed = lineage["path"], [lineage["node"]]
+            _claim(scope, node["id"], rel, lineage["base"], lineage["node"])
+        else:
+            if base is None:
+                base, _tree = checkpoints.snapshot_commit(r, f"aether: wave {node['wave']} of {scope}")
+            rel, passed = wt.rel_path(scope, node["id"]), []
+            wt.create(r, rel, base)
+            _claim(scope, node["id"], rel, base, None)
+        owners[node["id"]] = (_workdir(r, rel), [p for p in passed if p in tree["nodes"]])
+        out[node["id"]] = _workdir(r, rel)
+    _mark(owners)
+    return out
+
+
+def _owner(tree: dict, node: dict, records: list, scope: str) -> str:
+    """The node of the task's lineage that holds its worktree now (the latest one with a record)."""
+    origin = spawn_tree.origin_of(tree, node)
+    lineage = [n["id"] for n in tree["nodes"].values() if spawn_tree.origin_of(tree, n) == origin and n["id"] != node["id"]]
+    holders = [w for w in records if w.get("scope") == scope and w.get("node") in lineage and w.get("status") == "active"]
+    return holders[-1]["node"] if holders else origin
+
+
+def brief_section(workdir: str) -> str:
+    full = os.path.join(paths.project_root(), workdir)
+    return "\n".join([
+        "--- WORKING COPY ---",
+        f"You work in your own copy of the project: {workdir} (a git worktree holding the project as it "
+        "was when you were handed out; builders beside you have their own).",
+        f"- Start EVERY Bash command with `cd {workdir} && ` — each command starts in the main checkout, "
+        "which you must not change.",
+        f"- Write and edit files only under {full}/, and name files in your result block relative to it, "
+        "as if it were the project.",
+        "- The helper merges your changes into the project after the wave: do not commit, branch or push.",
+        "--- END WORKING COPY ---"])
+
+
+def claims_root(node: dict) -> str | None:
+    """Where a node's claimed files are checked: its working copy, when it has one."""
+    return os.path.join(paths.project_root(), node["worktree"]) if node.get("worktree") else None
+
+
+# ---------------------------------------------------------------- merging back
+
+
+def _ours(full: str) -> bytes | None:
+    if os.path.islink(full) or os.path.isdir(full):
+        return b"\0(not a regular file)"
+    try:
+        with open(full, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+
+
+def _merge_text(base: bytes, ours: bytes, theirs: bytes, label: str) -> tuple:
+    """(merged bytes, hunks) by `git merge-file`; hunks empty when it merged cleanly."""
+    import subprocess  # noqa: PLC0415 — start-up: subprocess only where a program runs
+    import tempfile  # noqa: PLC0415 — start-up: tempfile only where a temp file is made
+
+    with tempfile.TemporaryDirectory(prefix="aether-merge-") as tmp:
+        names = []
+        for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
+            names.append(os.path.join(tmp, name))
+            with open(names[-1], "wb") as fh:
+                fh.write(data)
+        proc = subprocess.run(["git", "merge-file", "-p", "-L", "project (merged so far)", "-L", "base", "-L", label,
+                               *names], capture_output=True, timeout=MERGE_FILE_TIMEOUT)
+    if proc.returncode < 0 or proc.returncode > 127:
+        return None, ["git merge-file failed"]
+    if proc.returncode == 0:
+        return proc.stdout, []
+    return None, merging.hunks(proc.stdout.decode("utf-8", "replace")) or ["(conflicting changes)"]
+
+
+def _plan(r: checkpoints.Repo, base: str, commit: str, label: str) -> tuple:
+    """([(path, bytes|None, mode)] to write, [conflict]) for one result."""
+    changed = wt.changes(r, base, commit)
+    blobs = wt.blobs(r, [(c, p) for _s, _m, p in changed for c in (base, commit)])
+    root = paths.project_root()
+    writes, conflicts = [], []
+    for _status, mode, path in changed:
+        rel, why = containment.project_path(path, root=root)
+        if rel is None:
+            conflicts.append({"path": path, "why": f"the path {why}", "hunks": []})
+            continue
+        theirs = blobs[f"{commit}:{path}"]
+        if mode == "120000" or mode == "160000":
+            conflicts.append({"path": path, "why": "a symbolic link or submodule: apply it by hand", "hunks": []})
+            continue
+        ours, before = _ours(os.path.join(root, rel)), blobs[f"{base}:{path}"]
+        action = merging.file_action(before, ours, theirs)
+        if action == "take":
+            writes.append((rel, theirs, mode))
+        elif action == "merge":
+            merged, hunks = _merge_text(before, ours, theirs, label)
+            if hunks:
+                conflicts.append({"path": path, "why": "both changed the same lines", "hunks": hunks})
+            else:
+                writes.append((rel, merged, mode))
+        elif action == "conflict":
+            why = ("added here and by another task" if before is None else
+                   "removed on one side, changed on the other" if ours is None or theirs is None else
+                   "both changed it (not text)")
+            conflicts.append({"path": path, "why": why, "hunks": []})
+    return writes, conflicts, changed
+
+
+def _apply(writes: list) -> None:
+    root = paths.project_root()
+    for rel, data, mode in writes:
+        full = os.path.join(root, rel)
+        if data is None:
+            if os.path.isfile(full) and not os.path.islink(full):
+                os.unlink(full)
+            continue
+        containment.make_dirs(os.path.dirname(full))
+        store.write_bytes_atomic(full, data, 0o755 if mode == "100755" else 0o644)
+
+
+@store.writes("colony", "worktrees", "events")
+def _record_merge(files, node_id: str, record_path: str, outcome: str, branch: str | None, commit: str | None,
+                  changed: list, report: dict | None) -> None:
+    tree = spawn_tree.tree_of(files["colony"])
+    node = tree["nodes"][node_id]
+    rec = next(w for w in reversed(files["worktrees"]["worktrees"]) if w.get("path") == record_path
+               and w.get("node") == node_id and w.get("status") == "active")
+    node["merge"] = outcome
+    if outcome in ("merged", "empty"):
+        node["files_created"] = [p for s, _m, p in changed if s == "A"]
+        node["files_modified"] = [p for s, _m, p in changed if s in ("M", "T")]
+        node["files_removed"] = [p for s, _m, p in changed if s == "D"]
+        wt.end(rec, "merged", result=commit)
+        events.append(files["events"], "merged", node_id,
+                      f"{node_id}: {len(changed)} file(s) merged into the project" if changed else
+                      f"{node_id}: its worktree held no change")
+    else:
+        node["status"] = "failed"
+        node["failure"] = report
+        node["failure_decided"] = False
+        wt.end(rec, "kept", branch=branch, result=commit, why="merge conflict")
+        events.append(files["events"], "merge_conflict", node_id,
+                      f"{node_id}: {one_line(report['error'], 200)}")
+
+
+def merge(tree: dict, wave: int, scope: str) -> list:
+    """Merge the wave's finished results into the project, in order; returns one line per node."""
+    r = _repo()
+    lines = []
+    for node in merging.to_merge(tree, wave):
+        rec = next((w for w in reversed(wt.records()) if w.get("scope") == scope and w.get("node") == node["id"]
+                    and w.get("status") == "active"), None)
+        if rec is None:  # the record went (a hand edit): nothing to merge, say so
+            _mark_missing(node["id"])
+            lines.append(f"{node['id']}: no worktree to merge")
+            continue
+        commit = wt.result(r, rec["path"], rec["base"], node["id"])
+        if commit is None:
+            _record_merge(node["id"], rec["path"], "empty", None, None, [], None)
+            wt.remove(r, rec["path"])
+            lines.append(f"{node['id']}: no change")
+            continue
+        writes, conflicts, changed = _plan(r, rec["base"], commit, node["id"])
+        if conflicts:
+            branch = wt.keep(r, scope, node["id"], commit)
+            report = merging.conflict_report(node, conflicts, branch)
+            _record_merge(node["id"], rec["path"], "conflict", branch, commit, changed, report)
+            lines.append(f"{node['id']}: conflict in {', '.join(c['path'] for c in conflicts)} (kept on {branch})")
+        else:
+            _apply(writes)
+            _record_merge(node["id"], rec["path"], "merged", None, commit, changed, None)
+            lines.append(f"{node['id']}: merged {len(changed)} file(s)")
+            _drop_superseded(r, tree, node, scope)
+        wt.remove(r, rec["path"])
+    return lines
+
+
+def _drop_superseded(r: checkpoints.Repo, tree: dict, node: dict, scope: str) -> None:
+    """A task's earlier result kept after a conflict goes once a later run of it is merged."""
+    origin = spawn_tree.origin_of(tree, node)
+    lineage = {n["id"] for n in tree["nodes"].values() if spawn_tree.origin_of(tree, n) == origin}
+    for rec in wt.records():
+        if rec.get("scope") == scope and rec.get("node") in lineage and rec.get("status") == "kept" and rec.get("branch"):
+            wt.drop_branch(r, rec["branch"])
+            _drop_record(rec["branch"], f"superseded: {node['id']}'s run of the task was merged")
+
+
+@store.writes("colony")
+def _mark_missing(colony, node_id: str) -> None:
+    spawn_tree.tree_of(colony)["nodes"][node_id]["merge"] = "missing"
+
+
+# ---------------------------------------------------------------- ending a build, and what is left
+
+
+@store.writes("worktrees")
+def _end_records(data, ended: list) -> None:
+    for path, node, status, branch, commit, why in ended:
+        rec = next((w for w in reversed(data["worktrees"]) if w.get("path") == path and w.get("node") == node
+                    and w.get("status") == "active"), None)
+        if rec is not None:
+            wt.end(rec, status, branch=branch, result=commit, why=why)
+
+
+def abandon(tree: dict | None, why: str) -> list:
+    """Remove the worktrees of the build that ends (one build runs at a time: every active one);
+    a finished result not merged yet is kept on a branch. Returns the kept ones [{branch, …}]."""
+    if not store.exists("worktrees"):
+        return []
+    active = [w for w in wt.records() if w.get("status") == "active"]
+    if not active:
+        return []
+    r = checkpoints.repo()
+    if r is None:
+        return []
+    nodes = (tree or {}).get("nodes") or {}
+    ended, kept = [], []
+    for rec in active:
+        node = nodes.get(rec["node"]) or {}
+        commit, branch, status = None, None, "discarded"
+        if node.get("status") == "completed" and not node.get("merge") and os.path.isdir(
+                os.path.join(r.top, r.prefix + rec["path"])):
+            commit = wt.result(r, rec["path"], rec["base"], rec["node"])
+            if commit:
+                branch, status = wt.keep(r, rec["scope"], rec["node"], commit), "kept"
+                kept.append(kept_entry({**rec, "branch": branch}))
+        wt.remove(r, rec["path"])
+        ended.append((rec["path"], rec["node"], status, branch, commit, why))
+    _end_records(ended)
+    return kept
+
+
+def summary(tree: dict | None) -> list:
+    """What the merge-back did in a build, one line per isolated run (for the build's summary)."""
+    nodes = sorted(((tree or {}).get("nodes") or {}).values(), key=lambda n: n.get("seq") or 0)
+    lines = []
+    for n in nodes:
+        merge = n.get("merge")
+        if merge == "merged":
+            count = len(n.get("files_created") or []) + len(n.get("files_modified") or []) + len(n.get("files_removed") or [])
+            lines.append(f"  {n['id']} merged ({count} file{'s' if count != 1 else ''})")
+        elif merge == "conflict":
+            files = ", ".join((n.get("failure") or {}).get("files") or [])
+            later = [m["id"] for m in nodes if m.get("origin") == spawn_tree.origin_of(tree, n) and
+                     (m.get("seq") or 0) > (n.get("seq") or 0)]
+            lines.append(f"  {n['id']} conflicted in {files}" + (f" → redone by {', '.join(later)} on the merged state"
+                                                                  if later else " (kept on a branch)"))
+        elif merge == "empty":
+            lines.append(f"  {n['id']} changed nothing")
+    return lines
+
+
+def kept_entry(rec: dict) -> dict:
+    """A kept result with the commands to look at it and to apply it."""
+    branch = rec["branch"]
+    return {"branch": branch, "build": rec["scope"], "node": rec["node"], "why": rec.get("why"),
+            "inspect": f"git show --stat {branch}", "apply": f"git cherry-pick --no-commit {branch}",
+            "drop": f"aether worktrees --drop {branch}"}
+
+
+def kept(scope: str | None = None) -> list:
+    return [kept_entry(w) for w in wt.records() if w.get("status") == "kept" and w.get("branch")
+            and (scope is None or w.get("scope") == scope)]
+
+
+def render_kept(rows: list) -> list:
+    lines = []
+    for k in rows:
+        lines.append(f"  {k['branch']} ({k['node']}, {k.get('why') or 'not merged'}) — look: {k['inspect']} · "
+                     f"apply: {k['apply']} · let go: {k['drop']}")
+    return lines
+
+
+def _running_scopes() -> set:
+    """The build run whose worktrees are in use (the colony is EXECUTING it)."""
+    if store.read("colony").get("state") != "EXECUTING":
+        return set()
+    run = ledger.current_run(store.read("spawns"), "build")
+    return {run["scope"]} if run else set()
+
+
+def listing() -> dict:
+    """worktrees: what the colony made and what is left (nothing of the user's is listed)."""
+    r = checkpoints.repo()
+    records = wt.records()
+    active = [w for w in records if w.get("status") == "active"]
+    running = _running_scopes()
+    on_disk = wt.on_disk(r) if r else []
+    known = {w["path"] for w in active}
+    branches = wt.branches(r) if r else {}
+    recorded_branches = {w.get("branch") for w in records if w.get("status") == "kept"}
+    out = {"active": [{"path": w["path"], "build": w["scope"], "node": w["node"],
+                       "running": w["scope"] in running} for w in active],
+           "stale": sorted({p for p in on_disk if p not in known} |
+                           {w["path"] for w in active if w["scope"] not in running}),
+           "kept": kept(), "unrecorded_branches": sorted(b for b in branches if b not in recorded_branches)}
+    lines = [f"WORKTREES · {len(out['active'])} in use, {len(out['stale'])} left over, {len(out['kept'])} kept result(s)"]
+    for w in out["active"]:
+        lines.append(f"  {w['path']} — {w['node']} of {w['build']}" + ("" if w["running"] else " (its build is not running)"))
+    if out["stale"]:
+        lines.append("Left over (a crash, or a build that ended): `aether worktrees --clean` removes them")
+        lines += [f"  {p}" for p in out["stale"]]
+    if out["kept"]:
+        lines.append("Kept results (not merged):")
+        lines += render_kept(out["kept"])
+    if out["unrecorded_branches"]:
+        lines.append("Branches named aether/… the colony has no record of (left alone): "
+                     + ", ".join(out["unrecorded_branches"]))
+    out["text"] = "\n".join(lines)
+    return out
+
+
+def clean(drop: str | None = None) -> dict:
+    """worktrees --clean: remove the worktrees no running build uses; --drop BRANCH: let one kept
+    result go. Never a worktree outside the builders' folder, never a branch the colony did not keep."""
+    r = _repo()
+    if drop is not None:
+        rec = next((w for w in wt.records() if w.get("status") == "kept" and w.get("branch") == drop), None)
+        if rec is None:
+            raise state_error("unknown_branch", f"{drop!r} is not a result the colony kept "
+                                                f"(`aether worktrees` lists them)")
+        wt.drop_branch(r, drop)
+        _drop_record(drop)
+        return {"dropped": drop, "removed": [], "text": f"Let go of {drop}."}
+    running = _running_scopes()
+    removed = []
+    for path in listing()["stale"]:
+        owner = next((w for w in wt.records() if w.get("path") == path and w.get("status") == "active"), None)
+        if owner is not None and owner["scope"] in running:
+            continue
+        try:
+            wt.remove(r, path)
+        except AetherError:
+            continue
+        removed.append(path)
+    _end_stale([p for p in removed])
+    return {"removed": removed, "dropped": None,
+            "text": f"Removed {len(removed)} left-over worktree(s)" + (": " + ", ".join(removed) if removed else ".")}
+
+
+@store.writes("worktrees")
+def _drop_record(data, branch: str, why: str = "let go by the user") -> None:
+    for w in data["worktrees"]:
+        if w.get("status") == "kept" and w.get("branch") == branch:
+            wt.end(w, "dropped", why=why)
+
+
+@store.writes("worktrees")
+def _end_stale(data, removed: list) -> None:
+    for w in data["worktrees"]:
+        if w.get("status") == "active" and w.get("path") in removed:
+            wt.end(w, "discarded", why="left over: removed by `aether worktrees --clean`")

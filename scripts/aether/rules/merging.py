@@ -1,0 +1,85 @@
+"""Builders in their own worktrees, merged back: who is isolated, in which order results merge,
+what each changed file needs, and a conflict as a task failure (docs/decisions/worktrees.md). Pure.
+"""
+
+from __future__ import annotations
+
+import re
+
+from aether.rules import failures
+
+ISOLATED_CASTES = ("builder",)
+# Roles that change code in a wave (refine: the code loop's, after the waves, stays in the tree).
+ISOLATED_ROLES = ("worker", "retry", "debugger", "sub_spawn", "rerun", "rebuild")
+# Roles that go on in the worktree of the task they continue (a rebuild starts from the merged state).
+CONTINUING_ROLES = ("retry", "debugger", "rerun")
+HUNKS_SHOWN = 5  # conflict hunks in a report
+HUNK_LINES = 24  # lines of one hunk in a report
+CONFLICT_CONFIDENCE = 90  # a conflict is understood: redo the change on the merged state
+MARKER = re.compile(r"^<{7} .*?^>{7}[^\n]*$", re.M | re.S)
+
+
+def isolated(node: dict) -> bool:
+    return node.get("caste") in ISOLATED_CASTES and node.get("role") in ISOLATED_ROLES
+
+
+def task_key(task) -> tuple:
+    """`1.10` after `1.9`: task ids compared part by part, numbers as numbers."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"[.\-_]", str(task)))
+
+
+def order(nodes: list) -> list:
+    """The merge order: wave, then the first task id, then when the node finished."""
+    return sorted(nodes, key=lambda n: (n.get("wave") or 0, task_key((n.get("tasks") or [n.get("id")])[0]),
+                                        n.get("seq") or 0, n.get("id") or ""))
+
+
+def to_merge(tree: dict, wave: int) -> list:
+    """The wave's finished results waiting for the merge, in merge order."""
+    return order([n for n in tree["nodes"].values() if n.get("wave") == wave and n.get("worktree")
+                  and n.get("status") == "completed" and not n.get("merge")])
+
+
+def file_action(base: bytes | None, ours: bytes | None, theirs: bytes | None) -> str:
+    """What one file the builder changed needs, given the base it started from, the project's
+    file now (ours) and the builder's (theirs); None is an absent file:
+    `keep` (the project has it already), `take` (only the builder changed it), `merge` (both
+    changed a text file: a 3-way merge decides), `conflict` (both changed it and no merge can:
+    added twice, removed on one side, or binary)."""
+    if ours == theirs:
+        return "keep"
+    if ours == base:
+        return "take"
+    if base is None or ours is None or theirs is None:
+        return "conflict"
+    if any(b"\0" in x for x in (base, ours, theirs)):
+        return "conflict"
+    return "merge"
+
+
+def hunks(merged: str) -> list:
+    """The conflicting regions of a merge's output (`<<<<<<<` … `>>>>>>>`), each clipped."""
+    out = []
+    for found in MARKER.finditer(merged):
+        lines = found.group(0).splitlines()
+        if len(lines) > HUNK_LINES:
+            lines = lines[:HUNK_LINES - 1] + [f"… ({len(lines) - HUNK_LINES + 1} more lines)"]
+        out.append("\n".join(lines))
+    return out
+
+
+def conflict_report(node: dict, conflicts: list, branch: str | None) -> dict:
+    """The failure report of a result that did not merge: conflicts [{path, why, hunks}]."""
+    files = [c["path"] for c in conflicts]
+    shown = [f"{c['path']}: {c['why']}" for c in conflicts[:10]]
+    detail = []
+    for c in conflicts:
+        detail += [f"--- {c['path']}", *c.get("hunks", [])[:HUNKS_SHOWN]]
+    kept = f" (the result is kept on {branch})" if branch else ""
+    return failures.normalize_report({
+        "task": str((node.get("tasks") or [node.get("id")])[0]), "caste": node.get("caste"),
+        "error": f"merge conflict: {'; '.join(shown)}{kept}\n" + "\n".join(detail),
+        "root_cause": "another task of this wave changed the same lines, which were merged first",
+        "suggested_fix": "make this task's change again on top of the merged state (it is in the new working copy)",
+        "confidence": CONFLICT_CONFIDENCE, "fix_scope": "contained", "files": files, "category": "merge_conflict",
+    }, lenient=True)

@@ -1,0 +1,297 @@
+"""Same-wave builders in their own git worktrees: the order results merge in, a conflict as a
+task failure retried on the merged state, the bookkeeping that leaves nothing behind and loses
+nothing, the guard that keeps a builder in its working copy — in a real git repository."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from aether.core.exceptions import AetherError
+from aether.rules import merging
+
+REPO = Path(__file__).resolve().parents[1]
+APP = "def one():\n    return 1\n\n\ndef two():\n    return 2\n\n\ndef three():\n    return 3\n"
+
+
+def ok(project, *args, input=None):
+    return project.run(*args, input=input).json
+
+
+def git(root, *args) -> str:
+    return subprocess.run(["git", "-c", "user.email=a@example.org", "-c", "user.name=a", *args], cwd=root,
+                          check=True, capture_output=True, text=True).stdout
+
+
+def block(data: dict) -> str:
+    return "```json\n" + json.dumps(data) + "\n```"
+
+
+PLAN = {"goal": "A small app", "phases": [
+    {"id": 1, "name": "Functions", "description": "app and util",
+     "tasks": [{"id": "1.1", "description": "app.py: one() returns 10", "depends_on": []},
+               {"id": "1.2", "description": "util.py, and three() in app.py", "depends_on": []}],
+     "success_criteria": ["app imports"]},
+    {"id": 2, "name": "More", "description": "later",
+     "tasks": [{"id": "2.1", "description": "more.py", "depends_on": []}], "success_criteria": ["more imports"]}]}
+LEAD = block({"phase": 1, "workers": [
+    {"id": "app", "caste": "builder", "tasks": ["1.1"], "writes": ["app.py"]},
+    {"id": "util", "caste": "builder", "tasks": ["1.2"], "writes": ["util.py"]}]})
+
+
+@pytest.fixture
+def colony(project, monkeypatch):
+    monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
+    git(project.root, "init", "-q")
+    (project.root / "app.py").write_text(APP, "utf-8")
+    (project.root / "notes.txt").write_text("untracked, made by the colony\n", "utf-8")
+    git(project.root, "add", "app.py")
+    git(project.root, "commit", "-q", "-m", "base")
+    ok(project, "colony-init", "A small app")
+    ok(project, "plan-load", "-", input=json.dumps(PLAN))
+    return project
+
+
+def tree(p) -> dict:
+    return p.load("COLONY_STATE.json")["spawn_tree"]
+
+
+def workdir(p, spawn_id: str) -> Path:
+    return p.root / tree(p)["nodes"][spawn_id]["worktree"]
+
+
+def edit(p, spawn_id: str, path: str, old: str, new: str) -> None:
+    f = workdir(p, spawn_id) / path
+    f.write_text(f.read_text("utf-8").replace(old, new), "utf-8")
+
+
+def done(**files) -> str:
+    return block({"status": "completed", "summary": "done", "files_created": files.get("created", []),
+                  "files_modified": files.get("modified", [])})
+
+
+def start_wave(p) -> dict:
+    assert ok(p, "next", "--build", "1")["spawns"][0]["id"] == "lead1"
+    wave = ok(p, "record", "lead1", "-", input=LEAD)["next"]
+    assert [s["id"] for s in wave["spawns"]] == ["w1", "w2"], wave
+    return wave
+
+
+def leftovers(p) -> tuple:
+    """(worktrees git knows besides the main one, aether/… branches)."""
+    listed = [line for line in git(p.root, "worktree", "list", "--porcelain").splitlines() if line.startswith("worktree ")]
+    return listed[1:], git(p.root, "branch", "--list", "aether/*").split()
+
+
+# ---------------------------------------------------------------- the rules (pure)
+
+
+def test_results_merge_in_wave_order_then_by_task_id():
+    nodes = [{"id": "w3", "wave": 1, "tasks": ["1.10"], "seq": 1}, {"id": "w1", "wave": 1, "tasks": ["1.2"], "seq": 3},
+             {"id": "r1", "wave": 1, "tasks": ["1.2"], "seq": 5}, {"id": "w9", "wave": 2, "tasks": ["2.1"], "seq": 0},
+             {"id": "w2", "wave": 1, "tasks": ["1.9"], "seq": 2}]
+    assert [n["id"] for n in merging.order(nodes)] == ["w1", "r1", "w2", "w3", "w9"]
+
+
+@pytest.mark.parametrize("base,ours,theirs,action", [
+    (b"a", b"a", b"b", "take"), (b"a", b"b", b"b", "keep"), (b"a", b"b", b"c", "merge"),
+    (None, None, b"new", "take"), (None, b"x", b"y", "conflict"), (b"a", None, b"b", "conflict"),
+    (b"a", b"b", None, "conflict"), (b"a", b"a", None, "take"), (b"\0a", b"\0b", b"\0c", "conflict"),
+])
+def test_what_each_file_needs(base, ours, theirs, action):
+    assert merging.file_action(base, ours, theirs) == action
+
+
+def test_a_conflict_is_a_failure_report_the_ladder_retries():
+    report = merging.conflict_report({"id": "w2", "tasks": ["1.2"], "caste": "builder"},
+                                     [{"path": "app.py", "why": "both changed the same lines",
+                                       "hunks": ["<<<<<<< project\nA\n=======\nB\n>>>>>>> w2"]}], "aether/b1-x/w2")
+    assert report["category"] == "merge_conflict" and report["files"] == ["app.py"]
+    assert report["confidence"] >= 80 and report["fix_scope"] == "contained"
+    assert "kept on aether/b1-x/w2" in report["error"] and ">>>>>>> w2" in report["error"]
+
+
+# ---------------------------------------------------------------- whole waves in a real repository
+
+
+def test_two_builders_changing_one_file_in_different_places_merge_cleanly(colony):
+    p = colony
+    wave = start_wave(p)
+    assert "Builders: isolation on" in p.load("spawns.json")["runs"][-1]["started_text"]
+    # each builder has its own worktree, from the build's checkpoint: untracked files included
+    w1, w2 = workdir(p, "w1"), workdir(p, "w2")
+    assert w1 != w2 and (w1 / "notes.txt").exists() and (w2 / "app.py").read_text("utf-8") == APP
+    brief = (p.root / wave["spawns"][0]["prompt"].split("Your brief is ")[1].split(" ")[0]).read_text("utf-8")
+    assert "--- WORKING COPY ---" in brief and f"cd {tree(p)['nodes']['w1']['worktree']} && " in brief
+    edit(p, "w1", "app.py", "return 1", "return 10")
+    (w2 / "util.py").write_text("HELP = 1\n", "utf-8")
+    edit(p, "w2", "app.py", "return 3", "return 30")  # a file it does not own, another part of it
+    ok(p, "record", "w2", "-", input=done(created=["util.py"]))
+    after = ok(p, "record", "w1", "-", input=done(modified=["app.py"]))
+    assert [s["id"] for s in after["next"]["spawns"]] == ["v1"]  # merged, then the reviewer
+    app = (p.root / "app.py").read_text("utf-8")
+    assert "return 10" in app and "return 30" in app and (p.root / "util.py").read_text("utf-8") == "HELP = 1\n"
+    nodes = tree(p)["nodes"]
+    assert (nodes["w1"]["merge"], nodes["w2"]["merge"]) == ("merged", "merged")
+    assert nodes["w2"]["files_modified"] == ["app.py"] and nodes["w2"]["files_created"] == ["util.py"]  # the diff's
+    merged = [e["content"] for e in p.load("events.json")["events"] if e["type"] == "merged"]
+    assert merged == ["w1: 1 file(s) merged into the project", "w2: 2 file(s) merged into the project"]  # in order
+    assert leftovers(p) == ([], [])
+    assert not (p.root / ".aether" / "worktrees").exists() or not any((p.root / ".aether" / "worktrees").rglob("*.py"))
+    assert {w["node"]: w["status"] for w in p.load("worktrees.json")["worktrees"]} == {"w1": "merged", "w2": "merged"}
+    assert git(p.root, "status", "--porcelain", "--", "app.py").startswith(" M")  # HEAD and the index untouched
+
+
+def test_a_conflict_fails_the_later_task_and_its_retry_runs_on_the_merged_state(colony):
+    p = colony
+    start_wave(p)
+    edit(p, "w1", "app.py", "return 2", "return 'one'")
+    edit(p, "w2", "app.py", "return 2", "return 'two'")  # the same line: 1.2 merges after 1.1
+    (workdir(p, "w2") / "util.py").write_text("HELP = 2\n", "utf-8")
+    ok(p, "record", "w1", "-", input=done(modified=["app.py"]))
+    retry = ok(p, "record", "w2", "-", input=done(created=["util.py"]))["next"]
+    assert [s["id"] for s in retry["spawns"]] == ["r1"]
+    w2 = tree(p)["nodes"]["w2"]
+    assert w2["status"] == "failed" and w2["merge"] == "conflict"
+    assert w2["failure"]["category"] == "merge_conflict" and "app.py" in w2["failure"]["error"]
+    assert "<<<<<<<" in w2["failure"]["error"] and "return 'two'" in w2["failure"]["error"]
+    assert (p.root / "app.py").read_text("utf-8").count("return 'one'") == 1
+    assert "util.py" not in os.listdir(p.root)  # nothing of a conflicting result is half-applied
+    kept_branch = next(w["branch"] for w in p.load("worktrees.json")["worktrees"] if w["status"] == "kept")
+    assert kept_branch.startswith("aether/") and kept_branch in leftovers(p)[1]
+    # the retry's working copy holds the merged state (w1's change), and its result merges
+    r1 = workdir(p, "r1")
+    assert "return 'one'" in (r1 / "app.py").read_text("utf-8")
+    edit(p, "r1", "app.py", "return 'one'", "return 'one and two'")
+    (r1 / "util.py").write_text("HELP = 2\n", "utf-8")
+    after = ok(p, "record", "r1", "-", input=done(created=["util.py"], modified=["app.py"]))
+    assert [s["id"] for s in after["next"]["spawns"]] == ["v1"]
+    assert "return 'one and two'" in (p.root / "app.py").read_text("utf-8")
+    # the task recovered: its kept result is superseded and let go; nothing is left
+    assert leftovers(p) == ([], [])
+    statuses = [(w["node"], w["status"]) for w in p.load("worktrees.json")["worktrees"]]
+    assert statuses == [("w1", "merged"), ("w2", "dropped"), ("r1", "merged")]
+
+
+def test_an_aborted_build_keeps_a_finished_result_on_a_branch_and_removes_every_worktree(colony):
+    p = colony
+    start_wave(p)
+    edit(p, "w1", "app.py", "return 1", "return 11")
+    ok(p, "record", "w1", "-", input=done(modified=["app.py"]))  # w2 still out: nothing merged yet
+    out = ok(p, "build-abort", "1", "--reason", "-", input="the user stops here\n")
+    assert "Results not merged, kept on branches:" in out["text"]
+    worktrees, branches = leftovers(p)
+    assert worktrees == [] and len(branches) == 1 and branches[0].endswith("/w1")
+    assert git(p.root, "show", f"{branches[0]}:app.py").count("return 11") == 1  # nothing lost
+    assert (p.root / "app.py").read_text("utf-8") == APP  # and nothing applied behind the user's back
+    listed = ok(p, "worktrees", "--json")
+    assert [k["branch"] for k in listed["kept"]] == branches and listed["active"] == [] and listed["stale"] == []
+    assert listed["kept"][0]["apply"] == f"git cherry-pick --no-commit {branches[0]}"
+    assert branches[0] in ok(p, "status", "--json")["text"]
+    ok(p, "worktrees", "--drop", branches[0], "--json")
+    assert leftovers(p) == ([], [])
+    assert p.run("worktrees", "--drop", "main").error["code"] == "unknown_branch"
+
+
+def test_clean_removes_what_a_crash_left_and_never_the_users_own(colony):
+    p = colony
+    start_wave(p)
+    mine = p.root.parent / "users-own-worktree"
+    git(p.root, "worktree", "add", "-q", "--detach", str(mine), "HEAD")
+    git(p.root, "branch", "aether-like")
+    git(p.root, "branch", "aether/hand-made")
+    # the build is still running: its worktrees are in use, not left over
+    assert ok(p, "worktrees", "--json")["stale"] == []
+    assert ok(p, "worktrees", "--clean", "--json")["removed"] == []
+    # the colony moves on without that build (a crash, then /ant:build 1 --resume): its worktrees go
+    ok(p, "next", "--build", "1", "--resume")
+    listed = ok(p, "worktrees", "--json")
+    assert listed["active"] == [] and listed["unrecorded_branches"] == ["aether/hand-made"]
+    assert {w["status"] for w in p.load("worktrees.json")["worktrees"]} == {"discarded"}
+    # a crash between git and the record: a worktree folder with no record
+    git(p.root, "worktree", "add", "-q", "--detach", str(p.root / ".aether" / "worktrees" / "b0-dead" / "w9"), "HEAD")
+    assert ok(p, "worktrees", "--json")["stale"] == [".aether/worktrees/b0-dead/w9"]
+    assert ok(p, "worktrees", "--clean", "--json")["removed"] == [".aether/worktrees/b0-dead/w9"]
+    kept = [line.split()[1] for line in git(p.root, "worktree", "list", "--porcelain").splitlines()
+            if line.startswith("worktree ")]
+    assert kept == [str(p.root), str(mine)]  # the user's worktree and branches are never touched
+    assert sorted(git(p.root, "branch", "--format=%(refname:short)").split()) == [
+        "aether-like", "aether/hand-made", git(p.root, "branch", "--show-current").strip()]
+
+
+# ---------------------------------------------------------------- on or off
+
+
+def test_isolation_is_off_outside_git_in_lightweight_with_submodules_and_by_setting(colony, monkeypatch):
+    from aether.build import isolation
+    from aether.core import paths
+
+    p = colony
+    monkeypatch.chdir(p.root)  # the library called in this process: the project is the working directory
+    for cached in (paths.project_root, paths.data_dir):
+        cached.cache_clear()
+    (p.root / ".aether" / "config.yaml").write_text("build:\n  isolation: off\n", "utf-8")
+    assert isolation.decide("STANDARD", {"ref": "x"}, "b1-x") == {
+        "on": False, "why": "off (build.isolation: off in config.yaml)", "scope": "b1-x"}
+    (p.root / ".aether" / "config.yaml").write_text("build:\n  isolation: sometimes\n", "utf-8")
+    with pytest.raises(AetherError) as exc:
+        isolation.decide("STANDARD", {"ref": "x"}, "b1-x")
+    assert exc.value.code == "invalid_config"
+    (p.root / ".aether" / "config.yaml").unlink()
+    assert isolation.decide("LIGHTWEIGHT", {"ref": "x"}, "s")["why"] == "off (LIGHTWEIGHT mode)"
+    assert isolation.decide("FULL", None, "s")["why"].startswith("off: the build has no checkpoint")
+    (p.root / ".gitmodules").write_text("", "utf-8")
+    assert "submodules" in isolation.decide("FULL", {"ref": "x"}, "s")["why"]
+
+
+def test_outside_git_the_builders_share_the_tree(project, monkeypatch):
+    monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
+    ok(project, "colony-init", "A small app")
+    ok(project, "plan-load", "-", input=json.dumps(PLAN))
+    ok(project, "next", "--build", "1")
+    wave = ok(project, "record", "lead1", "-", input=LEAD)["next"]
+    assert all("worktree" not in n for n in tree(project)["nodes"].values())
+    brief = (project.root / wave["spawns"][0]["prompt"].split("Your brief is ")[1].split(" ")[0]).read_text("utf-8")
+    assert "WORKING COPY" not in brief
+    assert "isolation off: the project is not in a git repository" in project.load("spawns.json")["runs"][-1]["started_text"]
+
+
+# ---------------------------------------------------------------- the guard keeps a builder in its working copy
+
+
+def _guard():
+    spec = importlib.util.spec_from_file_location("aether_guard", REPO / "hooks" / "guard.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_guard_keeps_an_isolated_builder_in_its_worktree(colony, monkeypatch):
+    p = colony
+    start_wave(p)
+    guard = _guard()
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(p.root))
+    mine = tree(p)["nodes"]["w1"]["worktree"]
+
+    def decide(tool, **tool_input):
+        return guard.decide({"agent_type": "ant:builder", "tool_name": tool, "tool_input": tool_input})
+
+    assert decide("Write", file_path=str(p.root / mine / "app.py"), content="x") is None
+    assert "outside it" in decide("Write", file_path=str(p.root / "app.py"), content="x")
+    assert "outside it" in decide("Edit", file_path="app.py", old_string="a", new_string="b")
+    assert decide("Write", file_path=str(p.root / ".aether/spawns/b1-x/w1.report.md"), content="notes") is None
+    assert decide("Write", file_path=str(p.root / ".aether/spawns/b1-x/w1.md"), content="a brief") is not None
+    assert decide("Bash", command=f"cd {mine} && python3 -m pytest -q") is None
+    assert decide("Bash", command=f"cd {p.root / mine}; ls") is None
+    assert "start every Bash command with `cd <your working copy> && `" in decide("Bash", command="python3 -m pytest")
+    assert decide("Bash", command=f"cd {p.root} && rm app.py") is not None
+    assert decide("Bash", command="cd .aether/worktrees/elsewhere && ls") is not None
+    # other castes and the Queen are not concerned; after the build, builders write anywhere again
+    assert guard.decide({"tool_name": "Write", "tool_input": {"file_path": str(p.root / "app.py")}}) is None
+    ok(p, "build-abort", "1", "--reason", "-", input="done with it\n")
+    assert decide("Write", file_path=str(p.root / "app.py"), content="x") is None
