@@ -486,7 +486,8 @@ def test_no_colony_no_context(project):
     assert project.run("session-hook", input=json.dumps({"source": "compact"})).stdout == ""
 
 
-def test_a_code_loop_that_asks_stops_the_run_and_its_answer_goes_on(project, monkeypatch):
+def stalled_code_loop(project, monkeypatch) -> dict:
+    """A FULL colony's run, approved, whose code loop stagnated: the run's stop that asks."""
     from test_drive import ASSIGNMENT as FOUR_TASKS
     from test_drive import PHASE_PLAN, verification
     from test_drive import drive as answer_until_asked
@@ -499,9 +500,15 @@ def test_a_code_loop_that_asks_stops_the_run_and_its_answer_goes_on(project, mon
     asked = ok(p, "record", "lead1", "-", input=block(FOUR_TASKS))["next"]
     assert (asked["action"], asked["why"], asked["command"]) == ("ask", "approval", "/ant:run --approve")
     finding = ["src/todo.py:1 F401 `os` imported but unused"]
-    stop = answer_until_asked(p, ok(p, "run", "--approve"), [verification(0.6, 1, finding),
-                                                              verification(0.8, 1, finding),
-                                                              verification(0.9, 1, finding)])
+    return answer_until_asked(p, ok(p, "run", "--approve"), [verification(x, 1, finding) for x in (0.6, 0.8, 0.9)])
+
+
+def test_a_code_loop_that_asks_stops_the_run_and_its_answer_goes_on(project, monkeypatch):
+    from test_drive import drive as answer_until_asked
+    from test_drive import verification
+
+    p = project
+    stop = stalled_code_loop(p, monkeypatch)
     assert (stop["action"], stop["why"]) == ("ask", "code_loop")
     assert stop["command"] == "/ant:run --answer <your choice, and guidance>"
     assert "Answer with /ant:run --answer <your choice, and guidance>." in stop["text"]
@@ -602,18 +609,8 @@ def test_a_completed_colony_has_nothing_to_run(colony):
 
 
 def test_words_after_answer_arrive_as_typed(project, monkeypatch):
-    from test_drive import ASSIGNMENT as FOUR_TASKS
-    from test_drive import PHASE_PLAN, verification
-    from test_drive import drive as answer_until_asked
-
-    monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
     p = project
-    ok(p, "colony-init", "Build a todo API", "--mode", "FULL")
-    ok(p, "plan-load", "-", input=json.dumps(PHASE_PLAN))
-    ok(p, "run")
-    ok(p, "record", "lead1", "-", input=block(FOUR_TASKS))
-    finding = ["src/todo.py:1 F401 `os` imported but unused"]
-    answer_until_asked(p, ok(p, "run", "--approve"), [verification(x, 1, finding) for x in (0.6, 0.8, 0.9)])
+    stalled_code_loop(p, monkeypatch)
     words = 'keep the "db" layer; don\'t touch it, isn\'t it -v --help'
     ok(p, "run", "-", input=f"--answer refine {words}\n")
     loop = json.loads((p.data / "loops.json").read_text("utf-8"))["loops"][-1]

@@ -15,7 +15,7 @@ import re
 
 from test_prompts import shell_snippets
 
-from .fake_api import Matcher, agent, bash
+from .fake_api import Matcher, agent, bash, say
 
 COMMAND_TAG = "<command-name>"
 
@@ -233,3 +233,16 @@ class Queen:
     def step(self, reply, *also):
         self.n += 1
         self.steps.append(queen_turn(self.n, *also).reply(reply))
+
+
+def queen_reply(lessons: str):
+    """The Queen of a driven loop: she spawns what the last action hands out, writes the lessons
+    it asks for (`lessons`), or shows its text — what /ant:build's and /ant:run's bodies say."""
+    def reply(request):
+        action = next_action(request)
+        if action["action"] == "spawn":
+            return spawn_next(request)
+        if action["action"] == "lessons":
+            return bash(f"aether record lessons - <<'EOF'\n{lessons}EOF")
+        return say(action["text"])
+    return reply

@@ -24,13 +24,12 @@ from pathlib import Path
 
 import pytest
 
+from . import colony_script
 from .colony_script import (
     Queen,
     is_ref,
     json_block,
-    next_action,
     run_body,
-    spawn_next,
     worker_result,
 )
 from .fake_api import Matcher, agent, bash, last_contains, main, say, subagent, tool, tool_results, turn
@@ -139,15 +138,7 @@ def builders(project: Path, local: str, n: int) -> list:
     return steps
 
 
-def queen_reply(request):
-    """The Queen's turn: spawn what the last action hands out, write the lessons it asks for, or
-    show its text — exactly what /ant:run's body says."""
-    action = next_action(request)
-    if action["action"] == "spawn":
-        return spawn_next(request)
-    if action["action"] == "lessons":
-        return bash(f"aether record lessons - <<'EOF'\n{LESSONS}EOF")
-    return say(action["text"])
+queen_reply = colony_script.queen_reply(LESSONS)
 
 
 def queen(arguments: str, turns: int) -> list:

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from .colony_script import Queen, is_ref, json_block, next_action, next_with, spawn_next, worker_result
+from . import colony_script
+from .colony_script import Queen, is_ref, json_block, next_with, worker_result
 from .fake_api import bash, say, subagent, tool, turn
 from .test_drive_e2e import SLEEP, aether_ok, alive, argv_of, descendants, is_sleeper, run_and_kill, state
 
@@ -75,13 +76,7 @@ def replace_in_app(old: str, new: str):
     return lambda r: bash(f"cd {copy_of(r)} && python3 -c \"{code}\"", "edit app.py")
 
 
-def queen_reply(request):
-    action = next_action(request)
-    if action["action"] == "spawn":
-        return spawn_next(request)
-    if action["action"] == "lessons":
-        return bash(f"aether record lessons - <<'EOF'\n{LESSONS}EOF")
-    return say(action["text"])
+queen_reply = colony_script.queen_reply(LESSONS)
 
 
 def queen(turns: int) -> list:
