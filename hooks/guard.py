@@ -365,7 +365,7 @@ def _json(path: str):
 
 
 def worktrees(project: str) -> list[str]:
-    """The real paths of the running build's worktrees ([] when its builders share the tree)."""
+    """The real paths of the running build's working copies ([] when its builders share the tree)."""
     data_dir = os.environ.get("AETHER_DATA_DIR") or os.path.join(project, ".aether", "data")
     records = _json(os.path.join(data_dir, "worktrees.json"))
     if not isinstance(records, dict) or not isinstance(records.get("worktrees"), list):
@@ -375,9 +375,13 @@ def worktrees(project: str) -> list[str]:
     build = next((r for r in reversed(runs) if isinstance(r, dict) and r.get("command") == "build"), None)
     if build is None or build.get("done"):
         return []
-    return [os.path.realpath(os.path.join(project, w["path"])) for w in records["worktrees"]
-            if isinstance(w, dict) and w.get("status") == "active" and w.get("scope") == build.get("scope")
-            and isinstance(w.get("path"), str)]
+    out = []
+    for w in records["worktrees"]:
+        if isinstance(w, dict) and w.get("status") == "active" and w.get("scope") == build.get("scope"):
+            where = w.get("workdir") if isinstance(w.get("workdir"), str) else w.get("path")
+            if isinstance(where, str):
+                out.append(os.path.realpath(os.path.join(project, where)))
+    return out
 
 
 def _inside_any(path: str, roots: list[str]) -> bool:
@@ -386,6 +390,48 @@ def _inside_any(path: str, roots: list[str]) -> bool:
 
 WORKTREE_HINT = ("your brief's WORKING COPY section names your worktree under .aether/worktrees/: work "
                  "there, not in the main checkout")
+CD_WORDS = ("cd", "pushd")
+GIT_DIR_OPTIONS = ("--git-dir", "--work-tree")
+
+
+def _write_refused(path: str, project: str, roots: list[str]) -> str | None:
+    full = os.path.realpath(os.path.join(project, path))
+    reports = os.path.realpath(os.path.join(project, ".aether", "spawns"))
+    if _inside_any(full, [reports]) and full.endswith(".report.md"):
+        return None  # its report file (the brief names it) lives with the briefs, in the main checkout
+    if not _inside_any(full, roots):
+        return f"This build's builders each write in their own worktree: {path} is outside it — {WORKTREE_HINT}."
+    if ".git" in full.split(os.sep):
+        return "A worktree's .git belongs to the helper: change the project's files only."
+    return None
+
+
+def _bash_refused(command: str, project: str, roots: list[str]) -> str | None:
+    lines = [line for line in command.split("\n") if line.strip() and not line.lstrip().startswith("#")]
+    tokens = _shell_tokens("\n".join(lines)) or []
+    while tokens and tokens[0] == "(":
+        tokens = tokens[1:]
+    start = (len(tokens) >= 2 and tokens[0] in CD_WORDS and (len(tokens) == 2 or tokens[2] in ("&&", ";", "||"))
+             and _inside_any(os.path.realpath(os.path.join(project, tokens[1])), roots))
+    if not start:
+        return (f"This build's builders each work in their own worktree: start every Bash command with "
+                f"`cd <your working copy> && ` — {WORKTREE_HINT}.")
+    here = os.path.realpath(os.path.join(project, tokens[1]))
+    real_project = os.path.realpath(project)
+    for i, token in enumerate(tokens[2:], start=2):
+        previous = tokens[i - 1]
+        if token.split("=", 1)[0] in GIT_DIR_OPTIONS:
+            return "Name no other git folder or work tree: your working copy is the repository you work in."
+        target = None
+        if previous in CD_WORDS or previous == "-C":
+            target = os.path.realpath(os.path.join(here, token))
+        elif token.startswith("/"):
+            target = os.path.realpath(token)
+            if not _inside_any(target, [real_project]):
+                continue  # outside the project: /tmp, /usr … are not the checkout
+        if target is not None and not _inside_any(target, roots):
+            return f"`{token}` is outside your working copy (the main checkout or another one) — {WORKTREE_HINT}."
+    return None
 
 
 def isolated_builder(tool: str, tool_input: dict) -> str | None:
@@ -395,20 +441,8 @@ def isolated_builder(tool: str, tool_input: dict) -> str | None:
     if not roots:
         return None
     if tool in FILE_TOOLS:
-        path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "")
-        full = os.path.realpath(os.path.join(project, path))
-        reports = os.path.realpath(os.path.join(project, ".aether", "spawns"))
-        if _inside_any(full, [reports]) and full.endswith(".report.md"):
-            return None  # its report file (the brief names it) lives with the briefs, in the main checkout
-        if not _inside_any(full, roots):
-            return f"This build's builders each write in their own worktree: {path} is outside it — {WORKTREE_HINT}."
-        return None
-    tokens = _shell_tokens(str(tool_input.get("command") or "")) or []
-    first_ok = len(tokens) >= 2 and tokens[0] == "cd" and (len(tokens) == 2 or tokens[2] in ("&&", ";"))
-    if not first_ok or not _inside_any(os.path.realpath(os.path.join(project, tokens[1])), roots):
-        return (f"This build's builders each work in their own worktree: start every Bash command with "
-                f"`cd <your working copy> && ` — {WORKTREE_HINT}.")
-    return None
+        return _write_refused(str(tool_input.get("file_path") or tool_input.get("notebook_path") or ""), project, roots)
+    return _bash_refused(str(tool_input.get("command") or ""), project, roots)
 
 
 def decide(event: dict) -> str | None:

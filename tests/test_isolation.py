@@ -98,15 +98,6 @@ def test_results_merge_in_wave_order_then_by_task_id():
     assert [n["id"] for n in merging.order(nodes)] == ["w1", "r1", "w2", "w3", "w9"]
 
 
-@pytest.mark.parametrize("base,ours,theirs,action", [
-    (b"a", b"a", b"b", "take"), (b"a", b"b", b"b", "keep"), (b"a", b"b", b"c", "merge"),
-    (None, None, b"new", "take"), (None, b"x", b"y", "conflict"), (b"a", None, b"b", "conflict"),
-    (b"a", b"b", None, "conflict"), (b"a", b"a", None, "take"), (b"\0a", b"\0b", b"\0c", "conflict"),
-])
-def test_what_each_file_needs(base, ours, theirs, action):
-    assert merging.file_action(base, ours, theirs) == action
-
-
 def test_a_conflict_is_a_failure_report_the_ladder_retries():
     report = merging.conflict_report({"id": "w2", "tasks": ["1.2"], "caste": "builder"},
                                      [{"path": "app.py", "why": "both changed the same lines",
@@ -295,3 +286,139 @@ def test_the_guard_keeps_an_isolated_builder_in_its_worktree(colony, monkeypatch
     assert guard.decide({"tool_name": "Write", "tool_input": {"file_path": str(p.root / "app.py")}}) is None
     ok(p, "build-abort", "1", "--reason", "-", input="done with it\n")
     assert decide("Write", file_path=str(p.root / "app.py"), content="x") is None
+
+
+# ---------------------------------------------------------------- what a builder may do to its copy, merged safely
+
+
+def one_builder(p, work, record: str = "w1", claims=None) -> dict:
+    """Start the wave, let `work(copy)` change w1's working copy, record w1 and w2 (unchanged)."""
+    start_wave(p)
+    work(workdir(p, "w1"))
+    ok(p, "record", "w2", "-", input=done())
+    return ok(p, "record", "w1", "-", input=claims or done())
+
+
+def test_a_builder_that_breaks_its_copys_git_link_never_reaches_the_users_repository(colony):
+    p = colony
+    (p.root / "app.py").write_text(APP + "# the user's edit, not committed\n", "utf-8")
+
+    def work(copy):
+        (copy / "new.py").write_text("NEW = 1\n", "utf-8")
+        (copy / ".git").unlink()  # gone: git must not fall back to the project's repository
+    one_builder(p, work)
+    assert (p.root / "new.py").read_text("utf-8") == "NEW = 1\n"
+    assert "# the user's edit" in (p.root / "app.py").read_text("utf-8") and (p.root / "notes.txt").exists()
+    assert git(p.root, "diff", "--cached", "--name-only") == ""  # the user's index untouched
+    assert leftovers(p) == ([], [])
+
+
+def test_odd_names_modes_and_shapes_merge_exactly(colony):
+    p = colony
+    (p.root / ".gitattributes").write_text("*.crlf text eol=crlf\n", "utf-8")
+    (p.root / "tool.sh").write_text("echo hi\n", "utf-8")
+    (p.root / "win.crlf").write_bytes(b"one\r\ntwo\r\n")
+    git(p.root, "add", ".gitattributes", "tool.sh", "win.crlf")
+    git(p.root, "commit", "-q", "-m", "more")
+
+    def work(copy):
+        (copy / "a\nb.txt").write_text("A\n", "utf-8")  # a newline in a name
+        (copy / "trailing .txt").write_text("T\n", "utf-8")
+        (copy / "back\\slash.txt").write_text("B\n", "utf-8")
+        (copy / "tool.sh").chmod(0o755)  # a mode change only
+        (copy / "win.crlf").write_bytes(b"one\r\nTWO\r\n")
+        (copy / "notes.txt").unlink()  # a file becomes a folder
+        (copy / "notes.txt").mkdir()
+        (copy / "notes.txt" / "inside.txt").write_text("I\n", "utf-8")
+        (copy / "blob.bin").write_bytes(bytes(range(256)))
+    one_builder(p, work)
+    r = p.root
+    assert (r / "a\nb.txt").read_text("utf-8") == "A\n" and (r / "trailing .txt").read_text("utf-8") == "T\n"
+    assert (r / "back\\slash.txt").read_text("utf-8") == "B\n" and not (r / "back").exists()
+    assert os.stat(r / "tool.sh").st_mode & 0o111 and (r / "tool.sh").read_text("utf-8") == "echo hi\n"
+    assert (r / "win.crlf").read_bytes() == b"one\r\nTWO\r\n"  # line endings as the attributes say
+    assert (r / "notes.txt" / "inside.txt").read_text("utf-8") == "I\n"
+    assert (r / "blob.bin").read_bytes() == bytes(range(256))
+    assert tree(p)["nodes"]["w1"]["merge"] == "merged"
+
+
+def test_a_symbolic_link_from_a_builder_is_kept_not_followed(colony, tmp_path):
+    p = colony
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret\n", "utf-8")
+    one_builder(p, lambda copy: (copy / "link.txt").symlink_to(outside))
+    w1 = tree(p)["nodes"]["w1"]
+    assert w1["merge"] == "conflict" and "symbolic link" in w1["failure"]["error"]
+    assert not os.path.lexists(p.root / "link.txt") and outside.read_text("utf-8") == "secret\n"
+
+
+def test_a_rerun_starts_from_the_merged_state_with_what_its_helper_made(colony):
+    p = colony
+    start_wave(p)
+    (workdir(p, "w1") / "part.py").write_text("PART = 1\n", "utf-8")
+    request = "--- SPAWN REQUEST ---\ncaste: builder\nreason: a helper module first\ncontext: helper.py\n" \
+              "blocking: true\n--- END SPAWN REQUEST ---\n"
+    ok(p, "record", "w2", "-", input=done())
+    helper = ok(p, "record", "w1", "-", input=request + done(created=["part.py"]))["next"]
+    (helper_id,) = [s["id"] for s in helper["spawns"]]
+    (workdir(p, helper_id) / "helper.py").write_text("HELP = 1\n", "utf-8")
+    rerun = ok(p, "record", helper_id, "-", input=done(created=["helper.py"]))["next"]
+    (rerun_id,) = [s["id"] for s in rerun["spawns"]]
+    copy = workdir(p, rerun_id)
+    assert (copy / "helper.py").exists() and (copy / "part.py").exists()  # merged before it started
+    assert (p.root / "helper.py").exists() and (p.root / "part.py").exists()
+
+
+def test_two_conflicts_in_one_wave_are_retried_not_an_abort(colony):
+    p = colony
+    start_wave(p)
+    (workdir(p, "w1") / "requirements.txt").write_text("one\n", "utf-8")
+    (workdir(p, "w2") / "requirements.txt").write_text("two\n", "utf-8")
+    ok(p, "record", "w1", "-", input=done(created=["requirements.txt"]))
+    after = ok(p, "record", "w2", "-", input=done(created=["requirements.txt"]))["next"]
+    assert after["action"] == "spawn" and [s["id"] for s in after["spawns"]] == ["r1"]  # a retry, not abort_phase
+    failure = tree(p)["nodes"]["w2"]["failure"]
+    assert failure["category"] == "merge_conflict" and "added twice" in failure["error"] and "=======" in failure["error"]
+
+
+def test_a_worktree_gone_before_the_merge_fails_its_task_for_a_retry(colony):
+    import shutil
+
+    p = colony
+    start_wave(p)
+    ok(p, "record", "w2", "-", input=done())
+    shutil.rmtree(workdir(p, "w1"))
+    after = ok(p, "record", "w1", "-", input=done())["next"]
+    assert [s["id"] for s in after["spawns"]] == ["r1"]
+    assert tree(p)["nodes"]["w1"]["failure"]["category"] == "worktree_gone"
+
+
+def test_a_symbolic_link_for_the_builders_folder_is_refused_and_nothing_outside_is_removed(colony, tmp_path):
+    p = colony
+    photos = tmp_path / "photos" / "2024"
+    photos.mkdir(parents=True)
+    (photos / "a.jpg").write_text("jpg", "utf-8")
+    (p.root / ".aether" / "worktrees").symlink_to(tmp_path / "photos")
+    assert p.run("worktrees", "--clean", "--json").error["code"] == "path_is_symlink"
+    assert (photos / "a.jpg").exists()
+
+
+def test_the_guard_reads_every_command_of_a_builder_not_only_its_first_word(colony, monkeypatch):
+    p = colony
+    start_wave(p)
+    guard = _guard()
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(p.root))
+    mine = tree(p)["nodes"]["w1"]["worktree"]
+
+    def refused(command):
+        return guard.decide({"agent_type": "ant:builder", "tool_name": "Bash", "tool_input": {"command": command}})
+
+    for bad in (f"cd {mine} && echo x > {p.root}/app.py", f"cd {mine} && cd ../../../.. && rm app.py",
+                f"cd {mine} && git -C {p.root} checkout -- app.py", f"cd {mine} && git --git-dir={p.root}/.git status"):
+        assert refused(bad), bad
+    for good in (f"cd {mine} || exit 1", f"# run the tests\ncd {mine} && python3 -m pytest -q",
+                 f"(cd {mine} && ls)", f"cd {mine} && python3 /usr/lib/python3/dist-packages/x.py",
+                 f"cd {mine} && cat {p.root / mine}/app.py"):
+        assert refused(good) is None, good
+    assert guard.decide({"agent_type": "ant:builder", "tool_name": "Write",
+                         "tool_input": {"file_path": str(p.root / mine / ".git"), "content": "gitdir: /x"}})

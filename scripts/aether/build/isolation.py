@@ -27,9 +27,6 @@ from aether.state import checkpoints, events, settings, store
 from aether.state import spawns as ledger
 from aether.state import worktrees as wt
 
-MERGE_FILE_TIMEOUT = 60
-
-
 # ---------------------------------------------------------------- on or off
 
 
@@ -75,14 +72,16 @@ def _mark(colony, owners: dict) -> None:
 
 
 @store.writes("worktrees")
-def _claim(data, scope: str, node: str, rel: str, base: str, passed_from: str | None) -> None:
+def _claim(data, scope: str, node: str, rel: str, base: str, gitdir: str, workdir: str,
+           passed_from: str | None) -> None:
     """The record of a worktree handed to `node` (taken over from `passed_from`, or new)."""
     for old in [w for w in data["worktrees"] if w.get("scope") == scope and w.get("path") == rel
                 and w.get("status") == "active"]:
         wt.end(old, "passed" if passed_from else "discarded",
                why=f"handed on to {node}" if passed_from else "handed out again: started over")
-    wt.add_record(data, {"scope": scope, "node": node, "path": rel, "base": base, "status": "active",
-                         "branch": None, "result": None, "created_at": clock.iso(), "ended_at": None, "why": None})
+    wt.add_record(data, {"scope": scope, "node": node, "path": rel, "base": base, "gitdir": gitdir,
+                         "workdir": workdir, "status": "active", "branch": None, "result": None,
+                         "created_at": clock.iso(), "ended_at": None, "why": None})
 
 
 def prepare(tree: dict, node_ids: list, iso: dict | None) -> dict:
@@ -107,17 +106,17 @@ def prepare(tree: dict, node_ids: list, iso: dict | None) -> dict:
             lineage = wt.find({"worktrees": records}, scope, _owner(tree, node, records, scope), ("active",))
         if mine is not None:  # handed out again: the same worktree, as its last builder left it
             rel, passed = mine["path"], []
-            if not os.path.isdir(os.path.join(r.top, r.prefix + rel)):
-                wt.create(r, rel, mine["base"])  # gone (a crash in between): from its base again
+            if not os.path.isdir(wt.full(r, rel)) or not os.path.isdir(mine.get("gitdir") or ""):
+                gitdir = wt.create(r, rel, mine["base"])  # gone (a crash in between): from its base again
+                _claim(scope, node["id"], rel, mine["base"], gitdir, _workdir(r, rel), None)
         elif lineage is not None:  # the task goes on where its last run left it
             rel, passed = lineage["path"], [lineage["node"]]
-            _claim(scope, node["id"], rel, lineage["base"], lineage["node"])
+            _claim(scope, node["id"], rel, lineage["base"], lineage["gitdir"], _workdir(r, rel), lineage["node"])
         else:
             if base is None:
                 base, _tree = checkpoints.snapshot_commit(r, f"aether: wave {node['wave']} of {scope}")
             rel, passed = wt.rel_path(scope, node["id"]), []
-            wt.create(r, rel, base)
-            _claim(scope, node["id"], rel, base, None)
+            _claim(scope, node["id"], rel, base, wt.create(r, rel, base), _workdir(r, rel), None)
         owners[node["id"]] = (_workdir(r, rel), [p for p in passed if p in tree["nodes"]])
         out[node["id"]] = _workdir(r, rel)
     _mark(owners)
@@ -154,79 +153,69 @@ def claims_root(node: dict) -> str | None:
 # ---------------------------------------------------------------- merging back
 
 
-def _ours(full: str) -> bytes | None:
-    if os.path.islink(full) or os.path.isdir(full):
-        return b"\0(not a regular file)"
-    try:
-        with open(full, "rb") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        return None
+def _safe_target(root: str, rel: str) -> str:
+    """The project file a merge writes or removes: the path exactly as git names it, refused when
+    it leaves the project, passes a symbolic link, or names `.git`."""
+    parts = rel.split("/")
+    if not rel or os.path.isabs(rel) or any(p in ("", ".", "..", ".git") for p in parts):
+        raise _Refused(f"{rel!r} is no path inside the project")
+    path = root
+    for part in parts[:-1]:
+        path = os.path.join(path, part)
+        if os.path.islink(path):
+            raise _Refused(f"{rel} goes through a symbolic link")
+    target = os.path.join(root, *parts)
+    if os.path.islink(target):
+        raise _Refused(f"{rel} is a symbolic link in the project")
+    return target
 
 
-def _merge_text(base: bytes, ours: bytes, theirs: bytes, label: str) -> tuple:
-    """(merged bytes, hunks) by `git merge-file`; hunks empty when it merged cleanly."""
-    import subprocess  # noqa: PLC0415 — start-up: subprocess only where a program runs
-    import tempfile  # noqa: PLC0415 — start-up: tempfile only where a temp file is made
-
-    with tempfile.TemporaryDirectory(prefix="aether-merge-") as tmp:
-        names = []
-        for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
-            names.append(os.path.join(tmp, name))
-            with open(names[-1], "wb") as fh:
-                fh.write(data)
-        proc = subprocess.run(["git", "merge-file", "-p", "-L", "project (merged so far)", "-L", "base", "-L", label,
-                               *names], capture_output=True, timeout=MERGE_FILE_TIMEOUT)
-    if proc.returncode < 0 or proc.returncode > 127:
-        return None, ["git merge-file failed"]
-    if proc.returncode == 0:
-        return proc.stdout, []
-    return None, merging.hunks(proc.stdout.decode("utf-8", "replace")) or ["(conflicting changes)"]
+class _Refused(Exception):
+    """A change the merge will not write (its reason is the message)."""
 
 
-def _plan(r: checkpoints.Repo, base: str, commit: str, label: str) -> tuple:
-    """([(path, bytes|None, mode)] to write, [conflict]) for one result."""
-    changed = wt.changes(r, base, commit)
-    blobs = wt.blobs(r, [(c, p) for _s, _m, p in changed for c in (base, commit)])
+def _plan(r: checkpoints.Repo, before: str, after: str) -> tuple:
+    """([(path, bytes | None, executable)] to write (None: remove), [conflict]) between the project
+    as it was (`before`) and as merged (`after`): contents as the working tree holds them."""
     root = paths.project_root()
     writes, conflicts = [], []
-    for _status, mode, path in changed:
-        rel, why = containment.project_path(path, root=root)
-        if rel is None:
-            conflicts.append({"path": path, "why": f"the path {why}", "hunks": []})
+    for status, mode, blob, rel in wt.changes(r, before, after):
+        try:
+            target = _safe_target(root, rel)
+            if mode in ("120000", "160000"):
+                raise _Refused(f"{rel} would be a symbolic link or a submodule: apply it by hand")
+        except _Refused as exc:
+            conflicts.append({"path": rel, "why": str(exc), "hunks": []})
             continue
-        theirs = blobs[f"{commit}:{path}"]
-        if mode == "120000" or mode == "160000":
-            conflicts.append({"path": path, "why": "a symbolic link or submodule: apply it by hand", "hunks": []})
-            continue
-        ours, before = _ours(os.path.join(root, rel)), blobs[f"{base}:{path}"]
-        action = merging.file_action(before, ours, theirs)
-        if action == "take":
-            writes.append((rel, theirs, mode))
-        elif action == "merge":
-            merged, hunks = _merge_text(before, ours, theirs, label)
-            if hunks:
-                conflicts.append({"path": path, "why": "both changed the same lines", "hunks": hunks})
-            else:
-                writes.append((rel, merged, mode))
-        elif action == "conflict":
-            why = ("added here and by another task" if before is None else
-                   "removed on one side, changed on the other" if ours is None or theirs is None else
-                   "both changed it (not text)")
-            conflicts.append({"path": path, "why": why, "hunks": []})
-    return writes, conflicts, changed
+        data = None if status == "D" else wt.content(r, blob, rel)
+        writes.append((target, data, mode == "100755"))
+    return writes, conflicts
 
 
 def _apply(writes: list) -> None:
-    root = paths.project_root()
-    for rel, data, mode in writes:
-        full = os.path.join(root, rel)
+    """Removals first (and the folders they empty), then every file, each replaced in one step;
+    a file keeps its other permission bits, only the executable ones follow git."""
+    root = os.path.realpath(paths.project_root())
+    for target, data, _x in writes:
+        if data is None and os.path.isfile(target) and not os.path.islink(target):
+            os.unlink(target)
+            folder = os.path.dirname(target)
+            while os.path.realpath(folder) != root and os.path.isdir(folder) and not os.listdir(folder):
+                os.rmdir(folder)
+                folder = os.path.dirname(folder)
+    for target, data, executable in writes:
         if data is None:
-            if os.path.isfile(full) and not os.path.islink(full):
-                os.unlink(full)
             continue
-        containment.make_dirs(os.path.dirname(full))
-        store.write_bytes_atomic(full, data, 0o755 if mode == "100755" else 0o644)
+        containment.make_dirs(os.path.dirname(target))
+        mode = os.stat(target).st_mode & 0o7777 if os.path.isfile(target) else 0o666 & ~_umask()
+        mode = (mode | (mode & 0o444) >> 2) if executable else mode & ~0o111
+        store.write_bytes_atomic(target, data, mode)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 @store.writes("colony", "worktrees", "events")
@@ -238,9 +227,9 @@ def _record_merge(files, node_id: str, record_path: str, outcome: str, branch: s
                and w.get("node") == node_id and w.get("status") == "active")
     node["merge"] = outcome
     if outcome in ("merged", "empty"):
-        node["files_created"] = [p for s, _m, p in changed if s == "A"]
-        node["files_modified"] = [p for s, _m, p in changed if s in ("M", "T")]
-        node["files_removed"] = [p for s, _m, p in changed if s == "D"]
+        node["files_created"] = [p for s, *_rest, p in changed if s == "A"]
+        node["files_modified"] = [p for s, *_rest, p in changed if s in ("M", "T")]
+        node["files_removed"] = [p for s, *_rest, p in changed if s == "D"]
         wt.end(rec, "merged", result=commit)
         events.append(files["events"], "merged", node_id,
                       f"{node_id}: {len(changed)} file(s) merged into the project" if changed else
@@ -249,9 +238,42 @@ def _record_merge(files, node_id: str, record_path: str, outcome: str, branch: s
         node["status"] = "failed"
         node["failure"] = report
         node["failure_decided"] = False
-        wt.end(rec, "kept", branch=branch, result=commit, why="merge conflict")
-        events.append(files["events"], "merge_conflict", node_id,
+        wt.end(rec, "kept" if branch else "discarded", branch=branch, result=commit,
+               why="merge conflict" if outcome == "conflict" else "its worktree was gone")
+        events.append(files["events"], "merge_conflict" if outcome == "conflict" else "merge_failed", node_id,
                       f"{node_id}: {one_line(report['error'], 200)}")
+
+
+def _merge_one(r: checkpoints.Repo, scope: str, node: dict, rec: dict) -> str:
+    """Merge one result; its line for the summary."""
+    try:
+        commit = wt.result(r, rec["path"], rec.get("gitdir") or "", rec["base"], node["id"])
+    except wt.Gone:
+        report = merging.gone_report(node)
+        _record_merge(node["id"], rec["path"], "missing", None, None, [], report)
+        return f"{node['id']}: its worktree was gone"
+    if commit is None:
+        _record_merge(node["id"], rec["path"], "empty", None, None, [], None)
+        return f"{node['id']}: no change"
+    now, _tree = checkpoints.snapshot_commit(r, f"aether: the project before {node['id']} merges")
+    merged, conflicts = wt.merge_onto(r, scope, now, commit)
+    writes = []
+    if merged is not None:
+        writes, conflicts = _plan(r, now, merged)
+    if not conflicts:
+        try:
+            _apply(writes)
+        except OSError as exc:  # the disk refused: what was written stays, the result is kept whole
+            conflicts = [{"path": exc.filename or "(a file)", "why": f"could not be written: {exc.strerror or exc}",
+                          "hunks": []}]
+    if conflicts:
+        branch = wt.keep(r, scope, node["id"], commit)
+        _record_merge(node["id"], rec["path"], "conflict", branch, commit, [],
+                      merging.conflict_report(node, conflicts, branch))
+        return f"{node['id']}: conflict in {', '.join(c['path'] for c in conflicts)} (kept on {branch})"
+    changed = wt.changes(r, rec["base"], commit)
+    _record_merge(node["id"], rec["path"], "merged", None, commit, changed, None)
+    return f"{node['id']}: merged {len(changed)} file(s)"
 
 
 def merge(tree: dict, wave: int, scope: str) -> list:
@@ -265,22 +287,8 @@ def merge(tree: dict, wave: int, scope: str) -> list:
             _mark_missing(node["id"])
             lines.append(f"{node['id']}: no worktree to merge")
             continue
-        commit = wt.result(r, rec["path"], rec["base"], node["id"])
-        if commit is None:
-            _record_merge(node["id"], rec["path"], "empty", None, None, [], None)
-            wt.remove(r, rec["path"])
-            lines.append(f"{node['id']}: no change")
-            continue
-        writes, conflicts, changed = _plan(r, rec["base"], commit, node["id"])
-        if conflicts:
-            branch = wt.keep(r, scope, node["id"], commit)
-            report = merging.conflict_report(node, conflicts, branch)
-            _record_merge(node["id"], rec["path"], "conflict", branch, commit, changed, report)
-            lines.append(f"{node['id']}: conflict in {', '.join(c['path'] for c in conflicts)} (kept on {branch})")
-        else:
-            _apply(writes)
-            _record_merge(node["id"], rec["path"], "merged", None, commit, changed, None)
-            lines.append(f"{node['id']}: merged {len(changed)} file(s)")
+        lines.append(_merge_one(r, scope, node, rec))
+        if tree["nodes"].get(node["id"]) is not None and lines[-1].startswith(f"{node['id']}: merged"):
             _drop_superseded(r, tree, node, scope)
         wt.remove(r, rec["path"])
     return lines
@@ -329,15 +337,20 @@ def abandon(tree: dict | None, why: str) -> list:
     for rec in active:
         node = nodes.get(rec["node"]) or {}
         commit, branch, status = None, None, "discarded"
-        if node.get("status") == "completed" and not node.get("merge") and os.path.isdir(
-                os.path.join(r.top, r.prefix + rec["path"])):
-            commit = wt.result(r, rec["path"], rec["base"], rec["node"])
+        if node.get("status") == "completed" and not node.get("merge"):
+            try:
+                commit = wt.result(r, rec["path"], rec.get("gitdir") or "", rec["base"], rec["node"])
+            except wt.Gone:
+                commit = None
             if commit:
                 branch, status = wt.keep(r, rec["scope"], rec["node"], commit), "kept"
-                kept.append(kept_entry({**rec, "branch": branch}))
+                kept.append(kept_entry({**rec, "branch": branch, "why": why}))
         wt.remove(r, rec["path"])
         ended.append((rec["path"], rec["node"], status, branch, commit, why))
     _end_records(ended)
+    for scope in {rec["scope"] for rec in active}:  # a folder a crash left between git and the record
+        for path in [p for p in wt.on_disk(r) if p.startswith(wt.rel_path(scope, ""))]:
+            wt.remove(r, path)
     return kept
 
 

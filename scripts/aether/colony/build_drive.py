@@ -268,6 +268,8 @@ def advance(run: dict, approve: bool = False, guard=None, approved_by: str = "us
     for _ in range(MAX_STEPS):
         run = ledger.run_of(store.read("spawns"), run["scope"]) or run
         step = rules.next_build_step(_view(run, approve))
+        if step["do"] in ("spawn_watcher", "score", "finish"):  # the waves are done: their worktrees go
+            isolation.abandon(store.read("colony").get("spawn_tree"), "the waves are done")
         if step["do"] in HELPER_STEPS:
             _helper_step(run, step, approved_by)
             continue

@@ -51,6 +51,8 @@ def _review_step(tree: dict, wave: int) -> dict | None:
 def wave_step(tree: dict, wave: int, max_running: int) -> dict | None:
     """The next step inside one wave, or None when the wave is done."""
     starting = ready(tree, wave)
+    if starting and merging.to_merge(tree, wave) and any(tree["nodes"][i].get("role") == "rerun" for i in starting):
+        return {"do": "merge", "wave": wave}  # a rerun starts from the merged state: its first run's work, its helpers'
     if starting:
         return {"do": "spawn", "nodes": starting[:max(1, max_running)]}
     waiting = [n["id"] for n in tree["nodes"].values() if n["wave"] == wave and n["status"] == "planned"]

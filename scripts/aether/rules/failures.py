@@ -32,6 +32,7 @@ COMMON_ERROR_TASKS_PHASE = 3  # tasks of the phase failing with one normalised e
 
 
 COMMON_ERROR_TASKS_WAVE = 2  # … or this many in one wave: abort with that common cause
+MERGE_CONFLICT = "merge_conflict"  # an isolated builder's result that did not merge: never a common cause
 
 
 ABORT_CATEGORIES = {
@@ -193,8 +194,8 @@ def decide(report: dict, history: list, pending: list, wave, streak: int, maps_t
 
 
 def failure_item(report: dict, wave) -> dict:
-    """A failure as the breakers count it: its task, wave, files and normalised error."""
-    return {"task": report["task"], "wave": wave, "files": report["files"],
+    """A failure as the breakers count it: its task, wave, files, category and normalised error."""
+    return {"task": report["task"], "wave": wave, "files": report["files"], "category": report.get("category"),
             "normalized_error": normalize_error(report["error"])}
 
 
@@ -233,6 +234,8 @@ def _common_error_breaker(everything: list) -> tuple | None:
     phase_groups: dict = {}
     wave_groups: dict = {}
     for item in everything:
+        if item.get("category") == MERGE_CONFLICT:  # the merge order's doing, no shared defect: retried on the merge
+            continue
         phase_groups.setdefault(item["normalized_error"], set()).add(item["task"])
         if item["wave"] is not None:
             wave_groups.setdefault((item["wave"], item["normalized_error"]), set()).add(item["task"])

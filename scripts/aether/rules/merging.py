@@ -1,5 +1,5 @@
 """Builders in their own worktrees, merged back: who is isolated, in which order results merge,
-what each changed file needs, and a conflict as a task failure (docs/decisions/worktrees.md). Pure.
+and a conflict as a task failure (docs/decisions/worktrees.md). Pure.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from aether.rules import failures
 ISOLATED_CASTES = ("builder",)
 # Roles that change code in a wave (refine: the code loop's, after the waves, stays in the tree).
 ISOLATED_ROLES = ("worker", "retry", "debugger", "sub_spawn", "rerun", "rebuild")
-# Roles that go on in the worktree of the task they continue (a rebuild starts from the merged state).
-CONTINUING_ROLES = ("retry", "debugger", "rerun")
+# Roles that go on in the worktree of the task they continue. A rerun (after the help it asked
+# for) and a rebuild (after the review) start from the merged state instead.
+CONTINUING_ROLES = ("retry", "debugger")
 HUNKS_SHOWN = 5  # conflict hunks in a report
 HUNK_LINES = 24  # lines of one hunk in a report
 CONFLICT_CONFIDENCE = 90  # a conflict is understood: redo the change on the merged state
@@ -40,23 +41,6 @@ def to_merge(tree: dict, wave: int) -> list:
                   and n.get("status") == "completed" and not n.get("merge")])
 
 
-def file_action(base: bytes | None, ours: bytes | None, theirs: bytes | None) -> str:
-    """What one file the builder changed needs, given the base it started from, the project's
-    file now (ours) and the builder's (theirs); None is an absent file:
-    `keep` (the project has it already), `take` (only the builder changed it), `merge` (both
-    changed a text file: a 3-way merge decides), `conflict` (both changed it and no merge can:
-    added twice, removed on one side, or binary)."""
-    if ours == theirs:
-        return "keep"
-    if ours == base:
-        return "take"
-    if base is None or ours is None or theirs is None:
-        return "conflict"
-    if any(b"\0" in x for x in (base, ours, theirs)):
-        return "conflict"
-    return "merge"
-
-
 def hunks(merged: str) -> list:
     """The conflicting regions of a merge's output (`<<<<<<<` … `>>>>>>>`), each clipped."""
     out = []
@@ -79,7 +63,17 @@ def conflict_report(node: dict, conflicts: list, branch: str | None) -> dict:
     return failures.normalize_report({
         "task": str((node.get("tasks") or [node.get("id")])[0]), "caste": node.get("caste"),
         "error": f"merge conflict: {'; '.join(shown)}{kept}\n" + "\n".join(detail),
-        "root_cause": "another task of this wave changed the same lines, which were merged first",
+        "root_cause": "another task of this wave, merged before it, changed the same file",
         "suggested_fix": "make this task's change again on top of the merged state (it is in the new working copy)",
         "confidence": CONFLICT_CONFIDENCE, "fix_scope": "contained", "files": files, "category": "merge_conflict",
+    }, lenient=True)
+
+
+def gone_report(node: dict) -> dict:
+    """The failure report of a result whose worktree was gone before the merge (nothing to merge)."""
+    return failures.normalize_report({
+        "task": str((node.get("tasks") or [node.get("id")])[0]), "caste": node.get("caste"),
+        "error": "the builder's worktree was gone before its work could be merged",
+        "root_cause": "the worktree was removed while the build ran", "suggested_fix": "do the task again",
+        "confidence": CONFLICT_CONFIDENCE, "fix_scope": "contained", "files": [], "category": "worktree_gone",
     }, lenient=True)

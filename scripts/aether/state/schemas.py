@@ -813,7 +813,7 @@ def _check_worktree(p: list, w: dict, where: str) -> None:
     for key in ("scope", "node", "path", "base", "created_at"):
         field_check(p, w, key, str, where)
     field_check(p, w, "status", str, where, choices=WORKTREE_STATUSES)
-    for key in ("branch", "result", "ended_at", "why"):
+    for key in ("branch", "result", "ended_at", "why", "gitdir", "workdir"):
         field_check(p, w, key, (str, type(None)), where, required=False)
 
 

@@ -3,25 +3,36 @@
 Each isolated builder works in `.aether/worktrees/<build>/<node>`, a detached worktree of the
 project's repository made from a snapshot of the working tree when the builder was handed out
 (the build's checkpoint, or the merged state of its wave so far). A record per worktree tells
-what became of it: `active` (a builder works in it), `merged` (its result is in the project),
-`passed` (handed on to the retry, debugger or rerun that continues its task), `kept` (a result
-that could not be merged, on the branch `aether/<build>/<node>`), `discarded`
-(handed out again, or its build abandoned: nothing of it was recorded), `dropped` (a kept branch
-the user let go). Only worktrees and branches recorded here are ever removed: never the user's.
+what became of it: `active` (a builder works in it), `passed` (handed on to the retry or
+debugger that continues its task), `merged` (its result is in the project), `kept` (a result
+that could not be merged, on the branch `aether/<build>/<node>`), `discarded` (handed out
+again, or its build ended: nothing of it was recorded), `dropped` (a kept branch let go).
+
+Git runs on a worktree with its own git folder named (`--git-dir`, `--work-tree`): whatever a
+builder does to the `.git` file of its copy, the user's index and repository stay untouched.
+Only worktrees under `.aether/worktrees/` (reached through no symbolic link) and branches this
+file records are ever removed.
 """
 
 from __future__ import annotations
 
 import os
 
-from aether.core import clock, containment
+from aether.core import clock
 from aether.core.exceptions import state_error
+from aether.rules import merging
 from aether.state import checkpoints, store
 
 MAX_RECORDS = 300  # records kept (active and kept ones are never dropped)
 BRANCH_PREFIX = "aether/"  # a kept result's branch: aether/<build>/<node>
 STATUSES = ("active", "passed", "merged", "kept", "discarded", "dropped")
 OPEN = ("active", "kept")  # records that still hold a worktree or a branch
+SCRATCH = "merge"  # the worktree a merge runs in: .aether/worktrees/<build>/merge
+RESULT_DATE = "@0 +0000"  # a result commit's dates: the same work gives the same commit, every time
+
+
+class Gone(Exception):
+    """The worktree (its folder or its git folder) is not there any more."""
 
 
 def rel_path(scope: str, node: str) -> str:
@@ -45,55 +56,139 @@ def end(record: dict, status: str, **fields) -> None:
     record.update(status=status, ended_at=clock.iso(), **fields)
 
 
-# ---------------------------------------------------------------- git
+def records() -> list:
+    return store.read("worktrees")["worktrees"]
 
 
-def _full(r: checkpoints.Repo, rel: str) -> str:
-    return os.path.join(r.top, r.prefix + rel)
+# ---------------------------------------------------------------- paths
+
+
+def root(r: checkpoints.Repo) -> str:
+    """The builders' folder, refused when it (or a folder on the way) is a symbolic link."""
+    project = os.path.join(r.top, r.prefix) if r.prefix else r.top
+    path = project
+    for part in checkpoints.WORKTREES.split("/"):
+        path = os.path.join(path, part)
+        if os.path.islink(path):
+            raise state_error("path_is_symlink", f"{path} is a symbolic link: the builders' worktrees stay "
+                                                 f"inside the project; remove the link", path=path)
+    return path
+
+
+def full(r: checkpoints.Repo, rel: str) -> str:
+    """The absolute path of a worktree from its path in the project (only under the builders' folder)."""
+    parts = rel.split("/")
+    base = checkpoints.WORKTREES.split("/")
+    if parts[:len(base)] != base or len(parts) != len(base) + 2 or any(p in ("", ".", "..") for p in parts):
+        raise state_error("path_outside_project", f"{rel} is not one of the builders' worktrees", path=rel)
+    path = os.path.join(root(r), *parts[len(base):])
+    if os.path.islink(os.path.dirname(path)) or os.path.islink(path):
+        raise state_error("path_is_symlink", f"{path} is a symbolic link, not a worktree", path=path)
+    return path
+
+
+def _git(wt_full: str, gitdir: str, args: list, **kw):
+    """git on one worktree, its git folder named: never the repository a stray `.git` points to."""
+    if not os.path.isdir(wt_full) or not os.path.isdir(gitdir):
+        raise Gone(wt_full)
+    return checkpoints.git([f"--git-dir={gitdir}", f"--work-tree={wt_full}", *args], wt_full, **kw)
+
+
+# ---------------------------------------------------------------- making and removing
 
 
 def create(r: checkpoints.Repo, rel: str, base: str) -> str:
-    """A detached worktree at the project's `rel` from commit `base` (an old one there goes first)."""
-    full = _full(r, rel)
+    """A detached worktree at the project's `rel` from commit `base` (one already there goes
+    first); returns its git folder."""
+    path = full(r, rel)
     remove(r, rel)
-    containment.make_dirs(os.path.dirname(full))
-    checkpoints.git(["worktree", "add", "--detach", "--quiet", full, base], r.top)
-    return full
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    checkpoints.git(["worktree", "add", "--detach", "--quiet", path, base], r.top)
+    return gitdir_of(path)
+
+
+def gitdir_of(path: str) -> str:
+    with open(os.path.join(path, ".git"), encoding="utf-8") as fh:
+        line = fh.read().strip()
+    gitdir = line[len("gitdir:"):].strip() if line.startswith("gitdir:") else ""
+    return gitdir if os.path.isabs(gitdir) else os.path.normpath(os.path.join(path, gitdir))
 
 
 def remove(r: checkpoints.Repo, rel: str) -> bool:
     """Remove the worktree at `rel` (files and git's record of it); True when one was there."""
-    full = _full(r, rel)
-    root = os.path.realpath(os.path.join(r.top, r.worktrees_rel))
-    if not containment.inside(os.path.realpath(full), root):
-        raise state_error("path_outside_project", f"{rel} is not one of the builders' worktrees", path=rel)
-    there = os.path.lexists(full)
+    path = full(r, rel)
+    there = os.path.lexists(path)
     if there:
-        checkpoints.git(["worktree", "remove", "--force", "--force", full], r.top, check=False)
-    if os.path.lexists(full):
+        checkpoints.git(["worktree", "remove", "--force", "--force", path], r.top, check=False)
+    if os.path.lexists(path) and not os.path.islink(path):
         import shutil  # noqa: PLC0415 — start-up: shutil only where a folder is removed
 
-        shutil.rmtree(full, ignore_errors=True)
+        shutil.rmtree(path, ignore_errors=True)
     checkpoints.git(["worktree", "prune"], r.top, check=False)
     return there
 
 
-def result(r: checkpoints.Repo, rel: str, base: str, node: str) -> str | None:
-    """The builder's work as a commit on `base` (everything it changed, created or removed in
-    its worktree, ignored files and `.aether/` left out), or None when it changed nothing."""
-    full = _full(r, rel)
-    env = checkpoints.git_env()
-    checkpoints.git(["add", "-A", "--", ".", ":(exclude).aether"], full, env=env)
-    tree = checkpoints.git(["write-tree"], full, env=env).stdout.strip()
-    if tree == checkpoints.git(["rev-parse", f"{base}^{{tree}}"], full).stdout.strip():
+# ---------------------------------------------------------------- a builder's result, merged back
+
+
+def _result_env() -> dict:
+    return checkpoints.git_env({"GIT_AUTHOR_DATE": RESULT_DATE, "GIT_COMMITTER_DATE": RESULT_DATE})
+
+
+def result(r: checkpoints.Repo, rel: str, gitdir: str, base: str, node: str) -> str | None:
+    """The builder's work as a commit on `base` (everything it changed, created or removed in its
+    worktree; ignored files, `.aether/` and `.git` left out), or None when it changed nothing.
+    Raises Gone when the worktree is not there."""
+    path = full(r, rel)
+    env = _result_env()
+    _git(path, gitdir, ["add", "-A", "--", ".", ":(exclude).aether", ":(exclude).git"], env=env)
+    tree = _git(path, gitdir, ["write-tree"], env=env).stdout.strip()
+    if tree == checkpoints.git(["rev-parse", f"{base}^{{tree}}"], r.top).stdout.strip():
         return None
-    return checkpoints.git(["commit-tree", tree, "-p", base, "-m", f"aether: {node}'s work"], full, env=env).stdout.strip()
+    return checkpoints.git(["commit-tree", tree, "-p", base, "-m", f"aether: {node}'s work"], r.top,
+                           env=env).stdout.strip()
 
 
-def changes(r: checkpoints.Repo, base: str, commit: str) -> list:
-    """[(status A|M|D|T, new mode, path from the project)] between two commits, the project's
-    folder only, `.aether/` left out."""
-    raw = checkpoints.git(["diff-tree", "-r", "-z", "--no-renames", "--raw", base, commit, "--", r.prefix or "."],
+def merge_onto(r: checkpoints.Repo, scope: str, project: str, commit: str) -> tuple:
+    """Git's 3-way merge (a cherry-pick: base = the result's parent) of `commit` onto the commit
+    `project` (the project as it is now), in a scratch worktree. Returns (merged tree, []) or
+    (None, [{path, why, hunks}])."""
+    rel = rel_path(scope, SCRATCH)
+    gitdir = create(r, rel, project)
+    path = full(r, rel)
+    try:
+        proc = _git(path, gitdir, ["cherry-pick", "--no-commit", "--allow-empty", commit], env=checkpoints.git_env(),
+                    check=False)
+        if proc.returncode == 0:
+            return _git(path, gitdir, ["write-tree"]).stdout.strip(), []
+        listed = _git(path, gitdir, ["diff", "--name-only", "-z", "--diff-filter=U"], check=False).stdout
+        conflicts = []
+        for name in [p for p in listed.split("\0") if p]:
+            hunks = _hunks(os.path.join(path, name))
+            conflicts.append({"path": name[len(r.prefix):] if name.startswith(r.prefix) else name, "hunks": hunks,
+                              "why": "changed by both (the same lines, or added twice)" if hunks else
+                              "changed by both in ways that cannot merge (removed on one side, not text)"})
+        if not conflicts:
+            message = (proc.stderr.strip().splitlines() or ["git could not merge it"])[-1]
+            conflicts.append({"path": "(the result)", "why": message, "hunks": []})
+        return None, conflicts
+    finally:
+        remove(r, rel)
+
+
+def _hunks(path: str) -> list:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(200_000)
+    except OSError:
+        return []
+    return merging.hunks(data.decode("utf-8", "replace"))
+
+
+def changes(r: checkpoints.Repo, before: str, after: str) -> list:
+    """[(status A|M|D|T, new mode, new blob, path from the project)] between two trees/commits,
+    the project's folder only, `.aether/` left out (paths exactly as git has them)."""
+    raw = checkpoints.git(["diff-tree", "-r", "-z", "--no-renames", "--raw", before, after, "--", r.prefix or "."],
                           r.top).stdout.split("\0")
     out = []
     for i in range(0, len(raw) - 1, 2):
@@ -103,39 +198,32 @@ def changes(r: checkpoints.Repo, base: str, commit: str) -> list:
         rel = path[len(r.prefix):]
         if rel == ".aether" or rel.startswith(".aether/"):
             continue
-        out.append((meta[4][:1], meta[1], rel))
+        out.append((meta[4][:1], meta[1], meta[3], rel))
     return out
 
 
-def blobs(r: checkpoints.Repo, specs: list) -> dict:
-    """{"<commit>:<path>": bytes or None (absent)} read in one `git cat-file --batch`."""
-    if not specs:
-        return {}
-    wanted = [f"{commit}:{r.prefix}{path}" for commit, path in specs]
-    proc = checkpoints.git(["cat-file", "--batch"], r.top, input=("\n".join(wanted) + "\n").encode("utf-8"),
-                           raw=True)
-    out, data, pos = {}, proc.stdout, 0
-    for (commit, path) in specs:
-        end_of_header = data.index(b"\n", pos)
-        header = data[pos:end_of_header].split()
-        pos = end_of_header + 1
-        if len(header) == 3 and header[1] == b"blob":
-            size = int(header[2])
-            out[f"{commit}:{path}"] = data[pos:pos + size]
-            pos += size + 1
-        else:
-            out[f"{commit}:{path}"] = None
-    return out
+def content(r: checkpoints.Repo, blob: str, path: str) -> bytes:
+    """A blob as the project's working tree holds it (its attributes' filters: line endings …)."""
+    return checkpoints.git(["cat-file", "--filters", f"--path={r.prefix}{path}", blob], r.top, raw=True).stdout
+
+
+# ---------------------------------------------------------------- kept results, and what is on disk
 
 
 def keep(r: checkpoints.Repo, scope: str, node: str, commit: str) -> str:
-    """A branch `aether/<build>/<node>` (then -2, -3 …) on a result that could not be merged."""
+    """A branch `aether/<build>/<node>` on a result that could not be merged (one already on that
+    very commit is reused; another name gets -2, -3 …)."""
     base = f"{BRANCH_PREFIX}{scope}/{node}"
     name, n = base, 1
-    while checkpoints.git(["update-ref", f"refs/heads/{name}", commit, ""], r.top, check=False).returncode != 0:
+    while True:
+        ref = f"refs/heads/{name}"
+        if checkpoints.git(["update-ref", ref, commit, ""], r.top, check=False).returncode == 0:
+            return name
+        now = checkpoints.git(["rev-parse", "-q", "--verify", ref], r.top, check=False).stdout.strip()
+        if now == commit:
+            return name
         n += 1
         name = f"{base}-{n}"
-    return name
 
 
 def drop_branch(r: checkpoints.Repo, name: str) -> bool:
@@ -145,18 +233,24 @@ def drop_branch(r: checkpoints.Repo, name: str) -> bool:
 
 
 def on_disk(r: checkpoints.Repo) -> list:
-    """The worktrees git knows under the builders' folder, as paths from the project."""
-    out = checkpoints.git(["worktree", "list", "--porcelain"], r.top, check=False).stdout
-    root = os.path.realpath(os.path.join(r.top, r.worktrees_rel))
+    """The worktrees under the builders' folder — those git knows and folders without its
+    record — as paths from the project."""
+    folder = root(r)
+    real = os.path.realpath(folder)
     found = []
+    out = checkpoints.git(["worktree", "list", "--porcelain"], r.top, check=False).stdout
     for line in out.splitlines():
         if line.startswith("worktree "):
             path = os.path.realpath(line[len("worktree "):])
-            if containment.inside(path, root) and path != root:
-                found.append(os.path.relpath(path, os.path.join(r.top, r.prefix)).replace(os.sep, "/"))
-    if os.path.isdir(root):  # folders left without git's record (a crash between the two)
-        for scope in os.listdir(root):
-            for node in os.listdir(os.path.join(root, scope)) if os.path.isdir(os.path.join(root, scope)) else ():
+            parts = os.path.relpath(path, real).split(os.sep)
+            if len(parts) == 2 and ".." not in parts:
+                found.append(f"{checkpoints.WORKTREES}/{parts[0]}/{parts[1]}")
+    if os.path.isdir(folder):
+        for scope in sorted(os.listdir(folder)):
+            inner = os.path.join(folder, scope)
+            if os.path.islink(inner) or not os.path.isdir(inner):
+                continue
+            for node in sorted(os.listdir(inner)):
                 rel = f"{checkpoints.WORKTREES}/{scope}/{node}"
                 if rel not in found:
                     found.append(rel)
@@ -168,7 +262,3 @@ def branches(r: checkpoints.Repo) -> dict:
     out = checkpoints.git(["for-each-ref", "--format=%(refname:short) %(objectname)", f"refs/heads/{BRANCH_PREFIX}"],
                           r.top, check=False).stdout
     return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
-
-
-def records() -> list:
-    return store.read("worktrees")["worktrees"]
