@@ -422,3 +422,14 @@ def test_the_guard_reads_every_command_of_a_builder_not_only_its_first_word(colo
         assert refused(good) is None, good
     assert guard.decide({"agent_type": "ant:builder", "tool_name": "Write",
                          "tool_input": {"file_path": str(p.root / mine / ".git"), "content": "gitdir: /x"}})
+
+
+def test_the_end_of_the_waves_sweeps_a_folder_a_crash_left_after_its_merge(colony):
+    p = colony
+    start_wave(p)
+    stray = p.root / ".aether" / "worktrees" / "b0-old" / "w7"
+    git(p.root, "worktree", "add", "-q", "--detach", str(stray), "HEAD")  # merged, then killed before removal
+    for spawn_id in ("w1", "w2"):
+        ok(p, "record", spawn_id, "-", input=done())
+    ok(p, "record", "v1", "-", input=block({"findings": [], "summary": "fine"}))  # the waves are done
+    assert not stray.exists() and leftovers(p) == ([], [])

@@ -327,8 +327,6 @@ def abandon(tree: dict | None, why: str) -> list:
     if not store.exists("worktrees"):
         return []
     active = [w for w in wt.records() if w.get("status") == "active"]
-    if not active:
-        return []
     r = checkpoints.repo()
     if r is None:
         return []
@@ -347,10 +345,10 @@ def abandon(tree: dict | None, why: str) -> list:
                 kept.append(kept_entry({**rec, "branch": branch, "why": why}))
         wt.remove(r, rec["path"])
         ended.append((rec["path"], rec["node"], status, branch, commit, why))
-    _end_records(ended)
-    for scope in {rec["scope"] for rec in active}:  # a folder a crash left between git and the record
-        for path in [p for p in wt.on_disk(r) if p.startswith(wt.rel_path(scope, ""))]:
-            wt.remove(r, path)
+    if ended:
+        _end_records(ended)
+    for path in wt.on_disk(r):  # folders a crash left between git and the record: no build uses them now
+        wt.remove(r, path)
     return kept
 
 
