@@ -262,12 +262,16 @@ def _guard():
     return module
 
 
+def guarded(p, monkeypatch) -> tuple:
+    """(the guard module, w1's working copy) with a wave of two isolated builders out."""
+    start_wave(p)
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(p.root))
+    return _guard(), tree(p)["nodes"]["w1"]["worktree"]
+
+
 def test_the_guard_keeps_an_isolated_builder_in_its_worktree(colony, monkeypatch):
     p = colony
-    start_wave(p)
-    guard = _guard()
-    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(p.root))
-    mine = tree(p)["nodes"]["w1"]["worktree"]
+    guard, mine = guarded(p, monkeypatch)
 
     def decide(tool, **tool_input):
         return guard.decide({"agent_type": "ant:builder", "tool_name": tool, "tool_input": tool_input})
@@ -405,10 +409,7 @@ def test_a_symbolic_link_for_the_builders_folder_is_refused_and_nothing_outside_
 
 def test_the_guard_reads_every_command_of_a_builder_not_only_its_first_word(colony, monkeypatch):
     p = colony
-    start_wave(p)
-    guard = _guard()
-    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(p.root))
-    mine = tree(p)["nodes"]["w1"]["worktree"]
+    guard, mine = guarded(p, monkeypatch)
 
     def refused(command):
         return guard.decide({"agent_type": "ant:builder", "tool_name": "Bash", "tool_input": {"command": command}})
