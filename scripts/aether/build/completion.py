@@ -255,7 +255,7 @@ def render(s: dict) -> str:
         lines.append(f"Cost: {spend.fmt(cost['tokens'])} tokens in {cost['spawns']} spawns, "
                      f"{round(cost['duration_ms'] / 1000)} s of agent time"
                      + (f" ({cost['unmetered']} without usage, not counted)" if cost["unmetered"] else ""))
-        lines.append("  by phase: " + " · ".join(f"{k} {spend.fmt(v)}" for k, v in cost["phases"].items()))
+        lines.append("  by phase: " + spend.render_phases(cost["phases"]))
         lines += spend.render_bucket({"castes": cost["castes"]})
     learn = s["learnings"]
     lines.append(f"Learnings: extracted for {len(learn['phases_extracted'])} phase(s); "

@@ -4,14 +4,16 @@
 - `decide`: whether a build isolates its builders (the mode or `build: isolation:`; only in git,
   with the build's checkpoint, and without submodules — else off, saying why).
 - `prepare`: worktrees for the builders of a spawn action, from a snapshot of the project as it
-  is then (the build's checkpoint at first, the merged state later); a retry, debugger or rerun
-  goes on in the worktree of the task it continues; a builder handed out again starts over.
+  is then (the build's checkpoint at first, the merged state later); a retry or debugger goes on
+  in the worktree of the task it continues; a builder handed out again finds its worktree as its
+  last run left it.
 - `merge`: a helper step after a wave's spawns: each result, in the fixed order of
-  rules/merging.py, merged file by file (3-way) into the project; a conflict fails the task with
-  a conflict report (the failure ladder retries it on the merged state) and keeps the result on
-  a branch `aether/<build>/<node>`.
-- `abandon`: a build that ends, is aborted or starts over removes its worktrees; results not
-  merged are kept on branches, with the commands to look at them and apply them.
+  rules/merging.py, merged into the project by git (state/worktrees.py); a conflict fails the
+  task with a conflict report (the failure ladder retries it on the merged state) and keeps the
+  result on a branch `aether/<build>/<node>`.
+- `release` (when the waves are done) and `abandon` (a build that ends, is aborted or starts
+  over): the worktrees go; results not merged are kept on branches, with the commands to look at
+  them and apply them.
 - `listing`, `clean`: what the colony made (worktrees, kept branches) and what a crash left.
 """
 
@@ -99,11 +101,10 @@ def prepare(tree: dict, node_ids: list, iso: dict | None) -> dict:
     base = None
     owners, out = {}, {}
     for node in nodes:
-        mine = next((w for w in reversed(records) if w.get("scope") == scope and w.get("node") == node["id"]
-                     and w.get("status") == "active"), None)
+        mine = wt.find({"worktrees": records}, scope, node["id"], ("active",))
         lineage = None
         if mine is None and node["role"] in merging.CONTINUING_ROLES:
-            lineage = wt.find({"worktrees": records}, scope, _owner(tree, node, records, scope), ("active",))
+            lineage = _lineage_record(tree, node, records, scope)
         if mine is not None:  # handed out again: the same worktree, as its last builder left it
             rel, passed = mine["path"], []
             if not os.path.isdir(wt.full(r, rel)) or not os.path.isdir(mine.get("gitdir") or ""):
@@ -123,12 +124,17 @@ def prepare(tree: dict, node_ids: list, iso: dict | None) -> dict:
     return out
 
 
-def _owner(tree: dict, node: dict, records: list, scope: str) -> str:
-    """The node of the task's lineage that holds its worktree now (the latest one with a record)."""
+def _lineage(tree: dict, node: dict) -> set:
+    """The runs of the node's task: its worker, and the retries, debuggers … that repeat it."""
     origin = spawn_tree.origin_of(tree, node)
-    lineage = [n["id"] for n in tree["nodes"].values() if spawn_tree.origin_of(tree, n) == origin and n["id"] != node["id"]]
-    holders = [w for w in records if w.get("scope") == scope and w.get("node") in lineage and w.get("status") == "active"]
-    return holders[-1]["node"] if holders else origin
+    return {n["id"] for n in tree["nodes"].values() if spawn_tree.origin_of(tree, n) == origin}
+
+
+def _lineage_record(tree: dict, node: dict, records: list, scope: str) -> dict | None:
+    """The active worktree record of the task's earlier run (the latest), which the node continues."""
+    runs = _lineage(tree, node) - {node["id"]}
+    holders = [w for w in records if w.get("scope") == scope and w.get("node") in runs and w.get("status") == "active"]
+    return holders[-1] if holders else None
 
 
 def brief_section(workdir: str) -> str:
@@ -143,11 +149,6 @@ def brief_section(workdir: str) -> str:
         "as if it were the project.",
         "- The helper merges your changes into the project after the wave: do not commit, branch or push.",
         "--- END WORKING COPY ---"])
-
-
-def claims_root(node: dict) -> str | None:
-    """Where a node's claimed files are checked: its working copy, when it has one."""
-    return os.path.join(paths.project_root(), node["worktree"]) if node.get("worktree") else None
 
 
 # ---------------------------------------------------------------- merging back
@@ -219,12 +220,11 @@ def _umask() -> int:
 
 
 @store.writes("colony", "worktrees", "events")
-def _record_merge(files, node_id: str, record_path: str, outcome: str, branch: str | None, commit: str | None,
+def _record_merge(files, scope: str, node_id: str, outcome: str, branch: str | None, commit: str | None,
                   changed: list, report: dict | None) -> None:
     tree = spawn_tree.tree_of(files["colony"])
     node = tree["nodes"][node_id]
-    rec = next(w for w in reversed(files["worktrees"]["worktrees"]) if w.get("path") == record_path
-               and w.get("node") == node_id and w.get("status") == "active")
+    rec = wt.find(files["worktrees"], scope, node_id, ("active",))
     node["merge"] = outcome
     if outcome in ("merged", "empty"):
         node["files_created"] = [p for s, *_rest, p in changed if s == "A"]
@@ -245,16 +245,15 @@ def _record_merge(files, node_id: str, record_path: str, outcome: str, branch: s
 
 
 def _merge_one(r: checkpoints.Repo, scope: str, node: dict, rec: dict) -> str:
-    """Merge one result; its line for the summary."""
+    """Merge one result; returns its outcome (merged, empty, conflict, missing)."""
     try:
         commit = wt.result(r, rec["path"], rec.get("gitdir") or "", rec["base"], node["id"])
     except wt.Gone:
-        report = merging.gone_report(node)
-        _record_merge(node["id"], rec["path"], "missing", None, None, [], report)
-        return f"{node['id']}: its worktree was gone"
+        _record_merge(scope, node["id"], "missing", None, None, [], merging.gone_report(node))
+        return "missing"
     if commit is None:
-        _record_merge(node["id"], rec["path"], "empty", None, None, [], None)
-        return f"{node['id']}: no change"
+        _record_merge(scope, node["id"], "empty", None, None, [], None)
+        return "empty"
     now, _tree = checkpoints.snapshot_commit(r, f"aether: the project before {node['id']} merges")
     merged, conflicts = wt.merge_onto(r, scope, now, commit)
     writes = []
@@ -268,36 +267,28 @@ def _merge_one(r: checkpoints.Repo, scope: str, node: dict, rec: dict) -> str:
                           "hunks": []}]
     if conflicts:
         branch = wt.keep(r, scope, node["id"], commit)
-        _record_merge(node["id"], rec["path"], "conflict", branch, commit, [],
-                      merging.conflict_report(node, conflicts, branch))
-        return f"{node['id']}: conflict in {', '.join(c['path'] for c in conflicts)} (kept on {branch})"
-    changed = wt.changes(r, rec["base"], commit)
-    _record_merge(node["id"], rec["path"], "merged", None, commit, changed, None)
-    return f"{node['id']}: merged {len(changed)} file(s)"
+        _record_merge(scope, node["id"], "conflict", branch, commit, [], merging.conflict_report(node, conflicts, branch))
+        return "conflict"
+    _record_merge(scope, node["id"], "merged", None, commit, wt.changes(r, rec["base"], commit), None)
+    return "merged"
 
 
-def merge(tree: dict, wave: int, scope: str) -> list:
-    """Merge the wave's finished results into the project, in order; returns one line per node."""
+def merge(tree: dict, wave: int, scope: str) -> None:
+    """Merge the wave's finished results into the project, in order (the events say how each went)."""
     r = _repo()
-    lines = []
     for node in merging.to_merge(tree, wave):
-        rec = next((w for w in reversed(wt.records()) if w.get("scope") == scope and w.get("node") == node["id"]
-                    and w.get("status") == "active"), None)
-        if rec is None:  # the record went (a hand edit): nothing to merge, say so
+        rec = wt.find({"worktrees": wt.records()}, scope, node["id"], ("active",))
+        if rec is None:  # the record went (a hand edit): nothing to merge
             _mark_missing(node["id"])
-            lines.append(f"{node['id']}: no worktree to merge")
             continue
-        lines.append(_merge_one(r, scope, node, rec))
-        if tree["nodes"].get(node["id"]) is not None and lines[-1].startswith(f"{node['id']}: merged"):
+        if _merge_one(r, scope, node, rec) == "merged":
             _drop_superseded(r, tree, node, scope)
         wt.remove(r, rec["path"])
-    return lines
 
 
 def _drop_superseded(r: checkpoints.Repo, tree: dict, node: dict, scope: str) -> None:
     """A task's earlier result kept after a conflict goes once a later run of it is merged."""
-    origin = spawn_tree.origin_of(tree, node)
-    lineage = {n["id"] for n in tree["nodes"].values() if spawn_tree.origin_of(tree, n) == origin}
+    lineage = _lineage(tree, node)
     for rec in wt.records():
         if rec.get("scope") == scope and rec.get("node") in lineage and rec.get("status") == "kept" and rec.get("branch"):
             wt.drop_branch(r, rec["branch"])
@@ -314,9 +305,8 @@ def _mark_missing(colony, node_id: str) -> None:
 
 @store.writes("worktrees")
 def _end_records(data, ended: list) -> None:
-    for path, node, status, branch, commit, why in ended:
-        rec = next((w for w in reversed(data["worktrees"]) if w.get("path") == path and w.get("node") == node
-                    and w.get("status") == "active"), None)
+    for scope, node, status, branch, commit, why in ended:
+        rec = wt.find(data, scope, node, ("active",))
         if rec is not None:
             wt.end(rec, status, branch=branch, result=commit, why=why)
 
@@ -344,12 +334,27 @@ def abandon(tree: dict | None, why: str) -> list:
                 branch, status = wt.keep(r, rec["scope"], rec["node"], commit), "kept"
                 kept.append(kept_entry({**rec, "branch": branch, "why": why}))
         wt.remove(r, rec["path"])
-        ended.append((rec["path"], rec["node"], status, branch, commit, why))
+        ended.append((rec["scope"], rec["node"], status, branch, commit, why))
     if ended:
         _end_records(ended)
     for path in wt.on_disk(r):  # folders a crash left between git and the record: no build uses them now
         wt.remove(r, path)
     return kept
+
+
+@store.writes("colony")
+def _released(colony) -> None:
+    tree = spawn_tree.tree_of(colony)
+    for node_id in merging.unreleased(tree):
+        tree["nodes"][node_id]["merge"] = "released"
+    tree["worktrees_released"] = True
+
+
+def release(tree: dict) -> None:
+    """The waves are done: every worktree left goes — failed tasks', and folders a crash left (a
+    helper step, once a build; the verification and the code loop's refiners work in the project)."""
+    abandon(tree, "the waves are done")
+    _released()
 
 
 def summary(tree: dict | None) -> list:
@@ -455,7 +460,7 @@ def clean(drop: str | None = None) -> dict:
         except AetherError:
             continue
         removed.append(path)
-    _end_stale([p for p in removed])
+    _end_stale(removed)
     return {"removed": removed, "dropped": None,
             "text": f"Removed {len(removed)} left-over worktree(s)" + (": " + ", ".join(removed) if removed else ".")}
 

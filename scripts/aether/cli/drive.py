@@ -90,9 +90,9 @@ def agent_hook(event):
         payload = json.loads(sys.stdin.read() or "{}")
         payload = payload if isinstance(payload, dict) else {}
         if event == "pre":  # before every ant: the spawn records only, none of the protocols
-            from aether.colony import dispatch
+            from aether.colony import launch
 
-            out = dispatch.pre_hook(payload)
+            out = launch.pre_hook(payload)
         else:
             from aether.colony import drive
 

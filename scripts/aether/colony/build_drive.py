@@ -26,7 +26,7 @@ from aether.state import learning, memory, pheromones, settings, store
 from aether.state import spawns as ledger
 
 MAX_STEPS = 200  # helper steps in one call (a guard against a loop in the rules, never reached)
-HELPER_STEPS = ("approve", "decide_failure", "merge", "conflicts", "review", "score", "finish")
+HELPER_STEPS = ("approve", "decide_failure", "merge", "conflicts", "review", "release", "score", "finish")
 
 
 # ---------------------------------------------------------------- the view the rules read
@@ -99,6 +99,8 @@ def _helper_step(run: dict, step: dict, approved_by: str) -> None:
         failures.failure_decide(None, step["node"])
     elif do == "merge":
         isolation.merge(store.read("colony")["spawn_tree"], step["wave"], run["scope"])
+    elif do == "release":
+        isolation.release(store.read("colony")["spawn_tree"])
     elif do == "conflicts":
         waves.conflicts(step["wave"])
     elif do == "review":
@@ -268,8 +270,6 @@ def advance(run: dict, approve: bool = False, guard=None, approved_by: str = "us
     for _ in range(MAX_STEPS):
         run = ledger.run_of(store.read("spawns"), run["scope"]) or run
         step = rules.next_build_step(_view(run, approve))
-        if step["do"] in ("spawn_watcher", "score", "finish"):  # the waves are done: their worktrees go
-            isolation.abandon(store.read("colony").get("spawn_tree"), "the waves are done")
         if step["do"] in HELPER_STEPS:
             _helper_step(run, step, approved_by)
             continue

@@ -54,16 +54,6 @@ def mark_recorded(files, ref: str, line: str, via: str, usage: dict | None) -> l
             if s.get("action") == rec["action"] and s["status"] != "recorded"]
 
 
-@store.writes("spawns")
-def mark_launched(data, ref: str, tool_use_id: str | None) -> dict | None:
-    """The PreToolUse hook handed the brief to Claude Code (the ant is about to run)."""
-    rec = ledger.find(data, ref)
-    if rec is None or rec["status"] == "recorded":
-        return None
-    rec.update(status="launched", launched_at=clock.iso(), tool_use_id=tool_use_id)
-    return dict(rec)
-
-
 def cost_key(run: dict) -> str:
     """The costs.json phase a run's spawns count for: its phase, else its command (plan, colonize)."""
     phase = run.get("phase")
@@ -111,17 +101,3 @@ def action_line(action: dict) -> str:
     if action["action"] == "lessons":
         return f"Aether next: lessons — {action['text']} Record them with: {action['command']}"
     return f"Aether next: {action['action']} — show the user this text:\n{action['text']}"
-
-
-def pre_hook(payload: dict) -> dict | None:
-    """PreToolUse on Agent: a short prompt naming a dispatched brief becomes the brief. It lives
-    here, below the protocols, so the hook that runs before every ant loads none of them."""
-    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
-    ref = ledger.ref_in(tool_input.get("prompt") if isinstance(tool_input.get("prompt"), str) else "")
-    if ref is None or len(tool_input.get("prompt", "")) > 1000:  # a brief already, or not ours
-        return None
-    brief = ledger.read_brief(ref)
-    if brief is None or mark_launched(ref, payload.get("tool_use_id")) is None:
-        return None
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
-                                   "updatedInput": {**tool_input, "prompt": brief}}}

@@ -24,7 +24,7 @@ from aether.core import clock
 from aether.core.exceptions import AetherError, input_error, state_error
 from aether.core.text import one_line
 from aether.core.vocabulary import DONE_STATUSES
-from aether.rules import autopilot, contracts, modes, spend
+from aether.rules import autopilot, contracts, modes, spawn_tree, spend
 from aether.rules import plans as plans_rules
 from aether.state import costs, events, settings, store
 from aether.state import spawns as ledger
@@ -36,10 +36,8 @@ ARCHIVIST = "archivist"
 # ---------------------------------------------------------------- which run
 
 
-def active_run(data: dict | None = None) -> dict | None:
-    """The newest autopilot run that has not ended (running or stopped), or None."""
-    run = ledger.current_run(store.read("spawns") if data is None else data, "run")
-    return run if run is not None and not run.get("done") else None
+def active_run() -> dict | None:
+    return ledger.active_autopilot(store.read("spawns"))
 
 
 def _phases(plan: dict) -> list:
@@ -116,7 +114,7 @@ def new_run(options: dict) -> dict:
     if previous is not None:
         _end_quietly(previous, "superseded")
     return dispatch.new_run("run", range=rng, auto_approve=bool(options.get("auto_approve")), budget=caps,
-                            builds={}, built=[], skipped=[], archivist={}, stopped=None, stop_requested=False,
+                            builds={}, skipped=[], archivist={}, stopped=None, stop_requested=False,
                             restart=options.get("from"), restarted_build=False, ended=None, mode=colony.get("mode"))
 
 
@@ -162,7 +160,7 @@ def _view(run: dict) -> dict:
     latest = _latest_build(run, current) if current else None
     return {"unfinished": current if latest is not None and not latest.get("done") else None,
             "state": colony.get("state"), "current": current, "phases": phases, "range": run["range"],
-            "built": run.get("built", []), "failed_here": failed_here,
+            "built": _built(run, phases), "failed_here": failed_here,
             "building": _building(colony),
             "archivist": {"due": due and colony.get("state") == "READY",
                           "answered": run.get("archivist", {}).get(str(current)) == "answered"}}
@@ -217,13 +215,10 @@ def _budget_command(v: dict) -> str:
 # ---------------------------------------------------------------- steps the helper takes
 
 
-def _continue(run: dict, phase: int) -> None:
-    """The phase is done: phase-advance (what /ant:continue does, minus what the build did)."""
-    out = builds.phase_advance()
-    if str(phase) in run.get("builds", {}) and phase not in run["built"]:
-        run["built"].append(phase)
-    run.setdefault("advanced", []).append({"from": out["from"], "to": out["to"]})
-    dispatch.save_run(run)
+def _built(run: dict, phases: list | None = None) -> list:
+    """The phases this run built to the end (its builds whose phase is completed), in plan order."""
+    done = {p["id"] for p in phases or _phases(store.read("plan")) if p["status"] == "completed"}
+    return sorted(int(k) for k in run.get("builds", {}) if k.isdigit() and int(k) in done)
 
 
 def _skip(run: dict, phase: int) -> None:
@@ -353,19 +348,16 @@ def _recovery(phase: int) -> list:
 def _progress(run: dict) -> list:
     plan_phases = {p["id"]: p for p in _phases(store.read("plan"))}
     lines = []
-    for pid in run.get("built", []):
+    for pid in _built(run):
         lines.append(f"  ✓ phase {pid} {one_line(plan_phases.get(pid, {}).get('name'), 40)}")
     for pid in run.get("skipped", []):
         lines.append(f"  ↷ phase {pid} {one_line(plan_phases.get(pid, {}).get('name'), 40)} (skipped)")
     colony = store.read("colony")
     building = _building(colony)
     if building is not None:
-        tree = colony.get("spawn_tree") or {}
-        waves = tree.get("waves") or []
-        done = sum(1 for ids in waves if ids and all(tree["nodes"].get(i, {}).get("status") in ("completed", "failed", "skipped")
-                                                    for i in ids))
+        done, waves = spawn_tree.waves_done(colony.get("spawn_tree") or {})
         lines.append(f"  ▸ phase {building} {one_line(plan_phases.get(building, {}).get('name'), 40)} (building"
-                     + (f": {done} of {len(waves)} waves done)" if waves else ")"))
+                     + (f": {done} of {waves} waves done)" if waves else ")"))
     return lines or ["  (no phase finished yet)"]
 
 
@@ -380,7 +372,7 @@ def summary_lines(run: dict, per_caste: bool = True) -> list:
                  f"{'s' if total['spawns'] != 1 else ''}, {round(total['duration_ms'] / 1000)} s of agent time "
                  f"(caps: {spend.fmt(caps['run'])} per run, {spend.fmt(caps['phase'])} per phase)")
     if mine["phases"]:
-        lines.append("  by phase: " + " · ".join(f"{k} {spend.fmt(b['tokens'])}" for k, b in mine["phases"].items()))
+        lines.append("  by phase: " + spend.render_phases({k: b["tokens"] for k, b in mine["phases"].items()}))
         lines += spend.render_bucket(total) if per_caste else []
     if total["unmetered"]:
         lines.append(f"  ({total['unmetered']} spawn(s) came back without Claude Code's usage: not counted)")
@@ -389,11 +381,14 @@ def summary_lines(run: dict, per_caste: bool = True) -> list:
     return lines
 
 
-def _stop(run: dict, why: str, detail: str, command: str, phase: int | None, ask: bool = False) -> dict:
+def _head(run: dict, outcome: str) -> str:
     rng = run["range"]
-    head = (f"AETHER RUN {run['scope']} · {run.get('mode') or modes.DEFAULT_MODE} · phases {rng['from']}–{rng['to']} — "
-            f"STOPPED: {autopilot.STOP_REASONS.get(why, why)}")
-    lines = [head, ""]
+    return (f"AETHER RUN {run['scope']} · {run.get('mode') or modes.DEFAULT_MODE} · phases {rng['from']}–{rng['to']} — "
+            f"{outcome}")
+
+
+def _stop(run: dict, why: str, detail: str, command: str, phase: int | None, ask: bool = False) -> dict:
+    lines = [_head(run, f"STOPPED: {autopilot.STOP_REASONS.get(why, why)}"), ""]
     if detail:
         lines += [detail.rstrip(), ""]
     if why in ("abort_phase", "phase_failed") and phase is not None:
@@ -411,9 +406,7 @@ def _stop(run: dict, why: str, detail: str, command: str, phase: int | None, ask
 
 
 def _end(run: dict, why: str) -> dict:
-    rng = run["range"]
-    lines = [f"AETHER RUN {run['scope']} · {run.get('mode') or modes.DEFAULT_MODE} · phases {rng['from']}–{rng['to']} — "
-             f"DONE: {autopilot.END_REASONS[why]}", "", *summary_lines(run, per_caste=why != "completed")]
+    lines = [_head(run, f"DONE: {autopilot.END_REASONS[why]}"), "", *summary_lines(run, per_caste=why != "completed")]
     if why == "completed":
         lines += ["", completion.summary()["text"]]
         command = None
@@ -451,8 +444,8 @@ def advance(run: dict, approve: bool = False) -> dict:
             return _stopped_action(run)
         step = autopilot.next_run_step(_view(run))
         do = step["do"]
-        if do == "continue":
-            _continue(run, step["phase"])
+        if do == "continue":  # the phase is done: phase-advance (what /ant:continue does, minus what the build did)
+            builds.phase_advance()
         elif do == "skip":
             _skip(run, step["phase"])
         elif do == "spawn_archivist":
@@ -534,41 +527,6 @@ def request_stop() -> dict:
                     f"recorded); /ant:run continues it."}
 
 
-# ---------------------------------------------------------------- what `aether status` shows
-
-
-def status_view() -> dict:
-    """The autopilot run under way (or None) and the colony's spend, for `aether status`."""
-    colony = store.read("colony")
-    data = store.read("costs")
-    mine = costs.colony_spend(colony.get("session_id"), data)
-    run = active_run()
-    out = {"run": None, "spend": {"tokens": mine["total"]["tokens"], "spawns": mine["total"]["spawns"],
-                                  "duration_ms": mine["total"]["duration_ms"], "unmetered": mine["total"]["unmetered"],
-                                  "phases": {k: b["tokens"] for k, b in mine["phases"].items()},
-                                  "castes": {c: line["tokens"] for c, line in mine["total"]["castes"].items()}}}
-    lines = []
-    if run is not None:
-        total = spent(run, data)["total"]["tokens"]
-        stopped = run.get("stopped")
-        out["run"] = {"scope": run["scope"], "range": run["range"], "spent": total, "caps": {k: run["budget"][k] for k in
-                                                                                              ("run", "phase")},
-                      "stopped": stopped["why"] if stopped else None,
-                      "command": stopped["command"] if stopped else "/ant:run"}
-        state = f"stopped: {autopilot.STOP_REASONS.get(stopped['why'], stopped['why'])}" if stopped else "running"
-        lines.append(f"AUTOPILOT  run {run['scope']} · phases {run['range']['from']}–{run['range']['to']} · {state} · "
-                     f"spent {spend.fmt(total)} of {spend.fmt(run['budget']['run'])}")
-        lines.append(f"  continue: {out['run']['command']} · stop it from any terminal: aether run --stop")
-    if mine["total"]["spawns"]:
-        per_phase = " · ".join(f"{k} {spend.fmt(b['tokens'])}" for k, b in mine["phases"].items())
-        per_caste = ", ".join(f"{c} {spend.fmt(line['tokens'])}" for c, line in
-                              sorted(mine["total"]["castes"].items(), key=lambda kv: -kv[1]["tokens"]))
-        lines.append(f"SPEND  {spend.fmt(mine['total']['tokens'])} tokens in {mine['total']['spawns']} spawns "
-                     f"({per_phase}) · {per_caste}")
-    out["lines"] = lines
-    return out
-
-
 # ---------------------------------------------------------------- `/ant:run` arguments and the dry run
 
 
@@ -638,10 +596,11 @@ def dry_run(options: dict) -> dict:
         lines.append("  Nothing to build in this range.")
     lines.append(f"Estimate: ≈ {total['agents']} agents, ≈ {spend.fmt(total['tokens'])} tokens (before retries and "
                  f"rebuilds) · caps {spend.fmt(caps['phase'])} per phase, {spend.fmt(caps['run'])} per run")
-    approval = modes.profile(mode)["auto_approve"]
-    lines.append("Approval: " + ("the run stops when a wave plan needs your approval" +
-                                 (" (--auto-approve lets it approve them)" if approval and not options.get("auto_approve")
-                                  else "") if not options.get("auto_approve") else "wave plans are approved by the run"))
+    if options.get("auto_approve"):
+        lines.append("Approval: wave plans are approved by the run")
+    else:
+        hint = " (--auto-approve lets it approve them)" if modes.profile(mode)["auto_approve"] else ""
+        lines.append(f"Approval: the run stops when a wave plan needs your approval{hint}")
     return {"dry_run": True, "mode": mode or modes.DEFAULT_MODE, "range": rng, "skips": skipped, "phases": rows,
             "total": total, "caps": {k: caps[k] for k in ("run", "phase")}, "models": table,
             "text": "\n".join(lines)}

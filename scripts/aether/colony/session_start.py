@@ -5,11 +5,11 @@ continues (Claude Code's SessionStart hook, hooks/session.sh). Nothing when no c
 
 from __future__ import annotations
 
-from aether.colony import run_drive
 from aether.core.text import one_line
-from aether.rules import autopilot, spend
+from aether.rules import autopilot, spawn_tree, spend
 from aether.rules import plans as plans_rules
-from aether.state import store
+from aether.state import costs, store
+from aether.state import spawns as ledger
 
 SOURCES = ("clear", "compact", "resume")  # SessionStart sources that get the context
 
@@ -17,11 +17,8 @@ SOURCES = ("clear", "compact", "resume")  # SessionStart sources that get the co
 def _build_line(colony: dict) -> tuple:
     phase = colony.get("current_phase")
     tree = colony.get("spawn_tree") if isinstance(colony.get("spawn_tree"), dict) else {}
-    waves = tree.get("waves") or []
-    nodes = tree.get("nodes") or {}
-    done = sum(1 for ids in waves if ids and all(nodes.get(i, {}).get("status") in ("completed", "failed", "skipped")
-                                                for i in ids))
-    where = f"phase {phase} is being built" + (f" ({done} of {len(waves)} waves done)" if waves else "")
+    done, waves = spawn_tree.waves_done(tree)
+    where = f"phase {phase} is being built" + (f" ({done} of {waves} waves done)" if waves else "")
     if tree.get("status") == "awaiting_approval":
         return where + ", its wave plan waits for your approval", f"/ant:build {phase} --approve"
     return where, f"/ant:build {phase}"
@@ -36,7 +33,7 @@ def context() -> str | None:
         return None
     goal = one_line(colony.get("goal"), 80)
     data = store.read("spawns")
-    run = run_drive.active_run(data)
+    run = ledger.active_autopilot(data)
     if run is not None:
         rng = run["range"]
         if colony.get("state") == "EXECUTING":
@@ -49,7 +46,7 @@ def context() -> str | None:
         if stopped:
             where += f"; the run is stopped: {autopilot.STOP_REASONS.get(stopped['why'], stopped['why'])}"
             command = stopped["command"]
-        total = run_drive.spent(run)["total"]["tokens"]
+        total = costs.run_spend(run["scope"])["total"]["tokens"]
         return "\n".join([
             f"Aether: the colony \"{goal}\" is mid-run — autopilot {run['scope']}, phases {rng['from']}–{rng['to']}; "
             f"{where}. Spent {spend.fmt(total)} of its {spend.fmt(run['budget']['run'])}-token cap.",

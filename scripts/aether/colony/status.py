@@ -4,14 +4,16 @@ spawn tree of the last build, and the next step. Read-only: nothing here writes 
 from __future__ import annotations
 
 from aether.build import isolation, recovery
-from aether.colony import run_drive
 from aether.core import output
 from aether.core.exceptions import input_error
 from aether.core.text import one_line
+from aether.rules import autopilot as autopilot_rules
 from aether.rules import plans as plans_rules
+from aether.rules import spend
 from aether.rules import waves as waves_rules
 from aether.rules.lifecycle import next_step
-from aether.state import pheromones, store
+from aether.state import costs, pheromones, store
+from aether.state import spawns as ledger
 
 BAR_WIDTH = 20
 RECENT_EVENTS = 5
@@ -114,7 +116,7 @@ def overview() -> dict:
     stuck = state == "READY" and phase_now is not None and phase_now.get("status") in ("failed", "in_progress")
     result["recovery"] = recovery.options(current, plan) if stuck else None
     result["kept_results"] = isolation.kept() if store.exists("worktrees") else []
-    autopilot = run_drive.status_view()
+    autopilot = _autopilot_view(colony)
     result["autopilot"], result["spend"] = autopilot["run"], autopilot["spend"]
     if autopilot["run"] is not None:
         result["next"] = nxt = {"slash": autopilot["run"]["command"], "command": "aether run",
@@ -216,3 +218,35 @@ def phase_view(which: str | None = None) -> dict:
     if criteria:
         lines += ["", "Success criteria"] + [f"  • {one_line(c, 150)}" for c in criteria]
     return {"phase": phase, "current_phase": current, "tasks": counts, "text": "\n".join(lines)}
+
+
+def _autopilot_view(colony: dict) -> dict:
+    """The autopilot run under way (or None) and the colony's spend (read here, without the
+    protocols: `status` stays quick)."""
+    data = store.read("costs")
+    mine = costs.colony_spend(colony.get("session_id"), data)
+    total = mine["total"]
+    run = ledger.active_autopilot(store.read("spawns"))
+    out = {"run": None, "spend": {"tokens": total["tokens"], "spawns": total["spawns"],
+                                  "duration_ms": total["duration_ms"], "unmetered": total["unmetered"],
+                                  "phases": {k: b["tokens"] for k, b in mine["phases"].items()},
+                                  "castes": {c: line["tokens"] for c, line in total["castes"].items()}}}
+    lines = []
+    if run is not None:
+        run_tokens = costs.run_spend(run["scope"], data)["total"]["tokens"]
+        stopped = run.get("stopped")
+        out["run"] = {"scope": run["scope"], "range": run["range"], "spent": run_tokens,
+                      "caps": {k: run["budget"][k] for k in ("run", "phase")},
+                      "stopped": stopped["why"] if stopped else None,
+                      "command": stopped["command"] if stopped else "/ant:run"}
+        state = f"stopped: {autopilot_rules.STOP_REASONS.get(stopped['why'], stopped['why'])}" if stopped else "running"
+        lines.append(f"AUTOPILOT  run {run['scope']} · phases {run['range']['from']}–{run['range']['to']} · {state} · "
+                     f"spent {spend.fmt(run_tokens)} of {spend.fmt(run['budget']['run'])}")
+        lines.append(f"  continue: {out['run']['command']} · stop it from any terminal: aether run --stop")
+    if total["spawns"]:
+        per_caste = ", ".join(f"{c} {spend.fmt(line['tokens'])}" for c, line in
+                              sorted(total["castes"].items(), key=lambda kv: -kv[1]["tokens"]))
+        lines.append(f"SPEND  {spend.fmt(total['tokens'])} tokens in {total['spawns']} spawns "
+                     f"({spend.render_phases(out['spend']['phases'])}) · {per_caste}")
+    out["lines"] = lines
+    return out

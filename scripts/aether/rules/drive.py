@@ -4,7 +4,7 @@
 see build/drive.py) and answers one step. Steps the helper does itself are carried out by the
 driver, which asks again; steps for the Queen end its turn of the loop:
 
-    helper: approve, abort, decide_failure, merge, conflicts, review, score, finish
+    helper: approve, abort, decide_failure, merge, conflicts, review, release, score, finish
     Queen:  spawn (a list sent in ONE message), ask, lessons (a judgment), done, stop
 
 Order (docs/decisions/the-helper-drives.md): the Phase Lead's plan, the approval, then per wave —
@@ -118,6 +118,8 @@ def next_build_step(view: dict) -> dict:
     step = tree_step(tree)
     if step:
         return step
+    if merging.release_due(tree):  # the waves are done: what is left of the worktrees goes
+        return {"do": "release"}
     return _verification_step(run)
 
 

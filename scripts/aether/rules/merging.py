@@ -41,6 +41,17 @@ def to_merge(tree: dict, wave: int) -> list:
                   and n.get("status") == "completed" and not n.get("merge")])
 
 
+def release_due(tree: dict) -> bool:
+    """The waves of an isolated build are done and its worktrees not yet released (once a build)."""
+    return not tree.get("worktrees_released") and any(n.get("worktree") for n in tree["nodes"].values())
+
+
+def unreleased(tree: dict) -> list:
+    """Runs whose worktree was never merged back (their task ended failed)."""
+    return [n["id"] for n in tree["nodes"].values() if n.get("worktree") and not n.get("merge")
+            and n.get("status") in ("failed", "skipped")]
+
+
 def hunks(merged: str) -> list:
     """The conflicting regions of a merge's output (`<<<<<<<` … `>>>>>>>`), each clipped."""
     out = []

@@ -10,6 +10,7 @@ parent. See docs/decisions/waves-and-merging.md.
 from __future__ import annotations
 
 from aether.core.exceptions import input_error, state_error
+from aether.core.vocabulary import SPAWN_FINISHED
 from aether.rules import modes
 
 MAX_SUB_SPAWNS_PER_WORKER = 2  # SPAWN REQUESTs honoured per worker (its retries included)
@@ -106,3 +107,11 @@ def release_caste(colony: dict, tree: dict, caste: str) -> None:
     """COLONY_STATE `workers`: a caste is idle again once none of its spawns runs."""
     if not any(n["status"] == "running" and n["caste"] == caste for n in tree["nodes"].values()):
         colony["workers"][caste] = "idle"
+
+
+def waves_done(tree: dict) -> tuple:
+    """(waves whose every spawn has finished, waves) of a spawn tree."""
+    waves = tree.get("waves") or []
+    nodes = tree.get("nodes") or {}
+    done = sum(1 for ids in waves if ids and all(nodes.get(i, {}).get("status") in SPAWN_FINISHED for i in ids))
+    return done, len(waves)

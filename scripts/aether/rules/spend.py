@@ -151,6 +151,11 @@ def check(spent_run: int, spent_phase: int, next_cost: int, caps: dict) -> dict 
     return None
 
 
+def render_phases(tokens_by_phase: dict) -> str:
+    """`1 12k · 2 9.6k · plan 3k` from {phase key: tokens}."""
+    return " · ".join(f"{k} {fmt(v)}" for k, v in tokens_by_phase.items())
+
+
 def render_bucket(b: dict, indent: str = "  ") -> list:
     """Lines: per caste, tokens · spawns · time, and the models it ran on."""
     lines = []

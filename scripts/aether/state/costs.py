@@ -16,22 +16,21 @@ MAX_COLONIES = 10  # colonies (session ids) kept
 MAX_RUNS = 40  # autopilot runs kept
 
 
-def colony_of(data: dict, session: str | None, create: bool = False) -> dict | None:
-    found = next((c for c in data["colonies"] if c.get("session_id") == session), None)
+def _holder(items: list, key: str, value, cap: int, create: bool) -> dict | None:
+    found = next((h for h in items if h.get(key) == value), None)
     if found is None and create:
-        found = {"session_id": session, "phases": {}}
-        data["colonies"].append(found)
-        del data["colonies"][:-MAX_COLONIES]
+        found = {key: value, "phases": {}}
+        items.append(found)
+        del items[:-cap]
     return found
+
+
+def colony_of(data: dict, session: str | None, create: bool = False) -> dict | None:
+    return _holder(data["colonies"], "session_id", session, MAX_COLONIES, create)
 
 
 def run_of(data: dict, scope: str, create: bool = False) -> dict | None:
-    found = next((r for r in data["runs"] if r.get("scope") == scope), None)
-    if found is None and create:
-        found = {"scope": scope, "phases": {}}
-        data["runs"].append(found)
-        del data["runs"][:-MAX_RUNS]
-    return found
+    return _holder(data["runs"], "scope", scope, MAX_RUNS, create)
 
 
 def add(data: dict, session: str | None, run: str | None, phase: str, caste: str, usage: dict | None,
@@ -45,15 +44,16 @@ def add(data: dict, session: str | None, run: str | None, phase: str, caste: str
 # ---------------------------------------------------------------- reading
 
 
+def _spend(holder: dict | None) -> dict:
+    phases = (holder or {}).get("phases") or {}
+    return {"phases": phases, "total": spend.merge(phases.values())}
+
+
 def colony_spend(session: str | None, data: dict | None = None) -> dict:
     """{phases: {key: bucket}, total: bucket} of one colony."""
-    data = store.read("costs") if data is None else data
-    found = colony_of(data, session) or {"phases": {}}
-    return {"phases": found["phases"], "total": spend.merge(found["phases"].values())}
+    return _spend(colony_of(store.read("costs") if data is None else data, session))
 
 
 def run_spend(scope: str, data: dict | None = None) -> dict:
     """{phases: {key: bucket}, total: bucket} of one autopilot run."""
-    data = store.read("costs") if data is None else data
-    found = run_of(data, scope) or {"phases": {}}
-    return {"phases": found["phases"], "total": spend.merge(found["phases"].values())}
+    return _spend(run_of(store.read("costs") if data is None else data, scope))

@@ -730,8 +730,7 @@ def _check_autopilot(p: list, r: dict, where: str) -> None:
         for name in fields if isinstance(r.get(key), dict) else ():
             field_check(p, r[key], name, int, f"{where}.{key}")
     field_check(p, r, "builds", dict, where)
-    for key in ("built", "skipped"):
-        field_check(p, r, key, list, where)
+    field_check(p, r, "skipped", list, where)
     field_check(p, r, "archivist", dict, where)
     field_check(p, r, "stopped", (dict, type(None)), where)
     if isinstance(r.get("stopped"), dict):

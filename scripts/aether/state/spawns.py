@@ -110,6 +110,12 @@ def current_run(data: dict, command: str | None = None) -> dict | None:
     return runs[-1] if runs else None
 
 
+def active_autopilot(data: dict) -> dict | None:
+    """The newest autopilot run (`command: run`) that has not ended — running or stopped — or None."""
+    run = current_run(data, "run")
+    return run if run is not None and not run.get("done") else None
+
+
 def new_run(data: dict, command: str, **fields) -> dict:
     scope = f"{command[:1]}{fields.get('phase') or ''}-{clock.new_id('run').rsplit('_', 1)[-1][-6:]}"
     run = {"scope": scope, "command": command, "started_at": clock.iso(), "done": False, **fields}
