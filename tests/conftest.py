@@ -120,7 +120,7 @@ def _isolated_home(tmp_path, monkeypatch):
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("AETHER_HOME", str(home / ".aether"))
-    for var in ("AETHER_DATA_DIR", "AETHER_NOW", "AETHER_PRETTY", "NO_COLOR", "CLAUDECODE"):
+    for var in ("AETHER_DATA_DIR", "AETHER_NOW", "AETHER_PRETTY", "NO_COLOR", "CLAUDECODE", "CLAUDE_PROJECT_DIR", "CLAUDE_PID"):
         monkeypatch.delenv(var, raising=False)
     _reset_caches()
     yield home

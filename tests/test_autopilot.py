@@ -457,6 +457,19 @@ def test_an_explicit_build_takes_the_build_over_and_ends_the_run(colony):
     assert runs[1]["parent"] is None
 
 
+def test_the_builds_own_command_inside_a_running_run_goes_on_with_the_run(colony):
+    """The Queen types `aether next --build 1` inside `/ant:run`: the run goes on, phase 2 too."""
+    p = colony(phases=2)
+    lead = ok(p, "run")["spawns"][0]
+    post(p, lead, answer(p, lead))
+    wave = ok(p, "next", "--build", "1")
+    assert wave["action"] == "spawn" and wave["autopilot"]
+    final, _ = drive(p, wave)
+    assert final["action"] == "done" and final["why"] == "completed"
+    (run,) = [r for r in p.load("spawns.json")["runs"] if r["command"] == "run"]
+    assert run["ended"] == "completed" and sorted(run["builds"]) == ["1", "2"]
+
+
 def test_the_slash_command_s_arguments_arrive_on_stdin(colony):
     p = colony(phases=2)
     out = ok(p, "run", "-", input="--dry-run --to 1\n")
@@ -663,10 +676,10 @@ def test_a_bad_models_setting_mid_build_leaves_no_node_running_without_its_spawn
 
 
 def test_a_stop_text_too_long_for_the_hook_goes_to_a_file(colony, monkeypatch):
-    from aether.colony import drive as driver
+    from aether.colony import handback
 
     p = colony(phases=2)
-    monkeypatch.setattr(driver, "HOOK_CONTEXT_LIMIT", 300)
+    monkeypatch.setattr(handback, "HOOK_CONTEXT_LIMIT", 300)
     stop_next = ok(p, "run", "--budget", "40k")
     lead = stop_next["spawns"][0]
     context = post(p, lead, answer(p, lead), tokens=20_000)  # w1 (45k) would pass the 40k cap

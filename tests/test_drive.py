@@ -201,12 +201,12 @@ def test_the_post_hook_keeps_the_ants_answer_without_claude_codes_notes(colony):
     answer = p.root / ".aether" / "spawns" / ledger["runs"][-1]["scope"] / "lead1.answer.md"
     assert answer.read_text("utf-8") == report
     # without the counts, the note alone is still left out
-    from aether.colony import drive
+    from aether.colony import handback
 
     bare = {"content": [{"type": "text", "text": "<tools-used-before-summary>Write, Bash</tools-used-before-summary>\n"},
                         {"type": "text", "text": "done"}]}
-    assert drive._answer_of(bare)[0] == "done"
-    assert drive._answer_of({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]})[0] == "a\nb"
+    assert handback.answer_of(bare)[0] == "done"
+    assert handback.answer_of({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]})[0] == "a\nb"
 
 
 # ---------------------------------------------------------------- a code loop, driven (FULL mode)

@@ -26,7 +26,7 @@ LAYERS = {
     "build": ["isolation", "spawning", "syntax_check", "completion", "code_loop", "loops", "critique", "drafts",
               "waves", "review", "builds", "verification", "recovery", "skips", "failures", "plans"],
     "colony": ["modes", "research", "between_phases", "complexity", "colony_init", "launch", "dispatch", "build_drive",
-               "plan_drive", "colonize_drive", "run_drive", "drive", "session_start", "status", "handoff", "uninstall",
+               "plan_drive", "colonize_drive", "run_drive", "drive", "handback", "session_start", "status", "handoff", "uninstall",
                "watch"],
     "bugs": ["exit_codes", "phases", "costs", "config", "fixer", "models", "reports", "storage",
              "approval", "pipeline"],

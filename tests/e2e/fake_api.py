@@ -374,7 +374,20 @@ class Step:
 # The server.
 
 
-def _sse(blocks: list[dict], model: str, usage: dict) -> bytes:
+def safeguard_results(request_body: dict, blocks: list[dict]) -> list | None:
+    """The server-side auto-mode check's verdict on each tool call of a reply, when the request
+    asks for it (`safeguards`: Claude Code in auto mode, its default for interactive sessions).
+    Without a verdict Claude Code says the check "isn't getting through" and asks the person for
+    every action; with `not_flagged` for each, auto mode runs as it does against the real API."""
+    asked = request_body.get("safeguards") if isinstance(request_body, dict) else None
+    if not (isinstance(asked, list) and any(isinstance(g, dict) and g.get("type") == "dangerous_tool_use"
+                                            for g in asked)):
+        return None
+    verdicts = {b["id"]: {"type": "evaluated", "outcome": "not_flagged"} for b in blocks if b["type"] == "tool_use"}
+    return [{"type": "dangerous_tool_use", "status": {"type": "available", "tool_uses": verdicts}}]
+
+
+def _sse(blocks: list[dict], model: str, usage: dict, safeguards: list | None = None) -> bytes:
     """The streamed form of one assistant message, as Claude Code's SDK expects it."""
     stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
     start = {"id": f"msg_e2e_{next(_ids):04d}", "type": "message", "role": "assistant",
@@ -394,8 +407,10 @@ def _sse(blocks: list[dict], model: str, usage: dict) -> bytes:
         events.append({"type": "content_block_start", "index": i, "content_block": opening})
         events += [{"type": "content_block_delta", "index": i, "delta": d} for d in deltas]
         events.append({"type": "content_block_stop", "index": i})
-    events.append({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                   "usage": {"output_tokens": usage["output_tokens"]}})
+    delta = {"stop_reason": stop, "stop_sequence": None}
+    if safeguards is not None:
+        delta["safeguard_results"] = safeguards
+    events.append({"type": "message_delta", "delta": delta, "usage": {"output_tokens": usage["output_tokens"]}})
     events.append({"type": "message_stop"})
     return "".join(f"event: {e['type']}\ndata: {json.dumps(e, ensure_ascii=False)}\n\n"
                    for e in events).encode("utf-8")
@@ -662,7 +677,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             time.sleep(delay)
         req.answered_at = time.monotonic()
         if req.body.get("stream"):
-            return self._send(200, _sse(blocks, req.model, usage), "text/event-stream")
+            return self._send(200, _sse(blocks, req.model, usage, safeguard_results(req.body, blocks)),
+                              "text/event-stream")
         return self._json(200, _message(blocks, req.model, usage))
 
     def do_POST(self) -> None:

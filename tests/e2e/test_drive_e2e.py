@@ -123,8 +123,8 @@ W2_FAILED = {"status": "failed", "summary": "slug/settings.py is not there yet",
 
 
 def plugin_without_agent_hooks(dest: Path) -> Path:
-    """The plugin as a user has it, but its hooks.json holds no hook on Agent (an older or
-    trimmed Claude Code setup): only the guard and the start-up hook stay."""
+    """The plugin as a user has it, but its hooks.json holds none of the hooks that carry spawns
+    (an older or trimmed Claude Code setup): only the guard and the start-up hooks stay."""
     ignore = shutil.ignore_patterns(".venv", ".git", "node_modules", "__pycache__", "*.egg-info",
                                     ".pytest_cache", ".hypothesis", ".ruff_cache", ".venv-location", "data", "build")
     shutil.copytree(REPO, dest, ignore=ignore, symlinks=True)
@@ -132,7 +132,7 @@ def plugin_without_agent_hooks(dest: Path) -> Path:
     hooks_file = dest / "hooks" / "hooks.json"
     config = json.loads(hooks_file.read_text("utf-8"))
     for event in list(config["hooks"]):
-        kept = [h for h in config["hooks"][event] if h.get("matcher") != "Agent"]
+        kept = [h for h in config["hooks"][event] if "agent.sh" not in json.dumps(h)]
         if kept:
             config["hooks"][event] = kept
         else:

@@ -43,8 +43,7 @@ def config() -> dict:
     path = containment.check_read(os.path.join(paths.aether_dir(), CONFIG_FILE), exit_code=1)
     settings = dict(CONFIG_DEFAULTS)
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        raw = containment.read_bytes(path)
     except FileNotFoundError:
         return settings
     except OSError as exc:

@@ -16,7 +16,7 @@ import os
 import re
 import stat
 
-from aether.core import inputs, paths
+from aether.core import containment, inputs, paths
 from aether.core.exceptions import input_error
 from aether.core.text import one_line
 from aether.core.vocabulary import NO_CODE_ROLES
@@ -168,8 +168,7 @@ def check_file(rel: str, root: str) -> dict:
         entry.update(status="not_checked", error=f"larger than {MAX_FILE_BYTES} bytes")
         return entry
     try:
-        with open(full, "rb") as fh:
-            raw = fh.read()
+        raw = containment.read_bytes(full)
     except OSError as exc:
         entry.update(status="not_checked", error=f"cannot be read ({exc.strerror})")
         return entry

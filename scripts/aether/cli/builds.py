@@ -77,11 +77,12 @@ def build_finish(phase, results, watcher):
 @click.argument("phase", type=PHASE)
 @click.option("--reason", type=CONTENT, required=True, help="Why (text, or `-` for stdin).")
 def build_abort(phase, reason):
-    """Give up the running build of PHASE: the phase is marked failed and the colony is READY.
-    Rebuild it later with `build-start PHASE --resume`; `abort-report PHASE` writes the report."""
-    from aether.build import builds
+    """Give up the running build of PHASE: the phase is marked failed and the colony is READY; a
+    late answer of one of its ants is kept and changes nothing. Rebuild it later with
+    `/ant:build PHASE`; `abort-report PHASE` writes the report."""
+    from aether.colony import build_drive
 
-    return builds.abort(phase, reason)
+    return build_drive.abort(phase, reason)
 
 
 @command("phase-advance", text=True)

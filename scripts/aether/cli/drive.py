@@ -81,11 +81,17 @@ def record(spawn_id, answer):
     return result
 
 
+HOOK_EVENTS = {"pre": "PreToolUse", "post": "PostToolUse", "failure": "PostToolUseFailure",
+               "stop": "SubagentStop", "prompt": "UserPromptSubmit"}
+
+
 @click.command("agent-hook", hidden=True)
-@click.argument("event", type=click.Choice(["pre", "post"]))
+@click.argument("event", type=click.Choice(list(HOOK_EVENTS)))
 def agent_hook(event):
-    """Claude Code's PreToolUse/PostToolUse hook on Agent (hooks/hooks.json). Never fails the
-    tool call: an error leaves the call as it was and says so in the context."""
+    """Claude Code's hooks for the colony's ants (hooks/hooks.json): PreToolUse and PostToolUse(Failure)
+    on Agent, SubagentStop, and UserPromptSubmit for the notifications that carry ants' answers.
+    Never fails Claude Code's step: an error leaves it as it was and, where the Queen reads the
+    hook's context, says so."""
     try:
         payload = json.loads(sys.stdin.read() or "{}")
         payload = payload if isinstance(payload, dict) else {}
@@ -94,13 +100,14 @@ def agent_hook(event):
 
             out = launch.pre_hook(payload)
         else:
-            from aether.colony import drive
+            from aether.colony import handback
 
-            out = drive.post_hook(payload)
-    except Exception as exc:  # noqa: BLE001 — a hook must never break the Agent call
-        out = None if event == "pre" else {"hookSpecificOutput": {
-            "hookEventName": "PostToolUse",
-            "additionalContext": f"Aether could not record this answer ({type(exc).__name__}: {exc}); "
+            out = {"post": handback.post_hook, "failure": handback.failure_hook, "stop": handback.stop_hook,
+                   "prompt": handback.prompt_hook}[event](payload)
+    except Exception as exc:  # noqa: BLE001 — a hook must never break Claude Code's step
+        out = None if event in ("pre", "stop") else {"hookSpecificOutput": {
+            "hookEventName": HOOK_EVENTS[event],
+            "additionalContext": f"Aether could not record an answer ({type(exc).__name__}: {exc}); "
                                  f"`aether next` says what to do."}}
     if out:
         text = json.dumps(out, ensure_ascii=False)

@@ -153,6 +153,8 @@ def _finish(run: dict) -> None:
 def _spawn_nodes(run: dict, ids: list) -> dict:
     colony = store.read("colony")
     table = settings.model_table(colony.get("mode"))  # a bad `models:` fails before a node starts
+    flying = dispatch.running(run, ids)
+    ids = [i for i in ids if i not in flying]
     workdirs = isolation.prepare(colony["spawn_tree"], ids, run.get("isolation"))
     tree = store.read("colony")["spawn_tree"]
     items = []
@@ -184,12 +186,16 @@ def _lead_brief(run: dict) -> str:
     return "\n".join(lines)
 
 
-def castes_of(step: dict) -> list | None:
-    """The castes a spawn step would send (None: the step spawns nothing)."""
+def _locals(run: dict, step: dict) -> dict:
+    """{local id: caste} of the spawns a step would send ({}: the step spawns nothing)."""
     if step["do"] == "spawn":
         nodes = (store.read("colony").get("spawn_tree") or {}).get("nodes") or {}
-        return [nodes.get(i, {}).get("caste", "builder") for i in step["nodes"]]
-    return {"spawn_lead": ["route-setter"], "spawn_watcher": ["watcher"]}.get(step["do"])
+        return {i: nodes.get(i, {}).get("caste", "builder") for i in step["nodes"]}
+    if step["do"] == "spawn_lead":
+        return {f"lead{step['attempt']}": "route-setter"}
+    if step["do"] == "spawn_watcher":
+        return {f"watch{len(run.get('answers', [])) + 1}": "watcher"}
+    return {}
 
 
 def _queen_action(run: dict, step: dict) -> dict:
@@ -200,8 +206,8 @@ def _queen_action(run: dict, step: dict) -> dict:
         return dispatch.dispatch(run, [(f"lead{step['attempt']}", "lead", "ant:route-setter", _lead_brief(run))])
     if do == "spawn_watcher":
         brief = verification.brief(run["phase"])
-        n = len(run.get("answers", [])) + 1
-        return dispatch.dispatch(run, [(f"watch{n}", "watcher", brief["subagent_type"], brief["text"])])
+        local = next(iter(_locals(run, step)))
+        return dispatch.dispatch(run, [(local, "watcher", brief["subagent_type"], brief["text"])])
     if do == "ask":
         return _ask(run, step)
     if do == "abort":
@@ -235,9 +241,20 @@ def _abort(run: dict) -> dict:
     phase = run["phase"]
     report = failures.abort_report(phase)
     builds.abort(phase, report["reason"])
-    run.update(done=True, stopped="abort_phase")
+    run.update(done=True, stopped="abort_phase", ended="aborted")
     dispatch.save_run(run)
     return {"action": "stop", "why": "abort_phase", "text": report["text"], "command": None}
+
+
+def abort(phase: int, reason: str) -> dict:
+    """build-abort by hand: the build is given up and its run ends, so a late answer of one of its
+    ants is kept and changes nothing."""
+    with ledger.lock():
+        out = builds.abort(phase, reason)
+        for run in store.read("spawns")["runs"]:
+            if run.get("command") == "build" and run.get("phase") == phase and not run.get("done"):
+                dispatch.end_run(run["scope"], "aborted")
+        return out
 
 
 def _stop(run: dict, step: dict) -> dict:
@@ -273,7 +290,13 @@ def advance(run: dict, approve: bool = False, guard=None, approved_by: str = "us
         if step["do"] in HELPER_STEPS:
             _helper_step(run, step, approved_by)
             continue
-        castes = castes_of(step)
+        sends = _locals(run, step)
+        flying = dispatch.running(run, list(sends))
+        castes = [caste for local, caste in sends.items() if local not in flying]
+        if sends and not castes:  # every ant of the step runs now: wait for their answers
+            action = dispatch.wait(run, flying)
+            action.update(run=run["scope"], phase=run["phase"])
+            return action
         held = guard(castes) if guard is not None and castes else None
         if held is not None:
             return held

@@ -26,7 +26,20 @@ def save_run(data, run: dict) -> None:
 
 @store.writes("spawns")
 def new_run(data, command: str, **fields) -> dict:
+    """A new run of `command`; the runs of it still going end (`superseded`): their late answers
+    are kept and change nothing, and they hand out nothing again."""
+    for old in data["runs"]:
+        if old.get("command") == command and not old.get("done"):
+            old.update(done=True, ended=old.get("ended") or "superseded", ended_at=clock.iso())
     return dict(ledger.new_run(data, command, **fields))
+
+
+@store.writes("spawns")
+def end_run(data, scope: str, why: str) -> None:
+    """The run ends (aborted, finished): a late answer of it is kept and changes nothing."""
+    run = ledger.run_of(data, scope)
+    if run is not None and not run.get("done"):
+        run.update(done=True, ended=why, ended_at=clock.iso())
 
 
 @store.writes("spawns")
@@ -35,23 +48,63 @@ def add_spawn(data, scope: str, local: str, kind: str, subagent_type: str, descr
     """A dispatched spawn's record (a spawn handed out again joins the new action, and the run
     that hands it out)."""
     record = ledger.add(data, scope, local, kind, subagent_type, description, action)
+    if record["status"] == "recorded":  # its answer stands: never sent again
+        extra.pop("status", None)
     record.update(action=action, **extra)
     return dict(record)
 
 
-@store.writes("spawns", "costs")
-def mark_recorded(files, ref: str, line: str, via: str, usage: dict | None) -> list:
-    """The spawn's answer is recorded, and what it spent added to costs.json in the same change;
-    returns the spawns of its action still unrecorded."""
-    data = files["spawns"]
-    rec = ledger.find(data, ref)
-    rec.update(status="recorded", recorded_at=clock.iso(), outcome=line, via=via, usage=usage or rec.get("usage"))
-    usage = rec["usage"] or {}
+def _count(files: dict, rec: dict, usage: dict) -> None:
     costs.add(files["costs"], store.read("colony").get("session_id"), rec.get("autopilot"),
               rec.get("cost_key") or "unknown", rec["subagent_type"].split(":", 1)[-1], usage,
               usage.get("model") or rec.get("model"))
+
+
+def _meter(files: dict, rec: dict, agent: str | None, usage: dict | None) -> bool:
+    """Count what one run of the spawn's ant spent, once per run (`agent`: Claude Code's agent id,
+    or the Agent call's id); usage without tokens counts nothing here."""
+    if not usage or "total_tokens" not in usage:
+        return False
+    key = agent or f"run{len(rec.get('metered') or []) + 1}"
+    if key in (rec.get("metered") or []):
+        return False
+    rec["metered"] = [*(rec.get("metered") or []), key][-20:]
+    rec["usage"] = usage
+    _count(files, rec, usage)
+    return True
+
+
+@store.writes("spawns", "costs")
+def meter(files, ref: str, agent: str | None, usage: dict | None) -> bool:
+    """What an ant spent, counted whether or not its answer is recorded (an empty answer, a late
+    one, one of an ended run): the cap sees every token Claude Code reports."""
+    rec = ledger.find(files["spawns"], ref)
+    return rec is not None and _meter(files, rec, agent, usage)
+
+
+@store.writes("spawns", "costs")
+def mark_recorded(files, ref: str, line: str, via: str, usage: dict | None, agent: str | None = None) -> list:
+    """The spawn's answer is recorded, and what it spent added to costs.json in the same change
+    (a spawn whose ant reported no usage counts once, as unmetered); returns the spawns of its
+    action still unrecorded."""
+    data = files["spawns"]
+    rec = ledger.find(data, ref)
+    rec.update(status="recorded", recorded_at=clock.iso(), outcome=line, via=via)
+    if not _meter(files, rec, agent, usage) and not rec.get("metered") and not rec.get("unmetered"):
+        rec["unmetered"] = True
+        _count(files, rec, usage or {})
     return [s["local"] for s in ledger.of_scope(data, rec["scope"])
             if s.get("action") == rec["action"] and s["status"] != "recorded"]
+
+
+@store.writes("spawns")
+def mark(data, ref: str, status: str, **fields) -> dict | None:
+    """A spawn's new status (never a recorded one's) with what Claude Code told of it."""
+    rec = ledger.find(data, ref)
+    if rec is None or rec["status"] == "recorded":
+        return None
+    rec.update(status=status, **fields)
+    return dict(rec)
 
 
 def cost_key(run: dict) -> str:
@@ -60,10 +113,33 @@ def cost_key(run: dict) -> str:
     return str(phase) if isinstance(phase, int) and not isinstance(phase, bool) else run["command"]
 
 
+def running(run: dict, locals_: list) -> list:
+    """Those of `locals_` whose ant runs now (in flight): they are not handed out again."""
+    data = store.read("spawns")
+    return [local for local in locals_
+            if (rec := ledger.find(data, f"{run['scope']}/{local}")) is not None and ledger.in_flight(rec)]
+
+
+def wait(run: dict, locals_: list) -> dict:
+    """The action while ants run in the background: nothing to send; their answers are recorded as
+    they arrive, and the next action comes with the last."""
+    names = ", ".join(locals_)
+    return {"action": "wait", "waiting": list(locals_), "command": None,
+            "text": f"{names} {'runs' if len(locals_) == 1 else 'run'} in the background: "
+                    f"{'its answer is' if len(locals_) == 1 else 'their answers are'} recorded as "
+                    f"{'it arrives' if len(locals_) == 1 else 'they arrive'}, and the next action comes "
+                    f"with the last. Send nothing now."}
+
+
 def dispatch(run: dict, items: list, phase_key: str | None = None, table: dict | None = None) -> dict:
     """Spawn action: brief files written, one record per spawn; items: (local, kind, type, text|None).
     Each spawn gets its caste's model (settings.model_table) and counts its cost for `phase_key`
-    (default: the run's phase) and for the autopilot run driving it."""
+    (default: the run's phase) and for the autopilot run driving it. A spawn whose ant runs now
+    is not handed out again: with nothing else to send, the action is `wait`."""
+    flying = running(run, [item[0] for item in items])
+    items = [item for item in items if item[0] not in flying]
+    if not items:
+        return wait(run, flying)
     table = table or settings.model_table(store.read("colony").get("mode"))
     autopilot = run["scope"] if run["command"] == "run" else run.get("parent")
     run["actions"] = run.get("actions", 0) + 1
@@ -79,15 +155,16 @@ def dispatch(run: dict, items: list, phase_key: str | None = None, table: dict |
         description = f"{local} {subagent_type.split(':', 1)[-1]}"
         model = models.for_agent(subagent_type, None, table)
         add_spawn(run["scope"], local, kind, subagent_type, description, action, model=model, autopilot=autopilot,
-                  cost_key=phase_key or cost_key(run))
+                  cost_key=phase_key or cost_key(run), status="dispatched")
         call = {"id": local, "subagent_type": subagent_type, "description": description,
                 "prompt": ledger.prompt_for(ref, local)}
         if model:
             call["model"] = model
         out.append(call)
     names = ", ".join(s["description"] for s in out)
-    return {"action": "spawn", "spawns": out,
-            "text": f"Spawn {len(out)} ant(s) in ONE message: {names}.",
+    return {"action": "spawn", "spawns": out, "running": flying,
+            "text": f"Spawn {len(out)} ant(s) in ONE message: {names}."
+                    + (f" ({', '.join(flying)} still running.)" if flying else ""),
             "command": "aether record <id> - <<'EOF'"}  # only when no hook recorded the answers
 
 
@@ -100,4 +177,6 @@ def action_line(action: dict) -> str:
                 + json.dumps(calls, ensure_ascii=False))
     if action["action"] == "lessons":
         return f"Aether next: lessons — {action['text']} Record them with: {action['command']}"
+    if action["action"] == "wait":
+        return f"Aether next: wait — {action['text']}"
     return f"Aether next: {action['action']} — show the user this text:\n{action['text']}"

@@ -412,8 +412,7 @@ def _check_brief(path: str) -> tuple:
     if not os.path.isfile(full):
         return rel, "not_a_file"
     try:
-        with open(full, "rb") as fh:
-            head = fh.read(65536)
+        head = containment.read_bytes(full, 65536)
     except OSError:
         return rel, "unreadable"
     if not head.strip():

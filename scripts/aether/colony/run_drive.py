@@ -303,7 +303,7 @@ def _build_step(run: dict, phase: int, approve: bool) -> dict | None:
 def _from_build(run: dict, phase: int, action: dict) -> dict | None:
     """The run's answer to the build's action (None: the build is done and the run goes on)."""
     kind = action["action"]
-    if kind in ("spawn", "lessons") or action.get("autopilot"):
+    if kind in ("spawn", "lessons", "wait") or action.get("autopilot"):
         action["autopilot"] = run["scope"]
         return action
     if kind == "ask" and action.get("why") == "approval":

@@ -8,6 +8,8 @@ a symlink *inside* any root that points out of it is not.
 - `check_write`: the same, and the file itself is no symlink (never written through one).
 - `make_dirs`: a folder Aether needs is created one level at a time below its root, with no
   symlink anywhere in the chain; an existing one must resolve inside the root.
+- `read_bytes`: a file's bytes, from a regular file only (a FIFO, a device or a socket put where
+  a file of Aether's goes is refused at once, never waited on).
 - `project_path`: a path a caller names (plans, claims, fix changes, brief paths) is text
   that can name a file, relative, free of `..` and `~`, within the filesystem's limits, inside
   the project after symlinks, and (when asked) not under `.git/` or `.aether/`.
@@ -127,6 +129,33 @@ def is_safe_read(path: str) -> bool:
     except AetherError:
         return False
     return not os.path.islink(path)
+
+
+class NotRegularFile(OSError):
+    """A path that names a FIFO, a device, a socket or a folder where a file is expected."""
+
+
+def read_bytes(path: str, limit: int | None = None) -> bytes:
+    """The bytes of the regular file at `path` (at most `limit`). Raises FileNotFoundError, or
+    NotRegularFile (an OSError, `strerror` "not a regular file") without blocking on a FIFO."""
+    import stat  # noqa: PLC0415 — start-up: stat only where a file is read
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
+            raise NotRegularFile(0, f"not a regular file ({kind})", path)
+        chunks, left = [], limit if limit is not None else -1
+        while left != 0:
+            chunk = os.read(fd, 1 << 20 if left < 0 else min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left = left - len(chunk) if left > 0 else left
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def make_dirs(folder: str, *, exit_code: int = EXIT_STATE) -> str:

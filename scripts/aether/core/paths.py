@@ -1,6 +1,8 @@
 """Where state lives: the project's `.aether/` and the user's global `~/.aether/`.
 
-The project root is the nearest folder (walking up from the working directory) that
+The project root is, in this order: the project of `AETHER_DATA_DIR` (`<project>/.aether/data`);
+`CLAUDE_PROJECT_DIR`, which Claude Code sets for its hooks (the session's project, wherever the
+hook's working folder is); else the nearest folder, walking up from the working directory, that
 holds `.aether/`, else the git top level, else the working directory. `AETHER_DATA_DIR`
 overrides the data folder, `AETHER_HOME` the global folder.
 """
@@ -29,6 +31,9 @@ def project_root() -> str:
         parent = os.path.dirname(data)
         if os.path.basename(data) == "data" and os.path.basename(parent) == ".aether":
             return os.path.dirname(parent)
+    claude = os.environ.get("CLAUDE_PROJECT_DIR")
+    if claude and os.path.isabs(claude) and os.path.isdir(claude):
+        return os.path.normpath(claude)
     cwd = os.getcwd()
     global_home = os.path.realpath(home_dir())
     git_top = None

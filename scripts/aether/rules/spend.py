@@ -28,6 +28,7 @@ PER_SPAWN = {"builder": 45_000, "watcher": 30_000, "route-setter": 25_000, "scou
 MAX_AMOUNT = 10_000_000_000  # a cap above this is a typo
 UNITS = {"": 1, "k": 1_000, "m": 1_000_000, "g": 1_000_000_000}
 AMOUNT = re.compile(r"([0-9]{1,15}(?:\.[0-9]{1,6})?)\s*([kmg]?)(?:\s*tokens?)?", re.I | re.A)
+THOUSANDS = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+(?=\s*(?:tokens?)?$)", re.I | re.A)  # 1,500,000 (not 1,5M)
 UNMETERED = "session"  # the model key of a spawn whose usage named none
 
 
@@ -36,7 +37,8 @@ def limits(mode: str | None) -> dict:
 
 
 def parse_amount(text, what: str = "the cap") -> int:
-    """Tokens from `2M`, `500k`, `1.5m`, `250000` or `250_000` (a positive whole number of tokens)."""
+    """Tokens from `2M`, `500k`, `1.5m`, `250000`, `250_000` or `1,500,000` (a positive whole number of
+    tokens; a comma elsewhere, as in `1,5M`, is refused: a decimal comma or a typo)."""
     if isinstance(text, bool):
         raise input_error("invalid_amount", f"{what} must be a number of tokens such as 2M or 500k, not {text!r}")
     if isinstance(text, int):
@@ -44,7 +46,10 @@ def parse_amount(text, what: str = "the cap") -> int:
     elif isinstance(text, float) and math.isfinite(text):
         value = text
     else:
-        found = AMOUNT.fullmatch(str(text)[:80].strip().replace("_", "").replace(",", ""))
+        raw = str(text)[:80].strip().replace("_", "")
+        if THOUSANDS.match(raw):
+            raw = raw.replace(",", "")
+        found = AMOUNT.fullmatch(raw)
         if not found:
             raise input_error("invalid_amount", f"{what} must be a number of tokens such as 2M or 500k, "
                                                 f"not {str(text)[:40]!r}")

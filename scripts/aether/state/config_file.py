@@ -25,8 +25,7 @@ def section(name: str, file: str | None = None) -> dict:
     file = file or path()
     containment.check_read(file, exit_code=1)
     try:
-        with open(file, "rb") as fh:
-            raw = fh.read()
+        raw = containment.read_bytes(file)
     except FileNotFoundError:
         return {}
     except OSError as exc:

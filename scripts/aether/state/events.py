@@ -187,8 +187,7 @@ def _read_log(path: str) -> bytes:
 
     containment.check_read(path)
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
+        return containment.read_bytes(path)
     except FileNotFoundError:
         return b""
     except OSError as exc:

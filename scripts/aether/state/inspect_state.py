@@ -96,8 +96,7 @@ def validate_file(name: str) -> dict:
 
     try:
         containment.check_read(path)
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        raw = containment.read_bytes(path)
     except AetherError as exc:  # a file that leads out of the project is not read
         checks.append(_check("exists", False, exc.message))
         return done()

@@ -717,10 +717,14 @@ def _check_phase_records(data: dict) -> list:
 # ---------------------------------------------------------------- spawns.json (spawns by reference)
 
 
+# A spawn by reference (state/spawns.py says what each means).
+SPAWN_RECORD_STATUSES = ("dispatched", "launched", "background", "returned", "recorded")
+
+
 def _check_spawn(p: list, s: dict, where: str) -> None:
     for key in ("ref", "scope", "local", "kind", "subagent_type"):
         field_check(p, s, key, str, where)
-    field_check(p, s, "status", str, where, choices=("dispatched", "launched", "recorded"))
+    field_check(p, s, "status", str, where, choices=SPAWN_RECORD_STATUSES)
 
 
 def _check_autopilot(p: list, r: dict, where: str) -> None:
@@ -760,6 +764,16 @@ def _check_spawns(data: dict) -> list:
 # ---------------------------------------------------------------- costs.json (what the ants spent)
 
 _BUCKET_INTS = ("tokens", "duration_ms", "spawns")
+MAX_COUNT = 10**15  # a running total above this is no count (it would not even fit a float exactly)
+
+
+def _counts(p: list, obj: dict, keys, where: str) -> None:
+    """Each obj[key] is a whole number from 0 to MAX_COUNT."""
+    for key in keys:
+        field_check(p, obj, key, int, where)
+        value = obj.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and not 0 <= value <= MAX_COUNT:
+            p.append(f"{where}.{key} is {'negative' if value < 0 else 'larger than any real count'}")
 
 
 def _objects(p: list, obj: dict, key: str, where: str, check) -> None:
@@ -773,19 +787,16 @@ def _objects(p: list, obj: dict, key: str, where: str, check) -> None:
 
 
 def _check_model_line(p: list, m: dict, where: str) -> None:
-    for key in ("tokens", "spawns"):
-        field_check(p, m, key, int, where)
+    _counts(p, m, ("tokens", "spawns"), where)
 
 
 def _check_caste_line(p: list, line: dict, where: str) -> None:
-    for key in (*_BUCKET_INTS, "metered"):
-        field_check(p, line, key, int, where)
+    _counts(p, line, (*_BUCKET_INTS, "metered"), where)
     _objects(p, line, "models", where, _check_model_line)
 
 
 def _check_bucket(p: list, b: dict, where: str) -> None:
-    for key in (*_BUCKET_INTS, "unmetered"):
-        field_check(p, b, key, int, where)
+    _counts(p, b, (*_BUCKET_INTS, "unmetered"), where)
     _objects(p, b, "castes", where, _check_caste_line)
 
 

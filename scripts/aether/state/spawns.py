@@ -2,12 +2,24 @@
 
 A spawn has a ref `<scope>/<local>` (scope: one build or plan run; local: `w1`, `lead1`,
 `watch1` …). Its brief is a file, `.aether/spawns/<scope>/<local>.md`; the Queen's Agent call
-carries only a short prompt naming that file. Claude Code's PreToolUse hook on Agent swaps the
-prompt for the brief (`launched`); its PostToolUse hook hands the answer, exactly as returned,
-to the driver, which keeps it next to the brief (`<local>.answer.md`) with its usage, and records
-it (`recorded`). Without the hooks the ant reads its brief itself and the Queen pipes the answer
-to `aether record`. A run record holds what a build or plan run needs between steps (the Phase
-Lead's refusals, the watcher, the finish, the lessons) so the run resumes from state.
+carries only a short prompt naming that file. A spawn's status:
+
+- `dispatched`: handed to the Queen, not sent yet (or sent, and back without an answer);
+- `launched`: Claude Code's PreToolUse hook on Agent swapped the prompt for the brief and the
+  ant runs, its Agent call waiting for it;
+- `background`: the ant runs and Claude Code sent it to the background (its answer comes back
+  after the call: colony/handback.py);
+- `returned`: the ant stopped and its answer is kept, not recorded yet (the Agent result that
+  records it is still to come);
+- `recorded`: its answer is kept next to the brief (`<local>.answer.md`) and applied by its run's
+  protocol, exactly once.
+
+A spawn is *in flight* while launched or in the background and the Claude Code process that
+launched it lives: it is neither handed out nor sent again then. Without the hooks the ant reads
+its brief itself and the Queen pipes the answer to `aether record`. A run record holds what a
+build or plan run needs between steps (the Phase Lead's refusals, the watcher, the finish, the
+lessons) so the run resumes from state; a run that is `done` (finished, aborted, or superseded
+by a newer run) takes no answer and hands out nothing.
 """
 
 from __future__ import annotations
@@ -17,11 +29,14 @@ import re
 
 from aether.core import clock, containment, paths
 from aether.core.exceptions import state_error
-from aether.state import store
+from aether.state import schemas, store
 
 MAX_SPAWNS = 400  # spawn records kept (oldest dropped)
 MAX_RUNS = 40  # run records kept
-SPAWN_STATUSES = ("dispatched", "launched", "recorded")
+SPAWN_STATUSES = schemas.SPAWN_RECORD_STATUSES
+IN_FLIGHT = ("launched", "background")
+MAX_USAGE = 10**12  # tokens (or ms, or tool uses) one ant may report; above it the figure is no figure
+MAX_MODEL_NAME = 200
 REF = re.compile(r"\.aether/spawns/([A-Za-z0-9_-]{1,64}/[A-Za-z0-9_-]{1,64})\.md")
 NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a scope or a local id: never `..`, `/` or a path
 
@@ -80,6 +95,14 @@ def find(data: dict, ref: str) -> dict | None:
     return next((s for s in data["spawns"] if s.get("ref") == ref), None)
 
 
+def find_agent(data: dict, agent_id: str | None = None, tool_use_id: str | None = None) -> dict | None:
+    """The spawn Claude Code ran as agent `agent_id`, or launched by Agent call `tool_use_id`."""
+    for s in reversed(data["spawns"]):
+        if (agent_id and s.get("agent_id") == agent_id) or (tool_use_id and s.get("tool_use_id") == tool_use_id):
+            return s
+    return None
+
+
 def of_scope(data: dict, scope: str) -> list:
     return [s for s in data["spawns"] if s.get("scope") == scope]
 
@@ -124,14 +147,71 @@ def new_run(data: dict, command: str, **fields) -> dict:
     return run
 
 
+def _amount(value) -> int | None:
+    """A count from Claude Code's payload: a whole number from 0 to MAX_USAGE, else none."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_USAGE:
+        return value
+    return None
+
+
+def usage(total_tokens=None, duration_ms=None, tool_uses=None, input_tokens=None, output_tokens=None,
+          model=None) -> dict:
+    """A usage record with only the figures that are figures (bounded whole numbers, a model name)."""
+    out = {"total_tokens": _amount(total_tokens), "duration_ms": _amount(duration_ms),
+           "tool_uses": _amount(tool_uses), "input_tokens": _amount(input_tokens),
+           "output_tokens": _amount(output_tokens),
+           "model": model if isinstance(model, str) and 0 < len(model) <= MAX_MODEL_NAME
+           and model.isprintable() else None}
+    return {k: v for k, v in out.items() if v is not None}
+
+
 def usage_of(response: dict) -> dict:
     """Tokens, duration and tool uses from Claude Code's Agent result (the fields it has)."""
-    usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
-    out = {"total_tokens": response.get("totalTokens"), "duration_ms": response.get("totalDurationMs"),
-           "tool_uses": response.get("totalToolUseCount"),
-           "input_tokens": usage.get("input_tokens"), "output_tokens": usage.get("output_tokens"),
-           "model": response.get("resolvedModel")}
-    return {k: v for k, v in out.items() if v is not None and not isinstance(v, bool)}
+    parts = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+    return usage(response.get("totalTokens"), response.get("totalDurationMs"), response.get("totalToolUseCount"),
+                 parts.get("input_tokens"), parts.get("output_tokens"), response.get("resolvedModel"))
+
+
+# ---------------------------------------------------------------- in flight
+
+
+def _process_start(pid: int) -> str | None:
+    """When process `pid` started (Linux: /proc), so a pid reused by another process is told apart."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def launcher() -> dict:
+    """The Claude Code process that runs this hook or command (its pid and start), when there is one."""
+    raw = os.environ.get("CLAUDE_PID") or ""
+    pid = int(raw) if raw.isdigit() and 0 < int(raw) < 2**31 else None
+    return {"claude_pid": pid, "claude_started": _process_start(pid) if pid else None}
+
+
+def _alive(pid, started) -> bool:
+    if not isinstance(pid, int) or isinstance(pid, bool) or not 0 < pid < 2**31:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: there
+        pass
+    return started is None or _process_start(pid) in (None, started)
+
+
+def in_flight(rec: dict) -> bool:
+    """Does the spawn's ant run now (launched or in the background, its Claude Code alive)?"""
+    return rec.get("status") in IN_FLIGHT and _alive(rec.get("claude_pid"), rec.get("claude_started"))
+
+
+def live(data: dict, scope: str) -> bool:
+    """Does the run go on (not finished, aborted or superseded)?"""
+    run = run_of(data, scope)
+    return run is not None and not run.get("done")
 
 
 # ---------------------------------------------------------------- files
@@ -150,8 +230,7 @@ def _read(path: str) -> str | None:
     if not containment.is_safe_read(path):
         return None
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
+        return containment.read_bytes(path).decode("utf-8", "replace")
     except OSError:
         return None
 

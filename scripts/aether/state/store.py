@@ -96,8 +96,7 @@ def newest_valid_backup(spec: schemas.FileSpec, path: str) -> str | None:
         if not containment.is_safe_read(candidate):
             continue  # a slot that is a symbolic link (or leads out) is no backup of ours
         try:
-            with open(candidate, "rb") as fh:
-                raw = fh.read()
+            raw = containment.read_bytes(candidate)
         except OSError:
             continue
         if _decode(raw, spec, candidate)[1] is None:
@@ -124,16 +123,18 @@ def _corrupt(spec: schemas.FileSpec, path: str, problem: str):
 def _load(spec: schemas.FileSpec, path: str, missing_ok: bool):
     containment.check_read(path)
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        raw = containment.read_bytes(path)
     except FileNotFoundError:
         if not missing_ok:
             raise state_error(
                 "state_missing", f"{path} does not exist{spec.missing_hint}", file=path
             ) from None
         return spec.default()
-    except IsADirectoryError:
-        raise _corrupt(spec, path, "is a directory") from None
+    except (IsADirectoryError, containment.NotRegularFile) as exc:
+        if os.path.isdir(path):
+            raise _corrupt(spec, path, "is a directory") from None
+        raise state_error("state_unreadable", f"cannot read {path}: {exc.strerror} — move it out of the way",
+                          file=path) from None
     except OSError as exc:
         raise state_error("state_unreadable", f"cannot read {path}: {exc.strerror}", file=path) from None
     data, problem = _decode(raw, spec, path)
@@ -451,8 +452,7 @@ def _restore_locked(path: str, spec: schemas.FileSpec, force: bool) -> dict:
         )
     current_ok = False
     try:
-        with open(path, "rb") as fh:
-            problem = _decode(fh.read(), spec, path)[1]
+        problem = _decode(containment.read_bytes(path), spec, path)[1]
         current_ok = problem is None
         if problem and problem.startswith(NEWER_SCHEMA) and not force:
             raise state_error(
@@ -462,6 +462,8 @@ def _restore_locked(path: str, spec: schemas.FileSpec, force: bool) -> dict:
                 file=path,
             )
     except FileNotFoundError:
+        pass
+    except OSError:  # a FIFO, a device: not a valid file, a backup replaces it
         pass
     if current_ok and not force:
         raise input_error(
@@ -473,8 +475,7 @@ def _restore_locked(path: str, spec: schemas.FileSpec, force: bool) -> dict:
     backup = newest_valid_backup(spec, path)
     if backup is None:
         raise state_error("no_backup", f"no valid backup of {path} to restore", file=path)
-    with open(backup, "rb") as fh:
-        raw = fh.read()
+    raw = containment.read_bytes(backup)
     tmp = _write_temp(path, raw)
     try:
         kept = None
@@ -612,8 +613,7 @@ def read_jsonl(path: str) -> list:
     parse, such as a last line torn by a crash, is skipped."""
     containment.check_read(path)
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        raw = containment.read_bytes(path)
     except FileNotFoundError:
         return []
     except OSError as exc:
