@@ -373,9 +373,11 @@ def abort_report(phase: int) -> dict:
              f"Reason: {abort['reason']}", "", "Failure details:"]
     lines += [f"  {line}" for line in report["error"].splitlines()[:40]]
     lines += ["", "Investigation:"]
-    lines += [f"  - {h['hypothesis']}: {h['result'] or '(untested)'}" for h in report.get("hypotheses", [])] or ["  (no hypotheses reported)"]  # noqa: E501
-    lines += [f"Root cause: {report.get('root_cause') or '(not identified)'}",
-              f"Suggested fix ({report.get('confidence', 0)}% confident): {report.get('suggested_fix') or '(none given)'}",
+    lines += [f"  - {one_line(h['hypothesis'], 300)}: {one_line(h['result'], 300) or '(untested)'}"
+              for h in report.get("hypotheses", [])] or ["  (no hypotheses reported)"]
+    lines += [f"Root cause: {one_line(report.get('root_cause'), 600) or '(not identified)'}",
+              f"Suggested fix ({report.get('confidence', 0)}% confident): "
+              f"{one_line(report.get('suggested_fix'), 600) or '(none given)'}",
               f"Failures in this build: {abort['failures']} (retries + debuggers: {abort['recovery_spawns']})", ""]
 
     retries = recovery.retry_log(phase, abort.get("build"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from aether.core import clock
+from aether.core.text import one_line
 from aether.rules import models
 from aether.state import costs, settings, store
 from aether.state import spawns as ledger
@@ -168,6 +169,12 @@ def dispatch(run: dict, items: list, phase_key: str | None = None, table: dict |
             "command": "aether record <id> - <<'EOF'"}  # only when no hook recorded the answers
 
 
+def _quoted(text: str) -> str:
+    """A text for the Queen to show, with no line of it starting like one of Aether's own lines
+    (text that quotes an ant could forge an `Aether next:` line): such lines are indented."""
+    return "\n".join("  " + line if line.lstrip().startswith("Aether") else line for line in (text or "").split("\n"))
+
+
 def action_line(action: dict) -> str:
     """The next action in one line for the Queen (the hook's context, `aether next --text`)."""
     if action["action"] == "spawn":
@@ -176,7 +183,7 @@ def action_line(action: dict) -> str:
         return ("Aether next: spawn in ONE message, each with run_in_background false: "
                 + json.dumps(calls, ensure_ascii=False))
     if action["action"] == "lessons":
-        return f"Aether next: lessons — {action['text']} Record them with: {action['command']}"
+        return f"Aether next: lessons — {one_line(action['text'], 2000)} Record them with: {action['command']}"
     if action["action"] == "wait":
-        return f"Aether next: wait — {action['text']}"
-    return f"Aether next: {action['action']} — show the user this text:\n{action['text']}"
+        return f"Aether next: wait — {one_line(action['text'], 2000)}"
+    return f"Aether next: {action['action']} — show the user this text:\n{_quoted(action['text'])}"
