@@ -12,7 +12,6 @@ from test_drive import ASSIGNMENT, approved_wave, colony, ok, result  # noqa: F4
 from test_drive_adversarial import context, hook, scope_of, spawn_status
 
 
-
 @pytest.fixture(autouse=True)
 def _claude_process(monkeypatch):
     """The hooks run as children of a live Claude Code process (this one stands in for it)."""
@@ -301,6 +300,40 @@ def test_a_spawn_launched_by_a_claude_that_died_is_handed_out_again(colony):
     for s in data["spawns"]:
         s["claude_pid"] = int(dead.stdout)
     (p.data / "spawns.json").write_text(json.dumps(data), "utf-8")
+    assert ok(p, "next")["spawns"][0]["id"] == "lead1"
+
+
+def test_a_launched_ant_that_never_starts_is_handed_out_again(colony, tmp_path):
+    """A call refused after the PreToolUse hook (a permission rule, auto mode's check, another
+    hook) never starts its ant: past the grace it is no longer waited for."""
+    p = colony
+    call = ok(p, "next", "--build", "1")["spawns"][0]
+    launched(p, call)
+    assert ok(p, "next")["action"] == "wait"
+    data = ledger(p)
+    data["spawns"][-1]["launched_at"] = "2026-02-04T09:00:00Z"  # an hour ago (AETHER_NOW is 10:00)
+    (p.data / "spawns.json").write_text(json.dumps(data), "utf-8")
+    assert ok(p, "next")["spawns"][0]["id"] == "lead1"
+    # one that started is waited for, however long it works
+    tool_input = launched(p, call, "t2")
+    session = tmp_path / "session.jsonl"
+    agent_file = tmp_path / "session" / "subagents" / "agent-a7.jsonl"
+    agent_file.parent.mkdir(parents=True)
+    agent_file.write_text(json.dumps({"type": "user", "message": {"role": "user", "content": tool_input["prompt"]}}))
+    hook(p, "start", {"agent_id": "a7", "agent_type": "ant:route-setter", "transcript_path": str(session)})
+    data = ledger(p)
+    assert data["spawns"][-1]["agent_id"] == "a7"
+    data["spawns"][-1]["launched_at"] = "2026-02-04T09:00:00Z"
+    (p.data / "spawns.json").write_text(json.dumps(data), "utf-8")
+    assert ok(p, "next")["action"] == "wait"
+
+
+def test_a_denied_agent_call_hands_the_spawn_out_again_at_once(colony):
+    p = colony
+    call = ok(p, "next", "--build", "1")["spawns"][0]
+    tool_input = launched(p, call)
+    assert hook(p, "denied", {"hook_event_name": "PermissionDenied", "tool_input": tool_input,
+                              "tool_use_id": "t1"}) is None
     assert ok(p, "next")["spawns"][0]["id"] == "lead1"
 
 

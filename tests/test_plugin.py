@@ -84,17 +84,20 @@ def test_hooks_wire_the_guard_the_agent_hooks_and_the_bootstrap():
     assert {"Bash"} | guard.FILE_TOOLS <= matched and "Agent" not in matched
     # the briefs go in, the answers are recorded wherever Claude Code hands them back (the
     # subagent tool has been `Task` in some releases)
-    (agent_post,), (agent_failure,) = hooks["PostToolUse"], hooks["PostToolUseFailure"]
-    assert agent_pre["matcher"] == agent_post["matcher"] == agent_failure["matcher"] == "Agent|Task"
-    (stop,), (prompt,) = hooks["SubagentStop"], hooks["UserPromptSubmit"]
-    assert "matcher" not in stop and "matcher" not in prompt
+    (agent_post,), (agent_failure,), (denied,) = hooks["PostToolUse"], hooks["PostToolUseFailure"], \
+        hooks["PermissionDenied"]
+    assert agent_pre["matcher"] == agent_post["matcher"] == agent_failure["matcher"] == denied["matcher"] == "Agent|Task"
+    (began,), (stop,), (prompt,) = hooks["SubagentStart"], hooks["SubagentStop"], hooks["UserPromptSubmit"]
+    assert "matcher" not in began and "matcher" not in stop and "matcher" not in prompt
     start, restart = hooks["SessionStart"]
     commands = [h["command"] for h in pre["hooks"] + agent_pre["hooks"] + agent_post["hooks"] + agent_failure["hooks"]
-                + stop["hooks"] + prompt["hooks"] + start["hooks"] + restart["hooks"]]
+                + denied["hooks"] + began["hooks"] + stop["hooks"] + prompt["hooks"] + start["hooks"] + restart["hooks"]]
     assert commands == ['sh "${CLAUDE_PLUGIN_ROOT}/hooks/guard.sh"',
                         'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" pre',
                         'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" post',
                         'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" failure',
+                        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" denied',
+                        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" start',
                         'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" stop',
                         'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" prompt',
                         'python3 "${CLAUDE_PLUGIN_ROOT}/hooks/bootstrap.py"',
@@ -131,9 +134,9 @@ def test_claude_plugin_validate_passes_strict(claude_cli, profile):
     assert sorted(provides["agents"]) == sorted(f"ant:{Path(p).stem}" for p in load("plugin.json")["agents"])
     assert provides["bin"] == ["aether"]
     assert sorted((h["event"], h.get("matcher", "")) for h in provides["hooks"]) == [
-        ("PostToolUse", "Agent|Task"), ("PostToolUseFailure", "Agent|Task"), ("PreToolUse", "Agent|Task"),
-        ("PreToolUse", "Bash|Write|Edit|MultiEdit|NotebookEdit"), ("SessionStart", ""),
-        ("SessionStart", "clear|compact|resume"), ("SubagentStop", ""), ("UserPromptSubmit", "")]
+        ("PermissionDenied", "Agent|Task"), ("PostToolUse", "Agent|Task"), ("PostToolUseFailure", "Agent|Task"),
+        ("PreToolUse", "Agent|Task"), ("PreToolUse", "Bash|Write|Edit|MultiEdit|NotebookEdit"), ("SessionStart", ""),
+        ("SessionStart", "clear|compact|resume"), ("SubagentStart", ""), ("SubagentStop", ""), ("UserPromptSubmit", "")]
     if profile:
         directory = report["directory"]
         assert directory["findings"] == [] and directory["failure"] is None

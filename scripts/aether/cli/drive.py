@@ -8,6 +8,7 @@ import sys
 import click
 
 from aether.cli.common import CONTENT, TEXT, command
+from aether.core.text import one_line
 
 PHASE = click.IntRange(min=1)
 
@@ -82,7 +83,8 @@ def record(spawn_id, answer):
 
 
 HOOK_EVENTS = {"pre": "PreToolUse", "post": "PostToolUse", "failure": "PostToolUseFailure",
-               "stop": "SubagentStop", "prompt": "UserPromptSubmit"}
+               "denied": "PermissionDenied", "start": "SubagentStart", "stop": "SubagentStop",
+               "prompt": "UserPromptSubmit"}
 
 
 @click.command("agent-hook", hidden=True)
@@ -102,13 +104,14 @@ def agent_hook(event):
         else:
             from aether.colony import handback
 
-            out = {"post": handback.post_hook, "failure": handback.failure_hook, "stop": handback.stop_hook,
+            out = {"post": handback.post_hook, "failure": handback.failure_hook, "denied": handback.failure_hook,
+                   "start": handback.start_hook, "stop": handback.stop_hook,
                    "prompt": handback.prompt_hook}[event](payload)
     except Exception as exc:  # noqa: BLE001 — a hook must never break Claude Code's step
-        out = None if event in ("pre", "stop") else {"hookSpecificOutput": {
+        out = None if event in ("pre", "start", "stop", "denied") else {"hookSpecificOutput": {
             "hookEventName": HOOK_EVENTS[event],
-            "additionalContext": f"Aether could not record an answer ({type(exc).__name__}: {exc}); "
-                                 f"`aether next` says what to do."}}
+            "additionalContext": f"Aether could not record an answer ({type(exc).__name__}: "
+                                 f"{one_line(exc, 300)}); `aether next` says what to do."}}
     if out:
         text = json.dumps(out, ensure_ascii=False)
         try:

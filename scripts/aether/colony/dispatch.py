@@ -99,6 +99,14 @@ def mark_recorded(files, ref: str, line: str, via: str, usage: dict | None, agen
 
 
 @store.writes("spawns")
+def mark_started(data, ref: str, agent: str) -> None:
+    """The launched spawn's ant has started, as Claude Code's agent `agent`."""
+    rec = ledger.find(data, ref)
+    if rec is not None and rec["status"] == "launched":
+        rec.update(started_at=clock.iso(), agent_id=agent)
+
+
+@store.writes("spawns")
 def mark(data, ref: str, status: str, **fields) -> dict | None:
     """A spawn's new status (never a recorded one's) with what Claude Code told of it."""
     rec = ledger.find(data, ref)

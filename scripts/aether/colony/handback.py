@@ -288,15 +288,29 @@ def _empty(ref: str, agent: str | None, usage: dict) -> list:
 
 
 def failure_hook(payload: dict) -> dict | None:
-    """PostToolUseFailure on Agent: the call failed (the ant crashed, was stopped): handed out again."""
+    """PostToolUseFailure or PermissionDenied on Agent: the call failed (the ant crashed, was
+    stopped) or never ran (refused after the PreToolUse hook): the spawn is handed out again."""
     tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
     ref = ledger.ref_in(tool_input.get("prompt") if isinstance(tool_input.get("prompt"), str) else "")
     rec = _spawn(ref)
     if rec is None or rec["status"] not in ledger.IN_FLIGHT or rec.get("tool_use_id") != payload.get("tool_use_id"):
         return None
     dispatch.mark(ref, "dispatched")
+    if payload.get("hook_event_name") == "PermissionDenied":
+        return None
     return _context("PostToolUseFailure", [f"Aether: {rec['local']}'s Agent call failed; `aether next` hands it "
                                            f"out again."])
+
+
+def start_hook(payload: dict) -> dict | None:
+    """SubagentStart of one of the colony's ants: its spawn (named by the first prompt in its
+    transcript) has started — in flight for sure — under this agent id."""
+    agent = payload.get("agent_id") if isinstance(payload.get("agent_id"), str) else None
+    ref = transcript(_agent_transcript(payload, agent))["ref"] if agent else None
+    if ref is not None:
+        with ledger.lock():
+            dispatch.mark_started(ref, agent)
+    return None
 
 
 def stop_hook(payload: dict) -> dict | None:

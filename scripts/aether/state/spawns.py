@@ -28,13 +28,14 @@ import os
 import re
 
 from aether.core import clock, containment, paths
-from aether.core.exceptions import state_error
+from aether.core.exceptions import AetherError, state_error
 from aether.state import schemas, store
 
 MAX_SPAWNS = 400  # spawn records kept (oldest dropped)
 MAX_RUNS = 40  # run records kept
 SPAWN_STATUSES = schemas.SPAWN_RECORD_STATUSES
 IN_FLIGHT = ("launched", "background")
+LAUNCH_GRACE_SECONDS = 120  # a launched ant that has not started by then never will (its call was refused)
 MAX_USAGE = 10**12  # tokens (or ms, or tool uses) one ant may report; above it the figure is no figure
 MAX_MODEL_NAME = 200
 REF = re.compile(r"\.aether/spawns/([A-Za-z0-9_-]{1,64}/[A-Za-z0-9_-]{1,64})\.md")
@@ -203,9 +204,21 @@ def _alive(pid, started) -> bool:
     return started is None or _process_start(pid) in (None, started)
 
 
+def _started(rec: dict) -> bool:
+    """Did the ant start (Claude Code's SubagentStart, or a sign of it), or may it still?"""
+    if rec.get("started_at") or rec.get("agent_id") or rec.get("status") == "background":
+        return True
+    try:
+        return clock.now() - clock.parse_iso(rec.get("launched_at") or "") < LAUNCH_GRACE_SECONDS
+    except (AetherError, TypeError, ValueError):
+        return False
+
+
 def in_flight(rec: dict) -> bool:
-    """Does the spawn's ant run now (launched or in the background, its Claude Code alive)?"""
-    return rec.get("status") in IN_FLIGHT and _alive(rec.get("claude_pid"), rec.get("claude_started"))
+    """Does the spawn's ant run now: launched or in the background, in a Claude Code process that
+    lives, and started (or launched moments ago: a call refused after the PreToolUse hook never starts)?"""
+    return rec.get("status") in IN_FLIGHT and _alive(rec.get("claude_pid"), rec.get("claude_started")) \
+        and _started(rec)
 
 
 def live(data: dict, scope: str) -> bool:
