@@ -32,10 +32,19 @@ IDENTITY = {"name": "Aether", "email": "aether@localhost"}
 # ---------------------------------------------------------------- running git
 
 
+# Git variables the helper's git keeps: where git's own programs are, the user's settings files
+# (safe.directory …: they name no repository — core.worktree and core.bare count only in the
+# repository's own config) and tracing. Every other GIT_* variable goes: each one locates the
+# repository, its objects, refs, index or config (`git rev-parse --local-env-vars`, GIT_NAMESPACE,
+# GIT_CEILING_DIRECTORIES …) or changes what a command does, and the project's repository is the
+# one its folder is in.
+KEPT_GIT_VARS = ("GIT_EXEC_PATH", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM")
+KEPT_GIT_PREFIXES = ("GIT_TRACE",)
+
+
 def git_env(extra: dict | None = None) -> dict:
-    env = dict(os.environ)
-    for var in ("GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_PREFIX"):
-        env.pop(var, None)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("GIT_") or k in KEPT_GIT_VARS or k.startswith(KEPT_GIT_PREFIXES)}
     stamp = f"@{int(clock.now())} +0000"
     env.update(
         GIT_TERMINAL_PROMPT="0",

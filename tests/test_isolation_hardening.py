@@ -1,0 +1,57 @@
+"""Builders' worktrees that lose nothing and never hang, whatever a builder did to its copy: a HEAD
+moved off its snapshot (a checkout, a commit), a branch name git cannot create, a copy replaced by
+a symbolic link or gone, a merge the disk refuses half-way, git's environment variables, a stale
+lock — and `build-abort`, which ends the build whatever state the worktrees are in. Real git
+repositories; the calls that once hung run in a subprocess with a timeout."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from test_isolation import colony, git  # noqa: F401
+
+HANG = 60  # seconds a subprocess call may take before the test counts it as hung
+
+
+def sh_ok(p, *args, input=None, env=None) -> dict:
+    """`bin/aether ARGS` in a subprocess that must answer within HANG seconds."""
+    return p.sh(*args, input=input, env=env, timeout=HANG).json
+
+
+# ---------------------------------------------------------------- 9. git's environment, and locks
+
+
+LOCATING = ("GIT_DIR", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE",
+            "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
+            "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0", "GIT_INDEX_FILE", "GIT_WORK_TREE")
+
+
+def test_git_env_drops_every_variable_that_locates_a_repository(monkeypatch):
+    from aether.state import checkpoints
+
+    listed = subprocess.run(["git", "rev-parse", "--local-env-vars"], capture_output=True, text=True).stdout.split()
+    for var in {*LOCATING, *listed}:
+        monkeypatch.setenv(var, "/somewhere/else")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/home/me/.gitconfig")  # the user's settings, not a repository
+    env = checkpoints.git_env()
+    assert sorted(v for v in {*LOCATING, *listed} if v in env) == []
+    assert env["GIT_CONFIG_GLOBAL"] == "/home/me/.gitconfig"
+
+
+@pytest.mark.parametrize("var", ["GIT_DIR", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY"])
+def test_checkpoints_and_worktrees_stay_in_the_projects_repository_whatever_the_environment(colony, tmp_path, var):
+    p = colony
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    git(other, "commit", "-q", "--allow-empty", "-m", "someone else's")
+    env = {var: str(other / ".git" / ("objects" if var == "GIT_OBJECT_DIRECTORY" else ""))}
+    sh_ok(p, "next", "--build", "1", env=env)
+    from test_isolation import LEAD
+
+    sh_ok(p, "record", "lead1", "-", input=LEAD, env=env)
+    refs = git(p.root, "for-each-ref", "--format=%(objectname)", "refs/aether/checkpoints/").split()
+    assert refs and all(git(p.root, "cat-file", "-t", c).strip() == "commit" for c in refs)
+    assert git(other, "for-each-ref", "refs/aether/") == "" and len(git(other, "worktree", "list").splitlines()) == 1
+    assert len(git(p.root, "worktree", "list").splitlines()) == 3  # the project and its two builders
