@@ -7,11 +7,22 @@ repositories; the calls that once hung run in a subprocess with a timeout."""
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import pytest
-from test_isolation import colony, git  # noqa: F401
+from test_isolation import APP, colony, done, edit, git, ok, start_wave, tree  # noqa: F401
+
+from aether.core.exceptions import AetherError
 
 HANG = 60  # seconds a subprocess call may take before the test counts it as hung
+
+
+def worktrees(p) -> list:
+    return p.load("worktrees.json")["worktrees"]
+
+
+def record_of(p, node: str) -> dict:
+    return next(w for w in reversed(worktrees(p)) if w["node"] == node)
 
 
 def sh_ok(p, *args, input=None, env=None) -> dict:
@@ -55,3 +66,24 @@ def test_checkpoints_and_worktrees_stay_in_the_projects_repository_whatever_the_
     assert refs and all(git(p.root, "cat-file", "-t", c).strip() == "commit" for c in refs)
     assert git(other, "for-each-ref", "refs/aether/") == "" and len(git(other, "worktree", "list").splitlines()) == 1
     assert len(git(p.root, "worktree", "list").splitlines()) == 3  # the project and its two builders
+
+
+def test_a_stale_index_lock_in_a_builders_git_folder_blocks_nothing(colony):
+    p = colony
+    start_wave(p)
+    edit(p, "w1", "app.py", "return 1", "return 10")
+    Path(record_of(p, "w1")["gitdir"], "index.lock").write_text("", "utf-8")  # a git that died in the copy
+    ok(p, "record", "w2", "-", input=done())
+    ok(p, "record", "w1", "-", input=done(modified=["app.py"]))
+    assert tree(p)["nodes"]["w1"]["merge"] == "merged" and "return 10" in (p.root / "app.py").read_text("utf-8")
+
+
+def test_a_lock_git_cannot_take_is_named_with_the_command_that_removes_it(colony):
+    from aether.state import checkpoints
+
+    p = colony
+    lock = p.root / ".git" / "index.lock"
+    lock.write_text("", "utf-8")
+    with pytest.raises(AetherError) as exc:
+        checkpoints.git(["add", "-A"], str(p.root))
+    assert exc.value.code == "git_locked" and f"rm '{lock}'" in exc.value.message

@@ -14,9 +14,10 @@ last, the last MAX_CHECKPOINTS kept; the refs of dropped records are deleted).
 from __future__ import annotations
 
 import os
+import re
 
 from aether.core import clock, containment, paths
-from aether.core.exceptions import input_error, state_error
+from aether.core.exceptions import AetherError, input_error, state_error
 from aether.state import store
 
 REF_PREFIX = "refs/aether/checkpoints/"
@@ -81,10 +82,30 @@ def git(args: list, cwd: str, *, env: dict | None = None, check: bool = True, in
     proc.stdout = proc.stdout if raw else proc.stdout.decode("utf-8", "replace")
     proc.stderr = proc.stderr.decode("utf-8", "replace")
     if check and proc.returncode != 0:
-        message = proc.stderr.strip().splitlines()[-1:] or ["no message"]
-        raise state_error("git_failed", f"`git {' '.join(args[:2])}` failed in {cwd}: {message[0]}",
-                          git_exit=proc.returncode)
+        raise _failure(args, cwd, proc)
     return proc
+
+
+_LOCKED = re.compile(r"Unable to create '([^'\n]+\.lock)': File exists")
+
+
+def _failure(args: list, cwd: str, proc) -> AetherError:
+    """The error of a git command that failed: a lock it could not take is named, with the
+    command that removes it; otherwise git's first `fatal:`/`error:` line (else its last)."""
+    command = " ".join([a for a in args if not a.startswith("--git-dir=") and not a.startswith("--work-tree=")][:2])
+    locked = _LOCKED.search(proc.stderr)
+    if locked:
+        path = locked.group(1)
+        return state_error("git_locked", f"`git {command}` could not lock {path}: another git process is using it, "
+                                         f"or one that stopped left it behind; when no git runs there, remove it "
+                                         f"(rm '{path}') and run the command again", path=path)
+    return state_error("git_failed", f"`git {command}` failed in {cwd}: {said(proc.stderr)}", git_exit=proc.returncode)
+
+
+def said(stderr: str) -> str:
+    """What git said about a failure: its first `fatal:`/`error:` line (else its last line)."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    return next((line for line in lines if line.startswith(("fatal:", "error:"))), lines[-1] if lines else "no message")
 
 
 class Repo:
@@ -129,11 +150,12 @@ def repo() -> Repo | None:
     return Repo(top, index, head, data_rel, "" if prefix == "." else prefix + "/")
 
 
-class _TempIndex:
-    """A private index file for one operation (seeded from the user's index when asked)."""
+class TempIndex:
+    """A private index file for one operation, seeded (for its stat cache) from the index file
+    `seed` when one is given: the index it copies is never written, nor locked."""
 
-    def __init__(self, r: Repo, seed: bool):
-        self.repo, self.seed = r, seed
+    def __init__(self, seed: str | None = None):
+        self.seed = seed
 
     def __enter__(self):
         import shutil  # noqa: PLC0415 — start-up: shutil only where files are copied
@@ -141,11 +163,11 @@ class _TempIndex:
 
         self.dir = tempfile.mkdtemp(prefix="aether-index-")
         self.path = os.path.join(self.dir, "index")
-        if self.seed and os.path.isfile(self.repo.index):
+        if self.seed and os.path.isfile(self.seed):
             try:
                 # copy2 keeps the index's mtime: git's "racy" check compares file mtimes with
                 # it, so a newer copy would make git trust stale stat data and miss edits.
-                shutil.copy2(self.repo.index, self.path)
+                shutil.copy2(self.seed, self.path)
             except OSError:
                 pass  # an empty index only costs speed
         self.env = git_env({"GIT_INDEX_FILE": self.path})
@@ -180,7 +202,7 @@ def snapshot_commit(r: Repo, message: str) -> tuple[str, str]:
 
 def _snapshot_tree(r: Repo) -> str:
     """The tree of the working tree as it is now (ignored files and colony state left out)."""
-    with _TempIndex(r, seed=True) as idx:
+    with TempIndex(r.index) as idx:
         git(["add", "-A", *r.pathspec()], r.top, env=idx.env)
         if r.data_rel and idx.mentions(r.data_rel):  # state files the user committed stay out too
             git(["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", r.data_rel], r.top, env=idx.env)
@@ -362,7 +384,7 @@ def restore(ref: str, force: bool = False, checkpoints_data: dict | None = None)
             removed.append(rel)
         except FileNotFoundError:
             pass
-    with _TempIndex(r, seed=False) as idx:
+    with TempIndex() as idx:
         git(["read-tree", target_tree], r.top, env=idx.env)
         if r.data_rel:
             git(["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", r.data_rel], r.top, env=idx.env)

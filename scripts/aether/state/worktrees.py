@@ -140,9 +140,12 @@ def result(r: checkpoints.Repo, rel: str, gitdir: str, base: str, node: str) -> 
     worktree; ignored files, `.aether/` and `.git` left out), or None when it changed nothing.
     Raises Gone when the worktree is not there."""
     path = full(r, rel)
-    env = _result_env()
-    _git(path, gitdir, ["add", "-A", "--", ".", ":(exclude).aether", ":(exclude).git"], env=env)
-    tree = _git(path, gitdir, ["write-tree"], env=env).stdout.strip()
+    if not os.path.isdir(path) or not os.path.isdir(gitdir):
+        raise Gone(path)
+    with checkpoints.TempIndex(os.path.join(gitdir, "index")) as idx:  # the builder's index (and its lock) untouched
+        env = {**_result_env(), "GIT_INDEX_FILE": idx.path}
+        _git(path, gitdir, ["add", "-A", "--", ".", ":(exclude).aether", ":(exclude).git"], env=env)
+        tree = _git(path, gitdir, ["write-tree"], env=env).stdout.strip()
     if tree == checkpoints.git(["rev-parse", f"{base}^{{tree}}"], r.top).stdout.strip():
         return None
     return checkpoints.git(["commit-tree", tree, "-p", base, "-m", f"aether: {node}'s work"], r.top,
