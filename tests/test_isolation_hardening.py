@@ -30,6 +30,79 @@ def sh_ok(p, *args, input=None, env=None) -> dict:
     return p.sh(*args, input=input, env=env, timeout=HANG).json
 
 
+# ---------------------------------------------------------------- 6. a blocked branch name ends, it never loops
+
+
+def conflicting_wave(p) -> None:
+    start_wave(p)
+    edit(p, "w1", "app.py", "return 2", "return 'one'")
+    edit(p, "w2", "app.py", "return 2", "return 'two'")
+    ok(p, "record", "w1", "-", input=done(modified=["app.py"]))
+
+
+def test_a_branch_named_aether_does_not_hang_a_conflict_and_the_result_is_kept_where_git_can_name_it(colony):
+    p = colony
+    git(p.root, "branch", "aether")  # refs/heads/aether blocks refs/heads/aether/<build>/<node>
+    conflicting_wave(p)
+    after = sh_ok(p, "record", "w2", "-", input=done(modified=["app.py"]))["next"]
+    assert [s["id"] for s in after["spawns"]] == ["r1"]
+    name = record_of(p, "w2")["branch"]
+    assert name.startswith("refs/aether/kept/") and "return 'two'" in git(p.root, "show", f"{name}:app.py")
+    listed = ok(p, "worktrees", "--json")
+    assert [k["apply"] for k in listed["kept"]] == [f"git cherry-pick --no-commit {name}"]
+    ok(p, "worktrees", "--drop", name, "--json")
+    assert git(p.root, "for-each-ref", "refs/aether/kept/") == ""
+
+
+def test_build_abort_keeps_a_result_when_a_branch_named_aether_blocks_the_usual_name(colony):
+    p = colony
+    git(p.root, "branch", "aether")
+    start_wave(p)
+    edit(p, "w1", "app.py", "return 1", "return 11")
+    ok(p, "record", "w1", "-", input=done(modified=["app.py"]))
+    out = sh_ok(p, "build-abort", "1", "--reason", "-", input="stop\n")
+    name = record_of(p, "w1")["branch"]
+    assert name.startswith("refs/aether/kept/") and name in out["text"]
+    assert "return 11" in git(p.root, "show", f"{name}:app.py")
+
+
+def test_a_result_no_name_can_hold_is_a_clear_error_not_a_loop(colony):
+    p = colony
+    git(p.root, "branch", "aether")
+    git(p.root, "update-ref", "refs/aether/kept", "HEAD")  # blocks the fallback namespace too
+    conflicting_wave(p)
+    error = sh_ok(p, "record", "w2", "-", input=done(modified=["app.py"]))["next_error"]  # recorded; the merge says why
+    assert error["code"] == "result_not_kept" and "git branch <a name>" in error["error"]
+    assert "refs/aether/kept" in error["error"] and (p.root / "app.py").read_text("utf-8").count("'one'") == 1
+
+
+def test_kept_names_and_checkpoint_refs_take_the_next_free_suffix(colony, monkeypatch):
+    from aether.state import checkpoints, worktrees
+
+    p = colony
+    monkeypatch.chdir(p.root)
+    r = checkpoints.repo()
+    head = git(p.root, "rev-parse", "HEAD").strip()
+    other = git(p.root, "commit-tree", "-p", head, "-m", "another", f"{head}^{{tree}}").strip()
+    for name in ("aether/b1/w1", "aether/b1/w1-2", "aether/b1/w1-3"):
+        git(p.root, "update-ref", f"refs/heads/{name}", other)
+    assert worktrees.keep(r, "b1", "w1", head) == "aether/b1/w1-4"
+    assert worktrees.keep(r, "b1", "w1", head) == "aether/b1/w1-4"  # the same result: the same name
+    tags = [checkpoints.tag_abort(1, "stop") for _ in range(3)]
+    assert tags == ["aether/phase-1-aborted", "aether/phase-1-aborted-2", "aether/phase-1-aborted-3"]
+
+
+def test_an_abort_tag_named_aether_is_an_error_the_abort_report_names(colony, monkeypatch):
+    from aether.state import checkpoints
+
+    p = colony
+    monkeypatch.chdir(p.root)
+    git(p.root, "tag", "aether")
+    with pytest.raises(AetherError) as exc:
+        checkpoints.tag_abort(1, "stop")
+    assert exc.value.code == "git_failed" and "refs/tags/aether" in exc.value.message
+
+
 # ---------------------------------------------------------------- 9. git's environment, and locks
 
 

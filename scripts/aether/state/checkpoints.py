@@ -235,16 +235,15 @@ def snapshot(label: str, phase: int | None) -> dict | None:
     commit, tree = snapshot_commit(r, f"aether checkpoint: {label}")
     stamp = int(clock.now())
     base = REF_PREFIX + (f"phase-{phase}-{stamp}" if phase is not None else f"colony-{stamp}")
-    ref, n = base, 1
-    while True:
+    for ref in free_names(r, base):
         # An empty old value makes update-ref refuse to overwrite an existing ref.
         proc = git(["update-ref", ref, commit, ""], r.top, check=False)
         if proc.returncode == 0:
             break
         if git(["rev-parse", "-q", "--verify", ref], r.top, check=False).returncode != 0:
-            raise state_error("git_failed", f"cannot create {ref}: {proc.stderr.strip()}")
-        n += 1
-        ref = f"{base}-{n}"
+            raise _failure(["update-ref", ref], r.top, proc)  # not taken, blocked: a ref named like a folder on its way
+    else:
+        raise state_error("git_failed", f"cannot create {base}: every name was taken while it was made; try again")
     return {"ref": ref, "commit": commit, "tree": tree, "parent": r.head, "phase": phase,
             "created_at": clock.iso(stamp), "label": label}
 
@@ -306,18 +305,28 @@ def tag_abort(phase: int, reason: str) -> str | None:
     commit, _tree = snapshot_commit(r, f"aether: phase {phase} aborted")
     base = ABORT_TAG.format(phase=phase)
     message = f"Aborted: {reason.strip()}"
-    n = 1
-    while True:
-        name = base if n == 1 else f"{base}-{n}"
-        exists = git(["rev-parse", "-q", "--verify", f"refs/tags/{name}"], r.top, check=False)
-        if exists.returncode != 0:
-            proc = git(["tag", "-a", name, "-F", "-", commit], r.top, check=False,
-                       input=message.encode("utf-8"))
-            if proc.returncode == 0:
-                return name
-            if git(["rev-parse", "-q", "--verify", f"refs/tags/{name}"], r.top, check=False).returncode != 0:
-                raise state_error("git_failed", f"cannot create tag {name}: {proc.stderr.strip()}")
-        n += 1
+    for ref in free_names(r, f"refs/tags/{base}"):
+        name = ref.removeprefix("refs/tags/")
+        proc = git(["tag", "-a", name, "-F", "-", commit], r.top, check=False, input=message.encode("utf-8"))
+        if proc.returncode == 0:
+            return name
+        if git(["rev-parse", "-q", "--verify", ref], r.top, check=False).returncode != 0:
+            raise state_error("git_failed", f"cannot create tag {name}: {said(proc.stderr)}")
+    raise state_error("git_failed", f"cannot create tag {base}: every name was taken while it was made; try again")
+
+
+def held(r: Repo, base: str) -> dict:
+    """{ref: commit} of the refs named `base` or `base-…`."""
+    out = git(["for-each-ref", "--format=%(refname) %(objectname)", base, f"{base}-*"], r.top, check=False).stdout
+    return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+
+
+def free_names(r: Repo, base: str) -> list:
+    """`base`, `base-2`, `base-3` … that no ref holds yet, as many as there are taken ones plus one:
+    a loop over them ends, and finds a free name unless another process takes them meanwhile."""
+    taken = held(r, base)
+    names = [base if n == 1 else f"{base}-{n}" for n in range(1, len(taken) + 2)]
+    return [name for name in names if name not in taken]
 
 
 # ---------------------------------------------------------------- restore

@@ -25,6 +25,9 @@ from aether.state import checkpoints, store
 
 MAX_RECORDS = 300  # records kept (active and kept ones are never dropped)
 BRANCH_PREFIX = "aether/"  # a kept result's branch: aether/<build>/<node>
+# Where a result is kept when git cannot make its branch (a branch `aether`, or `aether/<build>`,
+# holds the name's folder): a ref in the colony's own namespace, which no branch or tag can block.
+KEPT_REF_PREFIX = "refs/aether/kept/"
 STATUSES = ("active", "passed", "merged", "kept", "discarded", "dropped")
 OPEN = ("active", "kept")  # records that still hold a worktree or a branch
 SCRATCH = "merge"  # the worktree a merge runs in: .aether/worktrees/<build>/merge
@@ -214,25 +217,38 @@ def content(r: checkpoints.Repo, blob: str, path: str) -> bytes:
 
 
 def keep(r: checkpoints.Repo, scope: str, node: str, commit: str) -> str:
-    """A branch `aether/<build>/<node>` on a result that could not be merged (one already on that
-    very commit is reused; another name gets -2, -3 …)."""
-    base = f"{BRANCH_PREFIX}{scope}/{node}"
-    name, n = base, 1
-    while True:
-        ref = f"refs/heads/{name}"
-        if checkpoints.git(["update-ref", ref, commit, ""], r.top, check=False).returncode == 0:
-            return name
-        now = checkpoints.git(["rev-parse", "-q", "--verify", ref], r.top, check=False).stdout.strip()
-        if now == commit:
-            return name
-        n += 1
-        name = f"{base}-{n}"
+    """Keep a result that could not be merged: on the branch `aether/<build>/<node>` (one already
+    on that very commit is reused; another name gets -2, -3 …), or, when git cannot make that branch
+    (a branch `aether` holds its folder …), on the ref `refs/aether/kept/<build>/<node>`. Returns
+    the name git knows it by; raises `result_not_kept` when both are refused."""
+    why = "every name was taken while it was made"
+    for namespace, prefix in (("refs/heads/", BRANCH_PREFIX), ("", KEPT_REF_PREFIX)):
+        base = f"{namespace}{prefix}{scope}/{node}"
+        same = sorted(ref for ref, held in checkpoints.held(r, base).items() if held == commit)
+        if same:
+            return same[0].removeprefix("refs/heads/")
+        for ref in checkpoints.free_names(r, base):
+            proc = checkpoints.git(["update-ref", ref, commit, ""], r.top, check=False)
+            now = checkpoints.git(["rev-parse", "-q", "--verify", ref], r.top, check=False).stdout.strip()
+            if proc.returncode == 0 or now == commit:
+                return ref.removeprefix("refs/heads/")
+            if not now:  # not taken but refused (a ref named like a folder on the way, a lock): the next namespace
+                why = checkpoints.said(proc.stderr)
+                break
+    raise state_error("result_not_kept", f"{node}'s result ({commit}) could not be kept on {BRANCH_PREFIX}{scope}/{node} "
+                                         f"nor on {KEPT_REF_PREFIX}{scope}/{node}: {why}; free one of those names, "
+                                         f"or keep it yourself: git branch <a name> {commit}", commit=commit)
 
 
 def drop_branch(r: checkpoints.Repo, name: str) -> bool:
-    if not name.startswith(BRANCH_PREFIX):
-        raise state_error("not_a_colony_branch", f"{name} is not a branch the colony made (they start {BRANCH_PREFIX})")
-    return checkpoints.git(["update-ref", "-d", f"refs/heads/{name}"], r.top, check=False).returncode == 0
+    if name.startswith(KEPT_REF_PREFIX):
+        ref = name
+    elif name.startswith(BRANCH_PREFIX):
+        ref = f"refs/heads/{name}"
+    else:
+        raise state_error("not_a_colony_branch", f"{name} is not a branch the colony made (they start {BRANCH_PREFIX} "
+                                                 f"or {KEPT_REF_PREFIX})")
+    return checkpoints.git(["update-ref", "-d", ref], r.top, check=False).returncode == 0
 
 
 def on_disk(r: checkpoints.Repo) -> list:
@@ -261,7 +277,8 @@ def on_disk(r: checkpoints.Repo) -> list:
 
 
 def branches(r: checkpoints.Repo) -> dict:
-    """{branch: commit} of every `aether/…` branch."""
-    out = checkpoints.git(["for-each-ref", "--format=%(refname:short) %(objectname)", f"refs/heads/{BRANCH_PREFIX}"],
-                          r.top, check=False).stdout
-    return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+    """{name: commit} of every `aether/…` branch and `refs/aether/kept/…` ref."""
+    out = checkpoints.git(["for-each-ref", "--format=%(refname) %(objectname)", f"refs/heads/{BRANCH_PREFIX}",
+                           KEPT_REF_PREFIX], r.top, check=False).stdout
+    pairs = (line.split(" ", 1) for line in out.splitlines() if " " in line)
+    return {ref.removeprefix("refs/heads/"): commit for ref, commit in pairs}
