@@ -6,11 +6,13 @@ repositories; the calls that once hung run in a subprocess with a timeout."""
 
 from __future__ import annotations
 
+import errno
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
-from test_isolation import APP, colony, done, edit, git, ok, start_wave, tree  # noqa: F401
+from test_isolation import APP, colony, done, edit, git, ok, start_wave, tree, workdir  # noqa: F401
 
 from aether.core.exceptions import AetherError
 
@@ -101,6 +103,76 @@ def test_an_abort_tag_named_aether_is_an_error_the_abort_report_names(colony, mo
     with pytest.raises(AetherError) as exc:
         checkpoints.tag_abort(1, "stop")
     assert exc.value.code == "git_failed" and "refs/tags/aether" in exc.value.message
+
+
+# ---------------------------------------------------------------- 8. a merge writes everything or nothing
+
+
+def one_builder(p, work, claims=None) -> None:
+    start_wave(p)
+    work(workdir(p, "w1"))
+    ok(p, "record", "w2", "-", input=done())
+    ok(p, "record", "w1", "-", input=claims or done())
+
+
+def test_a_folder_in_the_way_of_a_file_changes_nothing_and_names_the_path(colony):
+    p = colony
+    (p.root / ".gitignore").write_text("*.log\n", "utf-8")
+    (p.root / "out").mkdir()
+    (p.root / "out" / "run.log").write_text("the user's log\n", "utf-8")  # ignored: not in any snapshot
+
+    def work(copy):
+        (copy / "a.py").write_text("A = 1\n", "utf-8")
+        (copy / "out").write_text("a file\n", "utf-8")
+    one_builder(p, work)
+    w1 = tree(p)["nodes"]["w1"]
+    assert w1["merge"] == "conflict" and w1["failure"]["files"] == ["out"]
+    assert "folder" in w1["failure"]["error"] and ".tmp" not in w1["failure"]["error"]
+    assert not (p.root / "a.py").exists() and (p.root / "out" / "run.log").exists()
+
+
+def test_a_file_in_the_way_of_a_folder_changes_nothing_and_names_the_path(colony):
+    p = colony
+    (p.root / ".gitignore").write_text("secret\n!secret/\n", "utf-8")  # the file is ignored, a folder would not be
+    (p.root / "secret").write_text("the user's secret\n", "utf-8")
+
+    def work(copy):
+        (copy / "a.py").write_text("A = 1\n", "utf-8")
+        (copy / "secret").mkdir()
+        (copy / "secret" / "x.py").write_text("X = 1\n", "utf-8")
+    one_builder(p, work)
+    w1 = tree(p)["nodes"]["w1"]
+    assert w1["merge"] == "conflict" and w1["failure"]["files"] == ["secret/x.py"]
+    assert "secret is a file" in w1["failure"]["error"] and str(p.root) not in w1["failure"]["error"]
+    assert not (p.root / "a.py").exists() and (p.root / "secret").read_text("utf-8") == "the user's secret\n"
+
+
+def test_a_write_that_fails_after_the_checks_is_rolled_back(colony, monkeypatch):
+    from aether.state import store
+
+    p = colony
+    (p.root / "app.py").chmod(0o640)
+    real = store.write_bytes_atomic
+
+    def disk_full(path, payload, mode=None):
+        if path.endswith("z.py"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path + ".tmp.123")
+        return real(path, payload, mode)
+    monkeypatch.setattr(store, "write_bytes_atomic", disk_full)
+
+    def work(copy):
+        edit(p, "w1", "app.py", "return 1", "return 10")
+        (copy / "notes.txt").unlink()
+        (copy / "sub").mkdir()
+        (copy / "sub" / "new.py").write_text("NEW = 1\n", "utf-8")
+        (copy / "z.py").write_text("Z = 1\n", "utf-8")
+    one_builder(p, work)
+    w1 = tree(p)["nodes"]["w1"]
+    assert w1["merge"] == "conflict" and w1["failure"]["files"] == ["z.py"]
+    assert "No space left on device" in w1["failure"]["error"] and ".tmp" not in w1["failure"]["error"]
+    assert (p.root / "app.py").read_text("utf-8") == APP and (os.stat(p.root / "app.py").st_mode & 0o777) == 0o640
+    assert (p.root / "notes.txt").read_text("utf-8") == "untracked, made by the colony\n"
+    assert not (p.root / "sub").exists() and not (p.root / "z.py").exists()
 
 
 # ---------------------------------------------------------------- 9. git's environment, and locks
