@@ -7,7 +7,9 @@ repositories; the calls that once hung run in a subprocess with a timeout."""
 from __future__ import annotations
 
 import errno
+import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -25,6 +27,23 @@ def worktrees(p) -> list:
 
 def record_of(p, node: str) -> dict:
     return next(w for w in reversed(worktrees(p)) if w["node"] == node)
+
+
+def events(p, kind: str) -> list:
+    return [e["content"] for e in p.load("events.json")["events"] if e["type"] == kind]
+
+
+def failed(task: str, error: str) -> str:
+    return "```json\n" + json.dumps({"status": "failed", "summary": error, "files_created": [], "files_modified": [],
+                                     "failure": {"task": task, "error": error, "root_cause": "?",
+                                                 "suggested_fix": "fix it", "confidence": 90,
+                                                 "fix_scope": "contained", "files": ["app.py"],
+                                                 "category": "logic"}}) + "\n```"
+
+
+def brief_of(p, action: dict, node: str) -> str:
+    spawn = next(s for s in action["spawns"] if s["id"] == node)
+    return (p.root / spawn["prompt"].split("Your brief is ")[1].split(" ")[0]).read_text("utf-8")
 
 
 def sh_ok(p, *args, input=None, env=None) -> dict:
@@ -103,6 +122,54 @@ def test_an_abort_tag_named_aether_is_an_error_the_abort_report_names(colony, mo
     with pytest.raises(AetherError) as exc:
         checkpoints.tag_abort(1, "stop")
     assert exc.value.code == "git_failed" and "refs/tags/aether" in exc.value.message
+
+
+# ---------------------------------------------------------------- 7. a copy replaced by a symbolic link, or gone
+
+
+@pytest.fixture
+def outside(tmp_path) -> Path:
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "keep.txt").write_text("not the colony's\n", "utf-8")
+    return folder
+
+
+def replace_with_link(copy: Path, target: Path) -> None:
+    shutil.rmtree(copy)
+    copy.symlink_to(target)
+
+
+def test_a_copy_replaced_by_a_link_is_a_worktree_gone_and_its_retry_works_in_the_project(colony, outside):
+    p = colony
+    start_wave(p)
+    ok(p, "record", "w2", "-", input=done())
+    replace_with_link(workdir(p, "w1"), outside)
+    after = ok(p, "record", "w1", "-", input=done())["next"]
+    assert tree(p)["nodes"]["w1"]["failure"]["category"] == "worktree_gone"
+    copy = workdir(p, "r1")
+    assert [s["id"] for s in after["spawns"]] == ["r1"] and copy.is_dir() and not copy.is_symlink()
+    assert sorted(os.listdir(outside)) == ["keep.txt"]
+
+
+@pytest.mark.parametrize("how", ["removed", "linked"])
+def test_a_copy_gone_when_its_task_is_retried_is_made_again_and_the_brief_says_the_work_was_lost(colony, outside, how):
+    p = colony
+    start_wave(p)
+    ok(p, "record", "w2", "-", input=done())
+    copy = workdir(p, "w1")
+    (copy / "half.py").write_text("HALF = 1\n", "utf-8")
+    if how == "removed":
+        shutil.rmtree(copy)
+    else:
+        replace_with_link(copy, outside)
+    after = ok(p, "record", "w1", "-", input=failed("1.1", "it does not import"))["next"]
+    assert [s["id"] for s in after["spawns"]] == ["r1"]
+    again = workdir(p, "r1")
+    assert again == copy and again.is_dir() and not again.is_symlink()
+    assert (again / "app.py").read_text("utf-8") == APP and not (again / "half.py").exists()
+    assert "was lost" in brief_of(p, after, "r1") and events(p, "worktree_lost")
+    assert sorted(os.listdir(outside)) == ["keep.txt"]
 
 
 # ---------------------------------------------------------------- 8. a merge writes everything or nothing

@@ -73,10 +73,12 @@ def _mark(colony, owners: dict) -> None:
             tree["nodes"][old]["merge"] = "passed"
 
 
-@store.writes("worktrees")
-def _claim(data, scope: str, node: str, rel: str, base: str, gitdir: str, workdir: str,
-           passed_from: str | None) -> None:
-    """The record of a worktree handed to `node` (taken over from `passed_from`, or new)."""
+@store.writes("worktrees", "events")
+def _claim(files, scope: str, node: str, rel: str, base: str, gitdir: str, workdir: str,
+           passed_from: str | None, lost: str | None = None) -> None:
+    """The record of a worktree handed to `node` (taken over from `passed_from`, or new); `lost`:
+    the folder was gone and was made again from its base (said in an event)."""
+    data = files["worktrees"]
     for old in [w for w in data["worktrees"] if w.get("scope") == scope and w.get("path") == rel
                 and w.get("status") == "active"]:
         wt.end(old, "passed" if passed_from else "discarded",
@@ -84,11 +86,19 @@ def _claim(data, scope: str, node: str, rel: str, base: str, gitdir: str, workdi
     wt.add_record(data, {"scope": scope, "node": node, "path": rel, "base": base, "gitdir": gitdir,
                          "workdir": workdir, "status": "active", "branch": None, "result": None,
                          "created_at": clock.iso(), "ended_at": None, "why": None})
+    if lost:
+        events.append(files["events"], "worktree_lost", node, f"{node}: {lost}")
+
+
+def _again(r: checkpoints.Repo, rec: dict) -> str:
+    """A worktree found gone (removed, or replaced by a symbolic link) made again from its base. Its git folder."""
+    return wt.create(r, rec["path"], rec["base"])
 
 
 def prepare(tree: dict, node_ids: list, iso: dict | None) -> dict:
     """Worktrees for the isolated builders among `node_ids` of a build whose isolation is `iso`:
-    {node: workdir}. One snapshot of the project is the base of every new worktree of the action."""
+    {node: {workdir, note}} (note: what its brief must say, else None). One snapshot of the project
+    is the base of every new worktree of the action."""
     iso = iso or {}
     if not iso.get("on"):
         return {}
@@ -105,21 +115,32 @@ def prepare(tree: dict, node_ids: list, iso: dict | None) -> dict:
         lineage = None
         if mine is None and node["role"] in merging.CONTINUING_ROLES:
             lineage = _lineage_record(tree, node, records, scope)
+        note = None
         if mine is not None:  # handed out again: the same worktree, as its last builder left it
             rel, passed = mine["path"], []
-            if not os.path.isdir(wt.full(r, rel)) or not os.path.isdir(mine.get("gitdir") or ""):
-                gitdir = wt.create(r, rel, mine["base"])  # gone (a crash in between): from its base again
-                _claim(scope, node["id"], rel, mine["base"], gitdir, _workdir(r, rel), None)
+            if not wt.intact(wt.full(r, rel), mine.get("gitdir") or ""):  # gone (a crash in between): from its base again
+                _claim(scope, node["id"], rel, mine["base"], _again(r, mine), _workdir(r, rel), None,
+                       lost="its worktree was gone when it was handed out again: made again from its base; "
+                            "the work in it was lost with the folder")
         elif lineage is not None:  # the task goes on where its last run left it
             rel, passed = lineage["path"], [lineage["node"]]
-            _claim(scope, node["id"], rel, lineage["base"], lineage["gitdir"], _workdir(r, rel), lineage["node"])
+            gitdir, lost = lineage["gitdir"], None
+            if not wt.intact(wt.full(r, rel), gitdir):
+                gitdir = _again(r, lineage)
+                lost = (f"the worktree of {lineage['node']}, whose task it continues, was gone (removed, or replaced "
+                        f"by a symbolic link): made again from the snapshot it started from; {lineage['node']}'s "
+                        f"work in it was lost with the folder")
+                note = (f"The copy of {lineage['node']} (the run before you) was gone: yours was made again from the "
+                        f"snapshot it started from, and the work done in it was lost with the folder — do the whole "
+                        f"task, not only the fix.")
+            _claim(scope, node["id"], rel, lineage["base"], gitdir, _workdir(r, rel), lineage["node"], lost)
         else:
             if base is None:
                 base, _tree = checkpoints.snapshot_commit(r, f"aether: wave {node['wave']} of {scope}")
             rel, passed = wt.rel_path(scope, node["id"]), []
             _claim(scope, node["id"], rel, base, wt.create(r, rel, base), _workdir(r, rel), None)
         owners[node["id"]] = (_workdir(r, rel), [p for p in passed if p in tree["nodes"]])
-        out[node["id"]] = _workdir(r, rel)
+        out[node["id"]] = {"workdir": _workdir(r, rel), "note": note}
     _mark(owners)
     return out
 
@@ -137,7 +158,7 @@ def _lineage_record(tree: dict, node: dict, records: list, scope: str) -> dict |
     return holders[-1] if holders else None
 
 
-def brief_section(workdir: str) -> str:
+def brief_section(workdir: str, note: str | None = None) -> str:
     full = os.path.join(paths.project_root(), workdir)
     return "\n".join([
         "--- WORKING COPY ---",
@@ -148,6 +169,7 @@ def brief_section(workdir: str) -> str:
         f"- Write and edit files only under {full}/, and name files in your result block relative to it, "
         "as if it were the project.",
         "- The helper merges your changes into the project after the wave: do not commit, branch or push.",
+        *([f"- {note}"] if note else []),
         "--- END WORKING COPY ---"])
 
 

@@ -79,20 +79,25 @@ def root(r: checkpoints.Repo) -> str:
 
 
 def full(r: checkpoints.Repo, rel: str) -> str:
-    """The absolute path of a worktree from its path in the project (only under the builders' folder)."""
+    """The absolute path of a worktree from its path in the project (only under the builders' folder;
+    whether it is still a worktree, and no symbolic link, is `intact`'s to say)."""
     parts = rel.split("/")
     base = checkpoints.WORKTREES.split("/")
     if parts[:len(base)] != base or len(parts) != len(base) + 2 or any(p in ("", ".", "..") for p in parts):
         raise state_error("path_outside_project", f"{rel} is not one of the builders' worktrees", path=rel)
-    path = os.path.join(root(r), *parts[len(base):])
-    if os.path.islink(os.path.dirname(path)) or os.path.islink(path):
-        raise state_error("path_is_symlink", f"{path} is a symbolic link, not a worktree", path=path)
-    return path
+    return os.path.join(root(r), *parts[len(base):])
+
+
+def intact(path: str, gitdir: str) -> bool:
+    """The worktree's folder and its git folder are there, and the folder is no symbolic link (nor
+    reached through one): a folder replaced by a link counts as gone."""
+    return (os.path.isdir(path) and not os.path.islink(path) and not os.path.islink(os.path.dirname(path))
+            and bool(gitdir) and os.path.isdir(gitdir))
 
 
 def _git(wt_full: str, gitdir: str, args: list, **kw):
     """git on one worktree, its git folder named: never the repository a stray `.git` points to."""
-    if not os.path.isdir(wt_full) or not os.path.isdir(gitdir):
+    if not intact(wt_full, gitdir):
         raise Gone(wt_full)
     return checkpoints.git([f"--git-dir={gitdir}", f"--work-tree={wt_full}", *args], wt_full, **kw)
 
@@ -118,15 +123,25 @@ def gitdir_of(path: str) -> str:
 
 
 def remove(r: checkpoints.Repo, rel: str) -> bool:
-    """Remove the worktree at `rel` (files and git's record of it); True when one was there."""
+    """Remove the worktree at `rel` (files and git's record of it); True when one was there. A
+    symbolic link found in its place (or in its build's) is removed itself, never followed."""
     path = full(r, rel)
+    folder = os.path.dirname(path)
     there = os.path.lexists(path)
-    if there:
-        checkpoints.git(["worktree", "remove", "--force", "--force", path], r.top, check=False)
-    if os.path.lexists(path) and not os.path.islink(path):
-        import shutil  # noqa: PLC0415 — start-up: shutil only where a folder is removed
+    try:
+        if os.path.islink(folder):
+            os.unlink(folder)
+        elif os.path.islink(path):
+            os.unlink(path)
+        elif there:
+            checkpoints.git(["worktree", "remove", "--force", "--force", path], r.top, check=False)
+            if os.path.lexists(path):
+                import shutil  # noqa: PLC0415 — start-up: shutil only where a folder is removed
 
-        shutil.rmtree(path, ignore_errors=True)
+                shutil.rmtree(path, ignore_errors=True)
+    except OSError as exc:
+        raise state_error("worktree_not_removed", f"cannot remove {path}: {exc.strerror or exc}; remove it by hand, "
+                                                  f"then run `aether worktrees --clean`", path=path) from None
     checkpoints.git(["worktree", "prune"], r.top, check=False)
     return there
 
@@ -143,7 +158,7 @@ def result(r: checkpoints.Repo, rel: str, gitdir: str, base: str, node: str) -> 
     worktree; ignored files, `.aether/` and `.git` left out), or None when it changed nothing.
     Raises Gone when the worktree is not there."""
     path = full(r, rel)
-    if not os.path.isdir(path) or not os.path.isdir(gitdir):
+    if not intact(path, gitdir):
         raise Gone(path)
     with checkpoints.TempIndex(os.path.join(gitdir, "index")) as idx:  # the builder's index (and its lock) untouched
         env = {**_result_env(), "GIT_INDEX_FILE": idx.path}
