@@ -51,6 +51,47 @@ def sh_ok(p, *args, input=None, env=None) -> dict:
     return p.sh(*args, input=input, env=env, timeout=HANG).json
 
 
+# ---------------------------------------------------------------- 5. a HEAD that left its base is refused, not merged
+
+
+def test_a_checkout_and_commit_on_a_users_branch_is_refused_and_the_branch_put_back(colony):
+    p = colony
+    git(p.root, "branch", "feature")  # the user's branch: app.py only, no notes.txt
+    feature = git(p.root, "rev-parse", "feature").strip()
+    head = (git(p.root, "symbolic-ref", "HEAD"), git(p.root, "rev-parse", "HEAD"))
+    start_wave(p)
+    copy = workdir(p, "w1")
+    git(copy, "checkout", "-q", "feature")  # notes.txt (untracked in the project) leaves the copy
+    edit(p, "w1", "app.py", "return 1", "return 10")
+    git(copy, "commit", "-q", "-am", "on the user's branch")  # moves feature
+    ok(p, "record", "w2", "-", input=done())
+    after = ok(p, "record", "w1", "-", input=done(modified=["app.py"]))["next"]
+    w1 = tree(p)["nodes"]["w1"]
+    assert w1["status"] == "failed" and w1["merge"] == "refused"
+    assert w1["failure"]["category"] == "worktree_head_moved" and "feature" in w1["failure"]["error"]
+    assert (p.root / "notes.txt").exists() and (p.root / "app.py").read_text("utf-8") == APP  # nothing merged
+    assert git(p.root, "rev-parse", "feature").strip() == feature  # put back where it was …
+    assert "feature" in " ".join(events(p, "branch_put_back")) and "put back" in w1["failure"]["error"]  # … and said
+    assert (git(p.root, "symbolic-ref", "HEAD"), git(p.root, "rev-parse", "HEAD")) == head
+    kept = record_of(p, "w1")
+    assert kept["status"] == "kept" and "return 10" in git(p.root, "show", f"{kept['branch']}:app.py")  # nothing lost
+    assert [s["id"] for s in after["spawns"]] == ["r1"]  # retried like a conflict, on the merged state
+    assert (workdir(p, "r1") / "notes.txt").exists()
+
+
+def test_a_commit_in_a_detached_copy_is_refused_not_merged(colony):
+    p = colony
+    start_wave(p)
+    edit(p, "w1", "app.py", "return 1", "return 10")
+    git(workdir(p, "w1"), "commit", "-q", "-am", "committed by the builder")
+    ok(p, "record", "w2", "-", input=done())
+    ok(p, "record", "w1", "-", input=done(modified=["app.py"]))
+    w1 = tree(p)["nodes"]["w1"]
+    assert w1["merge"] == "refused" and w1["failure"]["category"] == "worktree_head_moved"
+    assert (p.root / "app.py").read_text("utf-8") == APP
+    assert "return 10" in git(p.root, "show", f"{record_of(p, 'w1')['branch']}:app.py")
+
+
 # ---------------------------------------------------------------- 6. a blocked branch name ends, it never loops
 
 

@@ -91,7 +91,9 @@ def _claim(files, scope: str, node: str, rel: str, base: str, gitdir: str, workd
 
 
 def _again(r: checkpoints.Repo, rec: dict) -> str:
-    """A worktree found gone (removed, or replaced by a symbolic link) made again from its base. Its git folder."""
+    """A worktree found gone (removed, or replaced by a symbolic link) made again from its base —
+    the branches its builder moved put back first, while its git folder still tells. Its git folder."""
+    _put_back(r, rec)
     return wt.create(r, rec["path"], rec["base"])
 
 
@@ -168,7 +170,8 @@ def brief_section(workdir: str, note: str | None = None) -> str:
         "which you must not change.",
         f"- Write and edit files only under {full}/, and name files in your result block relative to it, "
         "as if it were the project.",
-        "- The helper merges your changes into the project after the wave: do not commit, branch or push.",
+        "- The helper merges your changes into the project after the wave: do not commit, branch, check out, "
+        "reset, stash or push (a copy whose HEAD moved is not merged).",
         *([f"- {note}"] if note else []),
         "--- END WORKING COPY ---"])
 
@@ -365,19 +368,48 @@ def _record_merge(files, scope: str, node_id: str, outcome: str, branch: str | N
         node["status"] = "failed"
         node["failure"] = report
         node["failure_decided"] = False
-        wt.end(rec, "kept" if branch else "discarded", branch=branch, result=commit,
-               why="merge conflict" if outcome == "conflict" else "its worktree was gone")
-        events.append(files["events"], "merge_conflict" if outcome == "conflict" else "merge_failed", node_id,
-                      f"{node_id}: {one_line(report['error'], 200)}")
+        why, kind = {"conflict": ("merge conflict", "merge_conflict"),
+                     "refused": ("its HEAD left the snapshot it was made from", "merge_refused"),
+                     "missing": ("its worktree was gone", "merge_failed")}[outcome]
+        wt.end(rec, "kept" if branch else "discarded", branch=branch, result=commit, why=why)
+        events.append(files["events"], kind, node_id, f"{node_id}: {one_line(report['error'], 200)}")
+
+
+def _put_back(r: checkpoints.Repo, rec: dict) -> list:
+    """Put back the user's branches the builder of `rec` moved from its worktree (commits made there);
+    the lines that say so (events too)."""
+    try:
+        moved = wt.put_back(r, rec.get("gitdir") or "", rec["path"])
+    except AetherError as exc:
+        lines = [f"{rec['node']}: whether its worktree moved a branch of yours could not be checked: {exc.message}"]
+    else:
+        lines = [f"your branch {branch} was moved from {rec['node']}'s worktree (to {now[:12]}): put back at "
+                 f"{was[:12]}, where it was" for branch, now, was in moved]
+    if lines:
+        _events("branch_put_back", rec["node"], lines)
+    return lines
+
+
+@store.writes("events")
+def _events(data, kind: str, source: str, lines: list) -> None:
+    for line in lines:
+        events.append(data, kind, source, line)
 
 
 def _merge_one(r: checkpoints.Repo, scope: str, node: dict, rec: dict) -> str:
-    """Merge one result; returns its outcome (merged, empty, conflict, missing)."""
+    """Merge one result; returns its outcome (merged, empty, conflict, refused, missing)."""
+    put_back = _put_back(r, rec)
     try:
         commit = wt.result(r, rec["path"], rec.get("gitdir") or "", rec["base"], node["id"])
     except wt.Gone:
         _record_merge(scope, node["id"], "missing", None, None, [], merging.gone_report(node))
         return "missing"
+    left = wt.head_left(rec.get("gitdir") or "", rec["base"])
+    if left:  # a checkout, a commit, a reset: its diff from the base is no longer the builder's change
+        branch = wt.keep(r, scope, node["id"], commit) if commit else None
+        _record_merge(scope, node["id"], "refused", branch, commit, [],
+                      merging.head_moved_report(node, left, branch, put_back))
+        return "refused"
     if commit is None:
         _record_merge(scope, node["id"], "empty", None, None, [], None)
         return "empty"

@@ -228,6 +228,66 @@ def content(r: checkpoints.Repo, blob: str, path: str) -> bytes:
     return checkpoints.git(["cat-file", "--filters", f"--path={r.prefix}{path}", blob], r.top, raw=True).stdout
 
 
+# ---------------------------------------------------------------- what a builder did with git in its copy
+
+
+def head_left(gitdir: str, base: str) -> str | None:
+    """Why the worktree's HEAD is no longer its base, detached (None when it is): its builder checked
+    out a branch or a commit, committed, reset … — its diff from the base is then not its change."""
+    try:
+        with open(os.path.join(gitdir, "HEAD"), encoding="utf-8", errors="replace") as fh:
+            head = fh.read(4096).strip()
+    except OSError as exc:
+        return f"it cannot be read ({exc.strerror or exc})"
+    if head == base:
+        return None
+    if head.startswith("ref:"):
+        return f"it is on the branch {head[4:].strip().removeprefix('refs/heads/')} (a git checkout or switch)"
+    return f"it moved to {head[:12]} (a git commit, checkout or reset)"
+
+
+def _reflog(r: checkpoints.Repo, ref: str, gitdir: str | None = None) -> list:
+    """[(commit, date, subject)] of a ref's reflog, newest first (the HEAD of the worktree whose
+    git folder is `gitdir`, when given)."""
+    args = ([f"--git-dir={gitdir}"] if gitdir else []) + ["reflog", "show", "--date=raw", "--format=%H%x09%gd%x09%gs",
+                                                          ref, "--"]
+    out = []
+    for line in checkpoints.git(args, r.top, check=False).stdout.splitlines():
+        commit, _tab, rest = line.partition("\t")
+        selector, _tab, subject = rest.partition("\t")
+        out.append((commit, selector.rpartition("@{")[2].rstrip("}"), subject))
+    return out
+
+
+def put_back(r: checkpoints.Repo, gitdir: str, where: str) -> list:
+    """Branches moved from the worktree whose git folder is `gitdir` (commits, amends, resets made
+    there while its HEAD was on them) put back where they were: [(branch, moved to, put back at)].
+    The proof is the worktree's own HEAD reflog, which git writes with every move of the branch its
+    HEAD is on: a branch's newest reflog entries found there were made in the worktree; a move made
+    anywhere else (the user's own commits) is left alone."""
+    if not gitdir or not os.path.isdir(gitdir):
+        return []
+    made = set(_reflog(r, "HEAD", gitdir))
+    if len({commit for commit, _date, _subject in made}) < 2:  # its HEAD never moved
+        return []
+    reached = {commit for commit, _date, _subject in made}
+    heads = checkpoints.git(["for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/"], r.top,
+                            check=False).stdout
+    moved = []
+    for commit, ref in (line.split(" ", 1) for line in heads.splitlines() if " " in line):
+        if commit not in reached or ref.startswith(f"refs/heads/{BRANCH_PREFIX}"):
+            continue
+        log = _reflog(r, ref)
+        ours = next((i for i, entry in enumerate(log) if entry not in made), len(log))
+        if 0 < ours < len(log) and log[0][0] == commit:
+            back = log[ours][0]
+            proc = checkpoints.git(["update-ref", "-m", f"aether: put back, moved from the worktree {where}", ref, back,
+                                    commit], r.top, check=False)
+            if proc.returncode == 0:
+                moved.append((ref.removeprefix("refs/heads/"), commit, back))
+    return moved
+
+
 # ---------------------------------------------------------------- kept results, and what is on disk
 
 
