@@ -92,6 +92,18 @@ def test_a_commit_in_a_detached_copy_is_refused_not_merged(colony):
     assert "return 10" in git(p.root, "show", f"{record_of(p, 'w1')['branch']}:app.py")
 
 
+def test_build_abort_puts_back_a_users_branch_a_builder_committed_on(colony):
+    p = colony
+    git(p.root, "branch", "feature")
+    feature = git(p.root, "rev-parse", "feature").strip()
+    start_wave(p)
+    git(workdir(p, "w1"), "checkout", "-q", "feature")
+    edit(p, "w1", "app.py", "return 1", "return 10")
+    git(workdir(p, "w1"), "commit", "-q", "-am", "on the user's branch")
+    out = sh_ok(p, "build-abort", "1", "--reason", "-", input="stop\n")
+    assert git(p.root, "rev-parse", "feature").strip() == feature and "feature" in out["text"]
+
+
 # ---------------------------------------------------------------- 6. a blocked branch name ends, it never loops
 
 
@@ -340,3 +352,65 @@ def test_a_lock_git_cannot_take_is_named_with_the_command_that_removes_it(colony
     with pytest.raises(AetherError) as exc:
         checkpoints.git(["add", "-A"], str(p.root))
     assert exc.value.code == "git_locked" and f"rm '{lock}'" in exc.value.message
+
+
+# ---------------------------------------------------------------- build-abort always aborts
+
+
+def _fake_git(tmp_path: Path) -> dict:
+    """A `git` on PATH that fails on what saves or removes a worktree (and works otherwise)."""
+    folder = tmp_path / "fakebin"
+    folder.mkdir()
+    script = folder / "git"
+    script.write_text("#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in add|worktree|update-ref|write-tree)\n"
+                      "  echo 'fatal: simulated failure' >&2; exit 128;; esac; done\n"
+                      f"exec {shutil.which('git')} \"$@\"\n", "utf-8")
+    script.chmod(0o755)
+    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+
+
+BROKEN = ["gone", "linked", "locked", "git_failing", "name_blocked", "builders_folder_linked"]
+
+
+@pytest.mark.parametrize("state", BROKEN)
+def test_build_abort_always_ends_the_build_and_says_what_it_could_not_do(colony, outside, tmp_path, state):
+    p = colony
+    start_wave(p)
+    edit(p, "w1", "app.py", "return 1", "return 11")
+    ok(p, "record", "w1", "-", input=done(modified=["app.py"]))  # finished, not merged: w2 is still out
+    copy, env = workdir(p, "w1"), None
+    if state == "gone":
+        shutil.rmtree(copy)
+    elif state == "linked":
+        replace_with_link(copy, outside)
+    elif state == "locked":
+        Path(record_of(p, "w1")["gitdir"], "index.lock").write_text("", "utf-8")
+    elif state == "git_failing":
+        env = _fake_git(tmp_path)
+    elif state == "name_blocked":
+        git(p.root, "branch", "aether")
+    else:
+        folder = p.root / ".aether" / "worktrees"
+        folder.rename(tmp_path / "moved-away")
+        folder.symlink_to(outside)
+    out = sh_ok(p, "build-abort", "1", "--reason", "-", input="stop\n", env=env)
+    colony_state = p.load("COLONY_STATE.json")
+    assert colony_state["state"] == "READY" and out["phase_status"] == "failed"
+    assert sorted(os.listdir(outside)) == ["keep.txt"]
+    w1 = record_of(p, "w1")
+    if state in ("locked", "name_blocked"):  # saved all the same
+        assert w1["status"] == "kept" and "return 11" in git(p.root, "show", f"{w1['branch']}:app.py")
+    elif state == "gone":
+        assert w1["status"] == "discarded" and "w1" in out["text"] and "gone" in out["text"]
+    elif state == "linked":
+        assert w1["status"] == "discarded" and not copy.is_symlink() and "gone" in out["text"]
+    elif state == "git_failing":  # nothing could be saved: the copy stays where it is, and the text says so
+        assert copy.is_dir() and "return 11" in (copy / "app.py").read_text("utf-8")
+        assert "simulated failure" in out["text"] and ".aether/worktrees/" in out["text"]
+        assert "finished work that could not be kept" in ok(p, "worktrees", "--json")["text"]
+        cleaned = ok(p, "worktrees", "--clean", "--json")  # git works again: kept first, then removed
+        assert [k["node"] for k in cleaned["kept"]] == ["w1"] and not copy.exists()
+        assert "return 11" in git(p.root, "show", f"{record_of(p, 'w1')['branch']}:app.py")
+    else:
+        assert "symbolic link" in out["text"]
+    assert "Traceback" not in json.dumps(out)

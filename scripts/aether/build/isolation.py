@@ -461,43 +461,80 @@ def _mark_missing(colony, node_id: str) -> None:
 # ---------------------------------------------------------------- ending a build, and what is left
 
 
-@store.writes("worktrees")
-def _end_records(data, ended: list) -> None:
+@store.writes("worktrees", "events")
+def _end_records(files, ended: list, unsaved: list, notes: list) -> None:
     for scope, node, status, branch, commit, why in ended:
-        rec = wt.find(data, scope, node, ("active",))
+        rec = wt.find(files["worktrees"], scope, node, ("active",))
         if rec is not None:
             wt.end(rec, status, branch=branch, result=commit, why=why)
+    for scope, node, why in unsaved:  # still active: the next build's start tries to keep it again
+        rec = wt.find(files["worktrees"], scope, node, ("active",))
+        if rec is not None:
+            rec.update(unsaved=True, why=why)
+    for line in notes:
+        events.append(files["events"], "worktrees_left", "queen", line)
 
 
-def abandon(tree: dict | None, why: str) -> list:
+def abandon(tree: dict | None, why: str) -> dict:
     """Remove the worktrees of the build that ends (one build runs at a time: every active one);
-    a finished result not merged yet is kept on a branch. Returns the kept ones [{branch, …}]."""
-    if not store.exists("worktrees"):
-        return []
-    active = [w for w in wt.records() if w.get("status") == "active"]
-    r = checkpoints.repo()
+    a finished result not merged yet is kept on a branch. Never raises: a worktree it cannot save
+    or remove stays where it is, and `notes` say so. {kept: [{branch, …}], notes: [line]}"""
+    out: dict = {"kept": [], "notes": []}
+    try:
+        if not store.exists("worktrees"):
+            return out
+        active = [w for w in wt.records() if w.get("status") == "active"]
+        r = checkpoints.repo()
+        if r is not None and active:
+            wt.root(r)  # the builders' folder itself replaced by a link: nothing under it is touched
+    except AetherError as exc:
+        out["notes"].append(f"the builders' worktrees were left as they are: {exc.message}")
+        return out
     if r is None:
-        return []
+        return out
     nodes = (tree or {}).get("nodes") or {}
-    ended, kept = [], []
+    ended, unsaved, problems, staying = [], [], [], set()
     for rec in active:
-        node = nodes.get(rec["node"]) or {}
-        commit, branch, status = None, None, "discarded"
-        if node.get("status") == "completed" and not node.get("merge"):
-            try:
-                commit = wt.result(r, rec["path"], rec.get("gitdir") or "", rec["base"], rec["node"])
-            except wt.Gone:
-                commit = None
-            if commit:
-                branch, status = wt.keep(r, rec["scope"], rec["node"], commit), "kept"
-                kept.append(kept_entry({**rec, "branch": branch, "why": why}))
-        wt.remove(r, rec["path"])
-        ended.append((rec["scope"], rec["node"], status, branch, commit, why))
-    if ended:
-        _end_records(ended)
-    for path in wt.on_disk(r):  # folders a crash left between git and the record: no build uses them now
-        wt.remove(r, path)
-    return kept
+        try:
+            ended.append(_abandon_one(r, rec, nodes.get(rec["node"]) or {}, why, out))
+        except (AetherError, OSError) as exc:
+            unsaved.append((rec["scope"], rec["node"], f"not saved when {why}: {_said(exc)}"))
+            problems.append(f"{rec['node']}: {_said(exc)} — its worktree stays at {rec['path']} (`aether worktrees "
+                            f"--clean` tries again to keep its work on a branch, then removes it)")
+            staying.add(rec["path"])
+    try:
+        for path in wt.on_disk(r):  # folders a crash left between git and the record: no build uses them now
+            if path not in staying:
+                wt.remove(r, path)
+    except (AetherError, OSError) as exc:
+        problems.append(f"left-over worktrees were not removed: {_said(exc)} (`aether worktrees --clean` "
+                        f"once that is fixed)")
+    out["notes"] += problems
+    if ended or unsaved or problems:
+        _end_records(ended, unsaved, problems)
+    return out
+
+
+def _said(exc: Exception) -> str:
+    return exc.message if isinstance(exc, AetherError) else f"{getattr(exc, 'strerror', None) or exc}"
+
+
+def _abandon_one(r: checkpoints.Repo, rec: dict, node: dict, why: str, out: dict) -> tuple:
+    """End one active worktree: the branches its builder moved put back, a finished result kept,
+    the folder removed. Returns its ended record's fields; raises AetherError (nothing ended)."""
+    out["notes"] += _put_back(r, rec)
+    commit, branch, status = None, None, "discarded"
+    if (node.get("status") == "completed" and not node.get("merge")) or rec.get("unsaved"):
+        try:
+            commit = wt.result(r, rec["path"], rec.get("gitdir") or "", rec["base"], rec["node"])
+        except wt.Gone:
+            out["notes"].append(f"{rec['node']}: its worktree was gone (removed, or replaced by a symbolic link): "
+                                f"its finished work could not be kept")
+        if commit:
+            branch, status = wt.keep(r, rec["scope"], rec["node"], commit), "kept"
+            out["kept"].append(kept_entry({**rec, "branch": branch, "why": why}))
+    wt.remove(r, rec["path"])
+    return rec["scope"], rec["node"], status, branch, commit, why
 
 
 @store.writes("colony")
@@ -511,7 +548,7 @@ def _released(colony) -> None:
 def release(tree: dict) -> None:
     """The waves are done: every worktree left goes — failed tasks', and folders a crash left (a
     helper step, once a build; the verification and the code loop's refiners work in the project)."""
-    abandon(tree, "the waves are done")
+    abandon(tree, "the waves are done")  # what it could not do is in the events
     _released()
 
 
@@ -580,8 +617,11 @@ def listing() -> dict:
                            {w["path"] for w in active if w["scope"] not in running}),
            "kept": kept(), "unrecorded_branches": sorted(b for b in branches if b not in recorded_branches)}
     lines = [f"WORKTREES · {len(out['active'])} in use, {len(out['stale'])} left over, {len(out['kept'])} kept result(s)"]
+    unsaved = {w["path"] for w in active if w.get("unsaved")}
     for w in out["active"]:
-        lines.append(f"  {w['path']} — {w['node']} of {w['build']}" + ("" if w["running"] else " (its build is not running)"))
+        lines.append(f"  {w['path']} — {w['node']} of {w['build']}" + ("" if w["running"] else " (its build is not running)")
+                     + (" — holds finished work that could not be kept on a branch: `--clean` tries again"
+                        if w["path"] in unsaved else ""))
     if out["stale"]:
         lines.append("Left over (a crash, or a build that ended): `aether worktrees --clean` removes them")
         lines += [f"  {p}" for p in out["stale"]]
@@ -608,19 +648,27 @@ def clean(drop: str | None = None) -> dict:
         _drop_record(drop)
         return {"dropped": drop, "removed": [], "text": f"Let go of {drop}."}
     running = _running_scopes()
-    removed = []
+    removed, ended, out = [], [], {"kept": [], "notes": []}
     for path in listing()["stale"]:
         owner = next((w for w in wt.records() if w.get("path") == path and w.get("status") == "active"), None)
         if owner is not None and owner["scope"] in running:
             continue
         try:
-            wt.remove(r, path)
-        except AetherError:
+            if owner is None:
+                wt.remove(r, path)
+            else:  # its branches put back; a result a build's end could not keep is kept first
+                ended.append(_abandon_one(r, owner, {}, "left over: removed by `aether worktrees --clean`", out))
+        except AetherError as exc:
+            out["notes"].append(f"{path} stays: {exc.message}")
             continue
         removed.append(path)
-    _end_stale(removed)
-    return {"removed": removed, "dropped": None,
-            "text": f"Removed {len(removed)} left-over worktree(s)" + (": " + ", ".join(removed) if removed else ".")}
+    if ended:
+        _end_records(ended, [], [])
+    lines = [f"Removed {len(removed)} left-over worktree(s)" + (": " + ", ".join(removed) if removed else ".")]
+    if out["kept"]:
+        lines += ["Kept first (not merged):", *render_kept(out["kept"])]
+    lines += out["notes"]
+    return {"removed": removed, "dropped": None, "kept": out["kept"], "notes": out["notes"], "text": "\n".join(lines)}
 
 
 @store.writes("worktrees")
@@ -629,9 +677,3 @@ def _drop_record(data, branch: str, why: str = "let go by the user") -> None:
         if w.get("status") == "kept" and w.get("branch") == branch:
             wt.end(w, "dropped", why=why)
 
-
-@store.writes("worktrees")
-def _end_stale(data, removed: list) -> None:
-    for w in data["worktrees"]:
-        if w.get("status") == "active" and w.get("path") in removed:
-            wt.end(w, "discarded", why="left over: removed by `aether worktrees --clean`")
