@@ -275,9 +275,10 @@ def start(phase_id: int, resume: bool = False, loop: bool = False) -> dict:
             checkpoints.forget([record])  # the build did not start: drop its checkpoint
         raise
     checkpoints.forget(out["dropped"])
-    kept = isolation.abandon(old_tree, "the build started over")  # its builders' worktrees go; results stay
-    if kept:
-        warnings.append(f"{len(kept)} result(s) of the interrupted build kept on branches: `aether worktrees`")
+    ended = isolation.abandon(old_tree, "the build started over")  # its builders' worktrees go; results stay
+    if ended["kept"]:
+        warnings.append(f"{len(ended['kept'])} result(s) of the interrupted build kept on branches: `aether worktrees`")
+    warnings += ended["notes"]
     phase = out["phase"]
     block = pheromones.render(None)["text"]
     tasks = [t for t in phase.get("tasks") or [] if isinstance(t, dict)]
@@ -632,8 +633,13 @@ def finish(phase_id: int, results_text, lessons_asked: bool = False) -> dict:
     tree = store.read("colony").get("spawn_tree")
     out = store.update_many(names + (["loops"] if store.exists("loops") else []),
                             functools.partial(_record_build, phase_id=phase_id, data=data, checked=checked))
-    isolation.abandon(tree, "the build finished")  # worktrees of tasks that ended failed; results were merged
-    return _finish_result(phase_id, out, lessons_asked)
+    ended = isolation.abandon(tree, "the build finished")  # worktrees of tasks that ended failed; results were merged
+    result = _finish_result(phase_id, out, lessons_asked)
+    if ended["notes"]:
+        head, sep, tail = result["text"].rpartition("\nNext: ")
+        notes = "\n".join(["The builders' worktrees:", *(f"  {line}" for line in ended["notes"])])
+        result["text"] = f"{head}\n{notes}{sep}{tail}" if sep else f"{result['text']}\n{notes}"
+    return result
 
 
 def task_outcomes(tree, phase: dict) -> list:
@@ -813,11 +819,13 @@ def abort(phase_id: int, reason: str) -> dict:
 
     tree = store.read("colony").get("spawn_tree")
     out = _abort_build(phase_id, reason)
-    kept = isolation.abandon(tree, "the build was aborted")
+    ended = isolation.abandon(tree, "the build was aborted")  # never raises: what it could not do is in its notes
     text = (f"Phase {phase_id} ({out['name']}) aborted: {one_line(reason, 200)}\n"
             f"Rebuild it with /ant:build {phase_id} (`aether next --build {phase_id}`).")
-    if kept:
-        text += "\nResults not merged, kept on branches:\n" + "\n".join(isolation.render_kept(kept))
+    if ended["kept"]:
+        text += "\nResults not merged, kept on branches:\n" + "\n".join(isolation.render_kept(ended["kept"]))
+    if ended["notes"]:
+        text += "\nThe builders' worktrees:\n" + "\n".join(f"  {line}" for line in ended["notes"])
     return {
         "phase": phase_id,
         "name": out["name"],
@@ -827,6 +835,8 @@ def abort(phase_id: int, reason: str) -> dict:
         "event": out["event"],
         "next": {"slash": f"/ant:build {phase_id}", "command": f"aether next --build {phase_id}",
                  "report": f"aether abort-report {phase_id}"},
+        "kept": ended["kept"],
+        "worktree_notes": ended["notes"],
         "text": text,
     }
 

@@ -73,10 +73,12 @@ def _mark(colony, owners: dict) -> None:
             tree["nodes"][old]["merge"] = "passed"
 
 
-@store.writes("worktrees")
-def _claim(data, scope: str, node: str, rel: str, base: str, gitdir: str, workdir: str,
-           passed_from: str | None) -> None:
-    """The record of a worktree handed to `node` (taken over from `passed_from`, or new)."""
+@store.writes("worktrees", "events")
+def _claim(files, scope: str, node: str, rel: str, base: str, gitdir: str, workdir: str,
+           passed_from: str | None, lost: str | None = None) -> None:
+    """The record of a worktree handed to `node` (taken over from `passed_from`, or new); `lost`:
+    the folder was gone and was made again from its base (said in an event)."""
+    data = files["worktrees"]
     for old in [w for w in data["worktrees"] if w.get("scope") == scope and w.get("path") == rel
                 and w.get("status") == "active"]:
         wt.end(old, "passed" if passed_from else "discarded",
@@ -84,11 +86,21 @@ def _claim(data, scope: str, node: str, rel: str, base: str, gitdir: str, workdi
     wt.add_record(data, {"scope": scope, "node": node, "path": rel, "base": base, "gitdir": gitdir,
                          "workdir": workdir, "status": "active", "branch": None, "result": None,
                          "created_at": clock.iso(), "ended_at": None, "why": None})
+    if lost:
+        events.append(files["events"], "worktree_lost", node, f"{node}: {lost}")
+
+
+def _again(r: checkpoints.Repo, rec: dict) -> str:
+    """A worktree found gone (removed, or replaced by a symbolic link) made again from its base —
+    the branches its builder moved put back first, while its git folder still tells. Its git folder."""
+    _put_back(r, rec)
+    return wt.create(r, rec["path"], rec["base"])
 
 
 def prepare(tree: dict, node_ids: list, iso: dict | None) -> dict:
     """Worktrees for the isolated builders among `node_ids` of a build whose isolation is `iso`:
-    {node: workdir}. One snapshot of the project is the base of every new worktree of the action."""
+    {node: {workdir, note}} (note: what its brief must say, else None). One snapshot of the project
+    is the base of every new worktree of the action."""
     iso = iso or {}
     if not iso.get("on"):
         return {}
@@ -105,21 +117,32 @@ def prepare(tree: dict, node_ids: list, iso: dict | None) -> dict:
         lineage = None
         if mine is None and node["role"] in merging.CONTINUING_ROLES:
             lineage = _lineage_record(tree, node, records, scope)
+        note = None
         if mine is not None:  # handed out again: the same worktree, as its last builder left it
             rel, passed = mine["path"], []
-            if not os.path.isdir(wt.full(r, rel)) or not os.path.isdir(mine.get("gitdir") or ""):
-                gitdir = wt.create(r, rel, mine["base"])  # gone (a crash in between): from its base again
-                _claim(scope, node["id"], rel, mine["base"], gitdir, _workdir(r, rel), None)
+            if not wt.intact(wt.full(r, rel), mine.get("gitdir") or ""):  # gone (a crash in between): from its base again
+                _claim(scope, node["id"], rel, mine["base"], _again(r, mine), _workdir(r, rel), None,
+                       lost="its worktree was gone when it was handed out again: made again from its base; "
+                            "the work in it was lost with the folder")
         elif lineage is not None:  # the task goes on where its last run left it
             rel, passed = lineage["path"], [lineage["node"]]
-            _claim(scope, node["id"], rel, lineage["base"], lineage["gitdir"], _workdir(r, rel), lineage["node"])
+            gitdir, lost = lineage["gitdir"], None
+            if not wt.intact(wt.full(r, rel), gitdir):
+                gitdir = _again(r, lineage)
+                lost = (f"the worktree of {lineage['node']}, whose task it continues, was gone (removed, or replaced "
+                        f"by a symbolic link): made again from the snapshot it started from; {lineage['node']}'s "
+                        f"work in it was lost with the folder")
+                note = (f"The copy of {lineage['node']} (the run before you) was gone: yours was made again from the "
+                        f"snapshot it started from, and the work done in it was lost with the folder — do the whole "
+                        f"task, not only the fix.")
+            _claim(scope, node["id"], rel, lineage["base"], gitdir, _workdir(r, rel), lineage["node"], lost)
         else:
             if base is None:
                 base, _tree = checkpoints.snapshot_commit(r, f"aether: wave {node['wave']} of {scope}")
             rel, passed = wt.rel_path(scope, node["id"]), []
             _claim(scope, node["id"], rel, base, wt.create(r, rel, base), _workdir(r, rel), None)
         owners[node["id"]] = (_workdir(r, rel), [p for p in passed if p in tree["nodes"]])
-        out[node["id"]] = _workdir(r, rel)
+        out[node["id"]] = {"workdir": _workdir(r, rel), "note": note}
     _mark(owners)
     return out
 
@@ -137,7 +160,7 @@ def _lineage_record(tree: dict, node: dict, records: list, scope: str) -> dict |
     return holders[-1] if holders else None
 
 
-def brief_section(workdir: str) -> str:
+def brief_section(workdir: str, note: str | None = None) -> str:
     full = os.path.join(paths.project_root(), workdir)
     return "\n".join([
         "--- WORKING COPY ---",
@@ -147,7 +170,9 @@ def brief_section(workdir: str) -> str:
         "which you must not change.",
         f"- Write and edit files only under {full}/, and name files in your result block relative to it, "
         "as if it were the project.",
-        "- The helper merges your changes into the project after the wave: do not commit, branch or push.",
+        "- The helper merges your changes into the project after the wave: do not commit, branch, check out, "
+        "reset, stash or push (a copy whose HEAD moved is not merged).",
+        *([f"- {note}"] if note else []),
         "--- END WORKING COPY ---"])
 
 
@@ -176,8 +201,9 @@ class _Refused(Exception):
 
 
 def _plan(r: checkpoints.Repo, before: str, after: str) -> tuple:
-    """([(path, bytes | None, executable)] to write (None: remove), [conflict]) between the project
-    as it was (`before`) and as merged (`after`): contents as the working tree holds them."""
+    """([(path, target, bytes | None, executable)] to write (None: remove), [conflict]) between the
+    project as it was (`before`) and as merged (`after`): contents as the working tree holds them.
+    Every target is checked before anything is written."""
     root = paths.project_root()
     writes, conflicts = [], []
     for status, mode, blob, rel in wt.changes(r, before, after):
@@ -189,28 +215,132 @@ def _plan(r: checkpoints.Repo, before: str, after: str) -> tuple:
             conflicts.append({"path": rel, "why": str(exc), "hunks": []})
             continue
         data = None if status == "D" else wt.content(r, blob, rel)
-        writes.append((target, data, mode == "100755"))
-    return writes, conflicts
+        writes.append((rel, target, data, mode == "100755"))
+    return writes, conflicts or _in_the_way(root, writes)
+
+
+def _in_the_way(root: str, writes: list) -> list:
+    """What the project holds besides what git sees (files it ignores, empty folders) where the
+    result writes: a folder where it has a file, a file where it needs a folder. [conflict]"""
+    removed = {target for _rel, target, data, _x in writes if data is None}
+    out = []
+    for rel, target, data, _x in writes:
+        if data is None:
+            continue
+        parts = rel.split("/")
+        files = [p for p in ("/".join(parts[:i]) for i in range(1, len(parts)))
+                 if os.path.lexists(os.path.join(root, p)) and not os.path.isdir(os.path.join(root, p))
+                 and os.path.join(root, p) not in removed]
+        if files:
+            out.append({"path": rel, "hunks": [], "why": f"{files[0]} is a file in the project (one git does not "
+                                                         f"track or ignores): the result needs a folder there"})
+        elif os.path.isdir(target) and not os.path.islink(target):
+            left = _left_in(target, removed)
+            if left is not None:
+                out.append({"path": rel, "hunks": [], "why": f"{rel} is a folder in the project (it holds "
+                                                             f"{os.path.relpath(left, root)}, which git does not "
+                                                             f"track or ignores): the result has a file there"})
+    return out
+
+
+def _left_in(folder: str, removed: set) -> str | None:
+    """A file (or link) in `folder` the merge does not remove, else None (links are not followed)."""
+    for top, dirs, files in os.walk(folder):
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(top, d))]:
+            path = os.path.join(top, name)
+            if path not in removed:
+                return path
+    return None
+
+
+class _WriteFailed(Exception):
+    """A write the disk refused after the checks: everything written before it was put back."""
+
+    def __init__(self, rel: str, why: str):
+        super().__init__(why)
+        self.rel, self.why = rel, why
 
 
 def _apply(writes: list) -> None:
     """Removals first (and the folders they empty), then every file, each replaced in one step;
-    a file keeps its other permission bits, only the executable ones follow git."""
+    a file keeps its other permission bits, only the executable ones follow git. On a failure the
+    previous bytes and modes, and the folders, are put back before `_WriteFailed` is raised."""
     root = os.path.realpath(paths.project_root())
-    for target, data, _x in writes:
-        if data is None and os.path.isfile(target) and not os.path.islink(target):
-            os.unlink(target)
-            folder = os.path.dirname(target)
-            while os.path.realpath(folder) != root and os.path.isdir(folder) and not os.listdir(folder):
-                os.rmdir(folder)
-                folder = os.path.dirname(folder)
-    for target, data, executable in writes:
-        if data is None:
-            continue
-        containment.make_dirs(os.path.dirname(target))
-        mode = os.stat(target).st_mode & 0o7777 if os.path.isfile(target) else 0o666 & ~_umask()
-        mode = (mode | (mode & 0o444) >> 2) if executable else mode & ~0o111
-        store.write_bytes_atomic(target, data, mode)
+    undo: list = []
+    doing = None  # the path being written or removed
+    try:
+        for rel, target, data, _x in writes:
+            if data is None and os.path.isfile(target) and not os.path.islink(target):
+                doing = rel
+                undo.append(_saved(target))
+                os.unlink(target)
+                _prune(root, os.path.dirname(target), undo)
+        for rel, target, data, executable in writes:
+            if data is None:
+                continue
+            doing = rel
+            if os.path.isdir(target) and not os.path.islink(target):  # emptied, or empty (the checks said so)
+                os.rmdir(target)
+                undo.append(("folder", target, None, None))
+            _make_folders(os.path.dirname(target), undo)
+            saved = _saved(target)
+            mode = saved[3] if saved[2] is not None else 0o666 & ~_umask()
+            mode = (mode | (mode & 0o444) >> 2) if executable else mode & ~0o111
+            undo.append(saved)
+            store.write_bytes_atomic(target, data, mode)
+    except (OSError, AetherError) as exc:
+        why = exc.message if isinstance(exc, AetherError) else (exc.strerror or str(exc))
+        stuck = _undo(undo)
+        raise _WriteFailed(doing, f"could not be written: {why}; nothing of the result was written" + (
+            f" (could not put back as it was: {', '.join(os.path.relpath(p, root) for p in stuck)})" if stuck else "")
+        ) from None
+
+
+def _saved(target: str) -> tuple:
+    """("file", target, its bytes, its mode) — bytes and mode None when there is no file."""
+    if os.path.isfile(target) and not os.path.islink(target):
+        with open(target, "rb") as fh:
+            return "file", target, fh.read(), os.stat(target).st_mode & 0o7777
+    return "file", target, None, None
+
+
+def _prune(root: str, folder: str, undo: list) -> None:
+    """Remove the folders a removal emptied, up to the project's (bounded by the path's depth)."""
+    for _ in range(folder.count(os.sep)):
+        if os.path.realpath(folder) == root or not os.path.isdir(folder) or os.listdir(folder):
+            return
+        os.rmdir(folder)
+        undo.append(("folder", folder, None, None))
+        folder = os.path.dirname(folder)
+
+
+def _make_folders(folder: str, undo: list) -> None:
+    missing, here = [], folder
+    for _ in range(folder.count(os.sep)):
+        if os.path.lexists(here):
+            break
+        missing.append(here)
+        here = os.path.dirname(here)
+    containment.make_dirs(folder)
+    undo += [("made", path, None, None) for path in reversed(missing)]
+
+
+def _undo(undo: list) -> list:
+    """Put back what `_apply` changed, last change first; the paths it could not put back."""
+    stuck = []
+    for kind, path, data, mode in reversed(undo):
+        try:
+            if kind == "made":
+                os.rmdir(path)
+            elif kind == "folder":
+                os.makedirs(path, exist_ok=True)
+            elif data is not None:
+                store.write_bytes_atomic(path, data, mode)
+            elif os.path.lexists(path) and not os.path.isdir(path):
+                os.unlink(path)
+        except (OSError, AetherError):
+            stuck.append(path)
+    return stuck
 
 
 def _umask() -> int:
@@ -238,19 +368,48 @@ def _record_merge(files, scope: str, node_id: str, outcome: str, branch: str | N
         node["status"] = "failed"
         node["failure"] = report
         node["failure_decided"] = False
-        wt.end(rec, "kept" if branch else "discarded", branch=branch, result=commit,
-               why="merge conflict" if outcome == "conflict" else "its worktree was gone")
-        events.append(files["events"], "merge_conflict" if outcome == "conflict" else "merge_failed", node_id,
-                      f"{node_id}: {one_line(report['error'], 200)}")
+        why, kind = {"conflict": ("merge conflict", "merge_conflict"),
+                     "refused": ("its HEAD left the snapshot it was made from", "merge_refused"),
+                     "missing": ("its worktree was gone", "merge_failed")}[outcome]
+        wt.end(rec, "kept" if branch else "discarded", branch=branch, result=commit, why=why)
+        events.append(files["events"], kind, node_id, f"{node_id}: {one_line(report['error'], 200)}")
+
+
+def _put_back(r: checkpoints.Repo, rec: dict) -> list:
+    """Put back the user's branches the builder of `rec` moved from its worktree (commits made there);
+    the lines that say so (events too)."""
+    try:
+        moved = wt.put_back(r, rec.get("gitdir") or "", rec["path"])
+    except AetherError as exc:
+        lines = [f"{rec['node']}: whether its worktree moved a branch of yours could not be checked: {exc.message}"]
+    else:
+        lines = [f"your branch {branch} was moved from {rec['node']}'s worktree (to {now[:12]}): put back at "
+                 f"{was[:12]}, where it was" for branch, now, was in moved]
+    if lines:
+        _events("branch_put_back", rec["node"], lines)
+    return lines
+
+
+@store.writes("events")
+def _events(data, kind: str, source: str, lines: list) -> None:
+    for line in lines:
+        events.append(data, kind, source, line)
 
 
 def _merge_one(r: checkpoints.Repo, scope: str, node: dict, rec: dict) -> str:
-    """Merge one result; returns its outcome (merged, empty, conflict, missing)."""
+    """Merge one result; returns its outcome (merged, empty, conflict, refused, missing)."""
+    put_back = _put_back(r, rec)
     try:
         commit = wt.result(r, rec["path"], rec.get("gitdir") or "", rec["base"], node["id"])
     except wt.Gone:
         _record_merge(scope, node["id"], "missing", None, None, [], merging.gone_report(node))
         return "missing"
+    left = wt.head_left(rec.get("gitdir") or "", rec["base"])
+    if left:  # a checkout, a commit, a reset: its diff from the base is no longer the builder's change
+        branch = wt.keep(r, scope, node["id"], commit) if commit else None
+        _record_merge(scope, node["id"], "refused", branch, commit, [],
+                      merging.head_moved_report(node, left, branch, put_back))
+        return "refused"
     if commit is None:
         _record_merge(scope, node["id"], "empty", None, None, [], None)
         return "empty"
@@ -262,9 +421,8 @@ def _merge_one(r: checkpoints.Repo, scope: str, node: dict, rec: dict) -> str:
     if not conflicts:
         try:
             _apply(writes)
-        except OSError as exc:  # the disk refused: what was written stays, the result is kept whole
-            conflicts = [{"path": exc.filename or "(a file)", "why": f"could not be written: {exc.strerror or exc}",
-                          "hunks": []}]
+        except _WriteFailed as exc:  # the disk refused after the checks: what was written is put back
+            conflicts = [{"path": exc.rel, "why": exc.why, "hunks": []}]
     if conflicts:
         branch = wt.keep(r, scope, node["id"], commit)
         _record_merge(scope, node["id"], "conflict", branch, commit, [], merging.conflict_report(node, conflicts, branch))
@@ -303,43 +461,80 @@ def _mark_missing(colony, node_id: str) -> None:
 # ---------------------------------------------------------------- ending a build, and what is left
 
 
-@store.writes("worktrees")
-def _end_records(data, ended: list) -> None:
+@store.writes("worktrees", "events")
+def _end_records(files, ended: list, unsaved: list, notes: list) -> None:
     for scope, node, status, branch, commit, why in ended:
-        rec = wt.find(data, scope, node, ("active",))
+        rec = wt.find(files["worktrees"], scope, node, ("active",))
         if rec is not None:
             wt.end(rec, status, branch=branch, result=commit, why=why)
+    for scope, node, why in unsaved:  # still active: the next build's start tries to keep it again
+        rec = wt.find(files["worktrees"], scope, node, ("active",))
+        if rec is not None:
+            rec.update(unsaved=True, why=why)
+    for line in notes:
+        events.append(files["events"], "worktrees_left", "queen", line)
 
 
-def abandon(tree: dict | None, why: str) -> list:
+def abandon(tree: dict | None, why: str) -> dict:
     """Remove the worktrees of the build that ends (one build runs at a time: every active one);
-    a finished result not merged yet is kept on a branch. Returns the kept ones [{branch, …}]."""
-    if not store.exists("worktrees"):
-        return []
-    active = [w for w in wt.records() if w.get("status") == "active"]
-    r = checkpoints.repo()
+    a finished result not merged yet is kept on a branch. Never raises: a worktree it cannot save
+    or remove stays where it is, and `notes` say so. {kept: [{branch, …}], notes: [line]}"""
+    out: dict = {"kept": [], "notes": []}
+    try:
+        if not store.exists("worktrees"):
+            return out
+        active = [w for w in wt.records() if w.get("status") == "active"]
+        r = checkpoints.repo()
+        if r is not None and active:
+            wt.root(r)  # the builders' folder itself replaced by a link: nothing under it is touched
+    except AetherError as exc:
+        out["notes"].append(f"the builders' worktrees were left as they are: {exc.message}")
+        return out
     if r is None:
-        return []
+        return out
     nodes = (tree or {}).get("nodes") or {}
-    ended, kept = [], []
+    ended, unsaved, problems, staying = [], [], [], set()
     for rec in active:
-        node = nodes.get(rec["node"]) or {}
-        commit, branch, status = None, None, "discarded"
-        if node.get("status") == "completed" and not node.get("merge"):
-            try:
-                commit = wt.result(r, rec["path"], rec.get("gitdir") or "", rec["base"], rec["node"])
-            except wt.Gone:
-                commit = None
-            if commit:
-                branch, status = wt.keep(r, rec["scope"], rec["node"], commit), "kept"
-                kept.append(kept_entry({**rec, "branch": branch, "why": why}))
-        wt.remove(r, rec["path"])
-        ended.append((rec["scope"], rec["node"], status, branch, commit, why))
-    if ended:
-        _end_records(ended)
-    for path in wt.on_disk(r):  # folders a crash left between git and the record: no build uses them now
-        wt.remove(r, path)
-    return kept
+        try:
+            ended.append(_abandon_one(r, rec, nodes.get(rec["node"]) or {}, why, out))
+        except (AetherError, OSError) as exc:
+            unsaved.append((rec["scope"], rec["node"], f"not saved when {why}: {_said(exc)}"))
+            problems.append(f"{rec['node']}: {_said(exc)} — its worktree stays at {rec['path']} (`aether worktrees "
+                            f"--clean` tries again to keep its work on a branch, then removes it)")
+            staying.add(rec["path"])
+    try:
+        for path in wt.on_disk(r):  # folders a crash left between git and the record: no build uses them now
+            if path not in staying:
+                wt.remove(r, path)
+    except (AetherError, OSError) as exc:
+        problems.append(f"left-over worktrees were not removed: {_said(exc)} (`aether worktrees --clean` "
+                        f"once that is fixed)")
+    out["notes"] += problems
+    if ended or unsaved or problems:
+        _end_records(ended, unsaved, problems)
+    return out
+
+
+def _said(exc: Exception) -> str:
+    return exc.message if isinstance(exc, AetherError) else f"{getattr(exc, 'strerror', None) or exc}"
+
+
+def _abandon_one(r: checkpoints.Repo, rec: dict, node: dict, why: str, out: dict) -> tuple:
+    """End one active worktree: the branches its builder moved put back, a finished result kept,
+    the folder removed. Returns its ended record's fields; raises AetherError (nothing ended)."""
+    out["notes"] += _put_back(r, rec)
+    commit, branch, status = None, None, "discarded"
+    if (node.get("status") == "completed" and not node.get("merge")) or rec.get("unsaved"):
+        try:
+            commit = wt.result(r, rec["path"], rec.get("gitdir") or "", rec["base"], rec["node"])
+        except wt.Gone:
+            out["notes"].append(f"{rec['node']}: its worktree was gone (removed, or replaced by a symbolic link): "
+                                f"its finished work could not be kept")
+        if commit:
+            branch, status = wt.keep(r, rec["scope"], rec["node"], commit), "kept"
+            out["kept"].append(kept_entry({**rec, "branch": branch, "why": why}))
+    wt.remove(r, rec["path"])
+    return rec["scope"], rec["node"], status, branch, commit, why
 
 
 @store.writes("colony")
@@ -353,7 +548,7 @@ def _released(colony) -> None:
 def release(tree: dict) -> None:
     """The waves are done: every worktree left goes — failed tasks', and folders a crash left (a
     helper step, once a build; the verification and the code loop's refiners work in the project)."""
-    abandon(tree, "the waves are done")
+    abandon(tree, "the waves are done")  # what it could not do is in the events
     _released()
 
 
@@ -422,8 +617,11 @@ def listing() -> dict:
                            {w["path"] for w in active if w["scope"] not in running}),
            "kept": kept(), "unrecorded_branches": sorted(b for b in branches if b not in recorded_branches)}
     lines = [f"WORKTREES · {len(out['active'])} in use, {len(out['stale'])} left over, {len(out['kept'])} kept result(s)"]
+    unsaved = {w["path"] for w in active if w.get("unsaved")}
     for w in out["active"]:
-        lines.append(f"  {w['path']} — {w['node']} of {w['build']}" + ("" if w["running"] else " (its build is not running)"))
+        lines.append(f"  {w['path']} — {w['node']} of {w['build']}" + ("" if w["running"] else " (its build is not running)")
+                     + (" — holds finished work that could not be kept on a branch: `--clean` tries again"
+                        if w["path"] in unsaved else ""))
     if out["stale"]:
         lines.append("Left over (a crash, or a build that ended): `aether worktrees --clean` removes them")
         lines += [f"  {p}" for p in out["stale"]]
@@ -450,19 +648,27 @@ def clean(drop: str | None = None) -> dict:
         _drop_record(drop)
         return {"dropped": drop, "removed": [], "text": f"Let go of {drop}."}
     running = _running_scopes()
-    removed = []
+    removed, ended, out = [], [], {"kept": [], "notes": []}
     for path in listing()["stale"]:
         owner = next((w for w in wt.records() if w.get("path") == path and w.get("status") == "active"), None)
         if owner is not None and owner["scope"] in running:
             continue
         try:
-            wt.remove(r, path)
-        except AetherError:
+            if owner is None:
+                wt.remove(r, path)
+            else:  # its branches put back; a result a build's end could not keep is kept first
+                ended.append(_abandon_one(r, owner, {}, "left over: removed by `aether worktrees --clean`", out))
+        except AetherError as exc:
+            out["notes"].append(f"{path} stays: {exc.message}")
             continue
         removed.append(path)
-    _end_stale(removed)
-    return {"removed": removed, "dropped": None,
-            "text": f"Removed {len(removed)} left-over worktree(s)" + (": " + ", ".join(removed) if removed else ".")}
+    if ended:
+        _end_records(ended, [], [])
+    lines = [f"Removed {len(removed)} left-over worktree(s)" + (": " + ", ".join(removed) if removed else ".")]
+    if out["kept"]:
+        lines += ["Kept first (not merged):", *render_kept(out["kept"])]
+    lines += out["notes"]
+    return {"removed": removed, "dropped": None, "kept": out["kept"], "notes": out["notes"], "text": "\n".join(lines)}
 
 
 @store.writes("worktrees")
@@ -471,9 +677,3 @@ def _drop_record(data, branch: str, why: str = "let go by the user") -> None:
         if w.get("status") == "kept" and w.get("branch") == branch:
             wt.end(w, "dropped", why=why)
 
-
-@store.writes("worktrees")
-def _end_stale(data, removed: list) -> None:
-    for w in data["worktrees"]:
-        if w.get("status") == "active" and w.get("path") in removed:
-            wt.end(w, "discarded", why="left over: removed by `aether worktrees --clean`")

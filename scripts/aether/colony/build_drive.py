@@ -155,7 +155,7 @@ def _spawn_nodes(run: dict, ids: list) -> dict:
     table = settings.model_table(colony.get("mode"))  # a bad `models:` fails before a node starts
     flying = dispatch.running(run, ids)
     ids = [i for i in ids if i not in flying]
-    workdirs = isolation.prepare(colony["spawn_tree"], ids, run.get("isolation"))
+    copies = isolation.prepare(colony["spawn_tree"], ids, run.get("isolation"))
     tree = store.read("colony")["spawn_tree"]
     items = []
     data = store.read("spawns")
@@ -167,8 +167,8 @@ def _spawn_nodes(run: dict, ids: list) -> dict:
         elif ledger.find(data, f"{run['scope']}/{node_id}") is None or \
                 ledger.read_brief(f"{run['scope']}/{node_id}") is None:  # started by hand, or its brief is gone
             text = spawning.brief(tree, node, store.read("plan"), pheromones.render(node["caste"])["text"])
-        if text is not None and node_id in workdirs:
-            text += "\n" + isolation.brief_section(workdirs[node_id])
+        if text is not None and node_id in copies:
+            text += "\n" + isolation.brief_section(copies[node_id]["workdir"], copies[node_id]["note"])
         items.append((node_id, "node", f"ant:{node['caste']}", text))
     return dispatch.dispatch(run, items, table=table)
 

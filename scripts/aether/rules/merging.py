@@ -88,3 +88,19 @@ def gone_report(node: dict) -> dict:
         "root_cause": "the worktree was removed while the build ran", "suggested_fix": "do the task again",
         "confidence": CONFLICT_CONFIDENCE, "fix_scope": "contained", "files": [], "category": "worktree_gone",
     }, lenient=True)
+
+
+def head_moved_report(node: dict, left: str, branch: str | None, put_back: list) -> dict:
+    """The failure report of a result refused because its worktree's HEAD left the snapshot it was
+    made from (a checkout, a commit …): its diff from that snapshot is not the builder's change, so
+    nothing is merged. Retried like a conflict: the record ends, the retry starts on the merged state."""
+    kept = f" (the result is kept on {branch})" if branch else ""
+    moved = f"; {'; '.join(put_back)}" if put_back else ""
+    return failures.normalize_report({
+        "task": str((node.get("tasks") or [node.get("id")])[0]), "caste": node.get("caste"),
+        "error": f"not merged: its worktree's HEAD left the snapshot it was made from — {left}{kept}{moved}",
+        "root_cause": "the builder ran git commands that move HEAD (checkout, switch, commit, reset) in its working copy",
+        "suggested_fix": "do the task again in the new working copy and leave the changes uncommitted, on the HEAD it "
+                         "starts on: the helper merges them",
+        "confidence": CONFLICT_CONFIDENCE, "fix_scope": "contained", "files": [], "category": "worktree_head_moved",
+    }, lenient=True)

@@ -14,9 +14,10 @@ last, the last MAX_CHECKPOINTS kept; the refs of dropped records are deleted).
 from __future__ import annotations
 
 import os
+import re
 
 from aether.core import clock, containment, paths
-from aether.core.exceptions import input_error, state_error
+from aether.core.exceptions import AetherError, input_error, state_error
 from aether.state import store
 
 REF_PREFIX = "refs/aether/checkpoints/"
@@ -32,10 +33,19 @@ IDENTITY = {"name": "Aether", "email": "aether@localhost"}
 # ---------------------------------------------------------------- running git
 
 
+# Git variables the helper's git keeps: where git's own programs are, the user's settings files
+# (safe.directory …: they name no repository — core.worktree and core.bare count only in the
+# repository's own config) and tracing. Every other GIT_* variable goes: each one locates the
+# repository, its objects, refs, index or config (`git rev-parse --local-env-vars`, GIT_NAMESPACE,
+# GIT_CEILING_DIRECTORIES …) or changes what a command does, and the project's repository is the
+# one its folder is in.
+KEPT_GIT_VARS = ("GIT_EXEC_PATH", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM")
+KEPT_GIT_PREFIXES = ("GIT_TRACE",)
+
+
 def git_env(extra: dict | None = None) -> dict:
-    env = dict(os.environ)
-    for var in ("GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_PREFIX"):
-        env.pop(var, None)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("GIT_") or k in KEPT_GIT_VARS or k.startswith(KEPT_GIT_PREFIXES)}
     stamp = f"@{int(clock.now())} +0000"
     env.update(
         GIT_TERMINAL_PROMPT="0",
@@ -72,10 +82,30 @@ def git(args: list, cwd: str, *, env: dict | None = None, check: bool = True, in
     proc.stdout = proc.stdout if raw else proc.stdout.decode("utf-8", "replace")
     proc.stderr = proc.stderr.decode("utf-8", "replace")
     if check and proc.returncode != 0:
-        message = proc.stderr.strip().splitlines()[-1:] or ["no message"]
-        raise state_error("git_failed", f"`git {' '.join(args[:2])}` failed in {cwd}: {message[0]}",
-                          git_exit=proc.returncode)
+        raise _failure(args, cwd, proc)
     return proc
+
+
+_LOCKED = re.compile(r"Unable to create '([^'\n]+\.lock)': File exists")
+
+
+def _failure(args: list, cwd: str, proc) -> AetherError:
+    """The error of a git command that failed: a lock it could not take is named, with the
+    command that removes it; otherwise git's first `fatal:`/`error:` line (else its last)."""
+    command = " ".join([a for a in args if not a.startswith("--git-dir=") and not a.startswith("--work-tree=")][:2])
+    locked = _LOCKED.search(proc.stderr)
+    if locked:
+        path = locked.group(1)
+        return state_error("git_locked", f"`git {command}` could not lock {path}: another git process is using it, "
+                                         f"or one that stopped left it behind; when no git runs there, remove it "
+                                         f"(rm '{path}') and run the command again", path=path)
+    return state_error("git_failed", f"`git {command}` failed in {cwd}: {said(proc.stderr)}", git_exit=proc.returncode)
+
+
+def said(stderr: str) -> str:
+    """What git said about a failure: its first `fatal:`/`error:` line (else its last line)."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    return next((line for line in lines if line.startswith(("fatal:", "error:"))), lines[-1] if lines else "no message")
 
 
 class Repo:
@@ -120,11 +150,12 @@ def repo() -> Repo | None:
     return Repo(top, index, head, data_rel, "" if prefix == "." else prefix + "/")
 
 
-class _TempIndex:
-    """A private index file for one operation (seeded from the user's index when asked)."""
+class TempIndex:
+    """A private index file for one operation, seeded (for its stat cache) from the index file
+    `seed` when one is given: the index it copies is never written, nor locked."""
 
-    def __init__(self, r: Repo, seed: bool):
-        self.repo, self.seed = r, seed
+    def __init__(self, seed: str | None = None):
+        self.seed = seed
 
     def __enter__(self):
         import shutil  # noqa: PLC0415 — start-up: shutil only where files are copied
@@ -132,11 +163,11 @@ class _TempIndex:
 
         self.dir = tempfile.mkdtemp(prefix="aether-index-")
         self.path = os.path.join(self.dir, "index")
-        if self.seed and os.path.isfile(self.repo.index):
+        if self.seed and os.path.isfile(self.seed):
             try:
                 # copy2 keeps the index's mtime: git's "racy" check compares file mtimes with
                 # it, so a newer copy would make git trust stale stat data and miss edits.
-                shutil.copy2(self.repo.index, self.path)
+                shutil.copy2(self.seed, self.path)
             except OSError:
                 pass  # an empty index only costs speed
         self.env = git_env({"GIT_INDEX_FILE": self.path})
@@ -171,7 +202,7 @@ def snapshot_commit(r: Repo, message: str) -> tuple[str, str]:
 
 def _snapshot_tree(r: Repo) -> str:
     """The tree of the working tree as it is now (ignored files and colony state left out)."""
-    with _TempIndex(r, seed=True) as idx:
+    with TempIndex(r.index) as idx:
         git(["add", "-A", *r.pathspec()], r.top, env=idx.env)
         if r.data_rel and idx.mentions(r.data_rel):  # state files the user committed stay out too
             git(["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", r.data_rel], r.top, env=idx.env)
@@ -204,16 +235,15 @@ def snapshot(label: str, phase: int | None) -> dict | None:
     commit, tree = snapshot_commit(r, f"aether checkpoint: {label}")
     stamp = int(clock.now())
     base = REF_PREFIX + (f"phase-{phase}-{stamp}" if phase is not None else f"colony-{stamp}")
-    ref, n = base, 1
-    while True:
+    for ref in free_names(r, base):
         # An empty old value makes update-ref refuse to overwrite an existing ref.
         proc = git(["update-ref", ref, commit, ""], r.top, check=False)
         if proc.returncode == 0:
             break
         if git(["rev-parse", "-q", "--verify", ref], r.top, check=False).returncode != 0:
-            raise state_error("git_failed", f"cannot create {ref}: {proc.stderr.strip()}")
-        n += 1
-        ref = f"{base}-{n}"
+            raise _failure(["update-ref", ref], r.top, proc)  # not taken, blocked: a ref named like a folder on its way
+    else:
+        raise state_error("git_failed", f"cannot create {base}: every name was taken while it was made; try again")
     return {"ref": ref, "commit": commit, "tree": tree, "parent": r.head, "phase": phase,
             "created_at": clock.iso(stamp), "label": label}
 
@@ -275,18 +305,28 @@ def tag_abort(phase: int, reason: str) -> str | None:
     commit, _tree = snapshot_commit(r, f"aether: phase {phase} aborted")
     base = ABORT_TAG.format(phase=phase)
     message = f"Aborted: {reason.strip()}"
-    n = 1
-    while True:
-        name = base if n == 1 else f"{base}-{n}"
-        exists = git(["rev-parse", "-q", "--verify", f"refs/tags/{name}"], r.top, check=False)
-        if exists.returncode != 0:
-            proc = git(["tag", "-a", name, "-F", "-", commit], r.top, check=False,
-                       input=message.encode("utf-8"))
-            if proc.returncode == 0:
-                return name
-            if git(["rev-parse", "-q", "--verify", f"refs/tags/{name}"], r.top, check=False).returncode != 0:
-                raise state_error("git_failed", f"cannot create tag {name}: {proc.stderr.strip()}")
-        n += 1
+    for ref in free_names(r, f"refs/tags/{base}"):
+        name = ref.removeprefix("refs/tags/")
+        proc = git(["tag", "-a", name, "-F", "-", commit], r.top, check=False, input=message.encode("utf-8"))
+        if proc.returncode == 0:
+            return name
+        if git(["rev-parse", "-q", "--verify", ref], r.top, check=False).returncode != 0:
+            raise state_error("git_failed", f"cannot create tag {name}: {said(proc.stderr)}")
+    raise state_error("git_failed", f"cannot create tag {base}: every name was taken while it was made; try again")
+
+
+def held(r: Repo, base: str) -> dict:
+    """{ref: commit} of the refs named `base` or `base-…`."""
+    out = git(["for-each-ref", "--format=%(refname) %(objectname)", base, f"{base}-*"], r.top, check=False).stdout
+    return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+
+
+def free_names(r: Repo, base: str) -> list:
+    """`base`, `base-2`, `base-3` … that no ref holds yet, as many as there are taken ones plus one:
+    a loop over them ends, and finds a free name unless another process takes them meanwhile."""
+    taken = held(r, base)
+    names = [base if n == 1 else f"{base}-{n}" for n in range(1, len(taken) + 2)]
+    return [name for name in names if name not in taken]
 
 
 # ---------------------------------------------------------------- restore
@@ -353,7 +393,7 @@ def restore(ref: str, force: bool = False, checkpoints_data: dict | None = None)
             removed.append(rel)
         except FileNotFoundError:
             pass
-    with _TempIndex(r, seed=False) as idx:
+    with TempIndex() as idx:
         git(["read-tree", target_tree], r.top, env=idx.env)
         if r.data_rel:
             git(["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", r.data_rel], r.top, env=idx.env)

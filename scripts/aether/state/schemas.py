@@ -825,6 +825,7 @@ def _check_worktree(p: list, w: dict, where: str) -> None:
     field_check(p, w, "status", str, where, choices=WORKTREE_STATUSES)
     for key in ("branch", "result", "ended_at", "why", "gitdir", "workdir"):
         field_check(p, w, key, (str, type(None)), where, required=False)
+    field_check(p, w, "unsaved", bool, where, required=False)  # a result a build's end could not keep
 
 
 def _check_worktrees(data: dict) -> list:

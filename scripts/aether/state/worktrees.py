@@ -25,6 +25,9 @@ from aether.state import checkpoints, store
 
 MAX_RECORDS = 300  # records kept (active and kept ones are never dropped)
 BRANCH_PREFIX = "aether/"  # a kept result's branch: aether/<build>/<node>
+# Where a result is kept when git cannot make its branch (a branch `aether`, or `aether/<build>`,
+# holds the name's folder): a ref in the colony's own namespace, which no branch or tag can block.
+KEPT_REF_PREFIX = "refs/aether/kept/"
 STATUSES = ("active", "passed", "merged", "kept", "discarded", "dropped")
 OPEN = ("active", "kept")  # records that still hold a worktree or a branch
 SCRATCH = "merge"  # the worktree a merge runs in: .aether/worktrees/<build>/merge
@@ -76,20 +79,25 @@ def root(r: checkpoints.Repo) -> str:
 
 
 def full(r: checkpoints.Repo, rel: str) -> str:
-    """The absolute path of a worktree from its path in the project (only under the builders' folder)."""
+    """The absolute path of a worktree from its path in the project (only under the builders' folder;
+    whether it is still a worktree, and no symbolic link, is `intact`'s to say)."""
     parts = rel.split("/")
     base = checkpoints.WORKTREES.split("/")
     if parts[:len(base)] != base or len(parts) != len(base) + 2 or any(p in ("", ".", "..") for p in parts):
         raise state_error("path_outside_project", f"{rel} is not one of the builders' worktrees", path=rel)
-    path = os.path.join(root(r), *parts[len(base):])
-    if os.path.islink(os.path.dirname(path)) or os.path.islink(path):
-        raise state_error("path_is_symlink", f"{path} is a symbolic link, not a worktree", path=path)
-    return path
+    return os.path.join(root(r), *parts[len(base):])
+
+
+def intact(path: str, gitdir: str) -> bool:
+    """The worktree's folder and its git folder are there, and the folder is no symbolic link (nor
+    reached through one): a folder replaced by a link counts as gone."""
+    return (os.path.isdir(path) and not os.path.islink(path) and not os.path.islink(os.path.dirname(path))
+            and bool(gitdir) and os.path.isdir(gitdir))
 
 
 def _git(wt_full: str, gitdir: str, args: list, **kw):
     """git on one worktree, its git folder named: never the repository a stray `.git` points to."""
-    if not os.path.isdir(wt_full) or not os.path.isdir(gitdir):
+    if not intact(wt_full, gitdir):
         raise Gone(wt_full)
     return checkpoints.git([f"--git-dir={gitdir}", f"--work-tree={wt_full}", *args], wt_full, **kw)
 
@@ -115,15 +123,25 @@ def gitdir_of(path: str) -> str:
 
 
 def remove(r: checkpoints.Repo, rel: str) -> bool:
-    """Remove the worktree at `rel` (files and git's record of it); True when one was there."""
+    """Remove the worktree at `rel` (files and git's record of it); True when one was there. A
+    symbolic link found in its place (or in its build's) is removed itself, never followed."""
     path = full(r, rel)
+    folder = os.path.dirname(path)
     there = os.path.lexists(path)
-    if there:
-        checkpoints.git(["worktree", "remove", "--force", "--force", path], r.top, check=False)
-    if os.path.lexists(path) and not os.path.islink(path):
-        import shutil  # noqa: PLC0415 — start-up: shutil only where a folder is removed
+    try:
+        if os.path.islink(folder):
+            os.unlink(folder)
+        elif os.path.islink(path):
+            os.unlink(path)
+        elif there:
+            checkpoints.git(["worktree", "remove", "--force", "--force", path], r.top, check=False)
+            if os.path.lexists(path):
+                import shutil  # noqa: PLC0415 — start-up: shutil only where a folder is removed
 
-        shutil.rmtree(path, ignore_errors=True)
+                shutil.rmtree(path, ignore_errors=True)
+    except OSError as exc:
+        raise state_error("worktree_not_removed", f"cannot remove {path}: {exc.strerror or exc}; remove it by hand, "
+                                                  f"then run `aether worktrees --clean`", path=path) from None
     checkpoints.git(["worktree", "prune"], r.top, check=False)
     return there
 
@@ -140,9 +158,12 @@ def result(r: checkpoints.Repo, rel: str, gitdir: str, base: str, node: str) -> 
     worktree; ignored files, `.aether/` and `.git` left out), or None when it changed nothing.
     Raises Gone when the worktree is not there."""
     path = full(r, rel)
-    env = _result_env()
-    _git(path, gitdir, ["add", "-A", "--", ".", ":(exclude).aether", ":(exclude).git"], env=env)
-    tree = _git(path, gitdir, ["write-tree"], env=env).stdout.strip()
+    if not intact(path, gitdir):
+        raise Gone(path)
+    with checkpoints.TempIndex(os.path.join(gitdir, "index")) as idx:  # the builder's index (and its lock) untouched
+        env = {**_result_env(), "GIT_INDEX_FILE": idx.path}
+        _git(path, gitdir, ["add", "-A", "--", ".", ":(exclude).aether", ":(exclude).git"], env=env)
+        tree = _git(path, gitdir, ["write-tree"], env=env).stdout.strip()
     if tree == checkpoints.git(["rev-parse", f"{base}^{{tree}}"], r.top).stdout.strip():
         return None
     return checkpoints.git(["commit-tree", tree, "-p", base, "-m", f"aether: {node}'s work"], r.top,
@@ -207,29 +228,102 @@ def content(r: checkpoints.Repo, blob: str, path: str) -> bytes:
     return checkpoints.git(["cat-file", "--filters", f"--path={r.prefix}{path}", blob], r.top, raw=True).stdout
 
 
+# ---------------------------------------------------------------- what a builder did with git in its copy
+
+
+def head_left(gitdir: str, base: str) -> str | None:
+    """Why the worktree's HEAD is no longer its base, detached (None when it is): its builder checked
+    out a branch or a commit, committed, reset … — its diff from the base is then not its change."""
+    try:
+        with open(os.path.join(gitdir, "HEAD"), encoding="utf-8", errors="replace") as fh:
+            head = fh.read(4096).strip()
+    except OSError as exc:
+        return f"it cannot be read ({exc.strerror or exc})"
+    if head == base:
+        return None
+    if head.startswith("ref:"):
+        return f"it is on the branch {head[4:].strip().removeprefix('refs/heads/')} (a git checkout or switch)"
+    return f"it moved to {head[:12]} (a git commit, checkout or reset)"
+
+
+def _reflog(r: checkpoints.Repo, ref: str, gitdir: str | None = None) -> list:
+    """[(commit, date, subject)] of a ref's reflog, newest first (the HEAD of the worktree whose
+    git folder is `gitdir`, when given)."""
+    args = ([f"--git-dir={gitdir}"] if gitdir else []) + ["reflog", "show", "--date=raw", "--format=%H%x09%gd%x09%gs",
+                                                          ref, "--"]
+    out = []
+    for line in checkpoints.git(args, r.top, check=False).stdout.splitlines():
+        commit, _tab, rest = line.partition("\t")
+        selector, _tab, subject = rest.partition("\t")
+        out.append((commit, selector.rpartition("@{")[2].rstrip("}"), subject))
+    return out
+
+
+def put_back(r: checkpoints.Repo, gitdir: str, where: str) -> list:
+    """Branches moved from the worktree whose git folder is `gitdir` (commits, amends, resets made
+    there while its HEAD was on them) put back where they were: [(branch, moved to, put back at)].
+    The proof is the worktree's own HEAD reflog, which git writes with every move of the branch its
+    HEAD is on: a branch's newest reflog entries found there were made in the worktree; a move made
+    anywhere else (the user's own commits) is left alone."""
+    if not gitdir or not os.path.isdir(gitdir):
+        return []
+    made = set(_reflog(r, "HEAD", gitdir))
+    if len({commit for commit, _date, _subject in made}) < 2:  # its HEAD never moved
+        return []
+    reached = {commit for commit, _date, _subject in made}
+    heads = checkpoints.git(["for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/"], r.top,
+                            check=False).stdout
+    moved = []
+    for commit, ref in (line.split(" ", 1) for line in heads.splitlines() if " " in line):
+        if commit not in reached or ref.startswith(f"refs/heads/{BRANCH_PREFIX}"):
+            continue
+        log = _reflog(r, ref)
+        ours = next((i for i, entry in enumerate(log) if entry not in made), len(log))
+        if 0 < ours < len(log) and log[0][0] == commit:
+            back = log[ours][0]
+            proc = checkpoints.git(["update-ref", "-m", f"aether: put back, moved from the worktree {where}", ref, back,
+                                    commit], r.top, check=False)
+            if proc.returncode == 0:
+                moved.append((ref.removeprefix("refs/heads/"), commit, back))
+    return moved
+
+
 # ---------------------------------------------------------------- kept results, and what is on disk
 
 
 def keep(r: checkpoints.Repo, scope: str, node: str, commit: str) -> str:
-    """A branch `aether/<build>/<node>` on a result that could not be merged (one already on that
-    very commit is reused; another name gets -2, -3 …)."""
-    base = f"{BRANCH_PREFIX}{scope}/{node}"
-    name, n = base, 1
-    while True:
-        ref = f"refs/heads/{name}"
-        if checkpoints.git(["update-ref", ref, commit, ""], r.top, check=False).returncode == 0:
-            return name
-        now = checkpoints.git(["rev-parse", "-q", "--verify", ref], r.top, check=False).stdout.strip()
-        if now == commit:
-            return name
-        n += 1
-        name = f"{base}-{n}"
+    """Keep a result that could not be merged: on the branch `aether/<build>/<node>` (one already
+    on that very commit is reused; another name gets -2, -3 …), or, when git cannot make that branch
+    (a branch `aether` holds its folder …), on the ref `refs/aether/kept/<build>/<node>`. Returns
+    the name git knows it by; raises `result_not_kept` when both are refused."""
+    why = "every name was taken while it was made"
+    for namespace, prefix in (("refs/heads/", BRANCH_PREFIX), ("", KEPT_REF_PREFIX)):
+        base = f"{namespace}{prefix}{scope}/{node}"
+        same = sorted(ref for ref, held in checkpoints.held(r, base).items() if held == commit)
+        if same:
+            return same[0].removeprefix("refs/heads/")
+        for ref in checkpoints.free_names(r, base):
+            proc = checkpoints.git(["update-ref", ref, commit, ""], r.top, check=False)
+            now = checkpoints.git(["rev-parse", "-q", "--verify", ref], r.top, check=False).stdout.strip()
+            if proc.returncode == 0 or now == commit:
+                return ref.removeprefix("refs/heads/")
+            if not now:  # not taken but refused (a ref named like a folder on the way, a lock): the next namespace
+                why = checkpoints.said(proc.stderr)
+                break
+    raise state_error("result_not_kept", f"{node}'s result ({commit}) could not be kept on {BRANCH_PREFIX}{scope}/{node} "
+                                         f"nor on {KEPT_REF_PREFIX}{scope}/{node}: {why}; free one of those names, "
+                                         f"or keep it yourself: git branch <a name> {commit}", commit=commit)
 
 
 def drop_branch(r: checkpoints.Repo, name: str) -> bool:
-    if not name.startswith(BRANCH_PREFIX):
-        raise state_error("not_a_colony_branch", f"{name} is not a branch the colony made (they start {BRANCH_PREFIX})")
-    return checkpoints.git(["update-ref", "-d", f"refs/heads/{name}"], r.top, check=False).returncode == 0
+    if name.startswith(KEPT_REF_PREFIX):
+        ref = name
+    elif name.startswith(BRANCH_PREFIX):
+        ref = f"refs/heads/{name}"
+    else:
+        raise state_error("not_a_colony_branch", f"{name} is not a branch the colony made (they start {BRANCH_PREFIX} "
+                                                 f"or {KEPT_REF_PREFIX})")
+    return checkpoints.git(["update-ref", "-d", ref], r.top, check=False).returncode == 0
 
 
 def on_disk(r: checkpoints.Repo) -> list:
@@ -258,7 +352,8 @@ def on_disk(r: checkpoints.Repo) -> list:
 
 
 def branches(r: checkpoints.Repo) -> dict:
-    """{branch: commit} of every `aether/…` branch."""
-    out = checkpoints.git(["for-each-ref", "--format=%(refname:short) %(objectname)", f"refs/heads/{BRANCH_PREFIX}"],
-                          r.top, check=False).stdout
-    return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+    """{name: commit} of every `aether/…` branch and `refs/aether/kept/…` ref."""
+    out = checkpoints.git(["for-each-ref", "--format=%(refname) %(objectname)", f"refs/heads/{BRANCH_PREFIX}",
+                           KEPT_REF_PREFIX], r.top, check=False).stdout
+    pairs = (line.split(" ", 1) for line in out.splitlines() if " " in line)
+    return {ref.removeprefix("refs/heads/"): commit for ref, commit in pairs}
