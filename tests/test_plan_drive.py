@@ -68,6 +68,33 @@ def test_a_plan_driven_from_research_to_loaded(project, monkeypatch):
     assert [i["score"] for i in loop["iterations"]] == [70, 90] and loop["status"] == "complete"
 
 
+def test_the_code_loops_setting_leaves_the_plan_loop_working(project, monkeypatch):
+    """`code_loop:` in .aether/config.yaml, as the refinement-loops decision documents it: the plan
+    loop (which reads config.yaml through the one reader) takes the file as valid."""
+    monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
+    p = project
+    ok(p, "colony-init", "Build a todo API")
+    (p.root / ".aether" / "config.yaml").write_text("code_loop:\n  commit_iterations: true\nbudget:\n  run: 2M\n")
+    scouts = ok(p, "next", "--plan", "-", input="- REST frameworks for Python\n")
+    assert ids(scouts) == ["scout-r1"]
+    from aether.state import settings
+
+    monkeypatch.chdir(p.root)
+    assert settings.code_loop() == {"commit_iterations": True}
+    (p.root / ".aether" / "config.yaml").write_text("code_loop:\n  commit_iteration: true\n")
+    err = None
+    from aether.core.exceptions import AetherError
+
+    try:
+        settings.code_loop()
+    except AetherError as exc:
+        err = exc
+    assert err.code == "invalid_config" and "did you mean commit_iterations?" in err.message
+    (p.root / ".aether" / "config.yaml").write_text("code_loops:\n  commit_iterations: true\n")
+    err = p.run("next", "--plan").error
+    assert err["code"] == "invalid_config" and "did you mean code_loop?" in err["error"]
+
+
 def test_plan_rules_one_branch_each():
     step = rules.next_plan_step
     assert step({}) == {"do": "plan_start"}

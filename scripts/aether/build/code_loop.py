@@ -12,19 +12,14 @@ a real commit `build iteration N: <summary>` is made only when `.aether/config.y
 
 from __future__ import annotations
 
-import os
 import re
 
-from aether.core import containment, paths
-from aether.core.exceptions import AetherError, input_error
+from aether.core.exceptions import AetherError
 from aether.core.vocabulary import NO_CODE_ROLES
 from aether.rules import contracts, modes, spawn_tree
 from aether.rules import loops as loops_rules
-from aether.state import checkpoints
+from aether.state import checkpoints, settings
 
-CONFIG_FILE = "config.yaml"  # in the project's .aether/
-CONFIG_SECTION = "code_loop"
-CONFIG_DEFAULTS = {"commit_iterations": False}
 COMMIT_MESSAGE = "build iteration {n}: {summary}"
 COMMIT_SUMMARY_LENGTH = 72
 BUILDING = ("approved", "running")  # spawn tree statuses in which refinement can be planned
@@ -36,39 +31,8 @@ MAX_USER_TEXT = 2000  # characters of the user's answer quoted in a refinement b
 
 
 def config() -> dict:
-    """`code_loop:` of .aether/config.yaml over the defaults; unknown keys and bad values are
-    `invalid_config` naming the key."""
-
-
-    path = containment.check_read(os.path.join(paths.aether_dir(), CONFIG_FILE), exit_code=1)
-    settings = dict(CONFIG_DEFAULTS)
-    try:
-        raw = containment.read_bytes(path)
-    except FileNotFoundError:
-        return settings
-    except OSError as exc:
-        raise input_error("invalid_config", f"cannot read {path}: {exc.strerror}") from None
-    import yaml  # noqa: PLC0415 — start-up: PyYAML (~15 ms) only for `bug`
-
-    try:
-        doc = yaml.load(raw.decode("utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise input_error("invalid_config", f"{path} is not valid YAML: {exc}") from None
-    section = doc.get(CONFIG_SECTION) if isinstance(doc, dict) else None
-    if section is None:
-        return settings
-    if not isinstance(section, dict):
-        raise input_error("invalid_config", f"{CONFIG_SECTION}: in {path} must be a mapping of settings",
-                          key=CONFIG_SECTION)
-    for key, value in section.items():
-        where = f"{CONFIG_SECTION}.{key}"
-        if key not in CONFIG_DEFAULTS:
-            raise input_error("invalid_config", f"{where}: unknown setting in {path}; known: "
-                              + ", ".join(CONFIG_DEFAULTS), key=where)
-        if not isinstance(value, bool):
-            raise input_error("invalid_config", f"{where}: must be true or false, found {value!r}", key=where)
-        settings[key] = value
-    return settings
+    """`code_loop:` of .aether/config.yaml over the defaults (state/settings.py reads it)."""
+    return settings.code_loop()
 
 
 # ---------------------------------------------------------------- commits (opt-in)

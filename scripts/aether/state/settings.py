@@ -1,6 +1,7 @@
 """The colony's own settings from `.aether/config.yaml`: `budget:` (the spend caps), `models:`
-(the model per caste) and `build:` (worktree isolation). Defaults come from the mode (rules/spend.py, rules/models.py);
-a run's own flags (`/ant:run --budget …`) win over both.
+(the model per caste), `build:` (worktree isolation) and `code_loop:` (a commit per iteration).
+Defaults come from the mode (rules/spend.py, rules/models.py); a run's own flags
+(`/ant:run --budget …`) win over both.
 
 ```yaml
 budget:
@@ -11,6 +12,8 @@ models:
   builder: inherit
 build:
   isolation: auto  # on: each builder in its own git worktree; off: the shared tree; auto: the mode's
+code_loop:
+  commit_iterations: false  # true: a real commit `build iteration N: …` per code-loop iteration
 ```
 """
 
@@ -22,6 +25,7 @@ from aether.rules import models, modes, spend
 from aether.state import config_file
 
 BUDGET_KEYS = ("run", "phase")
+CODE_LOOP = {"commit_iterations": False}  # the `code_loop:` settings and their defaults
 BUILD_KEYS = ("isolation",)
 ISOLATION = ("auto", "on", "off")  # auto: the mode's choice
 
@@ -71,3 +75,17 @@ def isolation(mode: str | None) -> tuple:
     if value == "auto":
         return bool(modes.profile(mode)["isolation"]), f"{mode or modes.DEFAULT_MODE} mode"
     return value == "on", f"build.isolation: {value} in {config_file.CONFIG_FILE}"
+
+
+def code_loop() -> dict:
+    """`code_loop:` over its defaults (CODE_LOOP); an unknown key or a value that is not true or
+    false is `invalid_config` naming the key."""
+    settings = dict(CODE_LOOP)
+    for key, value in config_file.section("code_loop").items():
+        if key not in CODE_LOOP:
+            _unknown("code_loop", key, tuple(CODE_LOOP))
+        if not isinstance(value, bool):
+            raise input_error("invalid_config", f"code_loop.{key}: must be true or false, found {value!r}",
+                              key=f"code_loop.{key}")
+        settings[key] = value
+    return settings
