@@ -473,8 +473,8 @@ def test_advance_from_zero_enters_first_phase(ready):
 
 
 def test_advance_library_is_the_only_forward_move():
-    from aether.build import builds
     from aether.core.exceptions import AetherError
+    from aether.steps import builds
 
     plan = make_plan()
     colony = {"state": "READY", "current_phase": 0}

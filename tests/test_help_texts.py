@@ -9,13 +9,13 @@ import importlib
 
 import pytest
 
-from aether.build import waves
 from aether.colony import between_phases as lifecycle
 from aether.colony import complexity
 from aether.core import castes
 from aether.rules import complexity as complexity_rules
 from aether.rules import loops, modes, pheromones, review, spawn_tree
 from aether.state import error_log, events, learning, memory, schemas
+from aether.steps import waves
 
 
 @contextlib.contextmanager

@@ -1,4 +1,4 @@
-"""The helper's imports point one way: core → rules → state → build → colony → cli.
+"""The helper's imports point one way: core → rules → state → steps → colony → cli.
 
 LAYERS lists every library module, bottom first. A module may import a module of a lower layer,
 or a module listed before it in its own layer; never one above or after it. `bugs/` uses core
@@ -19,14 +19,14 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "scripts" / "aether"
 LAYERS = {
     "core": ["exceptions", "text", "clock", "paths", "containment", "inputs", "output", "castes", "vocabulary"],
     "rules": ["modes", "pheromones", "plans", "lifecycle", "contracts", "spawn_tree", "failures",
-              "waves", "review", "loops", "critique", "complexity", "colonize", "merging", "drive", "spend",
+              "waves", "review", "loops", "critique", "complexity", "colonize", "worktrees", "drive", "spend",
               "models", "autopilot"],
     "state": ["schemas", "store", "checkpoints", "events", "error_log", "memory", "pheromones",
               "learning", "inspect_state", "spawns", "costs", "config_file", "settings", "worktrees"],
-    "build": ["isolation", "spawning", "syntax_check", "completion", "code_loop", "loops", "critique", "drafts",
+    "steps": ["worktrees", "spawning", "syntax_check", "completion", "code_loop", "loops", "critique", "drafts",
               "waves", "review", "builds", "verification", "recovery", "skips", "failures", "plans"],
     "colony": ["modes", "research", "between_phases", "complexity", "colony_init", "launch", "dispatch", "build_drive",
-               "plan_drive", "colonize_drive", "run_drive", "drive", "handback", "session_start", "status", "handoff", "uninstall",
+               "plan_drive", "colonize_drive", "autopilot", "drive", "handback", "session_start", "status", "handoff", "uninstall",
                "watch"],
     "bugs": ["exit_codes", "phases", "costs", "config", "fixer", "models", "reports", "storage",
              "approval", "pipeline"],
@@ -36,8 +36,8 @@ BELOW = {
     "core": [],
     "rules": ["core"],
     "state": ["core", "rules"],
-    "build": ["core", "rules", "state"],
-    "colony": ["core", "rules", "state", "build"],
+    "steps": ["core", "rules", "state"],
+    "colony": ["core", "rules", "state", "steps"],
     "bugs": ["core", "state"],
 }
 TOP = {"aether", "aether.__main__", "aether.startup"}  # the entry points and the CLI: anything below
@@ -152,7 +152,7 @@ def test_rules_do_no_io():
     for path in (PACKAGE / "rules").glob("*.py"):
         source = path.read_text(encoding="utf-8")
         for word in banned:
-            assert word not in source, f"{path.name} uses {word}: I/O belongs in state/, build/ or colony/"
+            assert word not in source, f"{path.name} uses {word}: I/O belongs in state/, steps/ or colony/"
 
 
 MAX_RULE_LINES = 50  # a rule reads at once; a longer one is split into named steps
@@ -168,7 +168,7 @@ def test_rule_functions_are_short():
 
 
 @pytest.mark.parametrize("planted, expected", [
-    ("from aether.build import builds\n", "upward"),
+    ("from aether.steps import builds\n", "upward"),
     ("def f():\n    from aether.core import clock\n", "inside a function"),
     ("from aether.state import memory\n", "sideways"),
 ])

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_waves import plan_waves, run_worker, start_build, tree, worker
 
-from aether.build import spawning
 from aether.core import vocabulary
 from aether.rules import contracts, spawn_tree
+from aether.steps import spawning
 
 REQUEST = "--- SPAWN REQUEST ---\ncaste: scout\nreason: need the OAuth2 library docs\ncontext: which flow fits\nblocking: true\n--- END SPAWN REQUEST ---\n"
 
@@ -374,9 +374,9 @@ def test_a_broken_spawn_tree_is_reported_as_corrupt(project):
 
 def test_spawn_vocabularies_have_one_definition():
     """Roles, statuses and the roles that write no code are listed once (schemas.py) and used as is."""
-    from aether.build import completion, syntax_check
     from aether.core import castes
     from aether.rules import modes
+    from aether.steps import completion, syntax_check
 
     assert set(spawn_tree.ROLE_PREFIX) == set(vocabulary.SPAWN_ROLES)  # every role has an id prefix
     assert set(spawn_tree.RESPAWN_ROLES) < set(vocabulary.SPAWN_ROLES)

@@ -68,7 +68,7 @@ COMMANDS = {
     "next": "aether.cli.drive:next_cmd",
     "record": "aether.cli.drive:record",
     "agent-hook": "aether.cli.drive:agent_hook",
-    "run": "aether.cli.run_drive:run_cmd",
+    "run": "aether.cli.autopilot:run_cmd",
     "session-hook": "aether.cli.session_start:session_hook",
     "build-start": "aether.cli.builds:build_start",
     "build-finish": "aether.cli.builds:build_finish",
@@ -108,7 +108,7 @@ COMMANDS = {
     "phase-skip": "aether.cli.skips:phase_skip",
     "checkpoint-list": "aether.cli.recovery:checkpoint_list",
     "checkpoint-restore": "aether.cli.recovery:checkpoint_restore",
-    "worktrees": "aether.cli.isolation:worktrees",
+    "worktrees": "aether.cli.worktrees:worktrees",
     "friction-summary": "aether.cli.recovery:friction_summary",
     "completion-summary": "aether.cli.completion:completion_summary",
     # bug bash

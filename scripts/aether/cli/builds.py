@@ -28,7 +28,7 @@ def build_start(phase, resume, approve, loop):
     `/ant:build N --approve` reaches `--approve`: the build goes on with its approved waves.
     In FULL mode, or with --loop, a code loop is bound to the build (`code_loop`): score the
     verification with `aether loop-score - --loop LOOP_ID` after the waves."""
-    from aether.build import builds
+    from aether.steps import builds
 
     if approve and resume:
         from aether.core.exceptions import input_error
@@ -54,7 +54,7 @@ def build_finish(phase, results, watcher):
     Without --results the tasks' outcomes come from the spawn tree: `--watcher -` takes the
     watcher's answer as it is; with neither option there is no watcher report (a mode whose
     watcher is a syntax check: the helper checks the build's files itself)."""
-    from aether.build import builds
+    from aether.steps import builds
 
     if results is not None and watcher is not None:
         from aether.core.exceptions import input_error
@@ -94,6 +94,6 @@ def phase_advance():
     build-start takes it once to enter the first phase (from 0), and phase-skip takes it past
     the phase it skips. plan-load may move it back when a replaced plan drops or reopens
     phases."""
-    from aether.build import builds
+    from aether.steps import builds
 
     return builds.phase_advance()

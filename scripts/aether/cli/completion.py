@@ -11,6 +11,6 @@ def completion_summary():
     build): planning and coding scores and the iterations of each loop, phases with their
     status, files created and modified, test results and coverage when known, learnings
     promoted across projects, and the next steps."""
-    from aether.build import completion
+    from aether.steps import completion
 
     return completion.summary()

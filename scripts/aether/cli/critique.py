@@ -15,6 +15,6 @@ def loop_present(loop_id):
     issues, the options with pros and cons (accept, another round with guidance, narrow the
     scope, stop) with the commands behind each, and a recommendation. Store the user's answer
     with `aether feedback-store LOOP_ID - --kind user`; the loop goes on."""
-    from aether.build import critique
+    from aether.steps import critique
 
     return critique.present(loop_id.strip())

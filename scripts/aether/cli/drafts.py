@@ -14,7 +14,7 @@ def plan_draft_store(loop_id, draft):
     """Validate the planner's DRAFT (a PROJECT_PLAN as JSON, or an answer holding a ```json
     block; a file or `-`) and keep it for the plan loop's iteration about to be scored (a second
     draft for that iteration replaces the first). Defects come back like plan-load's."""
-    from aether.build import drafts
+    from aether.steps import drafts
 
     return drafts.store_draft(loop_id.strip(), draft)
 
@@ -25,6 +25,6 @@ def plan_draft_store(loop_id, draft):
 def plan_draft_get(loop_id, iteration):
     """The plan loop's latest draft (or --iteration N's): `plan` as JSON and `text` as an
     outline for the critic. `plan-load --from-loop LOOP_ID` stores it as the colony's plan."""
-    from aether.build import drafts
+    from aether.steps import drafts
 
     return drafts.get(loop_id.strip(), iteration)

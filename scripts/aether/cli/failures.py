@@ -24,7 +24,7 @@ def failure_decide(report, worker, maps):
     the failure. The phase's failure history is kept by the helper. retry/debug plan the next
     spawn (`next.spawn`: run spawn-start on it).
     """
-    from aether.build import failures
+    from aether.steps import failures
 
     return failures.failure_decide(report, worker.strip() if worker else None, maps)
 
@@ -39,7 +39,7 @@ def friction_add(task, resolution, pattern):
     spawn-finish records one by itself when a retry or debugger completes; this adds or
     completes it (RESOLUTION: what fixed it, or `-` for stdin).
     """
-    from aether.build import failures
+    from aether.steps import failures
 
     return failures.friction_add(task, resolution, pattern)
 
@@ -50,6 +50,6 @@ def abort_report(phase):
     """The report of PHASE's abort: reason, failure details, hypotheses, suggested fix with
     its confidence, recovery options, files touched and the last good checkpoint. Creates
     the abort tag (aether/phase-N-aborted) once, inside a git repository."""
-    from aether.build import failures
+    from aether.steps import failures
 
     return failures.abort_report(phase)

@@ -24,7 +24,7 @@ NEGATIVE_OK = {"ignore_unknown_options": True}
 @click.option("--build", is_flag=True,
               help="Bind a code loop to the running build: a refine decision then plans refinement spawns.")
 def loop_init(loop_type, threshold, build):
-    from aether.build import loops
+    from aether.steps import loops
 
     return loops.init(loop_type, threshold, build)
 
@@ -44,7 +44,7 @@ def loop_init(loop_type, threshold, build):
 @click.argument("loop_id", type=TEXT)
 @click.argument("score", type=NUMBER, required=False)
 def loop_decide(loop_id, score):
-    from aether.build import loops
+    from aether.steps import loops
 
     return loops.decide(loop_id.strip(), score)
 
@@ -68,7 +68,7 @@ _WEIGHTS = ", ".join(f"{part} {weight}" for part, weight in loops_rules.SCORE_WE
 @click.option("--loop", "loop_id", type=TEXT, help="Also run loop-decide for this loop with the score.")
 def loop_score(parts, loop_id):
 
-    from aether.build import loops
+    from aether.steps import loops
 
     doc = contracts.extract_json(parts, "the score parts")
     if not loop_id:
@@ -93,7 +93,7 @@ def feedback_store(loop_id, text, kind, refine):
     Critic feedback must carry its Overall Score (it is parsed and kept beside the text). With
     --refine (a code loop waiting for the user, bound to a running build), the refinement
     builders and the re-verification are planned at once, as a refine decision plans them."""
-    from aether.build import loops
+    from aether.steps import loops
 
     return loops.feedback_store(loop_id.strip(), text, kind, refine)
 
@@ -104,6 +104,6 @@ def feedback_store(loop_id, text, kind, refine):
 def feedback_get(loop_id, kind):
     """The loop's feedback (critic and user, per iteration) and, in `text`, the latest of
     each as a block for the next producer."""
-    from aether.build import loops
+    from aether.steps import loops
 
     return loops.feedback_get(loop_id.strip(), kind)

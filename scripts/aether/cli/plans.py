@@ -15,7 +15,7 @@ def plan_start():
 
     Returns what the planner needs: goal, mode, the phase-count range of the mode, the phases
     already completed, the pheromone block, and whether to suggest /ant:focus first."""
-    from aether.build import plans
+    from aether.steps import plans
 
     return plans.start()
 
@@ -33,8 +33,8 @@ def plan_load(plan, force, loop_id, iteration):
     A phase count outside the mode's range is a warning, not an error. `--from-loop LOOP_ID`
     loads the plan loop's latest draft (plan-draft-store) instead; the answer then has
     `from_loop: {loop_id, iteration}`."""
-    from aether.build import plans
     from aether.core.exceptions import input_error
+    from aether.steps import plans
 
     if (plan is None) == (loop_id is None):
         raise input_error("usage_error", "give the plan (a file or `-`) or --from-loop LOOP_ID, not both")
@@ -42,7 +42,7 @@ def plan_load(plan, force, loop_id, iteration):
         raise input_error("usage_error", "--iteration goes with --from-loop")
     if loop_id is None:
         return plans.load(plan, force)
-    from aether.build import drafts
+    from aether.steps import drafts
 
     draft, number = drafts.plan_of(loop_id.strip(), iteration)
     result = plans.load(draft, force)

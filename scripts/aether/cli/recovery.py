@@ -11,7 +11,7 @@ from aether.cli.common import TEXT, command
 @click.option("--phase", type=click.IntRange(min=0), help="Only this phase's checkpoints.")
 def checkpoint_list(phase):
     """The recorded git checkpoints (refs made by build-start and code loop iterations), newest first."""
-    from aether.build import recovery
+    from aether.steps import recovery
 
     return recovery.checkpoint_list(phase)
 
@@ -25,7 +25,7 @@ def checkpoint_restore(ref, phase, force):
     """Put a checkpoint's files back in the working tree (HEAD, the index, branches and colony
     state untouched; files created since are removed). Restoring the start of a phase's build
     sets that phase's completed tasks back to pending. Refused while a build runs."""
-    from aether.build import recovery
+    from aether.steps import recovery
 
     return recovery.checkpoint_restore(ref, phase, force)
 
@@ -34,6 +34,6 @@ def checkpoint_restore(ref, phase, force):
 def friction_summary():
     """Friction records (FR-NNN: tasks a retry or debugger recovered) read back: recurring root
     causes first, then the latest few; `text` is the block for the planner's brief."""
-    from aether.build import recovery
+    from aether.steps import recovery
 
     return recovery.friction_summary()

@@ -16,7 +16,7 @@ NEGATIVE_OK = {"ignore_unknown_options": True}
 def review_needed(wave):
     """Does WAVE get an advisory reviewer? No when the mode has none or the wave had a single
     worker (`skip` says which). Yes plans the reviewer spawn (`reviewer.id`: spawn-start it)."""
-    from aether.build import review
+    from aether.steps import review
 
     return review.needed(wave)
 
@@ -32,6 +32,6 @@ def review_needed(wave):
 @click.argument("wave", type=click.IntRange(min=1))
 @click.argument("findings", type=FILE_OR_STDIN)
 def review_decide(wave, findings):
-    from aether.build import review
+    from aether.steps import review
 
     return review.decide(wave, findings)

@@ -15,7 +15,7 @@ def task_skip(task, reason, force):
     """Mark TASK skipped so its phase can finish without it (READY colony). Refused with
     `task_required` when the plan says it maps to a success criterion or an open task depends
     on it, unless --force. Then /ant:build N builds what is left (or only verifies)."""
-    from aether.build import skips
+    from aether.steps import skips
 
     return skips.task_skip(task, reason, force)
 
@@ -28,6 +28,6 @@ def phase_skip(phase, reason):
     colony is COMPLETED. Refused with `phase_required` (and `reasons`) when the phase is on a
     success criterion's path: one of its open tasks maps to a criterion, or a later task
     depends on one of its tasks."""
-    from aether.build import skips
+    from aether.steps import skips
 
     return skips.phase_skip(phase, reason)

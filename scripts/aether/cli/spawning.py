@@ -20,7 +20,7 @@ def spawn_check(depth):
     running (the running nodes of the spawn tree). Answers
     {pass, active_workers, max_workers, current_depth, max_depth[, reason]}.
     """
-    from aether.build import spawning
+    from aether.steps import spawning
 
     return spawning.check(depth)
 
@@ -35,7 +35,7 @@ def spawn_start(spawn_id):
     approved, before earlier waves finished, and before a re-run's sub-spawns finished.
     Pass `text` to the Agent call as the prompt, with `subagent_type`.
     """
-    from aether.build import spawning
+    from aether.steps import spawning
 
     return spawning.start(spawn_id.strip())
 
@@ -52,7 +52,7 @@ def spawn_finish(spawn_id, result):
     that does not hold makes the spawn failed. A failed spawn keeps its failure report for
     `aether failure-decide --worker ID`.
     """
-    from aether.build import spawning
+    from aether.steps import spawning
 
     return spawning.finish(spawn_id.strip(), result)
 
@@ -67,6 +67,6 @@ def spawn_finish(spawn_id, result):
 @click.argument("parent_id", metavar="PARENT_ID", type=TEXT)
 @click.argument("output", type=FILE_OR_STDIN)
 def spawn_requests(parent_id, output):
-    from aether.build import spawning
+    from aether.steps import spawning
 
     return spawning.requests(parent_id.strip(), output)

@@ -22,6 +22,6 @@ def syntax_check(files, build):
     not_checked, missing, outside_project, summary, text}. In LIGHTWEIGHT mode build-finish
     runs this check itself on the build's files.
     """
-    from aether.build import syntax_check as sc
+    from aether.steps import syntax_check as sc
 
     return sc.command(files, build)

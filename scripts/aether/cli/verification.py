@@ -16,6 +16,6 @@ def verify_brief(phase):
     the watcher's brief (`text`, for an ant:watcher Agent call; with a code loop bound to the
     build its block also asks for `score_parts`, scored by `code_loop.command`). With `spawn`
     false (the mode's watcher is a syntax check) build-finish checks the syntax itself."""
-    from aether.build import verification
+    from aether.steps import verification
 
     return verification.brief(phase)

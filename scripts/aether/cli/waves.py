@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from aether.build import waves
 from aether.cli.common import FILE_OR_STDIN, command
+from aether.steps import waves
 
 # `-1` reaches the argument's own check (a clear error) instead of being read as an option
 NEGATIVE_OK = {"ignore_unknown_options": True}

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import os
 
-from aether.build import completion, recovery
 from aether.core import paths
 from aether.core.exceptions import state_error
 from aether.core.vocabulary import DONE_STATUSES
 from aether.rules import lifecycle, modes
 from aether.rules import plans as plans_rules
 from aether.state import learning, memory, pheromones, schemas, store
+from aether.steps import completion, recovery
 
 STEERING = ("FOCUS", "REDIRECT")  # the signals the pheromone-first flow asks for
 STATE_FILE_LIMIT_BYTES = 256_000  # a JSON state file bigger than this is reported as oversized

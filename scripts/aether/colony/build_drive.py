@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import json
 
-from aether.build import builds, completion, failures, isolation, loops, review, spawning, verification, waves
-from aether.build import critique as critique_view
 from aether.colony import between_phases, dispatch
 from aether.core.exceptions import EXIT_INPUT, AetherError, input_error, state_error
 from aether.core.text import one_line
 from aether.core.vocabulary import SPAWN_FINISHED
 from aether.rules import contracts, modes, spawn_tree
-from aether.rules import drive as rules
+from aether.rules import drive as drive_rules
 from aether.rules.contracts import parse_requests
 from aether.rules.waves import render_tree
 from aether.state import learning, memory, pheromones, settings, store
 from aether.state import spawns as ledger
+from aether.steps import builds, completion, failures, loops, review, spawning, verification, waves, worktrees
+from aether.steps import critique as critique_view
 
 MAX_STEPS = 200  # helper steps in one call (a guard against a loop in the rules, never reached)
 HELPER_STEPS = ("approve", "decide_failure", "merge", "conflicts", "review", "release", "score", "finish")
@@ -68,7 +68,7 @@ def _start_build(phase: int, resume: bool) -> dict:
     depth = modes.profile(colony.get("mode"))["watcher"]
     run = dispatch.new_run("build", phase=phase, watcher_spawns=depth != "syntax", lead_refusals=[], answers=[],
                            scored=0, actions=0, started_text=started["text"])
-    run["isolation"] = isolation.decide(colony.get("mode"), started.get("checkpoint"), run["scope"])
+    run["isolation"] = worktrees.decide(colony.get("mode"), started.get("checkpoint"), run["scope"])
     run["started_text"] += f"\nBuilders: isolation {run['isolation']['why']}"
     dispatch.save_run(run)
     return run
@@ -98,9 +98,9 @@ def _helper_step(run: dict, step: dict, approved_by: str) -> None:
     elif do == "decide_failure":
         failures.failure_decide(None, step["node"])
     elif do == "merge":
-        isolation.merge(store.read("colony")["spawn_tree"], step["wave"], run["scope"])
+        worktrees.merge(store.read("colony")["spawn_tree"], step["wave"], run["scope"])
     elif do == "release":
-        isolation.release(store.read("colony")["spawn_tree"])
+        worktrees.release(store.read("colony")["spawn_tree"])
     elif do == "conflicts":
         waves.conflicts(step["wave"])
     elif do == "review":
@@ -136,12 +136,12 @@ def _finish(run: dict) -> None:
     out = builds.finish(run["phase"], results, lessons_asked=True)  # the lessons action asks for them
     learn = out.get("learnings") or {}
     extra = []
-    merges = isolation.summary(tree)
+    merges = worktrees.summary(tree)
     if merges:  # the builders worked in their own worktrees: how their work came back
         extra += ["Merged back, in order:", *merges]
-    kept = isolation.kept(run["scope"])
+    kept = worktrees.kept(run["scope"])
     if kept:  # results that could not be merged: nothing lost, and the user told where
-        extra += ["Kept on branches, not merged:", *isolation.render_kept(kept)]
+        extra += ["Kept on branches, not merged:", *worktrees.render_kept(kept)]
     if extra:  # before the closing `Next:` line
         head, sep, tail = out["text"].rpartition("\nNext: ")
         out["text"] = (head + "\n" + "\n".join(extra) + sep + tail) if sep else out["text"] + "\n" + "\n".join(extra)
@@ -155,7 +155,7 @@ def _spawn_nodes(run: dict, ids: list) -> dict:
     table = settings.model_table(colony.get("mode"))  # a bad `models:` fails before a node starts
     flying = dispatch.running(run, ids)
     ids = [i for i in ids if i not in flying]
-    copies = isolation.prepare(colony["spawn_tree"], ids, run.get("isolation"))
+    copies = worktrees.prepare(colony["spawn_tree"], ids, run.get("isolation"))
     tree = store.read("colony")["spawn_tree"]
     items = []
     data = store.read("spawns")
@@ -168,7 +168,7 @@ def _spawn_nodes(run: dict, ids: list) -> dict:
                 ledger.read_brief(f"{run['scope']}/{node_id}") is None:  # started by hand, or its brief is gone
             text = spawning.brief(tree, node, store.read("plan"), pheromones.render(node["caste"])["text"])
         if text is not None and node_id in copies:
-            text += "\n" + isolation.brief_section(copies[node_id]["workdir"], copies[node_id]["note"])
+            text += "\n" + worktrees.brief_section(copies[node_id]["workdir"], copies[node_id]["note"])
         items.append((node_id, "node", f"ant:{node['caste']}", text))
     return dispatch.dispatch(run, items, table=table)
 
@@ -286,7 +286,7 @@ def advance(run: dict, approve: bool = False, guard=None, approved_by: str = "us
     a stop action instead."""
     for _ in range(MAX_STEPS):
         run = ledger.run_of(store.read("spawns"), run["scope"]) or run
-        step = rules.next_build_step(_view(run, approve))
+        step = drive_rules.next_build_step(_view(run, approve))
         if step["do"] in HELPER_STEPS:
             _helper_step(run, step, approved_by)
             continue

@@ -14,7 +14,7 @@ from aether.core import paths
 from aether.core.exceptions import AetherError, state_error
 from aether.core.text import one_line
 from aether.rules import contracts
-from aether.rules import drive as rules
+from aether.rules import drive as drive_rules
 from aether.state import events, memory, store
 from aether.state import spawns as ledger
 
@@ -101,7 +101,7 @@ def _done(run: dict) -> dict:
 def advance(run: dict) -> dict:
     for _ in range(MAX_STEPS):
         run = ledger.run_of(store.read("spawns"), run["scope"]) or run
-        step = rules.next_colonize_step(_view(run))
+        step = drive_rules.next_colonize_step(_view(run))
         if step["do"] == "detect":
             try:
                 _detect(run)

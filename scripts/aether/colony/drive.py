@@ -11,7 +11,7 @@ driver, so hooks of ants that finish together record one after the other.
 
 from __future__ import annotations
 
-from aether.colony import build_drive, colonize_drive, dispatch, plan_drive, run_drive
+from aether.colony import autopilot, build_drive, colonize_drive, dispatch, plan_drive
 from aether.core.exceptions import AetherError, input_error, state_error
 from aether.core.text import one_line
 from aether.state import spawns as ledger
@@ -20,7 +20,7 @@ from aether.state import store
 action_line = dispatch.action_line
 
 
-PROTOCOLS = {"build": build_drive, "plan": plan_drive, "colonize": colonize_drive, "run": run_drive}
+PROTOCOLS = {"build": build_drive, "plan": plan_drive, "colonize": colonize_drive, "run": autopilot}
 
 
 def advance_after(run: dict) -> dict:
@@ -29,7 +29,7 @@ def advance_after(run: dict) -> dict:
     if parent:
         owner = ledger.run_of(store.read("spawns"), parent)
         if owner is not None and (not owner.get("done") or run.get("done")):  # an ended run: how it ended
-            return run_drive.advance(owner)
+            return autopilot.advance(owner)
     return PROTOCOLS[run["command"]].advance(run)
 
 
@@ -37,7 +37,7 @@ def _by_hand(phase: int) -> bool:
     """Does `aether next --build N` take the build over by hand? Not when an autopilot run is under
     way (not stopped) and builds phase N: then it goes on with the run (the Queen typed the
     build's command inside the run), which ends only at a stop or the user's own step."""
-    run = run_drive.active_run()
+    run = autopilot.active_run()
     if run is None or run.get("stopped"):
         return True
     build = ledger.run_of(store.read("spawns"), run.get("builds", {}).get(str(phase)) or "")
@@ -53,7 +53,7 @@ def next_action(phase: int | None = None, approve: bool = False, resume: bool = 
         if phase is not None and not (approve or resume) and not _by_hand(phase):
             phase = None  # the autopilot's own build: its next action, and the run goes on
         elif phase is not None or plan or colonize:  # the user took a step by hand: the autopilot run ends
-            run_drive.end_active("superseded")
+            autopilot.end_active("superseded")
         if colonize:
             return colonize_drive.advance(colonize_drive.colonize_run())
         if plan:
@@ -65,7 +65,7 @@ def next_action(phase: int | None = None, approve: bool = False, resume: bool = 
                 return advance_after(run)
         run = build_drive.build_run(phase, resume)
         if run.get("parent"):  # /ant:build N takes the build over from the autopilot run
-            run_drive.detach(run)
+            autopilot.detach(run)
         return build_drive.advance(run, approve)
 
 
@@ -85,9 +85,9 @@ def answer(phase: int, choice: str, text: str) -> dict:
     with ledger.lock():
         run = build_drive.build_run(phase)
         out = build_drive.answer_loop(run, choice, text)  # checked first: a refused answer ends nothing
-        run_drive.end_active("superseded")
+        autopilot.end_active("superseded")
         if run.get("parent"):
-            run_drive.detach(run)
+            autopilot.detach(run)
         return out or build_drive.advance(run)
 
 

@@ -11,14 +11,14 @@ feedback-store and research-collect as the ants gave them.
 
 from __future__ import annotations
 
-from aether.build import critique as critique_view
-from aether.build import drafts, loops, plans
 from aether.colony import dispatch, research
 from aether.core.exceptions import EXIT_INPUT, AetherError, state_error
 from aether.core.text import one_line
-from aether.rules import drive as rules
+from aether.rules import drive as drive_rules
 from aether.state import spawns as ledger
 from aether.state import store
+from aether.steps import critique as critique_view
+from aether.steps import drafts, loops, plans
 
 MAX_STEPS = 100
 HELPER_STEPS = ("plan_start", "research_plan", "research_collect", "loop_init", "decide", "load")
@@ -210,7 +210,7 @@ def advance(run: dict) -> dict:
         run = ledger.run_of(store.read("spawns"), run["scope"]) or run
         if run.get("blocked"):
             return {**_done(run), "run": run["scope"]}
-        step = rules.next_plan_step(_view(run))
+        step = drive_rules.next_plan_step(_view(run))
         if step["do"] in HELPER_STEPS:
             _helper_step(run, step)
             continue

@@ -3,7 +3,6 @@ spawn tree of the last build, and the next step. Read-only: nothing here writes 
 
 from __future__ import annotations
 
-from aether.build import isolation, recovery
 from aether.core import output
 from aether.core.exceptions import input_error
 from aether.core.text import one_line
@@ -14,6 +13,7 @@ from aether.rules import waves as waves_rules
 from aether.rules.lifecycle import next_step
 from aether.state import costs, pheromones, store
 from aether.state import spawns as ledger
+from aether.steps import recovery, worktrees
 
 BAR_WIDTH = 20
 RECENT_EVENTS = 5
@@ -115,7 +115,7 @@ def overview() -> dict:
                                     if isinstance(a, dict))
     stuck = state == "READY" and phase_now is not None and phase_now.get("status") in ("failed", "in_progress")
     result["recovery"] = recovery.options(current, plan) if stuck else None
-    result["kept_results"] = isolation.kept() if store.exists("worktrees") else []
+    result["kept_results"] = worktrees.kept() if store.exists("worktrees") else []
     autopilot = _autopilot_view(colony)
     result["autopilot"], result["spend"] = autopilot["run"], autopilot["spend"]
     if autopilot["run"] is not None:
@@ -142,7 +142,7 @@ def overview() -> dict:
     if autopilot["lines"]:
         lines += [""] + autopilot["lines"]
     if result["kept_results"]:
-        lines += ["", "KEPT RESULTS (builders' work that could not be merged)"] + isolation.render_kept(result["kept_results"])
+        lines += ["", "KEPT RESULTS (builders' work that could not be merged)"] + worktrees.render_kept(result["kept_results"])
     if isinstance(tree, dict):
         lines += ["", "SPAWN TREE"] + _tree_text(tree)
     if recent:

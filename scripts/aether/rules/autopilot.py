@@ -1,7 +1,7 @@
 """The autopilot's order and stop rules: `/ant:run` builds phase after phase (pure).
 
 `next_run_step(view)` answers the run's next step from a view of the colony and the run record
-(colony/run_drive.py builds it). Helper steps: `continue` (the phase is done: phase-advance),
+(colony/autopilot.py builds it). Helper steps: `continue` (the phase is done: phase-advance),
 `skip` (a phase before the run's range: phase-skip), `build` (go on with the phase's build —
 its own next step decides what); the archivist is a spawn. Ends: `done` (COMPLETED, or the
 range or phase count reached) and `stop` (a reason the user must act on). Stops that come from

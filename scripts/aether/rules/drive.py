@@ -1,7 +1,7 @@
 """The build protocol as a state machine: from what state holds, the one next step (pure).
 
 `next_build_step(view)` reads a view of the build (the spawn tree and the build's run record,
-see build/drive.py) and answers one step. Steps the helper does itself are carried out by the
+see steps/drive.py) and answers one step. Steps the helper does itself are carried out by the
 driver, which asks again; steps for the Queen end its turn of the loop:
 
     helper: approve, abort, decide_failure, merge, conflicts, review, release, score, finish
@@ -18,7 +18,7 @@ same step, and a build resumed after /clear or a killed session goes on where it
 from __future__ import annotations
 
 from aether.core.vocabulary import SPAWN_FINISHED
-from aether.rules import merging
+from aether.rules import worktrees as worktree_rules
 
 MAX_LEAD_ATTEMPTS = 2  # Phase Lead plans tried before the build stops (a refused plan is sent back once)
 
@@ -51,14 +51,14 @@ def _review_step(tree: dict, wave: int) -> dict | None:
 def wave_step(tree: dict, wave: int, max_running: int) -> dict | None:
     """The next step inside one wave, or None when the wave is done."""
     starting = ready(tree, wave)
-    if starting and merging.to_merge(tree, wave) and any(tree["nodes"][i].get("role") == "rerun" for i in starting):
+    if starting and worktree_rules.to_merge(tree, wave) and any(tree["nodes"][i].get("role") == "rerun" for i in starting):
         return {"do": "merge", "wave": wave}  # a rerun starts from the merged state: its first run's work, its helpers'
     if starting:
         return {"do": "spawn", "nodes": starting[:max(1, max_running)]}
     waiting = [n["id"] for n in tree["nodes"].values() if n["wave"] == wave and n["status"] == "planned"]
     if waiting:
         return {"do": "stop", "why": "blocked", "nodes": waiting}
-    if merging.to_merge(tree, wave):  # isolated builders' results, merged back in order
+    if worktree_rules.to_merge(tree, wave):  # isolated builders' results, merged back in order
         return {"do": "merge", "wave": wave}
     if str(wave) not in tree.get("conflicts", {}) and str(wave) not in tree.get("refinements", {}):
         return {"do": "conflicts", "wave": wave}
@@ -102,7 +102,7 @@ def _verification_step(run: dict) -> dict:
 
 
 def next_build_step(view: dict) -> dict:
-    """The build's next step. view: {building, tree, run, approve} — see build/drive.py."""
+    """The build's next step. view: {building, tree, run, approve} — see steps/drive.py."""
     run = view.get("run") or {}
     if not view.get("building"):
         if run.get("finished") and run.get("lessons_due") and not run.get("lessons_done"):
@@ -118,7 +118,7 @@ def next_build_step(view: dict) -> dict:
     step = tree_step(tree)
     if step:
         return step
-    if merging.release_due(tree):  # the waves are done: what is left of the worktrees goes
+    if worktree_rules.release_due(tree):  # the waves are done: what is left of the worktrees goes
         return {"do": "release"}
     return _verification_step(run)
 

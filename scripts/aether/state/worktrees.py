@@ -20,7 +20,7 @@ import os
 
 from aether.core import clock
 from aether.core.exceptions import state_error
-from aether.rules import merging
+from aether.rules import worktrees as worktree_rules
 from aether.state import checkpoints, store
 
 MAX_RECORDS = 300  # records kept (active and kept ones are never dropped)
@@ -203,7 +203,7 @@ def _hunks(path: str) -> list:
             data = fh.read(200_000)
     except OSError:
         return []
-    return merging.hunks(data.decode("utf-8", "replace"))
+    return worktree_rules.hunks(data.decode("utf-8", "replace"))
 
 
 def changes(r: checkpoints.Repo, before: str, after: str) -> list:

@@ -10,7 +10,6 @@ code loop is bound to the build (FULL mode, or build-start --loop) the block als
 
 from __future__ import annotations
 
-from aether.build import builds, completion
 from aether.core.exceptions import state_error
 from aether.core.text import one_line
 from aether.rules import lifecycle, modes
@@ -18,6 +17,7 @@ from aether.rules import loops as loops_rules
 from aether.rules import plans as plans_rules
 from aether.rules.contracts import RESULT_BLOCK, SCORED_RESULT_BLOCK
 from aether.state import pheromones, store
+from aether.steps import builds, completion
 
 # What the watcher checks at each depth (modes.WATCHER_CHECKS names them; this says how).
 CHECK_TEXT = {

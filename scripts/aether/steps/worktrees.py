@@ -8,7 +8,7 @@
   in the worktree of the task it continues; a builder handed out again finds its worktree as its
   last run left it.
 - `merge`: a helper step after a wave's spawns: each result, in the fixed order of
-  rules/merging.py, merged into the project by git (state/worktrees.py); a conflict fails the
+  rules/worktrees.py, merged into the project by git (state/worktrees.py); a conflict fails the
   task with a conflict report (the failure ladder retries it on the merged state) and keeps the
   result on a branch `aether/<build>/<node>`.
 - `release` (when the waves are done) and `abandon` (a build that ends, is aborted or starts
@@ -24,7 +24,8 @@ import os
 from aether.core import clock, containment, paths
 from aether.core.exceptions import AetherError, state_error
 from aether.core.text import one_line
-from aether.rules import merging, spawn_tree
+from aether.rules import spawn_tree
+from aether.rules import worktrees as worktree_rules
 from aether.state import checkpoints, events, settings, store
 from aether.state import spawns as ledger
 from aether.state import worktrees as wt
@@ -104,7 +105,7 @@ def prepare(tree: dict, node_ids: list, iso: dict | None) -> dict:
     iso = iso or {}
     if not iso.get("on"):
         return {}
-    nodes = [tree["nodes"][i] for i in node_ids if merging.isolated(tree["nodes"][i])]
+    nodes = [tree["nodes"][i] for i in node_ids if worktree_rules.isolated(tree["nodes"][i])]
     if not nodes:
         return {}
     r = _repo()
@@ -115,7 +116,7 @@ def prepare(tree: dict, node_ids: list, iso: dict | None) -> dict:
     for node in nodes:
         mine = wt.find({"worktrees": records}, scope, node["id"], ("active",))
         lineage = None
-        if mine is None and node["role"] in merging.CONTINUING_ROLES:
+        if mine is None and node["role"] in worktree_rules.CONTINUING_ROLES:
             lineage = _lineage_record(tree, node, records, scope)
         note = None
         if mine is not None:  # handed out again: the same worktree, as its last builder left it
@@ -402,13 +403,13 @@ def _merge_one(r: checkpoints.Repo, scope: str, node: dict, rec: dict) -> str:
     try:
         commit = wt.result(r, rec["path"], rec.get("gitdir") or "", rec["base"], node["id"])
     except wt.Gone:
-        _record_merge(scope, node["id"], "missing", None, None, [], merging.gone_report(node))
+        _record_merge(scope, node["id"], "missing", None, None, [], worktree_rules.gone_report(node))
         return "missing"
     left = wt.head_left(rec.get("gitdir") or "", rec["base"])
     if left:  # a checkout, a commit, a reset: its diff from the base is no longer the builder's change
         branch = wt.keep(r, scope, node["id"], commit) if commit else None
         _record_merge(scope, node["id"], "refused", branch, commit, [],
-                      merging.head_moved_report(node, left, branch, put_back))
+                      worktree_rules.head_moved_report(node, left, branch, put_back))
         return "refused"
     if commit is None:
         _record_merge(scope, node["id"], "empty", None, None, [], None)
@@ -425,7 +426,7 @@ def _merge_one(r: checkpoints.Repo, scope: str, node: dict, rec: dict) -> str:
             conflicts = [{"path": exc.rel, "why": exc.why, "hunks": []}]
     if conflicts:
         branch = wt.keep(r, scope, node["id"], commit)
-        _record_merge(scope, node["id"], "conflict", branch, commit, [], merging.conflict_report(node, conflicts, branch))
+        _record_merge(scope, node["id"], "conflict", branch, commit, [], worktree_rules.conflict_report(node, conflicts, branch))
         return "conflict"
     _record_merge(scope, node["id"], "merged", None, commit, wt.changes(r, rec["base"], commit), None)
     return "merged"
@@ -434,7 +435,7 @@ def _merge_one(r: checkpoints.Repo, scope: str, node: dict, rec: dict) -> str:
 def merge(tree: dict, wave: int, scope: str) -> None:
     """Merge the wave's finished results into the project, in order (the events say how each went)."""
     r = _repo()
-    for node in merging.to_merge(tree, wave):
+    for node in worktree_rules.to_merge(tree, wave):
         rec = wt.find({"worktrees": wt.records()}, scope, node["id"], ("active",))
         if rec is None:  # the record went (a hand edit): nothing to merge
             _mark_missing(node["id"])
@@ -540,7 +541,7 @@ def _abandon_one(r: checkpoints.Repo, rec: dict, node: dict, why: str, out: dict
 @store.writes("colony")
 def _released(colony) -> None:
     tree = spawn_tree.tree_of(colony)
-    for node_id in merging.unreleased(tree):
+    for node_id in worktree_rules.unreleased(tree):
         tree["nodes"][node_id]["merge"] = "released"
     tree["worktrees_released"] = True
 

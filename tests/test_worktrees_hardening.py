@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_isolation import APP, colony, done, edit, git, ok, start_wave, tree, workdir  # noqa: F401
+from test_worktrees import APP, colony, done, edit, git, ok, start_wave, tree, workdir  # noqa: F401
 
 from aether.core.exceptions import AetherError
 
@@ -324,7 +324,7 @@ def test_checkpoints_and_worktrees_stay_in_the_projects_repository_whatever_the_
     git(other, "commit", "-q", "--allow-empty", "-m", "someone else's")
     env = {var: str(other / ".git" / ("objects" if var == "GIT_OBJECT_DIRECTORY" else ""))}
     sh_ok(p, "next", "--build", "1", env=env)
-    from test_isolation import LEAD
+    from test_worktrees import LEAD
 
     sh_ok(p, "record", "lead1", "-", input=LEAD, env=env)
     refs = git(p.root, "for-each-ref", "--format=%(objectname)", "refs/aether/checkpoints/").split()

@@ -12,11 +12,11 @@ string work where a pattern would backtrack): feedback is model output of any sh
 
 from __future__ import annotations
 
-from aether.build import loops
 from aether.core.exceptions import state_error
 from aether.core.text import one_line
 from aether.rules.critique import options, parse, recommend, stop_reason
 from aether.state import store
+from aether.steps import loops
 
 # ---------------------------------------------------------------- loop-present
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from aether.core.exceptions import AetherError
-from aether.rules import merging
+from aether.rules import worktrees as worktree_rules
 
 REPO = Path(__file__).resolve().parents[1]
 APP = "def one():\n    return 1\n\n\ndef two():\n    return 2\n\n\ndef three():\n    return 3\n"
@@ -95,11 +95,11 @@ def test_results_merge_in_wave_order_then_by_task_id():
     nodes = [{"id": "w3", "wave": 1, "tasks": ["1.10"], "seq": 1}, {"id": "w1", "wave": 1, "tasks": ["1.2"], "seq": 3},
              {"id": "r1", "wave": 1, "tasks": ["1.2"], "seq": 5}, {"id": "w9", "wave": 2, "tasks": ["2.1"], "seq": 0},
              {"id": "w2", "wave": 1, "tasks": ["1.9"], "seq": 2}]
-    assert [n["id"] for n in merging.order(nodes)] == ["w1", "r1", "w2", "w3", "w9"]
+    assert [n["id"] for n in worktree_rules.order(nodes)] == ["w1", "r1", "w2", "w3", "w9"]
 
 
 def test_a_conflict_is_a_failure_report_the_ladder_retries():
-    report = merging.conflict_report({"id": "w2", "tasks": ["1.2"], "caste": "builder"},
+    report = worktree_rules.conflict_report({"id": "w2", "tasks": ["1.2"], "caste": "builder"},
                                      [{"path": "app.py", "why": "both changed the same lines",
                                        "hunks": ["<<<<<<< project\nA\n=======\nB\n>>>>>>> w2"]}], "aether/b1-x/w2")
     assert report["category"] == "merge_conflict" and report["files"] == ["app.py"]
@@ -219,25 +219,25 @@ def test_clean_removes_what_a_crash_left_and_never_the_users_own(colony):
 
 
 def test_isolation_is_off_outside_git_in_lightweight_with_submodules_and_by_setting(colony, monkeypatch):
-    from aether.build import isolation
     from aether.core import paths
+    from aether.steps import worktrees
 
     p = colony
     monkeypatch.chdir(p.root)  # the library called in this process: the project is the working directory
     for cached in (paths.project_root, paths.data_dir):
         cached.cache_clear()
     (p.root / ".aether" / "config.yaml").write_text("build:\n  isolation: off\n", "utf-8")
-    assert isolation.decide("STANDARD", {"ref": "x"}, "b1-x") == {
+    assert worktrees.decide("STANDARD", {"ref": "x"}, "b1-x") == {
         "on": False, "why": "off (build.isolation: off in config.yaml)", "scope": "b1-x"}
     (p.root / ".aether" / "config.yaml").write_text("build:\n  isolation: sometimes\n", "utf-8")
     with pytest.raises(AetherError) as exc:
-        isolation.decide("STANDARD", {"ref": "x"}, "b1-x")
+        worktrees.decide("STANDARD", {"ref": "x"}, "b1-x")
     assert exc.value.code == "invalid_config"
     (p.root / ".aether" / "config.yaml").unlink()
-    assert isolation.decide("LIGHTWEIGHT", {"ref": "x"}, "s")["why"] == "off (LIGHTWEIGHT mode)"
-    assert isolation.decide("FULL", None, "s")["why"].startswith("off: the build has no checkpoint")
+    assert worktrees.decide("LIGHTWEIGHT", {"ref": "x"}, "s")["why"] == "off (LIGHTWEIGHT mode)"
+    assert worktrees.decide("FULL", None, "s")["why"].startswith("off: the build has no checkpoint")
     (p.root / ".gitmodules").write_text("", "utf-8")
-    assert "submodules" in isolation.decide("FULL", {"ref": "x"}, "s")["why"]
+    assert "submodules" in worktrees.decide("FULL", {"ref": "x"}, "s")["why"]
 
 
 def test_outside_git_the_builders_share_the_tree(project, monkeypatch):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 
-from aether.build import code_loop
 from aether.core import clock, inputs
 from aether.core.exceptions import AetherError, input_error, state_error
 from aether.core.text import one_line
@@ -20,6 +19,7 @@ from aether.rules import critique as critique_rules
 from aether.rules import loops as loops_rules
 from aether.rules.loops import FEEDBACK_KINDS, MAX_ITERATIONS, THRESHOLDS, check_type, round_scores, rule
 from aether.state import checkpoints, events, store
+from aether.steps import code_loop
 
 SNAPSHOT_TYPES = ("code",)  # loop types whose iterations are kept as checkpoint refs
 MAX_LOOPS = 50  # loops kept in loops.json (finished ones dropped first)

@@ -15,10 +15,10 @@ def worktrees(clean, drop):
     a crash or an ended build left over, and results that could not be merged (kept on
     `aether/<build>/<node>` branches, with the commands to look at and apply them). Never lists
     or touches a worktree or branch the colony did not make."""
-    from aether.build import isolation
+    from aether.steps import worktrees
 
     if clean and drop:
         raise click.UsageError("--clean and --drop go separately")
     if clean or drop:
-        return isolation.clean(drop)
-    return isolation.listing()
+        return worktrees.clean(drop)
+    return worktrees.listing()

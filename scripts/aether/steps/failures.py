@@ -17,7 +17,6 @@ The ladder, first match wins (`rules.failures.decide`):
 
 from __future__ import annotations
 
-from aether.build import recovery
 from aether.core import clock
 from aether.core.exceptions import AetherError, input_error, state_error
 from aether.core.text import clip, one_line
@@ -36,6 +35,7 @@ from aether.rules.failures import (
     wave_streak,
 )
 from aether.state import checkpoints, events, store
+from aether.steps import recovery
 
 MAX_HISTORY = 1000  # failure entries kept in failures.json (oldest dropped)
 MAX_RETRY_LOG = 500

@@ -9,12 +9,12 @@ then keeps those phases (by id) as they were.
 
 from __future__ import annotations
 
-from aether.build import builds, recovery
 from aether.core import inputs
 from aether.core.exceptions import input_error, state_error
 from aether.rules import lifecycle, modes
 from aether.rules.plans import TASKS_PER_PHASE, defect_message, phases, validate
 from aether.state import events, pheromones, store
+from aether.steps import builds, recovery
 
 # ---------------------------------------------------------------- validation
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import math
 
-from aether.build import completion, isolation, loops, syntax_check, waves
 from aether.core import clock, inputs
 from aether.core.castes import CASTES
 from aether.core.exceptions import AetherError, input_error, state_error
@@ -24,6 +23,7 @@ from aether.rules import plans as plans_rules
 from aether.rules.lifecycle import check_phase_id, require_building
 from aether.rules.pheromones import DEFAULTS
 from aether.state import checkpoints, error_log, events, memory, pheromones, store
+from aether.steps import completion, loops, syntax_check, waves, worktrees
 
 RESULT_STATUSES = ("completed", "failed", "skipped")  # a task's outcome in build-finish
 WATCHER_OPTIONAL = ("syntax",)  # watcher depths (modes.py) where no watcher report is required
@@ -275,7 +275,7 @@ def start(phase_id: int, resume: bool = False, loop: bool = False) -> dict:
             checkpoints.forget([record])  # the build did not start: drop its checkpoint
         raise
     checkpoints.forget(out["dropped"])
-    ended = isolation.abandon(old_tree, "the build started over")  # its builders' worktrees go; results stay
+    ended = worktrees.abandon(old_tree, "the build started over")  # its builders' worktrees go; results stay
     if ended["kept"]:
         warnings.append(f"{len(ended['kept'])} result(s) of the interrupted build kept on branches: `aether worktrees`")
     warnings += ended["notes"]
@@ -633,7 +633,7 @@ def finish(phase_id: int, results_text, lessons_asked: bool = False) -> dict:
     tree = store.read("colony").get("spawn_tree")
     out = store.update_many(names + (["loops"] if store.exists("loops") else []),
                             functools.partial(_record_build, phase_id=phase_id, data=data, checked=checked))
-    ended = isolation.abandon(tree, "the build finished")  # worktrees of tasks that ended failed; results were merged
+    ended = worktrees.abandon(tree, "the build finished")  # worktrees of tasks that ended failed; results were merged
     result = _finish_result(phase_id, out, lessons_asked)
     if ended["notes"]:
         head, sep, tail = result["text"].rpartition("\nNext: ")
@@ -819,11 +819,11 @@ def abort(phase_id: int, reason: str) -> dict:
 
     tree = store.read("colony").get("spawn_tree")
     out = _abort_build(phase_id, reason)
-    ended = isolation.abandon(tree, "the build was aborted")  # never raises: what it could not do is in its notes
+    ended = worktrees.abandon(tree, "the build was aborted")  # never raises: what it could not do is in its notes
     text = (f"Phase {phase_id} ({out['name']}) aborted: {one_line(reason, 200)}\n"
             f"Rebuild it with /ant:build {phase_id} (`aether next --build {phase_id}`).")
     if ended["kept"]:
-        text += "\nResults not merged, kept on branches:\n" + "\n".join(isolation.render_kept(ended["kept"]))
+        text += "\nResults not merged, kept on branches:\n" + "\n".join(worktrees.render_kept(ended["kept"]))
     if ended["notes"]:
         text += "\nThe builders' worktrees:\n" + "\n".join(f"  {line}" for line in ended["notes"])
     return {

@@ -33,17 +33,17 @@ def _check(params: dict) -> None:
 
 
 def run_with(params: dict) -> dict:
-    from aether.colony import drive, run_drive
+    from aether.colony import autopilot, drive
 
     _check(params)
     if params.get("words") == ("-",):
         params["words"] = (read_stdin("the answer"),)
     options = _options(params)
     if params.get("stop"):
-        return run_drive.request_stop()
+        return autopilot.request_stop()
     if params.get("dry_run"):
-        return run_drive.dry_run(options)
-    result = run_drive.start(options)
+        return autopilot.dry_run(options)
+    result = autopilot.start(options)
     result.setdefault("line", drive.action_line(result))
     return result
 
@@ -72,7 +72,7 @@ def run_cmd(**params):
     continues. Without range options it goes on with the run that stopped. `aether run -` reads
     the options as one line from stdin (what /ant:run passes)."""
     if params.get("words") == ("-",) and not any(v not in (None, False, ()) for k, v in params.items() if k != "words"):
-        from aether.colony.run_drive import split_arguments
+        from aether.colony.autopilot import split_arguments
 
         ctx = click.get_current_context()
         args = split_arguments(read_stdin("the /ant:run arguments"))

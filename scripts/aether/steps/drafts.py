@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 
-from aether.build import loops
 from aether.core import clock, inputs
 from aether.core.exceptions import input_error, state_error
 from aether.rules import contracts
 from aether.rules import plans as plans_rules
 from aether.state import events, store
+from aether.steps import loops
 
 MAX_LOOPS = 5  # plan loops whose drafts are kept (the oldest dropped)
 MAX_DRAFTS_PER_LOOP = 10

@@ -18,16 +18,17 @@ import math
 import re
 import shlex
 
-from aether.build import builds, completion, recovery, skips
 from aether.colony import between_phases, build_drive, dispatch
 from aether.core import clock
 from aether.core.exceptions import AetherError, input_error, state_error
 from aether.core.text import one_line
 from aether.core.vocabulary import DONE_STATUSES
-from aether.rules import autopilot, contracts, modes, spawn_tree, spend
+from aether.rules import autopilot as autopilot_rules
+from aether.rules import contracts, modes, spawn_tree, spend
 from aether.rules import plans as plans_rules
 from aether.state import costs, events, settings, store
 from aether.state import spawns as ledger
+from aether.steps import builds, completion, recovery, skips
 
 MAX_STEPS = 100  # helper steps in one call (a guard against a loop in the rules, never reached)
 ARCHIVIST = "archivist"
@@ -86,7 +87,7 @@ def _resolve(colony: dict, plan: dict, options: dict) -> tuple:
     if colony.get("state") not in ("READY", "EXECUTING") or not phases:
         raise state_error("no_plan", f"a run builds a planned colony (this one is {colony.get('state')}): "
                                      f"plan it with /ant:plan first", state=colony.get("state"))
-    rng = autopilot.check_range(phases, options.get("from"), options.get("to"), options.get("only"),
+    rng = autopilot_rules.check_range(phases, options.get("from"), options.get("to"), options.get("only"),
                                 options.get("max_phases"))
     building = _building(colony)
     chosen = options.get("from") is not None or options.get("only") is not None
@@ -388,7 +389,7 @@ def _head(run: dict, outcome: str) -> str:
 
 
 def _stop(run: dict, why: str, detail: str, command: str, phase: int | None, ask: bool = False) -> dict:
-    lines = [_head(run, f"STOPPED: {autopilot.STOP_REASONS.get(why, why)}"), ""]
+    lines = [_head(run, f"STOPPED: {autopilot_rules.STOP_REASONS.get(why, why)}"), ""]
     if detail:
         lines += [detail.rstrip(), ""]
     if why in ("abort_phase", "phase_failed") and phase is not None:
@@ -406,12 +407,12 @@ def _stop(run: dict, why: str, detail: str, command: str, phase: int | None, ask
 
 
 def _end(run: dict, why: str) -> dict:
-    lines = [_head(run, f"DONE: {autopilot.END_REASONS[why]}"), "", *summary_lines(run, per_caste=why != "completed")]
+    lines = [_head(run, f"DONE: {autopilot_rules.END_REASONS[why]}"), "", *summary_lines(run, per_caste=why != "completed")]
     if why == "completed":
         lines += ["", completion.summary()["text"]]
         command = None
     else:
-        nxt = next(iter(autopilot.open_phases(_phases(store.read("plan")))), None)
+        nxt = next(iter(autopilot_rules.open_phases(_phases(store.read("plan")))), None)
         command = "/ant:run" if nxt is not None else "/ant:continue"
         lines += ["", f"Next: {command}" + (f" (phase {nxt} onward)" if nxt is not None else "")]
     text = "\n".join(lines)
@@ -436,13 +437,13 @@ def advance(run: dict, approve: bool = False) -> dict:
         run = ledger.run_of(store.read("spawns"), run["scope"]) or run
         if run.get("done"):
             final = run.get("final") or {"text": f"Run {run['scope']} has ended "
-                                                 f"({autopilot.END_REASONS.get(run.get('ended'), run.get('ended'))}).",
+                                                 f"({autopilot_rules.END_REASONS.get(run.get('ended'), run.get('ended'))}).",
                                          "command": "/ant:run"}
             return {"action": "done", "why": run.get("ended"), "text": final["text"], "command": final["command"],
                     "run": run["scope"], "autopilot": run["scope"]}
         if run.get("stopped"):
             return _stopped_action(run)
-        step = autopilot.next_run_step(_view(run))
+        step = autopilot_rules.next_run_step(_view(run))
         do = step["do"]
         if do == "continue":  # the phase is done: phase-advance (what /ant:continue does, minus what the build did)
             builds.phase_advance()

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from aether.build import builds
-from aether.build.recovery import phase_blockers, task_blockers
 from aether.core import clock, inputs
 from aether.core.exceptions import input_error, state_error
 from aether.core.text import one_line
@@ -12,6 +10,8 @@ from aether.core.vocabulary import DONE_STATUSES
 from aether.rules import lifecycle
 from aether.rules import plans as plans_rules
 from aether.state import events, store
+from aether.steps import builds
+from aether.steps.recovery import phase_blockers, task_blockers
 
 
 @store.writes("colony", "plan", "events")
