@@ -12,15 +12,20 @@ pipeline, a list, `$(…)`, a function, an `sh -c '…'` body. The rules:
    variables unset or overridden (`env -u`, `env -i`, `unset`, `CLAUDECODE= aether`,
    `export CLAUDECODE=`), and `aether` run through a pseudo-terminal (`script`, `expect`,
    `unbuffer`, `socat`, python's pty, `ssh -t`) — the helper checks the same signals itself.
-2. Only the Queen calls `aether`: an ant's command that runs it is denied.
-3. Read-only castes (and the Bug Bash researcher) change no file: every write form is refused
+2. The Queen's own helper: a main-thread Bash command made only of `aether …` calls (fed by a
+   quoted here-document, or by `echo … |`) is allowed without a permission prompt — a slash
+   command's `allowed-tools` lasts only its turn, and an ant's answer may arrive after it.
+   Claude Code still applies the user's own deny and ask rules. Anything else: no decision.
+   (hooks/guard.sh answers the plainest form, `aether <plain words>`, itself.)
+3. Only the Queen calls `aether`: an ant's command that runs it is denied.
+4. Read-only castes (and the Bug Bash researcher) change no file: every write form is refused
    (redirections into files, `>(…)`, `sed -i`, `tee`, `cp`, `git commit`, code that opens a
    file for writing …) and so are the options that run other commands (`sed` `e`/`w`, `find
    -exec`, `awk` `system()`, `git -c core.*=`, `--ext-diff` …). They run known read commands,
    tests and checks, and the project's own programs; anything else is refused with what to use.
    Scouts write notes under .aether/research/ only.
-4. The Bug Bash analyzer and planner only read and search: known search commands only.
-5. A builder of a build whose builders work in their own git worktrees stays in its own
+5. The Bug Bash analyzer and planner only read and search: known search commands only.
+6. A builder of a build whose builders work in their own git worktrees stays in its own
    working copy (`.aether/worktrees/<build>/<node>`, found from its spawn: Claude Code's
    record of the Agent call that started it, or the WORKING COPY its brief names): Write/Edit
    only there (its report file aside); every Bash command starts with `cd <it> &&`, and no
@@ -30,7 +35,7 @@ pipeline, a list, `$(…)`, a function, an `sh -c '…'` body. The rules:
    that says so cannot be read, the builder is refused, not let through.
 
 When the shell parser is not installed, ants are refused (naming the fix) and the Queen's
-commands are refused only when they touch the approval gate.
+commands get no decision unless they touch the approval gate.
 
 This is a guard rail against mistakes, not a sandbox: a program an ant writes and runs can
 still write anywhere.
@@ -69,6 +74,8 @@ APPROVE_REFUSED = ("Approving a fix plan is the user's decision, made outside Cl
                    "them to review the plan and run `aether bug approve <id>` in their own terminal.")
 ONLY_QUEEN = ("Only the Queen runs `aether`. Finish your task and put what you found or did "
               "in your result block; the Queen records it.")
+HELPER_ALLOWED = "Aether's own helper"
+HELPER_NOT_ALLOWED = {"uninstall"}  # removes what Aether keeps outside the project: the user says so
 
 # ---------------------------------------------------------------- what read-only castes run
 
@@ -263,6 +270,50 @@ def bypass(script, command: str) -> str | None:
                     "pprov" in args[1].text.lower() or any(c in command for c in "$`\\")):
                 return "spells `approve` so the shell builds it"
     return None
+
+
+# ---------------------------------------------------------------- the Queen's own helper calls
+
+QUEEN_SHAPES = {"program", "list", "pipeline", "redirected_statement", "command", "command_name", "word",
+                "string", "string_content", "raw_string", "concatenation", "number", "file_redirect",
+                "file_descriptor", "heredoc_redirect", "heredoc_start", "heredoc_body", "heredoc_end",
+                "herestring_redirect", "&&", "||", ";", "|", '"', "<<", "<<<", ">", ">>", ">&"}
+
+
+def _quiet(redirect) -> bool:
+    """`2>&1`, `>/dev/null`, a quoted here-document or a static here-string: no file written, nothing run."""
+    target = redirect.target
+    if redirect.op == "<<":
+        return True  # checked with the command's heredoc
+    if redirect.op == "<<<":
+        return target is not None and target.static
+    if target is None or not target.static:
+        return False
+    return (redirect.op == ">&" and target.text in ("1", "2")) or (
+        redirect.op in (">", ">>") and target.text == "/dev/null")
+
+
+def queen(script) -> dict | None:
+    """Allow a main-thread command made only of `aether …` calls (see rule 2), else no decision."""
+    if script.errors or script.functions or script.out_subst or script.background or not script.commands \
+            or not script.node_types <= QUEEN_SHAPES:
+        return None
+    commands = script.commands
+    for i, cmd in enumerate(commands):
+        if cmd.depth or cmd.kind != "simple" or cmd.assigns or not all(w.static for w in cmd.words):
+            return None
+        if not all(_quiet(r) for r in cmd.redirects) or (cmd.heredoc and not cmd.heredoc.quoted):
+            return None
+        first = cmd.words[0].raw if cmd.words else ""
+        if first == "aether":
+            if [w.text for w in _args(cmd.words[1:])][:1] and _args(cmd.words[1:])[0].text in HELPER_NOT_ALLOWED:
+                return None
+            continue
+        after = script.source.encode("utf-8", "surrogatepass")[cmd.stmt_end:].decode("utf-8", "replace").lstrip(" \t")
+        feeds = after.startswith("|") and not after.startswith(("||", "|&"))
+        if first != "echo" or cmd.redirects or not feeds or i + 1 >= len(commands):
+            return None
+    return {"permissionDecision": "allow", "permissionDecisionReason": HELPER_ALLOWED}
 
 
 # ---------------------------------------------------------------- read-only castes
@@ -1141,8 +1192,8 @@ def _load_shell():
 
 
 def decide(event: dict) -> dict | None:
-    """The decision on this tool call — {"permissionDecision": "deny", "permissionDecisionReason": …}
-    — or None to let Claude Code decide as usual."""
+    """The decision on this tool call — {"permissionDecision": "deny" or "allow",
+    "permissionDecisionReason": …} — or None to let Claude Code decide as usual."""
     agent = str(event.get("agent_type") or "")
     tool = event.get("tool_name")
     tool_input = event.get("tool_input")
@@ -1166,7 +1217,7 @@ def decide(event: dict) -> dict | None:
     if why:
         return _deny(f"{APPROVE_REFUSED} (This command {why}.)")
     if not agent:
-        return None  # the Queen's own thread
+        return queen(script)  # the Queen's own thread
     if not ours:
         return None  # not one of ours
     why = _ant_bash(caste, script, {**event, "tool_input": tool_input})

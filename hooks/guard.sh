@@ -1,22 +1,38 @@
 #!/bin/sh
-# PreToolUse entry: most tool calls concern no rule of hooks/guard.py (the Queen's own calls,
-# other plugins' agents), so they are let through here without starting Python (~3 ms instead
-# of ~40 ms per call). guard.py judges the rest: a call from one of Aether's agents
-# (`"agent_type": "ant:…"`), and any call that may step around the approval gate — checked on
-# the text with quotes and backslashes removed (`app""rove`, `a\pprove` read as `approve`):
-# `pprov`, Claude Code's variables, `unset`, or `aether`/`bug` with `$`, a `bug` subcommand,
-# `env`, `eval` or a pseudo-terminal wrapper.
+# PreToolUse entry: most tool calls concern no rule of hooks/guard.py (the Queen's own calls
+# other than `aether`, other plugins' agents), so they are let through here without starting
+# Python (~3 ms instead of ~40 ms per call). The Queen's plain `aether <words>` call — only
+# letters, digits, spaces and `._:/=,-`: no quote, escape, expansion or operator, so one simple
+# command and nothing else — is allowed here too (rule 2 of guard.py; not `bug …` nor
+# `uninstall`). guard.py judges the rest: a call from one of Aether's agents
+# (`"agent_type": "ant:…"`), the Queen's other `aether …` calls, and any call that may step
+# around the approval gate — checked on the text with quotes and backslashes removed
+# (`app""rove`, `a\pprove` read as `approve`): `pprov`, Claude Code's variables, `unset`, or
+# `aether`/`bug` with `$`, a `bug` subcommand, `env`, `eval` or a pseudo-terminal wrapper.
 input=$(cat)
 ant=
 case $input in
   *'"agent_type"'*'"ant:'*) ant=1 ;;
+  *'"agent_type"'*) ;;
+  *'"tool_name":"Bash"'*'"tool_input":{"command":"aether '*)
+    command=${input#*'"tool_input":{"command":"'}
+    command=${command%%'"'*}
+    case $command in
+      *[!A-Za-z0-9' '._:/=,-]* | *bug* | *uninstall* | *pprov* | *CLAUDE*) ;;
+      'aether '[a-z]*)
+        printf '%s\n' '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "Aether'"'"'s own helper"}}'
+        exit 0 ;;
+    esac ;;
+esac
+case $input in
+  *'"agent_type"'*'"ant:'*) ;;
   *)
     case $input in  # quotes or backslashes in the call: read it without them (one `tr`)
       *\\* | *\'*) flat=$(printf '%s' "$input" | tr -d "\"'\\\\") ;;
       *) flat=$input ;;
     esac
     case $flat in
-      *pprov* | *CLAUDE* | *unset* | *'$'*bug* | *bug*'$'*) ;;
+      *pprov* | *CLAUDE* | *unset* | *'$'*bug* | *bug*'$'* | *'aether '*) ;;
       *aether*)
         case $flat in
           *bug* | *'$'* | *env\ * | *eval\ * | *script\ * | *expect\ * | *unbuffer* | *socat* | \

@@ -1,5 +1,6 @@
-"""The plugin's PreToolUse guard: only the Queen runs aether; read-only castes neither write nor
-run what a command option hides; isolated builders stay in their own worktree. The attempts below are data: every form a review tried, or that
+"""The plugin's PreToolUse guard: only the Queen runs aether (and her own `aether` calls need no
+prompt); read-only castes neither write nor run what a command option hides; isolated builders
+stay in their own worktree. The attempts below are data: every form a review tried, or that
 follows from one, refused; and the commands each caste needs, let through."""
 
 import json
@@ -58,13 +59,51 @@ def test_mentioning_aether_is_not_running_it(command):
 
 
 def test_the_queen_runs_anything():
-    assert guard.decide({"tool_name": "Bash", "tool_input": {"command": "aether status"}}) is None
+    assert guard.decide({"tool_name": "Bash", "tool_input": {"command": "aether status"}}) == {
+        "permissionDecision": "allow", "permissionDecisionReason": "Aether's own helper"}
     assert guard.decide({"tool_name": "Bash", "tool_input": {"command": "rm -rf build"}}) is None
 
 
 def test_other_plugins_agents_are_not_judged():
     assert guard.decide({"tool_name": "Bash", "agent_type": "other:agent",
                          "tool_input": {"command": "aether status"}}) is None
+
+
+# ---------------------------------------------------------------- the Queen's own helper calls
+
+
+def queen(command):
+    return guard.decide({"tool_name": "Bash", "tool_input": {"command": command}})
+
+
+@pytest.mark.parametrize("command", [
+    "aether status", "aether next --build 1", "aether next", "aether version 2>&1",
+    "aether status >/dev/null", "aether a && aether b", "aether a; aether b", "aether a\naether b",
+    "echo 'a focus that matters' | aether pheromone-emit FOCUS -",
+    "aether pheromone-emit FOCUS - <<'EOF'\ninput $(validation) `on` every $endpoint\nEOF",
+    "aether record w1 - <<'EOF' && aether next\nthe answer\nEOF",
+    'aether decision-add "use sqlite"', "aether bug status b1", "aether bug approve --help",
+])
+def test_the_queens_own_aether_calls_are_allowed(command):
+    assert queen(command) == {"permissionDecision": "allow", "permissionDecisionReason": "Aether's own helper"}
+
+
+@pytest.mark.parametrize("command", [
+    "aether status > out.txt", "aether status >> log", "aether status | tee log", "aether status && rm -rf x",
+    "aether $(echo status)", "aether status $HOME", "FOO=1 aether status", "aether status &",
+    "aether pheromone-emit FOCUS - <<EOF\n$(rm -rf x)\nEOF", "cat f | aether record w1 -", "echo $(id) | aether x -",
+    "echo x > f | aether x -", "/opt/bin/aether status", "bin/aether status", "(aether status)",
+    "aether status || sh -c id", "f() { aether status; }; f", "aether uninstall --yes", "echo hi",
+    "aether status <(id)", "aether status 2> err.log", "x=1; aether status", "aether status; touch x",
+])
+def test_anything_else_with_aether_gets_no_decision(command):
+    assert queen(command) is None
+
+
+def test_the_approval_gate_still_wins_for_the_queen():
+    for command in ("aether bug approve b1", "aether bug approve b1 && aether status",
+                    "echo y | aether bug approve b1 -", "aether bug app''rove b1"):
+        assert "the user's decision" in denied(queen(command))
 
 
 # ---------------------------------------------------------------- read-only castes
@@ -205,6 +244,10 @@ def test_hook_protocol_end_to_end():
     assert allowed.returncode == 0 and allowed.stdout == ""
     garbage = subprocess.run([sys.executable, str(GUARD)], input="not json", capture_output=True, text=True)
     assert garbage.returncode == 0 and garbage.stdout == ""
+    queen = subprocess.run([sys.executable, str(GUARD)], capture_output=True, text=True, check=True,
+                           input=json.dumps({"tool_name": "Bash", "tool_input": {"command": "aether next"}}))
+    assert json.loads(queen.stdout) == {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "Aether's own helper"}}
 
 
 def test_a_failing_guard_refuses_an_ant(monkeypatch):
@@ -481,14 +524,14 @@ ENTRY = GUARD.with_name("guard.sh")
 
 def hook(event: dict, path: str | None = None, entry: Path = ENTRY):
     env = {"PATH": path} if path is not None else None
-    proc = subprocess.run(["sh", str(entry)], input=json.dumps(event), capture_output=True, text=True,
-                          env=env)
+    proc = subprocess.run(["sh", str(entry)], input=json.dumps(event, separators=(",", ":")),  # as Claude Code
+                          capture_output=True, text=True, env=env)
     assert proc.returncode == 0 and proc.stderr == ""
     return json.loads(proc.stdout)["hookSpecificOutput"] if proc.stdout else None
 
 
 @pytest.mark.parametrize("event", [
-    {"tool_name": "Bash", "tool_input": {"command": "rm -rf build && aether status"}},
+    {"tool_name": "Bash", "tool_input": {"command": "rm -rf build && ls .aether"}},
     {"tool_name": "Write", "tool_input": {"file_path": "x.py", "content": "print(1)\n"}},
     {"tool_name": "Bash", "agent_type": "other:agent", "tool_input": {"command": "ls"}},
 ])
@@ -511,6 +554,38 @@ def test_the_shell_entry_hands_ours_to_the_guard(event, says):
     assert out["permissionDecision"] == "deny" and says in out["permissionDecisionReason"]
 
 
+def test_the_shell_entry_hands_the_queens_aether_calls_to_the_guard():
+    assert hook({"tool_name": "Bash", "tool_input": {"command": "aether next --build 1"}}) == {
+        "hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "Aether's own helper"}
+    assert hook({"tool_name": "Bash", "tool_input": {"command": "touch x"}}) is None
+
+
+def _fake_python(tmp_path) -> str:
+    """A PATH whose python3 only says it was started (the copied hooks have no venv beside them)."""
+    (tmp_path / "python3").write_text('#!/bin/sh\ncat >/dev/null\necho \'{"hookSpecificOutput": "python"}\'\n')
+    (tmp_path / "python3").chmod(0o755)
+    return f"{tmp_path}:/usr/bin:/bin"
+
+
+@pytest.mark.parametrize("command", ["aether next --build 1", "aether status", "aether run --from=2 --budget 3M",
+                                     "aether phase 2", "aether next"])
+def test_the_queens_plain_aether_call_is_allowed_without_python(command, tmp_path):
+    event = {"tool_name": "Bash", "tool_input": {"command": command, "description": "next step"}}
+    allowed = {"hookEventName": "PreToolUse", "permissionDecision": "allow",
+               "permissionDecisionReason": "Aether's own helper"}
+    assert hook(event, _fake_python(tmp_path), _copy_of_hooks(tmp_path)) == allowed
+    assert {"hookEventName": "PreToolUse", **guard.decide(event)} == allowed  # what guard.py says too
+
+
+@pytest.mark.parametrize("command", [
+    "aether bug status b1", "aether uninstall --yes", "aether status > x", "aether 'status'", "aether status; ls",
+    "aether status $HOME", "aether --pretty status", "aether x\ny", "aether debug", 'aether "a b"',
+])
+def test_anything_less_plain_is_left_to_guard_py(command, tmp_path):
+    event = {"tool_name": "Bash", "tool_input": {"command": command}}
+    assert hook(event, _fake_python(tmp_path), _copy_of_hooks(tmp_path)) == "python"
+
+
 def _copy_of_hooks(tmp_path) -> Path:
     """The hooks in a plugin folder with no venv beside them."""
     plugin = tmp_path / "plugin"
@@ -530,7 +605,9 @@ def test_without_the_parser_ants_are_refused_and_the_gate_holds(tmp_path):
     assert out["permissionDecision"] == "deny" and "make install" in out["permissionDecisionReason"]
     out = hook({"tool_name": "Bash", "tool_input": {"command": "aether bug approve b1"}}, path, entry)
     assert out["permissionDecision"] == "deny" and "the user's decision" in out["permissionDecisionReason"]
-    assert hook({"tool_name": "Bash", "tool_input": {"command": "aether status"}}, path, entry) is None
+    assert hook({"tool_name": "Bash", "tool_input": {"command": "aether status"}}, path, entry)[
+        "permissionDecision"] == "allow"  # plain: the sh entry allows it
+    assert hook({"tool_name": "Bash", "tool_input": {"command": "aether status > x"}}, path, entry) is None
     no_python = tmp_path / "nopython"
     no_python.mkdir()
     for tool in ("tr", "cat", "sh"):
