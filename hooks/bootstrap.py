@@ -203,6 +203,7 @@ def install(root, target):
         python = os.path.join(target, "bin", "python")
         _run([python, "-m", "pip"] + list(PIP_ARGS) + [source], "pip install")
         _run([python, "-I", "-c", "import aether.cli"], "importing the installed helper")
+        _run([python, "-I", "-c", "import tree_sitter, tree_sitter_bash"], "importing the guard's shell parser")
         _write(os.path.join(target, READY), os.path.basename(target))
         _write(os.path.join(root, POINTER), target)
         prune(os.path.dirname(target), target)

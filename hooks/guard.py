@@ -1,73 +1,67 @@
 #!/usr/bin/env python3
-"""PreToolUse guard for Aether's agents (stdlib only; runs on every tool call, so it is small).
+"""PreToolUse guard for Aether (hooks/guard.sh runs it with the helper's venv Python).
 
 Claude Code passes the tool call as JSON on stdin; inside a subagent the input carries
-`agent_type` (e.g. `ant:builder`), in the Queen's own thread it does not. The rules:
+`agent_type` (e.g. `ant:builder`) and `agent_id`, in the Queen's own thread it does not. Bash
+commands are read with tree-sitter-bash (hooks/shell.py): every command a line may run, in a
+pipeline, a list, `$(…)`, a function, an `sh -c '…'` body. The rules:
 
-1. Only the Queen calls `aether`: a subagent's Bash command that runs it is denied, with a
-   reason telling the worker to return its result block instead.
-2. Read-only castes don't write: their Write/Edit calls and file-changing Bash commands are
-   denied (scouts may write research briefs under .aether/research/ only).
-3. The Bug Bash analyzer and planner only read and search (seed 003 gives them Read, Glob and
-   Grep, no Bash): their Bash runs only the commands in SEARCH_COMMANDS.
-4. Nobody in Claude Code approves a bug's fix plan, the Queen included: `aether bug approve`
+1. Nobody in Claude Code approves a bug's fix plan, the Queen included: `aether bug approve`
    is a person's act, in their own terminal. Also refused: the word spelled so the shell
    builds it (`app""rove`, `a\\pprove`, `$'\\x61pprove'`, a variable), Claude Code's
    variables unset or overridden (`env -u`, `env -i`, `unset`, `CLAUDECODE= aether`,
    `export CLAUDECODE=`), and `aether` run through a pseudo-terminal (`script`, `expect`,
    `unbuffer`, `socat`, python's pty, `ssh -t`) — the helper checks the same signals itself.
+2. The Queen's own helper: a main-thread Bash command made only of `aether …` calls (fed by a
+   quoted here-document, or by `echo … |`) is allowed without a permission prompt — a slash
+   command's `allowed-tools` lasts only its turn, and an ant's answer may arrive after it.
+   Claude Code still applies the user's own deny and ask rules. Anything else: no decision.
+   (hooks/guard.sh answers the plainest form, `aether <plain words>`, itself.)
+3. Only the Queen calls `aether`: an ant's command that runs it is denied.
+4. Read-only castes (and the Bug Bash researcher) change no file: every write form is refused
+   (redirections into files, `>(…)`, `sed -i`, `tee`, `cp`, `git commit`, code that opens a
+   file for writing …) and so are the options that run other commands (`sed` `e`/`w`, `find
+   -exec`, `awk` `system()`, `git -c core.*=`, `--ext-diff` …). They run known read commands,
+   tests and checks, and the project's own programs; anything else is refused with what to use.
+   Scouts write notes under .aether/research/ only.
+5. The Bug Bash analyzer and planner only read and search: known search commands only.
+6. A builder of a build whose builders work in their own git worktrees stays in its own
+   working copy (`.aether/worktrees/<build>/<node>`, found from its spawn: Claude Code's
+   record of the Agent call that started it, or the WORKING COPY its brief names): Write/Edit
+   only there (its report file aside); every Bash command starts with `cd <it> &&`, and no
+   path, `cd`, `-C`, nested body or code string reaches the main checkout or a sibling's copy;
+   no variable whose value the guard cannot see, no `cd -`, `popd`, `eval`, `CDPATH=`; no git
+   command that moves refs or changes settings (the helper merges its work). When the state
+   that says so cannot be read, the builder is refused, not let through.
 
-5. A builder of a build whose builders work in their own git worktrees changes only its
-   working copy: its Write/Edit calls stay inside one of the build's worktrees
-   (`.aether/worktrees/<build>/<node>`) — its report file under .aether/spawns/ aside — and
-   each Bash command starts with `cd <worktree> &&` (every command starts in the main checkout).
+When the shell parser is not installed, ants are refused (naming the fix) and the Queen's
+commands get no decision unless they touch the approval gate.
 
-This is a guard rail against mistakes, not a sandbox: a determined program can still write.
+This is a guard rail against mistakes, not a sandbox: a program an ant writes and runs can
+still write anywhere.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
+import re
 import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 # agent name (without the `ant:` prefix) → what it may change
 WRITE_ANYWHERE = {"builder"}
 WRITE_UNDER = {"scout": ".aether/research/"}
 READ_ONLY = {"colonizer", "route-setter", "watcher", "architect",
              "bug-researcher", "root-cause-analyzer", "fix-planner"}
-# The Bug Bash agents (names as `aether bug` gives them in agent_step): the researcher runs
-# reproductions but changes no file (the fix plan must match the files byte for byte); the
-# analyzer and planner only search and read.
+# The Bug Bash agents: the researcher runs reproductions but changes no file (the fix plan
+# must match the files byte for byte); the analyzer and planner only search and read.
 READ_ONLY_HINTS = {"bug-researcher": "Run a reproduction from stdin instead of saving it "
                                      "(`.venv/bin/python - <<'EOF'` … `EOF`, or `python3 -c '…'`)."}
 SEARCH_ONLY = {"root-cause-analyzer", "fix-planner"}
-SEARCH_COMMANDS = {  # Glob and Grep through Bash; `sed` only with -n (print lines)
-    "grep", "egrep", "fgrep", "rg", "find", "ls", "tree", "cat", "head", "tail", "wc", "sed",
-    "sort", "uniq", "cut", "nl", "file", "stat", "diff", "pwd", "echo", "true", "cd", "basename",
-    "dirname", "realpath", "readlink", "tr", "git",
-}
-GIT_SEARCH = {"log", "show", "diff", "blame", "grep", "ls-files", "status", "rev-parse", "shortlog",
-              "describe"}
-FIND_ACTIONS = {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf",
-                "-fls"}
-
 FILE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
-# Command words that change files or repository state.
-MUTATING = {
-    "rm", "rmdir", "mv", "cp", "dd", "tee", "touch", "mkdir", "chmod", "chown", "ln", "truncate",
-    "shred", "install", "patch", "rsync", "unlink", "sponge",
-}
-GIT_MUTATING = {
-    "add", "commit", "reset", "checkout", "switch", "restore", "rm", "mv", "push", "pull",
-    "merge", "rebase", "stash", "tag", "clean", "apply", "am", "cherry-pick", "revert",
-    "update-ref", "branch", "fetch", "init", "clone", "worktree", "gc", "prune",
-}
-PREFIXES = {"env", "sudo", "command", "exec", "time", "nohup", "nice", "timeout", "xargs", "builtin",
-            "setsid", "stdbuf", "ionice", "chrt", "taskset", "doas", "runuser", "su"}
-SHELLS = {"sh", "bash", "zsh", "dash"}
-SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", "\n", "|&", ";;"}
+
 # Variables Claude Code sets for its commands: the helper's approval gate reads them.
 CLAUDE_CODE_VARS = {"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID",
                     "CLAUDE_CODE_EXECPATH", "CLAUDE_CODE_CHILD_SESSION", "CLAUDE_PID",
@@ -78,130 +72,122 @@ PTY_WRAPPERS = {"script", "expect", "unbuffer", "socat", "faketty", "empty", "pt
 DECLARERS = {"export", "declare", "typeset", "readonly", "local"}
 APPROVE_REFUSED = ("Approving a fix plan is the user's decision, made outside Claude Code: tell "
                    "them to review the plan and run `aether bug approve <id>` in their own terminal.")
+ONLY_QUEEN = ("Only the Queen runs `aether`. Finish your task and put what you found or did "
+              "in your result block; the Queen records it.")
+HELPER_ALLOWED = "Aether's own helper"
+HELPER_NOT_ALLOWED = {"uninstall"}  # removes what Aether keeps outside the project: the user says so
+
+# ---------------------------------------------------------------- what read-only castes run
+
+SEARCH_COMMANDS = {  # the analyzer and planner: Glob and Grep through Bash; `sed` only with -n
+    "grep", "egrep", "fgrep", "rg", "find", "ls", "tree", "cat", "head", "tail", "wc", "sed",
+    "sort", "uniq", "cut", "nl", "file", "stat", "diff", "pwd", "echo", "true", "cd", "basename",
+    "dirname", "realpath", "readlink", "tr", "git",
+}
+# Commands that only read, with the options that would write or run something.
+READERS = {name: set() for name in (
+    "cat", "head", "tail", "wc", "ls", "pwd", "echo", "printf", "true", "false", "basename", "dirname",
+    "realpath", "readlink", "stat", "du", "df", "nl", "cut", "tr", "cmp", "comm", "column", "diff",
+    "grep", "egrep", "fgrep", "jq", "which", "type", "test", "[", "[[", "seq", "expr", "sleep", "tac",
+    "rev", "fold", "fmt", "paste", "join", "expand", "unexpand", "md5sum", "sha1sum", "sha256sum",
+    "sha512sum", "cksum", "b2sum", "od", "hexdump", "strings", "printenv", "id", "whoami", "uname",
+    "nproc", "uniq", "cd", "exit", "set", ":", "read", "wait", "shift", "return", "getconf", "locale", "ps",
+    "free", "uptime", "numfmt", "look", "for", "export", "declare", "typeset", "local", "readonly",
+    "unset", "pushd", "popd", "dirs", "shopt")}
+READERS.update({"rg": {"--pre"}, "tree": {"-o"}, "file": {"-C", "--compile"},
+                "sort": {"-o", "--output", "--compress-program"}, "date": {"-s", "--set"},
+                "curl": {"-o", "-O", "--output", "--remote-name", "--remote-name-all", "-D", "--dump-header",
+                         "-c", "--cookie-jar", "--create-dirs", "--trace", "--trace-ascii", "--libcurl",
+                         "-K", "--config", "--output-dir", "--etag-save", "--hsts", "--alt-svc"}})
+READERS["shopt"] = {"-s", "-u"}  # shopt alone (or -p) lists
+DEV_FILES = re.compile(r"/dev/(null|stdout|stderr|tty|fd/[0-9]+)")
+WRITERS = {  # command → what it does, said to the ant
+    **dict.fromkeys(("rm", "rmdir", "mv", "cp", "dd", "tee", "touch", "mkdir", "chmod", "chown", "chgrp", "ln",
+                     "truncate", "shred", "install", "patch", "rsync", "unlink", "sponge", "mkfifo", "mknod",
+                     "mktemp", "split", "csplit", "tar", "zip", "unzip", "gzip", "gunzip", "bzip2", "xz", "7z",
+                     "wget", "scp", "sftp", "ar", "cpio", "setfacl", "chattr", "xxd"), "changes files"),
+    **dict.fromkeys(("vi", "vim", "nvim", "view", "ex", "ed", "emacs", "nano", "pico", "joe", "mcedit", "less",
+                     "more", "most", "man", "pg"), "is an editor or pager that can write and run commands: "
+                                                     "use cat, head or sed -n"),
+    **dict.fromkeys(("eval", "source", "."), "runs commands the guard cannot read"),
+    **dict.fromkeys(("alias", "function", "enable", "trap", "watch", "script", "expect", "screen", "tmux",
+                     "nohup", "sudo", "doas", "su", "runuser", "setsid", "parallel", "at", "batch", "crontab",
+                     "npx", "pipx", "uvx", "bunx"), "runs commands the guard cannot read"),
+    **dict.fromkeys(("env", "command", "builtin", "exec", "stdbuf", "chrt", "taskset", "ionice", "coproc",
+                     "unbuffer", "flock"), "hides which command runs: call the command directly (set a "
+                                           "variable as a prefix: `X=1 cmd`)"),
+}
+SEEN_THROUGH = {"time", "timeout", "nice"}  # wrappers read-only castes may use: the command is judged
+XARGS_SAFE = {"grep", "egrep", "fgrep", "cat", "head", "tail", "wc", "ls", "stat", "basename", "dirname",
+              "realpath", "readlink", "echo", "md5sum", "sha1sum", "sha256sum", "nl"}
+XARGS_OPTIONS = {"-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-n", "-L", "-d", "-P",
+                 "--max-args", "--max-lines", "--delimiter", "--max-procs"}
+FIND_ACTIONS = {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
+# Variables that change what an allowed command runs or where it writes.
+ENV_REFUSED = {"PATH", "CDPATH", "PAGER", "MANPAGER", "EDITOR", "VISUAL", "SHELL", "BASH_ENV", "ENV",
+               "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "IFS", "HOME", "PYTHONSTARTUP", "PYTHONHOME",
+               "PYTHONPYCACHEPREFIX", "PERL5OPT", "PERL5LIB", "RUBYOPT", "NODE_OPTIONS", "LESSOPEN", "LESSCLOSE",
+               "PYTEST_ADDOPTS", "TAR_OPTIONS", "XDG_CONFIG_HOME", "TMPDIR", "ZDOTDIR"}
+ENV_REFUSED_PREFIXES = ("GIT_", "LD_", "DYLD_", "BASH_FUNC_")
+BUILDER_ENV_REFUSED = {"CDPATH", "OLDPWD", "HOME", "BASH_ENV", "ENV"}
+
+# ---------------------------------------------------------------- git
+
+GIT_READ = {"status", "diff", "log", "show", "blame", "annotate", "grep", "ls-files", "ls-tree", "rev-parse",
+            "rev-list", "shortlog", "describe", "cat-file", "merge-base", "show-ref", "for-each-ref", "name-rev",
+            "diff-tree", "diff-index", "diff-files", "whatchanged", "check-ignore", "check-attr", "count-objects",
+            "version", "var", "show-branch", "cherry", "range-diff"}
+GIT_SEARCH = {"log", "show", "diff", "blame", "grep", "ls-files", "status", "rev-parse", "shortlog", "describe"}
+GIT_LISTS = {"stash": {"list", "show"}, "reflog": {"show"}, "worktree": {"list"}, "notes": {"list", "show"},
+             "remote": set(), "tag": set(), "branch": set()}  # subcommand: its listing sub-subcommands
+GIT_BUILDER = GIT_READ | {"add", "rm", "mv", "restore", "apply", "clean", "checkout", "stage", "format-patch"}
+GIT_GLOBAL_WITH_VALUE = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env",
+                         "--super-prefix", "--list-cmds", "--attr-source"}
+GIT_SAFE_CONFIG = re.compile(r"(color\.[\w.-]+|core\.quotepath|diff\.noprefix|log\.[\w.-]+|column\.ui|"
+                             r"advice\.[\w.-]+|i18n\.[\w.-]+|pager\.\w+=false)(=.*)?$", re.I)
+GIT_RUNS = ("--ext-diff", "--upload-pack", "--receive-pack", "--exec", "--open-files-in-pager", "--config-env",
+            "--exec-path")
+GIT_LISTING_FLAGS = {"-a", "-r", "-v", "-vv", "--all", "--remotes", "--verbose", "--show-current", "-l", "--list",
+                     "--no-color", "--color", "--column", "--no-column", "-n"}
+
+# ---------------------------------------------------------------- tests and checks (read-only castes)
+
+PYTHON = re.compile(r"(python|pypy)[0-9.]*$")
+INTERPRETERS = {"node": ("-e", "--eval", "-p", "--print"), "nodejs": ("-e", "--eval", "-p", "--print"),
+                "perl": ("-e", "-E"), "ruby": ("-e",), "php": ("-r",)}  # name → the options that give code
+INTERPRETER_VALUES = {"python": {"-W", "-X", "--check-hash-based-pycs"}, "perl": {"-I", "-M", "-m"},
+                      "node": {"-r", "--require", "--import", "--loader", "-C", "--conditions", "--input-type"},
+                      "nodejs": {"-r", "--require", "--import", "--loader", "-C", "--conditions", "--input-type"},
+                      "ruby": {"-r", "-I", "-E", "-C"}, "php": {"-c", "-d", "-z"}}
+FROM_A_PIPE = "reads code from a pipe the guard cannot see: give it with -c/-e or a quoted here-document"
+WRITE_MODULES = {"pip", "ensurepip", "venv", "virtualenv", "compileall", "py_compile", "zipfile", "tarfile",
+                 "json.tool", "pipx", "build", "twine", "idlelib", "pdb", "trace", "cProfile", "profile",
+                 "http.server", "smtpd", "uv", "poetry", "pre_commit", "tox", "nox"}
+CODE_WRITES = re.compile(
+    r"""\bopen\s*\([^)]*,\s*(?:mode\s*=\s*)?[rR]?['"][rbtU]*[wax+][rbtUwax+]*['"]"""  # open(…, 'w')
+    r"""|\.write_(?:text|bytes)\s*\(|\.(?:touch|mkdir|unlink|rmdir|rename|symlink_to|hardlink_to|chmod)\s*\("""
+    r"""|\bos\s*\.\s*(?:remove|unlink|rmdir|removedirs|rename|renames|replace|mkdir|makedirs|symlink|link"""
+    r"""|truncate|chmod|chown|system|popen|exec\w*|spawn\w*|posix_spawn\w*|mkfifo|mknod|write|utime|fork)\b"""
+    r"""|\b(?:shutil|subprocess|pty|fileinput|sqlite3|dbm|shelve|zipfile|tarfile|child_process|FileUtils)\b"""
+    r"""|\b(?:exec|__import__|execSync|spawnSync|execFileSync|writeFileSync|appendFileSync|writeFile|appendFile"""
+    r"""|createWriteStream|rmSync|unlinkSync|mkdirSync|renameSync|copyFileSync|cpSync)\s*\("""
+    r"""|\bfs(?:\.promises)?\.(?:write|append|unlink|rm|mkdir|rename|copy|cp|symlink|link|truncate|chmod|chown"""
+    r"""|utimes|open)\w*|\bFile\.(?:write|delete|unlink|rename|open\s*\([^)]*['"][wa])|IO\.popen|%x|\bqx\b"""
+    r"""|\bsystem\s*\(|\b(?:unlink|rename|mkdir|rmdir|symlink)\s*\(?\s*['"$]|\bopen\b[^;]*['"][^'"]*[>|]""")
+PYTEST_WRITES = {"--junitxml", "--junit-xml", "--html", "--json-report-file", "--report-log", "--cov-report",
+                 "--resultlog", "--result-log", "--snapshot-update", "--sw-skip"}
 
 
-def _parts(command: str) -> list[list[str]]:
-    """Split a shell command into simple commands (token lists), including `$( … )` and
-    backtick bodies, and `sh -c '…'` strings, recursively."""
-    tokens = _shell_tokens(command)
-    if tokens is None:  # unbalanced quotes: judge the raw words
-        tokens = command.split()
-    parts, current = [], []
-    for token in tokens:
-        if token in SEPARATORS or set(token) <= set(";&|()"):
-            if current:
-                parts.append(current)
-            current = []
-        else:
-            current.append(token)
-    if current:
-        parts.append(current)
-    nested = []
-    if "\n" in command:  # a newline separates commands, which the lexer above does not see
-        for line in command.split("\n"):
-            if line.strip():
-                nested.extend(_parts(line))
-    for text in _substitutions(command):
-        nested.extend(_parts(text))
-    for part in parts:
-        words = _strip_prefixes(part)
-        if len(words) >= 3 and os.path.basename(words[0]) in SHELLS and words[1] == "-c":
-            nested.extend(_parts(words[2]))
-    return parts + nested
+def _deny(reason: str) -> dict:
+    return {"permissionDecision": "deny", "permissionDecisionReason": reason}
 
 
-def _substitutions(command: str) -> list[str]:
-    """Bodies of `$( … )` and `` ` … ` `` in a command (quoted or not: shells expand them
-    inside double quotes)."""
-    bodies, i = [], 0
-    while i < len(command):
-        if command.startswith("$(", i):
-            depth, j = 1, i + 2
-            while j < len(command) and depth:
-                depth += {"(": 1, ")": -1}.get(command[j], 0)
-                j += 1
-            bodies.append(command[i + 2 : j - 1])
-            i = j
-        elif command[i] == "`":
-            j = command.find("`", i + 1)
-            if j < 0:
-                break
-            bodies.append(command[i + 1 : j])
-            i = j + 1
-        else:
-            i += 1
-    return bodies
-
-
-def _strip_prefixes(words: list[str]) -> list[str]:
-    """Drop `FOO=bar` assignments and wrappers like env/sudo/xargs to reach the real command."""
-    i = 0
-    while i < len(words):
-        word = words[i]
-        if "=" in word and not word.startswith("=") and word.split("=", 1)[0].isidentifier():
-            i += 1
-        elif os.path.basename(word) in PREFIXES:
-            i += 1
-            while i < len(words) and words[i].startswith("-"):  # wrapper options
-                i += 1
-        else:
-            break
-    return words[i:]
-
-
-def shell_code(command: str) -> str:
-    """The command without the body of a quoted here-document that ends it: for
-    `cmd <<'EOF'`, the body, and `EOF` last, the body is data, not commands (so `x > 1` in a
-    script piped to python is no redirect). Anything less plain is returned unchanged."""
-    import re
-
-    first, newline, rest = command.partition("\n")
-    match = re.search(r"<<(-?)\s*(['\"])([A-Za-z_][A-Za-z0-9_]*)\2", first)
-    if not newline or not match or first.rstrip().endswith("\\") or "`" in first \
-            or first.count("(") != first.count(")"):
-        return command
-    tokens = _shell_tokens(first)
-    if tokens is None:
-        return command
-    ops = [i for i, t in enumerate(tokens) if t in ("<<", "<<-")]
-    delimiter = match.group(3)
-    if len(ops) != 1 or tokens[ops[0] + 1:ops[0] + 2] != [match.group(1) + delimiter]:
-        return command  # the operator found in the text is not the shell's (e.g. quoted)
-    lines = rest.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    ends = [i for i, line in enumerate(lines)
-            if (line.lstrip("\t") if match.group(1) else line) == delimiter]
-    if ends != [len(lines) - 1]:
-        return command  # more after the body: judge it all
-    return first
-
-
-def runs_aether(command: str) -> bool:
-    for part in _parts(command):
-        words = _strip_prefixes(part)
-        if words and os.path.basename(words[0]) == "aether":
-            return True
-    return False
-
-
-def approves_bug(command: str) -> bool:
-    """True when a command runs `aether bug approve` (asking for its --help is fine)."""
-    for part in _parts(command):
-        words = _strip_prefixes(part)
-        if not words or os.path.basename(words[0]) != "aether":
-            continue
-        if "-h" in words or "--help" in words:
-            continue
-        if [w for w in words[1:] if not w.startswith("-")][:2] == ["bug", "approve"]:
-            return True
-    return False
+# ---------------------------------------------------------------- the approval gate (every thread)
 
 
 def _ansi_c(command: str) -> str:
-    """`$'\\x61b'` → `'ab'`: bash's ANSI-C quoting decoded (shlex does not know it)."""
+    """`$'\\x61b'` → `'ab'`: bash's ANSI-C quoting decoded."""
     import codecs
-    import re
 
     def decode(match):
         try:
@@ -216,284 +202,1026 @@ def _ansi_c(command: str) -> str:
 def _flat(command: str) -> str:
     """The command with quotes, backslashes and empty-looking expansions removed, lower-case:
     what the shell may glue into one word (`a"p"p\\rove` → `approve`)."""
-    import re
-
     text = _ansi_c(command)
     text = re.sub(r"\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*", "", text)
     return re.sub(r"[\"'\\]", "", text).lower()
 
 
-def _expands(word: str) -> bool:
-    return "$" in word or "`" in word
+def _args(words) -> list:
+    return [w for w in words if not w.text.startswith("-")]
 
 
-def bypass(command: str) -> str | None:
-    """Why a command steps around the approval gate (None when it does not)."""
-    decoded = _ansi_c(command)
-    flat = _flat(command)
-    mentions = "aether" in flat or ("bug" in flat and "pprov" in flat)
-    for part in _parts(decoded):
-        words = part
-        for i, word in enumerate(words):  # `unset CLAUDECODE`, `export CLAUDECODE=`, `X= cmd`
-            name = word.split("=", 1)[0]
-            if "=" in word and name in CLAUDE_CODE_VARS and (
-                    i == 0 or words[i - 1] in DECLARERS or "=" in words[i - 1]
-                    or os.path.basename(words[0]) in PREFIXES):
-                return "overrides " + name
-            if name in CLAUDE_CODE_VARS and i > 0 and words[0] in ("unset", *DECLARERS):
-                return "unsets " + name
-        envs = [i for i, w in enumerate(words) if os.path.basename(w) == "env"]
-        for i in envs:
-            for k, arg in enumerate(words[i + 1:], start=i + 1):
-                if not arg.startswith("-"):
-                    break
-                value = words[k + 1] if k + 1 < len(words) else ""
-                if arg in ("-u", "--unset") and value in CLAUDE_CODE_VARS or \
-                        arg.startswith(("-u", "--unset=")) and arg.split("=")[-1].lstrip("-u") in CLAUDE_CODE_VARS:
-                    return "unsets Claude Code's variables (env -u)"
-                if arg in ("-i", "-", "--ignore-environment") and ("bug" in flat or "pprov" in flat):
-                    return "clears the environment (env -i)"
-        stripped = _strip_prefixes(words)
-        if not stripped:
+def approves_bug(script) -> bool:
+    """True when a command runs `aether bug approve` (asking for its --help is fine)."""
+    for cmd in script.commands:
+        at, _, _ = shell.unwrap(cmd.words)
+        words = cmd.words[at:]
+        if not words or shell.name_of(words[0]) != "aether" or {"-h", "--help"} & {w.text for w in words}:
             continue
-        name = os.path.basename(stripped[0])
-        if mentions and name in PTY_WRAPPERS:
-            return f"runs aether through a pseudo-terminal ({name})"
-        if mentions and name.startswith("python") and "pty" in " ".join(stripped[1:]):
-            return "runs aether through a pseudo-terminal (python pty)"
-        if name == "eval" or _expands(stripped[0]):  # noqa: SIM102
-            if "pprov" in flat or "bug" in flat:
-                return "builds the command at run time"
-        if name == "aether" and not {"-h", "--help"} & set(stripped):
-            args = [w for w in stripped[1:] if not w.startswith("-")]
-            if args[:1] == ["bug"] and (len(args) == 1 or _expands(args[1])):
-                return "names the bug subcommand through the shell"
-            if args[:1] == ["bug"] and "pprov" in flat and (
-                    "pprov" in args[1].lower() or any(c in command for c in "$`\\")):
-                return "spells `approve` so the shell builds it"
-    return None
-
-
-def not_searching(command: str) -> str | None:
-    """The first command word that is not a search or read (None when all are)."""
-    for part in _parts(command):
-        words = _strip_prefixes(part)
-        if not words:
-            continue
-        name = os.path.basename(words[0])
-        if name not in SEARCH_COMMANDS:
-            return name
-        if name == "git" and _git_subcommand(words[1:]) not in GIT_SEARCH:
-            return f"git {_git_subcommand(words[1:])}".strip()
-        if name == "sed" and not any(w in ("--quiet", "--silent") or (
-                w.startswith("-") and not w.startswith("--") and "n" in w) for w in words[1:]):
-            return "sed without -n"
-        if name == "find" and FIND_ACTIONS & set(words):
-            return "find " + sorted(FIND_ACTIONS & set(words))[0]
-    return None
-
-
-def writes_files(command: str) -> bool:
-    """True when a command obviously changes files: redirection into a file, a mutating
-    command word, `sed -i`, or a mutating git subcommand."""
-    if _raw_redirects(command):
-        return True
-    for part in _parts(command):
-        words = _strip_prefixes(part)
-        if not words:
-            continue
-        name = os.path.basename(words[0])
-        if name in MUTATING:
-            return True
-        if name == "sed" and any(w == "-i" or w.startswith("-i") or w == "--in-place" for w in words[1:]):
-            return True
-        if name == "git":  # noqa: SIM102
-            if _git_subcommand(words[1:]) in GIT_MUTATING:
-                return True
-        if name in ("find",) and any(w in ("-delete", "-exec", "-execdir", "-ok") for w in words):
+        if [w.text for w in _args(words[1:])][:2] == ["bug", "approve"]:
             return True
     return False
 
 
-def _git_subcommand(args: list[str]) -> str:
-    """The subcommand of `git [options] <sub> …` (skipping -C/-c and their values)."""
-    i = 0
+def _overrides(cmd, seen) -> str | None:
+    """Claude Code's variables assigned (`X= cmd`, `export X=`, `env X=`) or unset."""
+    for name, _ in cmd.assigns + seen["assigns"]:
+        if name in CLAUDE_CODE_VARS:
+            return "overrides " + name
+    texts = cmd.texts()
+    if texts and texts[0] in ("unset", *DECLARERS):
+        for text in texts[1:]:
+            if text.split("=", 1)[0] in CLAUDE_CODE_VARS:
+                return ("overrides " if "=" in text else "unsets ") + text.split("=", 1)[0]
+    if set(seen["unset"]) & CLAUDE_CODE_VARS:
+        return "unsets Claude Code's variables (env -u)"
+    return None
+
+
+def bypass(script, command: str) -> str | None:
+    """Why a command steps around the approval gate (None when it does not)."""
+    flat = _flat(command)
+    mentions = "aether" in flat or ("bug" in flat and "pprov" in flat)
+    if script.errors and "bug" in flat and "pprov" in flat:
+        return "is not plain shell the guard can read"
+    for cmd in script.commands:
+        at, wrappers, seen = shell.unwrap(cmd.words)
+        why = _overrides(cmd, seen)
+        if why:
+            return why
+        if seen.get("clear") and ("bug" in flat or "pprov" in flat):
+            return "clears the environment (env -i)"
+        words = cmd.words[at:]
+        if not words:
+            continue
+        name = shell.name_of(words[0])
+        pty = next((w for w in [*wrappers, name] if w in PTY_WRAPPERS), None)
+        if mentions and pty:
+            return f"runs aether through a pseudo-terminal ({pty})"
+        if mentions and PYTHON.match(name or "-") and "pty" in " ".join(w.text for w in words[1:]):
+            return "runs aether through a pseudo-terminal (python pty)"
+        if (name == "eval" or not words[0].static or seen.get("split")) and ("pprov" in flat or "bug" in flat):
+            return "builds the command at run time"
+        if name == "aether" and not {"-h", "--help"} & {w.text for w in words}:
+            args = _args(words[1:])
+            if args[:1] and args[0].text == "bug" and (len(args) == 1 or not args[1].static):
+                return "names the bug subcommand through the shell"
+            if args[:1] and args[0].text == "bug" and "pprov" in flat and (
+                    "pprov" in args[1].text.lower() or any(c in command for c in "$`\\")):
+                return "spells `approve` so the shell builds it"
+    return None
+
+
+# ---------------------------------------------------------------- the Queen's own helper calls
+
+QUEEN_SHAPES = {"program", "list", "pipeline", "redirected_statement", "command", "command_name", "word",
+                "string", "string_content", "raw_string", "concatenation", "number", "file_redirect",
+                "file_descriptor", "heredoc_redirect", "heredoc_start", "heredoc_body", "heredoc_end",
+                "herestring_redirect", "&&", "||", ";", "|", '"', "<<", "<<<", ">", ">>", ">&"}
+
+
+def _quiet(redirect) -> bool:
+    """`2>&1`, `>/dev/null`, a quoted here-document or a static here-string: no file written, nothing run."""
+    target = redirect.target
+    if redirect.op == "<<":
+        return True  # checked with the command's heredoc
+    if redirect.op == "<<<":
+        return target is not None and target.static
+    if target is None or not target.static:
+        return False
+    return (redirect.op == ">&" and target.text in ("1", "2")) or (
+        redirect.op in (">", ">>") and target.text == "/dev/null")
+
+
+def queen(script) -> dict | None:
+    """Allow a main-thread command made only of `aether …` calls (see rule 2), else no decision."""
+    if script.errors or script.functions or script.out_subst or script.background or not script.commands \
+            or not script.node_types <= QUEEN_SHAPES:
+        return None
+    commands = script.commands
+    for i, cmd in enumerate(commands):
+        if cmd.depth or cmd.kind != "simple" or cmd.assigns or not all(w.static for w in cmd.words):
+            return None
+        if not all(_quiet(r) for r in cmd.redirects) or (cmd.heredoc and not cmd.heredoc.quoted):
+            return None
+        first = cmd.words[0].raw if cmd.words else ""
+        if first == "aether":
+            if [w.text for w in _args(cmd.words[1:])][:1] and _args(cmd.words[1:])[0].text in HELPER_NOT_ALLOWED:
+                return None
+            continue
+        after = script.source.encode("utf-8", "surrogatepass")[cmd.stmt_end:].decode("utf-8", "replace").lstrip(" \t")
+        feeds = after.startswith("|") and not after.startswith(("||", "|&"))
+        if first != "echo" or cmd.redirects or not feeds or i + 1 >= len(commands):
+            return None
+    return {"permissionDecision": "allow", "permissionDecisionReason": HELPER_ALLOWED}
+
+
+# ---------------------------------------------------------------- read-only castes
+
+
+def _short_in(text: str, letter: str) -> bool:
+    """`-Ei` holds the short option `i` (letters after the dash, up to the first that is not one)."""
+    if not text.startswith("-") or text.startswith("--") or len(text) < 2:
+        return False
+    for char in text[1:]:
+        if char == letter:
+            return True
+        if not char.isalpha():
+            return False
+    return False
+
+
+def _has_option(words, options) -> str | None:
+    """The first word that gives one of `options` (`-o`, `-uo`, `--output`, `--output=x`)."""
+    for w in words:
+        text = w.text
+        if text == "--":
+            return None
+        for option in options:
+            if text == option or option.startswith("--") and text.startswith(option + "="):
+                return option
+            if len(option) == 2 and option[0] == "-" and _short_in(text, option[1]):
+                return option
+    return None
+
+
+def _sed_address(s: str, i: int) -> int:
+    """Past the address of a sed command (`1`, `$`, `/re/`, `\\%re%`, `1,5`, `0~4`, `/a/,+2`, `!`)."""
+    n = len(s)
+    for _ in range(2):
+        while i < n and s[i] in " \t":
+            i += 1
+        if i < n and (s[i].isdigit() or s[i] in "$+~"):
+            i += 1
+            while i < n and (s[i].isdigit() or s[i] == "~"):
+                i += 1
+        elif i < n and s[i] in "/\\":
+            delim = s[i + 1] if s[i] == "\\" and i + 1 < n else "/"
+            i += 2 if s[i] == "\\" else 1
+            while i < n and s[i] != delim:
+                i += 2 if s[i] == "\\" else 1
+            i += 1
+            while i < n and s[i] in "IM":
+                i += 1
+        if i < n and s[i] == ",":
+            i += 1
+            continue
+        break
+    while i < n and s[i] in " \t!":
+        i += 1
+    return i
+
+
+def _sed_part(s: str, i: int, delim: str) -> int:
+    """Past one part of `s/…/…/` or `y/…/…/` (from the character after a delimiter)."""
+    while i < len(s) and s[i] != delim:
+        i += 2 if s[i] == "\\" else 1
+    return i + 1
+
+
+def sed_script(s: str) -> str | None:
+    """The sed command of a script that writes a file or runs a command (`e`, `w`, `W`, `s///e`,
+    `s///w`), or one the guard does not know; None when it only reads and prints."""
+    i, n = 0, len(s)
+    while i < n:
+        if s[i] in " \t\n;{}":
+            i += 1
+            continue
+        if s[i] == "#":
+            i = s.find("\n", i) % (n + 1) if "\n" in s[i:] else n
+            continue
+        i = _sed_address(s, i)
+        if i >= n:
+            break
+        c = s[i]
+        if c in "sy" and i + 1 < n and s[i + 1] not in "\n\\":
+            i = _sed_part(s, _sed_part(s, i + 2, s[i + 1]), s[i + 1])
+            flags = ""
+            while c == "s" and i < n and s[i] in "gpiImMew0123456789":
+                flags += s[i]
+                i += 1
+            if "e" in flags or "w" in flags:
+                return f"s///{'e' if 'e' in flags else 'w'}"
+        elif c in "ewW":
+            return c
+        elif c in "aicrRbtT:v":  # text, a file to read, a label: up to the end of the line (or `;` for labels)
+            end = [j for j in (s.find("\n", i), s.find(";", i) if c in "btT:v" else -1) if j >= 0]
+            i = min(end) if end else n
+        elif c in "=dDgGhHlLnNpPqQxzF":
+            i += 1
+            while i < n and s[i].isdigit():
+                i += 1
+        else:
+            return c
+    return None
+
+
+def sed_refusal(words, strict: bool) -> str | None:
+    """Why a `sed` call is refused to a read-only caste: in place, a script file, a command that
+    writes or runs; for the search-only castes also without -n."""
+    scripts, quiet, i = [], False, 0
+    args = words[1:]
     while i < len(args):
-        if args[i] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace"):
+        text = args[i].text
+        if text.startswith("--in-place") or _short_in(text, "i"):
+            return "sed -i"
+        if text in ("-f", "--file") or text.startswith("--file=") or _short_in(text, "f"):
+            return "sed -f"
+        if text in ("-n", "--quiet", "--silent") or _short_in(text, "n"):
+            quiet = True
+        if text in ("-e", "--expression") or (_short_in(text, "e") and text.endswith("e")):
+            if i + 1 < len(args):
+                scripts.append(args[i + 1])
             i += 2
-        elif args[i].startswith("-"):
+            continue
+        if text.startswith("--expression="):
+            scripts.append(shell.Word(text, text.split("=", 1)[1], args[i].static))
+        elif text in ("-l", "--line-length"):
+            i += 1
+        elif not text.startswith("-") and not scripts:
+            scripts.append(args[i])
+            scripts.append(None)  # the first operand was the script: the rest are files
+        i += 1
+    for script in [s for s in scripts if s is not None]:
+        if not script.static:
+            return "sed with a script built at run time"
+        command = sed_script(script.text)
+        if command:
+            return f"sed {command}"
+    return "sed without -n" if strict and not quiet else None
+
+
+AWK_REFUSED = re.compile(r"system\s*\(|(?<!\|)\|(?!\|)|\|&|@(load|include)|\bprintf?\b[^;}\n]*>")
+
+
+def awk_refusal(words) -> str | None:
+    args, i = words[1:], 0
+    while i < len(args):
+        text = args[i].text
+        if text in ("-F", "-v", "--field-separator", "--assign"):
+            i += 2
+            continue
+        if text.startswith(("-F", "-v", "--field-separator=", "--assign=")):
+            i += 1
+            continue
+        if text == "--":
+            i += 1
+            break
+        if text.startswith("-"):
+            return f"awk {text}"
+        break
+    if i >= len(args) or not args[i].static:
+        return "awk with a program built at run time"
+    return "awk system(), | or print >" if AWK_REFUSED.search(args[i].text) else None
+
+
+def git_parts(words) -> tuple[list, str, list]:
+    """(`git` options before the subcommand as (option, value) pairs, the subcommand, its words)."""
+    i, options = 1, []
+    while i < len(words):
+        text = words[i].text
+        if text in GIT_GLOBAL_WITH_VALUE:
+            options.append((text, words[i + 1].text if i + 1 < len(words) else ""))
+            i += 2
+        elif text.startswith("-"):
+            options.append(tuple(text.split("=", 1)) if "=" in text else (text, ""))
             i += 1
         else:
-            return args[i]
-    return ""
+            return options, text, words[i + 1:]
+    return options, "", []
 
 
-def _shell_tokens(text: str) -> list[str] | None:
-    """Shell words with operators as their own tokens; None when quoting is unbalanced."""
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()<>")
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        return list(lexer)
-    except ValueError:
+def git_refusal(words, allowed: set) -> str | None:
+    """Why a `git` call is refused: settings that run commands or move the repository, options
+    that run commands or write a file, a subcommand outside `allowed` (listing forms aside)."""
+    options, sub, rest = git_parts(words)
+    for option, value in options:
+        if option == "-c" and not GIT_SAFE_CONFIG.match(value):
+            return f"git -c {value.split('=', 1)[0]}"
+        if option in ("--git-dir", "--work-tree", "--exec-path", "--config-env", "--super-prefix"):
+            return f"git {option}"
+    for w in rest:
+        if w.text == "--":
+            break
+        for option in GIT_RUNS:
+            if w.text == option or w.text.startswith(option + "="):
+                return f"git {option}"
+        if w.text == "--output" or w.text.startswith("--output="):
+            return "git --output"
+        if sub == "grep" and (w.text == "-O" or w.text.startswith("-O")):
+            return "git grep -O"
+    if sub in allowed:
+        if sub == "checkout" and not any(w.text == "--" for w in rest) or sub == "checkout" and _has_option(
+                rest, ("-b", "-B", "--orphan", "--detach", "-t", "--track")):
+            return "git checkout of a branch"
         return None
+    if sub in GIT_LISTS:
+        subs = [w.text for w in rest if not w.text.startswith("-")]
+        if GIT_LISTS[sub]:  # stash, reflog, worktree, notes: their listing subcommands
+            if subs[:1] and subs[0] in GIT_LISTS[sub] or sub in ("reflog", "notes") and not subs:
+                return None
+        elif all(w.text in GIT_LISTING_FLAGS for w in rest if w.text.startswith("-")) and (
+                not subs or any(w.text in ("-l", "--list") for w in rest)):
+            return None  # branch, tag, remote: listed, none made
+    return f"git {sub}".strip()
 
 
-def _raw_redirects(command: str) -> list[str]:
-    """Output redirections that target a file (not `2>&1`, not `>/dev/null`)."""
-    tokens = _shell_tokens(command)
-    if tokens is None:
-        return []
-    found = []
-    for i, token in enumerate(tokens):
-        if token in (">", ">>", "&>", ">|", "&>>"):
-            target = tokens[i + 1] if i + 1 < len(tokens) else ""
-            if target.startswith("&") or target == "/dev/null" or target.startswith("/dev/std"):
-                continue
-            if i > 0 and tokens[i - 1].isdigit() and target.startswith("&"):
-                continue
-            found.append(token if token != "&>>" else ">>")
-    return found
+def code_source(cmd, name: str, words) -> tuple:
+    """Where an interpreter's code comes from: ("code", the word, the option) on the command line,
+    ("module", name, its words) for `python -m`, ("file", …) a script or a `<` file, ("stdin", the
+    here-document or here-string as a word, or None when a pipe feeds it)."""
+    kind = "python" if PYTHON.match(name) else name
+    flags = INTERPRETERS.get(kind, ("-c",))
+    i = 1
+    while i < len(words):
+        text = words[i].text
+        if text in flags or (kind == "python" and _short_in(text, "c") and text.endswith("c")) or (
+                kind in ("perl", "ruby") and _short_in(text, "e") and text.endswith(("e", "E"))):
+            return "code", words[i + 1] if i + 1 < len(words) else None, text
+        if kind == "python" and (text == "-m" or text.startswith("-m") and len(text) > 2):
+            at = i + 2 if text == "-m" else i + 1
+            return "module", words[i + 1].text if text == "-m" and i + 1 < len(words) else text[2:], words[at:]
+        if text in INTERPRETER_VALUES.get(kind, ()):
+            i += 2
+            continue
+        if text.startswith("-") and text != "-":
+            i += 1
+            continue
+        if text != "-":
+            return "file", words[i], None
+        break
+    if cmd.heredoc is not None:
+        return "stdin", shell.Word("", cmd.heredoc.body, cmd.heredoc.static), None
+    if cmd.herestring is not None:
+        return "stdin", cmd.herestring, None
+    if any(r.op == "<" for r in cmd.redirects):
+        return "file", None, None
+    return "stdin", None, None
 
 
-def _json(path: str):
+def _runner_python(cmd, words):
+    """python: code given with -c or on stdin must not write; `-m` modules that write are refused."""
+    how, what, rest = code_source(cmd, "python", words)
+    if how == "module":
+        if what.split(".")[0] in WRITE_MODULES or what in WRITE_MODULES:
+            return f"python -m {what}"
+        return RUNNERS[what]([shell.Word(what, what), *rest]) if RUNNERS.get(what) else None
+    if how == "stdin" and what is None:
+        return "python", FROM_A_PIPE
+    if how in ("code", "stdin"):
+        return _code_refusal(what, f"python {rest}" if how == "code" else "python <<'EOF'")
+    return None
+
+
+def _code_refusal(code, form: str):
+    """(form, why) when code an interpreter runs writes files or runs commands."""
+    if code is None:
+        return None
+    if not code.static:
+        return form, "runs code built at run time"
+    found = CODE_WRITES.search(code.text)
+    return (form, f"runs code that writes files or runs commands ({found.group(0).strip()[:40]})") if found else None
+
+
+def _requires(words, needed, form) -> str | None:
+    return None if _has_option(words[1:], needed) or any(w.text in needed for w in words[1:]) else form
+
+
+def _subcommand(words, allowed: dict, name: str) -> str | None:
+    """Tools whose first operand is a subcommand: allowed maps it to a check (or None)."""
+    subs = [w for w in words[1:] if not w.text.startswith("-")]
+    if not subs:
+        return None if any(w.text in ("--version", "-v", "-V", "--help", "-h") for w in words[1:]) else name
+    sub = subs[0].text
+    if sub not in allowed:
+        return f"{name} {sub}"
+    check = allowed[sub]
+    return check(words) if check else None
+
+
+def _npm(words):
+    subs = [w.text for w in words[1:] if not w.text.startswith("-")]
+    if subs[:1] in (["test"], ["t"], ["ls"], ["list"], ["why"], ["outdated"], ["view"], ["info"]) or \
+            subs[:1] == ["run"] and subs[1:2] and subs[1] in ("test", "lint", "check", "typecheck", "type-check"):
+        return None
+    return _subcommand(words, {}, shell.name_of(words[0]))
+
+
+def _make(words):
+    targets = [w.text for w in words[1:] if not w.text.startswith("-") and "=" not in w.text]
+    if _has_option(words[1:], ("-n", "--dry-run", "--just-print", "-q", "--question")):
+        return None
+    return None if targets and set(targets) <= {"test", "tests", "check", "lint", "typecheck", "verify"} \
+        else " ".join(["make", *targets])
+
+
+RUNNERS = {  # tests, checks and linters a read-only caste may run: name → refusal check
+    "pytest": lambda w: _has_option(w[1:], PYTEST_WRITES), "py.test": lambda w: _has_option(w[1:], PYTEST_WRITES),
+    "unittest": None, "doctest": None, "mypy": None, "pyright": None, "flake8": None, "pyflakes": None,
+    "pycodestyle": None, "pylint": None, "shellcheck": None, "bats": None, "mocha": None, "pydocstyle": None,
+    "bandit": lambda w: _has_option(w[1:], ("-o", "--output")),
+    "jest": lambda w: _has_option(w[1:], ("-u", "--updateSnapshot", "--ci=false")),
+    "vitest": lambda w: _has_option(w[1:], ("-u", "--update")),
+    "black": lambda w: _requires(w, ("--check", "--diff"), "black without --check"),
+    "isort": lambda w: _requires(w, ("--check-only", "--check", "-c", "--diff"), "isort without --check"),
+    "prettier": lambda w: _requires(w, ("--check", "-c", "--list-different", "-l"), "prettier without --check"),
+    "rustfmt": lambda w: _requires(w, ("--check",), "rustfmt without --check"),
+    "gofmt": lambda w: _has_option(w[1:], ("-w",)), "tsc": lambda w: _requires(
+        w, ("--noEmit", "-noEmit", "--version", "-v"), "tsc without --noEmit"),
+    "eslint": lambda w: _has_option(w[1:], ("--fix", "--fix-dry-run", "-o", "--output-file")),
+    "ruff": lambda w: _subcommand(w, {"check": lambda x: _has_option(x[1:], (
+        "--fix", "--unsafe-fixes", "--add-noqa", "-o", "--output-file")), "format": lambda x: _requires(
+        x, ("--check", "--diff"), "ruff format without --check"), "version": None, "rule": None}, "ruff"),
+    "coverage": lambda w: _subcommand(w, {"run": None, "report": None, "debug": None}, "coverage"),
+    "npm": _npm, "pnpm": _npm, "yarn": _npm,
+    "go": lambda w: _subcommand(w, {"test": None, "vet": None, "list": None, "version": None, "doc": None,
+                                    "run": None, "env": lambda x: _has_option(x[2:], ("-w", "-u")),
+                                    "build": lambda x: None if any(a.text == "/dev/null" for a in x) else
+                                    "go build without -o /dev/null"}, "go"),
+    "cargo": lambda w: _subcommand(w, {"test": None, "check": None, "build": None, "run": None, "tree": None,
+                                       "metadata": None, "doc": None, "bench": None, "version": None,
+                                       "clippy": lambda x: _has_option(x[2:], ("--fix",)),
+                                       "fmt": lambda x: _requires(x, ("--check",), "cargo fmt without --check")},
+                                "cargo"),
+    "make": _make, "pip": lambda w: _subcommand(w, {"list": None, "show": None, "freeze": None, "check": None},
+                                                  "pip"),
+}
+RUNNERS["pip3"] = RUNNERS["pip"]
+
+
+def _interpreter(cmd, name, words):
+    """node -e, perl -e, ruby -e …: the code must not write; perl/ruby -i edit in place."""
+    if name in ("perl", "ruby") and _has_option(words[1:], ("-i",)):
+        return f"{name} -i"
+    how, what, option = code_source(cmd, name, words)
+    if how == "stdin" and what is None:
+        return name, FROM_A_PIPE
+    if how not in ("code", "stdin"):
+        return None
+    form = f"{name} {option}" if how == "code" else f"{name} <<'EOF'"
+    if name in ("perl", "ruby") and what is not None and "`" in what.text:
+        return form, "runs code that runs commands (backquotes)"
+    return _code_refusal(what, form)
+
+
+def _wrappers_refusal(cmd, at, wrappers) -> str | None:
+    for wrapper in wrappers:
+        if wrapper == "xargs":
+            start = next(k for k, w in enumerate(cmd.words) if shell.name_of(w) == "xargs")
+            for w in cmd.words[start + 1:at]:
+                if w.text.startswith("-") and w.text.split("=", 1)[0] not in XARGS_OPTIONS \
+                        and not any(w.text.startswith(o) and len(o) == 2 for o in ("-n", "-L", "-P", "-d")):
+                    return f"xargs {w.text}", "runs commands the guard cannot read"
+            inner = shell.name_of(cmd.words[at]) if at < len(cmd.words) else ""
+            if inner not in XARGS_SAFE:
+                return f"xargs {inner}".strip(), "runs a command on input the guard cannot see: use grep -r, or find"
+        elif wrapper not in SEEN_THROUGH:
+            return wrapper, WRITERS.get(wrapper, "runs commands the guard cannot read")
+    return None
+
+
+def _redirects_refusal(cmd, research: str | None):
+    for r in cmd.redirects:
+        if r.op == "<<" and cmd.heredoc is not None and not cmd.heredoc.quoted:
+            return "<<EOF", "lets the shell expand the body: quote the delimiter (<<'EOF')"
+        if not r.writes:
+            continue
+        target = r.target
+        if target is not None and target.static and DEV_FILES.fullmatch(target.text):
+            continue
+        if research and target is not None and target.static and _inside(
+                os.path.realpath(os.path.join(_project(), target.text)), [research]):
+            continue
+        shown = f"{r.fd or ''}{r.op} {target.raw if target is not None else ''}".strip()
+        return shown, "writes a file"
+    return None
+
+
+def _read_only_command(cmd, strict: bool, research: str | None):
+    """(the form refused, why) for one command of a read-only caste, or None."""
+    why = _redirects_refusal(cmd, research)
+    if why:
+        return why
+    at, wrappers, seen = shell.unwrap(cmd.words)
+    for name, _ in cmd.assigns + seen["assigns"]:
+        if name in ENV_REFUSED or name.startswith(ENV_REFUSED_PREFIXES):
+            return f"{name}=", "changes what the command runs"
+    if cmd.kind in ("assign", "unset", "test", "for", "group"):
+        return None
+    if not cmd.words:
+        return None
+    why = _wrappers_refusal(cmd, at, wrappers)
+    if why:
+        return why
+    if at >= len(cmd.words):
+        return None
+    words = cmd.words[at:]
+    if not words[0].static:
+        return words[0].raw, "names the command at run time: write it out"
+    name = shell.name_of(words[0])
+    if strict and name not in SEARCH_COMMANDS:
+        return name, "is not a search command"
+    if name in WRITERS:
+        return name, WRITERS[name]
+    if name == "sed":
+        form = sed_refusal(words, strict)
+        return (form, "changes files or runs commands") if form else None
+    if name == "awk" or name in ("gawk", "mawk", "nawk"):
+        form = awk_refusal(words)
+        return (form, "writes files or runs commands") if form else None
+    if name == "find":
+        action = sorted(FIND_ACTIONS & {w.text for w in words})
+        return (f"find {action[0]}", "changes files or runs commands") if action else None
+    if name == "git":
+        form = git_refusal(words, GIT_SEARCH if strict else GIT_READ)
+        return (form, "changes the repository, or runs or writes something") if form else None
+    if name == "uniq" and len([w for w in words[1:] if not w.text.startswith("-")]) > 1:
+        return "uniq INPUT OUTPUT", "writes a file"
+    if name in READERS:
+        option = _has_option(words[1:], READERS[name])
+        return (f"{name} {option}", "writes a file or runs a command") if option else None
+    if name in shell.SHELLS:
+        how, body = shell._shell_body(words, 0)
+        if how == "c" and (body is None or not body.static):
+            return f"{name} -c", "runs a command built at run time"
+        if how == "stdin" and (cmd.heredoc is None or not cmd.heredoc.static) and cmd.herestring is None:
+            return name, "runs commands from its input: run them directly"
+        return None  # the body's commands are judged one by one; a script file is a program
+    if PYTHON.match(name):
+        form = _runner_python(cmd, words)
+    elif name in INTERPRETERS:
+        form = _interpreter(cmd, name, words)
+    elif name in RUNNERS:
+        form = RUNNERS[name](words) if RUNNERS[name] else None
+    else:
+        form = False
+    if form is not False:
+        if not form or isinstance(form, tuple):
+            return form
+        return (form if form.startswith(name) else f"{name} {form}"), "writes files or runs commands"
+    if "/" in words[0].text:
+        return None  # the project's own program (a test, the app): running it is the check
+    return name, "is not a command the guard knows to only read"
+
+
+def read_only(script, strict: bool, research: str | None):
+    """(the form refused, why) for a read-only caste's command, or None."""
+    if script.errors:
+        return "this command", "is not plain shell the guard can read: split it into simpler commands"
+    if script.out_subst:
+        return ">(…)", "writes through a process"
+    if script.functions:
+        return f"{script.functions[0]}() {{ … }}", "defines a function: run the commands directly"
+    for cmd in script.commands:
+        why = _read_only_command(cmd, strict, research)
+        if why:
+            return why
+    return None
+
+
+# ---------------------------------------------------------------- isolated builders
+
+
+class Unreadable(Exception):
+    """A state file the guard needs is there but cannot be read."""
+
+
+def _state(data_dir: str, name: str):
+    path = os.path.join(data_dir, name)
     try:
         with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+            data = json.load(fh)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise Unreadable(f".aether/data/{name} ({type(exc).__name__})") from exc
+    if not isinstance(data, dict):
+        raise Unreadable(f".aether/data/{name} (not a JSON object)")
+    return data
+
+
+def _list(data: dict, key: str, name: str) -> list:
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise Unreadable(f".aether/data/{name} (`{key}` is not a list)")
+    return [v for v in value if isinstance(v, dict)]
+
+
+def _project() -> str:
+    return os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+
+
+def _inside(path: str, roots: list) -> bool:
+    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
+AGENT_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+WORKING_COPY = re.compile(r"Start EVERY Bash command with `cd (\S+) && `")
+
+
+def _subagent_file(event: dict, suffix: str) -> str | None:
+    """Claude Code's file for this subagent beside the session's transcript
+    (`<session>/subagents/agent-<id>.meta.json` holds the `toolUseId` of the Agent call)."""
+    transcript, agent = event.get("transcript_path"), event.get("agent_id")
+    if not isinstance(transcript, str) or not transcript.endswith(".jsonl") or not isinstance(agent, str) \
+            or not AGENT_ID.fullmatch(agent):
+        return None
+    return os.path.join(transcript[:-len(".jsonl")], "subagents", f"agent-{agent}{suffix}")
+
+
+def _spawned_by(event: dict) -> str | None:
+    """The tool_use_id of the Agent call that started this ant."""
+    path = _subagent_file(event, ".meta.json")
+    try:
+        with open(path or "", encoding="utf-8") as fh:
+            meta = json.loads(fh.read(65536))
     except (OSError, ValueError):
         return None
+    value = meta.get("toolUseId") if isinstance(meta, dict) else None
+    return value if isinstance(value, str) and value else None
 
 
-def worktrees(project: str) -> list[str]:
-    """The real paths of the running build's working copies ([] when its builders share the tree)."""
+def _brief_copy(event: dict) -> str | None:
+    """The working copy the ant's brief names (the first message of its transcript)."""
+    path = _subagent_file(event, ".jsonl")
+    try:
+        with open(path or "", encoding="utf-8") as fh:
+            first = json.loads(fh.readline(4 << 20))
+    except (OSError, ValueError):
+        return None
+    content = (first.get("message") or {}).get("content") if isinstance(first, dict) else None
+    if isinstance(content, list):
+        content = "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+    found = WORKING_COPY.search(content) if isinstance(content, str) else None
+    return found.group(1) if found else None
+
+
+class Copy:
+    """An isolated builder's working copy: `root` (real path), `rel` (as its brief names it),
+    `project` (real path), `own` (its report file, which it may write in the main checkout)."""
+
+    def __init__(self, project: str, record: dict, scope: str):
+        self.project = os.path.realpath(project)
+        self.rel = str(record.get("workdir") or record.get("path"))
+        self.root = os.path.realpath(os.path.join(project, self.rel))
+        self.own = {os.path.realpath(os.path.join(project, ".aether", "spawns", scope, f"{record.get('node')}{s}"))
+                    for s in (".report.md", ".md")}
+
+
+def builder_copy(event: dict, project: str):
+    """The builder's working copy (a `Copy`), None when it has none, or the reason to refuse."""
     data_dir = os.environ.get("AETHER_DATA_DIR") or os.path.join(project, ".aether", "data")
-    records = _json(os.path.join(data_dir, "worktrees.json"))
-    if not isinstance(records, dict) or not isinstance(records.get("worktrees"), list):
-        return []
-    spawns = _json(os.path.join(data_dir, "spawns.json"))
-    runs = spawns.get("runs") if isinstance(spawns, dict) and isinstance(spawns.get("runs"), list) else []
-    build = next((r for r in reversed(runs) if isinstance(r, dict) and r.get("command") == "build"), None)
-    if build is None or build.get("done"):
-        return []
-    out = []
-    for w in records["worktrees"]:
-        if isinstance(w, dict) and w.get("status") == "active" and w.get("scope") == build.get("scope"):
-            where = w.get("workdir") if isinstance(w.get("workdir"), str) else w.get("path")
-            if isinstance(where, str):
-                out.append(os.path.realpath(os.path.join(project, where)))
+    try:
+        spawns = _state(data_dir, "spawns.json")
+        if spawns is None:
+            return None
+        build = next((r for r in reversed(_list(spawns, "runs", "spawns.json")) if r.get("command") == "build"), None)
+        if build is None or build.get("done"):
+            return None
+        records = _state(data_dir, "worktrees.json")
+        if records is None:
+            return None
+        scope = build.get("scope")
+        active = [w for w in _list(records, "worktrees", "worktrees.json")
+                  if w.get("status") == "active" and w.get("scope") == scope]
+        spawned = _list(spawns, "spawns", "spawns.json")
+    except Unreadable as exc:
+        return (f"The guard cannot read {exc}, so it cannot tell whether you work in a worktree: stop, and say "
+                f"so in your result block (the Queen runs `aether worktrees`).")
+    if not active:
+        return None
+    launched_by = _spawned_by(event)
+    spawn = next((s for s in reversed(spawned) if launched_by
+                  and s.get("tool_use_id") == launched_by and s.get("scope") == scope), None)
+    if spawn is not None:
+        mine = next((w for w in active if w.get("node") == spawn.get("local")), None)
+        return Copy(project, mine, scope) if mine is not None else None
+    named = _brief_copy(event)
+    mine = next((w for w in active if named and named in (w.get("workdir"), w.get("path"))), None)
+    if mine is not None:
+        return Copy(project, mine, scope)
+    return ("This build's builders each work in their own worktree, and the guard cannot tell which one is "
+            "yours (no record of your spawn, no WORKING COPY in your brief): stop, and say so in your result block.")
+
+
+def _path_outside(text: str, cwds: list, copy: Copy) -> bool:
+    """A word that names a place in the project outside the working copy (relative to any cwd)."""
+    if not text or not ("/" in text or text == ".." or text.startswith("../")):
+        return False
+    targets = [os.path.realpath(text)] if text.startswith("/") else [
+        os.path.realpath(os.path.join(cwd, text)) for cwd in cwds]
+    return any(_inside(t, [copy.project]) and not _inside(t, [copy.root]) and t not in copy.own for t in targets)
+
+
+def _candidates(word, assignment: bool = False) -> list:
+    text = word.text
+    out = [text]
+    if text.startswith("-") and "=" in text:
+        out.append(text.split("=", 1)[1])
+    if text.startswith("-") and len(text) > 2 and not text.startswith("--"):
+        out.append(text[2:])  # -C.. -I../x
+    if assignment or "=" in text:
+        for part in text.split("=", 1)[-1].split(":"):
+            out.append(part)
     return out
 
 
-def _inside_any(path: str, roots: list[str]) -> bool:
-    return any(path == root or path.startswith(root + os.sep) for root in roots)
+# Variables whose value the guard knows well enough for a path: numbers, the positional
+# parameters (the words given to `sh -c` are checked themselves), the directory itself.
+KNOWN_VALUES = {"?": "0", "#": "0", "$": "0", "!": "0", "-": "x", "@": "", "*": "", "PWD": ".", "RANDOM": "0",
+                "LINENO": "0", "SECONDS": "0", "BASHPID": "0", "UID": "0", "EUID": "0", "PPID": "0",
+                **{str(i): "" for i in range(10)}}
+REBINDERS = {"read", "mapfile", "readarray", "getopts", "let", "select"}  # give variables values the guard can't see
+CODE_STRING = re.compile(r"""(['"])((?:\\.|(?!\1)[^\\\n])*)\1""")
 
 
-WORKTREE_HINT = ("your brief's WORKING COPY section names your worktree under .aether/worktrees/: work "
-                 "there, not in the main checkout")
-CD_WORDS = ("cd", "pushd")
-GIT_DIR_OPTIONS = ("--git-dir", "--work-tree")
+def _bindings(script) -> dict:
+    """The variables whose values the command gives them in plain words (none when a command
+    may give one a value the guard cannot see: `read`, `printf -v`, `declare -n` …)."""
+    for cmd in script.commands:
+        texts = cmd.texts()
+        name = cmd.name
+        if name in REBINDERS or name == "printf" and "-v" in texts or \
+                name in DECLARERS and any(_short_in(t, "n") for t in texts[1:]):
+            return {}
+    return script.bindings
 
 
-def _write_refused(path: str, project: str, roots: list[str]) -> str | None:
-    full = os.path.realpath(os.path.join(project, path))
-    reports = os.path.realpath(os.path.join(project, ".aether", "spawns"))
-    if _inside_any(full, [reports]) and full.endswith(".report.md"):
-        return None  # its report file (the brief names it) lives with the briefs, in the main checkout
-    if not _inside_any(full, roots):
-        return f"This build's builders each write in their own worktree: {path} is outside it — {WORKTREE_HINT}."
-    if ".git" in full.split(os.sep):
-        return "A worktree's .git belongs to the helper: change the project's files only."
-    return None
+def _values(word, cmd, script, bindings) -> list | None:
+    """Every text a word may stand for (at most 64), or None when a part of it cannot be known."""
+    out = [""]
+    for kind, value in word.segments:
+        if kind == "text":
+            options = [value]
+        elif kind == "pwd":
+            options = ["."]
+        elif kind == "number":
+            options = ["0"]
+        elif kind == "var" and value in KNOWN_VALUES:
+            options = [KNOWN_VALUES[value]]
+        elif kind == "var" and bindings.get(value) and script.bound_at.get(value, cmd.start) < cmd.start:
+            options = bindings[value]
+        else:
+            return None
+        out = [a + b for a in out for b in options]
+        if len(out) > 64:
+            return None
+    return out
 
 
-def _bash_refused(command: str, project: str, roots: list[str]) -> str | None:
-    lines = [line for line in command.split("\n") if line.strip() and not line.lstrip().startswith("#")]
-    tokens = _shell_tokens("\n".join(lines)) or []
-    while tokens and tokens[0] == "(":
-        tokens = tokens[1:]
-    start = (len(tokens) >= 2 and tokens[0] in CD_WORDS and (len(tokens) == 2 or tokens[2] in ("&&", ";", "||"))
-             and _inside_any(os.path.realpath(os.path.join(project, tokens[1])), roots))
-    if not start:
-        return (f"This build's builders each work in their own worktree: start every Bash command with "
-                f"`cd <your working copy> && ` — {WORKTREE_HINT}.")
-    here = os.path.realpath(os.path.join(project, tokens[1]))
-    real_project = os.path.realpath(project)
-    for i, token in enumerate(tokens[2:], start=2):
-        previous = tokens[i - 1]
-        if token.split("=", 1)[0] in GIT_DIR_OPTIONS:
+CHAIN = {"program", "list", "command", "command_name", "word", "string", "string_content", "raw_string",
+         "concatenation", "number", "&&", "redirected_statement", "file_redirect", "file_descriptor", ">", ">>",
+         ">&", "&>", '"', "heredoc_redirect", "heredoc_start", "heredoc_body", "heredoc_end", "<<", "comment",
+         "variable_assignment", "variable_name", "=", "simple_expansion", "$", "special_variable_name"}
+
+
+def _cwds(script, first, copy: Copy, start: str, hint: str):
+    """[(command, the directories it may run in)] — all inside the copy — or the refusal. In one
+    `a && b && c` chain each `cd` moves on; anywhere else (`;`, `||`, a subshell, a loop) a `cd`
+    may or may not have run, so a later command may run in any directory named before it."""
+    chain = script.node_types <= CHAIN and script.statements == 1 and all(c.depth == 0 for c in script.commands)
+    cwds, out = [start], []
+    for cmd in script.commands:
+        out.append((cmd, list(cwds)))
+        if cmd is first:
+            continue
+        at, _, seen = shell.unwrap(cmd.words)
+        words = cmd.words[at:]
+        name = shell.name_of(words[0]) if words else ""
+        targets = [seen["chdir"]] if seen.get("chdir") is not None else []
+        if name in ("cd", "pushd", "chdir"):
+            args = [w for w in words[1:] if not (w.text.startswith("-") and w.text != "-" and len(w.text) > 1)
+                    or w.text.startswith(("-0", "-1", "-2"))]
+            if not args or args[0].text in ("-", "~") or args[0].text[:1] in "+-":
+                return f"`{' '.join(w.raw for w in words)}` leaves your working copy — {hint}."
+            targets.append(args[0])
+        elif name == "popd":
+            return f"`popd` leaves your working copy — {hint}."
+        for target in targets:
+            if not target.static:
+                return f"`cd {target.raw}` goes where the guard cannot see — {hint}."
+            new = [os.path.realpath(os.path.join(cwd, target.text)) for cwd in cwds]
+            if not all(_inside(n, [copy.root]) for n in new):
+                return f"`cd {target.raw}` leaves your working copy — {hint}."
+            cwds = new if chain and name in ("cd", "pushd", "chdir") else cwds + new
+    return out
+
+
+def _builder_command(cmd, script, copy: Copy, cwds: list, hint: str) -> str | None:
+    at, _, seen = shell.unwrap(cmd.words)
+    words = cmd.words[at:]
+    name = shell.name_of(words[0]) if words else ""
+    for key, _ in cmd.assigns + seen["assigns"]:
+        if key in BUILDER_ENV_REFUSED or key.startswith("GIT_"):
+            return f"`{key}=` changes where commands go — {hint}."
+    if name in ("eval", "alias", "shopt", "enable") or seen.get("split"):
+        return f"`{name or 'env -S'}` builds commands the guard cannot read: run them directly — {hint}."
+    values = [v for _, v in cmd.assigns if v is not None]
+    bindings = _bindings(script)
+    linked = []  # `ln -s TARGET LINK`: a relative TARGET is read from LINK's folder (see _link_refusal)
+    if name == "ln" and _has_option(words[1:], ("-s", "--symbolic")):
+        linked = [w for w in words[1:] if not w.text.startswith("-")][:-1]
+    for word in cmd.words + values + [r.target for r in cmd.redirects if r.target is not None and r.op != "<<<"]:
+        if any(word is w for w in linked) and word.static and not word.text.startswith("/"):
+            continue
+        texts = _values(word, cmd, script, bindings)
+        if texts is None:
+            return (f"`{word.raw}` expands at run time and may point outside your working copy: write the path "
+                    f"out — {hint}.")
+        for text in texts:
+            for candidate in _candidates(shell.Word(word.raw, text), assignment=word in values):
+                if _path_outside(candidate, cwds, copy):
+                    return f"`{word.raw}` is outside your working copy (the main checkout or another one) — {hint}."
+    if name == "git":
+        options, sub, _ = git_parts(words)
+        if any(o in ("--git-dir", "--work-tree") for o, _ in options):
             return "Name no other git folder or work tree: your working copy is the repository you work in."
-        target = None
-        if previous in CD_WORDS or previous == "-C":
-            target = os.path.realpath(os.path.join(here, token))
-        elif token.startswith("/"):
-            target = os.path.realpath(token)
-            if not _inside_any(target, [real_project]):
-                continue  # outside the project: /tmp, /usr … are not the checkout
-        if target is not None and not _inside_any(target, roots):
-            return f"`{token}` is outside your working copy (the main checkout or another one) — {WORKTREE_HINT}."
+        form = git_refusal(words, GIT_BUILDER)
+        if form:
+            return (f"`{form}` changes the repository's refs or settings: the helper merges your changes after "
+                    f"the wave — don't commit, branch or push.")
+    if name in shell.SHELLS:
+        how, body = shell._shell_body(words, 0)
+        if how == "c" and (body is None or not body.static) or how == "stdin" and cmd.heredoc is None \
+                and cmd.herestring is None:
+            return f"`{name}` runs commands the guard cannot read: run them directly — {hint}."
+    if PYTHON.match(name or "-") or name in INTERPRETERS:
+        how, code, _ = code_source(cmd, name, words)
+        if how == "stdin" and code is None:
+            return f"`{name}` {FROM_A_PIPE} — {hint}."
+        for found in CODE_STRING.finditer(code.text if how in ("code", "stdin") and code is not None else ""):
+            if _path_outside(found.group(2), cwds, copy):
+                return f"`{found.group(2)}` in the code is outside your working copy — {hint}."
+    if name == "ln" and _has_option(words[1:], ("-s", "--symbolic")):
+        return _link_refusal(words, cwds, copy, hint)
     return None
 
 
-def isolated_builder(tool: str, tool_input: dict) -> str | None:
-    """Why an isolated builder's call is refused (None: it stays in its working copy)."""
-    project = os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
-    roots = worktrees(project)
-    if not roots:
+def _link_refusal(words, cwds: list, copy: Copy, hint: str) -> str | None:
+    """`ln -s TARGET LINK`: a relative target is read from the link's folder, not from here."""
+    names = [w for w in words[1:] if not w.text.startswith("-")]
+    if len(names) < 2:
         return None
+    link = names[-1].text
+    bases = [os.path.join(cwd, folder) for cwd in cwds for folder in (os.path.dirname(link) or ".", link)]
+    for target in names[:-1]:
+        if not target.text.startswith("/") and _path_outside(target.text if "/" in target.text else target.text + "/",
+                                                             bases, copy):
+            return f"`ln -s {target.raw}` points outside your working copy from {link} — {hint}."
+    return None
+
+
+def isolated_builder(tool: str, tool_input: dict, event: dict, script=None) -> str | None:
+    """Why an isolated builder's call is refused (None: it stays in its working copy)."""
+    project = _project()
+    copy = builder_copy(event, project)
+    if copy is None or isinstance(copy, str):
+        return copy
+    hint = f"your working copy is {copy.rel}: work there (read other files with the Read tool)"
     if tool in FILE_TOOLS:
-        return _write_refused(str(tool_input.get("file_path") or tool_input.get("notebook_path") or ""), project, roots)
-    return _bash_refused(str(tool_input.get("command") or ""), project, roots)
+        path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "")
+        full = os.path.realpath(os.path.join(project, path))
+        if full in copy.own and full.endswith(".report.md"):
+            return None  # its report file (the brief names it) lives with the briefs, in the main checkout
+        if not _inside(full, [copy.root]):
+            return f"This build's builders each write in their own worktree: {path} is outside it — {hint}."
+        if ".git" in os.path.relpath(full, copy.root).split(os.sep):
+            return "A worktree's .git belongs to the helper: change the project's files only."
+        return None
+    command = str(tool_input.get("command") or "")
+    script = script or shell.parse(command)
+    start = f"start every Bash command with `cd {copy.rel} && ` (each command starts in the main checkout)"
+    top = script.top()
+    if script.errors:
+        return f"This command is not plain shell the guard can read: split it into simpler commands, and {start}."
+    first = top[0] if top else None
+    target = first.words[1] if first is not None and first.name in ("cd", "pushd") and len(first.words) == 2 else None
+    after = command.encode("utf-8", "surrogatepass")[first.stmt_end:].decode("utf-8", "replace").lstrip(" \t") \
+        if first is not None else ""
+    if target is None or not target.static or first.assigns or first.redirects and not all(
+            not r.writes for r in first.redirects) or not (after == "" or after.startswith(("&&", ";", "||", "\n", ")"))):
+        return f"This build's builders each work in their own worktree: {start}."
+    here = os.path.realpath(os.path.join(project, target.text))
+    if not _inside(here, [copy.root]):
+        return f"`cd {target.raw}` is not your working copy — {hint}."
+    if "CLAUDE_PROJECT_DIR" in command:
+        return f"`$CLAUDE_PROJECT_DIR` is the main checkout — {hint}."
+    plan = _cwds(script, first, copy, here, hint)
+    if isinstance(plan, str):
+        return plan
+    for cmd, cwds in plan:
+        why = _builder_command(cmd, script, copy, cwds, hint)
+        if why:
+            return why
+    return None
 
 
-def decide(event: dict) -> str | None:
-    """The reason to deny this tool call, or None to let Claude Code decide as usual."""
+# ---------------------------------------------------------------- the decision
+
+
+def runs_aether(script) -> bool:
+    for cmd in script.commands:
+        at, _, _ = shell.unwrap(cmd.words)
+        if at < len(cmd.words) and shell.name_of(cmd.words[at]) == "aether":
+            return True
+    return False
+
+
+def _ant_bash(caste: str, script, event: dict) -> str | None:
+    if runs_aether(script):
+        return ONLY_QUEEN
+    if caste in SEARCH_ONLY:
+        found = read_only(script, True, None)
+        if found:
+            return (f"The {caste} agent only reads and searches: `{found[0]}` is refused. Use "
+                    f"Read, or grep, find, ls, cat, head, tail, sed -n, git log/show/diff/blame; "
+                    f"take what running the code showed from the reproduction.")
+    if caste in READ_ONLY or caste in WRITE_UNDER:
+        research = os.path.realpath(os.path.join(_project(), WRITE_UNDER[caste])) if caste in WRITE_UNDER else None
+        found = read_only(script, False, research)
+        if found:
+            return (f"The {caste} caste is read-only: `{found[0]}` {found[1]}. Use read-only commands (ls, cat, "
+                    f"grep, find, git log/diff/show), run tests, and report what should change. "
+                    + READ_ONLY_HINTS.get(caste, "")).strip()
+    if caste in WRITE_ANYWHERE:
+        return isolated_builder("Bash", event.get("tool_input") or {}, event, script)
+    return None
+
+
+def _ant_file(caste: str, tool: str, tool_input: dict, event: dict) -> str | None:
+    if caste in WRITE_ANYWHERE:
+        return isolated_builder(tool, tool_input, event)
+    if caste in READ_ONLY:
+        return f"The {caste} caste is read-only: report the change instead of making it."
+    if caste in WRITE_UNDER:
+        allowed = WRITE_UNDER[caste]
+        path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "")
+        project = _project()
+        rel = os.path.relpath(os.path.realpath(os.path.join(project, path)), os.path.realpath(project))
+        if not (rel + "/").startswith(allowed) or rel.startswith(".."):
+            return f"The {caste} caste writes only under {allowed} (asked for {path})."
+    return None
+
+
+def _without_parser(event: dict, problem: str) -> dict | None:
+    """No shell parser: ants are refused; the Queen's commands that touch the gate too."""
+    agent = str(event.get("agent_type") or "")
+    if agent.startswith("ant:"):
+        return _deny(f"Aether's guard cannot read this command: its shell parser is not installed ({problem}). "
+                     f"Stop, and say in your result block that the user must run `make install` in the Aether "
+                     f"plugin folder (or start a new session so the plugin's environment is built).")
+    tool_input = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
+    flat = _flat(str(tool_input.get("command") or ""))
+    if agent or not ("pprov" in flat or "unset" in flat or any(v.lower() in flat for v in CLAUDE_CODE_VARS)):
+        return None
+    return _deny(f"{APPROVE_REFUSED} (The guard cannot read this command: its shell parser is not installed "
+                 f"— {problem}; run `make install` in the Aether plugin folder.)")
+
+
+shell = None  # hooks/shell.py, imported when a Bash command is to be read
+
+
+def _load_shell():
+    global shell
+    if shell is None:
+        if HERE not in sys.path:
+            sys.path.insert(0, HERE)
+        import shell as module
+        shell = module
+    return shell
+
+
+def decide(event: dict) -> dict | None:
+    """The decision on this tool call — {"permissionDecision": "deny" or "allow",
+    "permissionDecisionReason": …} — or None to let Claude Code decide as usual."""
     agent = str(event.get("agent_type") or "")
     tool = event.get("tool_name")
     tool_input = event.get("tool_input")
     tool_input = tool_input if isinstance(tool_input, dict) else {}
-    command = shell_code(str(tool_input.get("command") or ""))
-    if tool == "Bash" and approves_bug(command):
-        return APPROVE_REFUSED
-    why = bypass(command) if tool == "Bash" else None
-    if why:
-        return f"{APPROVE_REFUSED} (This command {why}.)"
-    if not agent:
-        return None  # the Queen's own thread
-    if not agent.startswith("ant:"):
-        return None  # not one of ours
-    caste = agent.split(":", 1)[1]
-    if tool == "Bash":
-        if runs_aether(command):
-            return (
-                "Only the Queen runs `aether`. Finish your task and put what you found or did "
-                "in your result block; the Queen records it."
-            )
-        if caste in SEARCH_ONLY:
-            word = not_searching(command)
-            if word:
-                return (f"The {caste} agent only reads and searches: `{word}` is refused. Use "
-                        f"Read, or grep, find, ls, cat, head, tail, sed -n, git log/show/diff/blame; "
-                        f"take what running the code showed from the reproduction.")
-        if (caste in READ_ONLY or caste in WRITE_UNDER) and writes_files(command):
-            return (
-                f"The {caste} caste is read-only: this command would change files. Use read-only "
-                f"commands (ls, cat, grep, find, git log/diff/show) and report what should change. "
-                + READ_ONLY_HINTS.get(caste, "")
-            ).strip()
-        return isolated_builder(tool, tool_input) if caste in WRITE_ANYWHERE else None
-    if tool in FILE_TOOLS and caste in WRITE_ANYWHERE:
-        return isolated_builder(tool, tool_input)
+    ours = agent.startswith("ant:")
+    caste = agent.split(":", 1)[1] if ours else ""
     if tool in FILE_TOOLS:
-        if caste in READ_ONLY:
-            return f"The {caste} caste is read-only: report the change instead of making it."
-        if caste in WRITE_UNDER:
-            allowed = WRITE_UNDER[caste]
-            path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "")
-            project = os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
-            rel = os.path.relpath(os.path.realpath(os.path.join(project, path)), os.path.realpath(project))
-            if not (rel + "/").startswith(allowed) or rel.startswith(".."):
-                return f"The {caste} caste writes only under {allowed} (asked for {path})."
-    return None
+        why = _ant_file(caste, tool, tool_input, event) if ours else None
+        return _deny(why) if why else None
+    if tool != "Bash":
+        return None
+    try:
+        _load_shell()
+    except (ImportError, OSError, ValueError) as exc:
+        return _without_parser(event, f"{type(exc).__name__}: {exc}")
+    command = str(tool_input.get("command") or "")
+    script = shell.parse(command)
+    if approves_bug(script):
+        return _deny(APPROVE_REFUSED)
+    why = bypass(script, command)
+    if why:
+        return _deny(f"{APPROVE_REFUSED} (This command {why}.)")
+    if not agent:
+        return queen(script)  # the Queen's own thread
+    if not ours:
+        return None  # not one of ours
+    why = _ant_bash(caste, script, {**event, "tool_input": tool_input})
+    return _deny(why) if why else None
 
 
 def main() -> int:
@@ -501,11 +1229,14 @@ def main() -> int:
         event = json.loads(sys.stdin.read() or "{}")
     except ValueError:
         return 0  # not ours to judge
-    reason = decide(event) if isinstance(event, dict) else None
-    if reason:
-        json.dump({"hookSpecificOutput": {"hookEventName": "PreToolUse",
-                                          "permissionDecision": "deny",
-                                          "permissionDecisionReason": reason}}, sys.stdout)
+    try:
+        decision = decide(event) if isinstance(event, dict) else None
+    except Exception as exc:  # a bug here must not let an ant through
+        ant = isinstance(event, dict) and str(event.get("agent_type") or "").startswith("ant:")
+        decision = _deny(f"Aether's guard failed on this command ({type(exc).__name__}: {exc}): stop, and say "
+                         f"so in your result block.") if ant else None
+    if decision:
+        json.dump({"hookSpecificOutput": {"hookEventName": "PreToolUse", **decision}}, sys.stdout)
     return 0
 
 

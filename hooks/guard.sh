@@ -1,12 +1,29 @@
 #!/bin/sh
-# PreToolUse entry: most tool calls concern no rule of hooks/guard.py (the Queen's own calls,
-# other plugins' agents), so they are let through here without starting Python (~3 ms instead
-# of ~65 ms per call). guard.py judges the rest: a call from one of Aether's agents
-# (`"agent_type": "ant:…"`), and any call that may step around the approval gate — checked on
-# the text with quotes and backslashes removed (`app""rove`, `a\pprove` read as `approve`):
-# `pprov`, Claude Code's variables, `unset`, or `aether`/`bug` with `$`, a `bug` subcommand,
-# `env`, `eval` or a pseudo-terminal wrapper.
+# PreToolUse entry: most tool calls concern no rule of hooks/guard.py (the Queen's own calls
+# other than `aether`, other plugins' agents), so they are let through here without starting
+# Python (~3 ms instead of ~40 ms per call). The Queen's plain `aether <words>` call — only
+# letters, digits, spaces and `._:/=,-`: no quote, escape, expansion or operator, so one simple
+# command and nothing else — is allowed here too (rule 2 of guard.py; not `bug …` nor
+# `uninstall`). guard.py judges the rest: a call from one of Aether's agents
+# (`"agent_type": "ant:…"`), the Queen's other `aether …` calls, and any call that may step
+# around the approval gate — checked on the text with quotes and backslashes removed
+# (`app""rove`, `a\pprove` read as `approve`): `pprov`, Claude Code's variables, `unset`, or
+# `aether`/`bug` with `$`, a `bug` subcommand, `env`, `eval` or a pseudo-terminal wrapper.
 input=$(cat)
+ant=
+case $input in
+  *'"agent_type"'*'"ant:'*) ant=1 ;;
+  *'"agent_type"'*) ;;
+  *'"tool_name":"Bash"'*'"tool_input":{"command":"aether '*)
+    command=${input#*'"tool_input":{"command":"'}
+    command=${command%%'"'*}
+    case $command in
+      *[!A-Za-z0-9' '._:/=,-]* | *bug* | *uninstall* | *pprov* | *CLAUDE*) ;;
+      'aether '[a-z]*)
+        printf '%s\n' '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "Aether'"'"'s own helper"}}'
+        exit 0 ;;
+    esac ;;
+esac
 case $input in
   *'"agent_type"'*'"ant:'*) ;;
   *)
@@ -15,7 +32,7 @@ case $input in
       *) flat=$input ;;
     esac
     case $flat in
-      *pprov* | *CLAUDE* | *unset* | *'$'*bug* | *bug*'$'*) ;;
+      *pprov* | *CLAUDE* | *unset* | *'$'*bug* | *bug*'$'* | *'aether '*) ;;
       *aether*)
         case $flat in
           *bug* | *'$'* | *env\ * | *eval\ * | *script\ * | *expect\ * | *unbuffer* | *socat* | \
@@ -25,4 +42,31 @@ case $input in
       *) exit 0 ;;
     esac ;;
 esac
-printf '%s' "$input" | exec python3 "$(dirname "$0")/guard.py"
+
+# guard.py reads shell with tree-sitter-bash, installed in the helper's venv: found the way
+# bin/aether finds it (AETHER_VENV, .venv beside the plugin, or the venv a marketplace install
+# built, named in .venv-location). Without it, the system python3 runs guard.py, which refuses
+# ants' calls (naming the missing install) and judges the rest as well as it can.
+here=${0%/*}
+[ "$here" = "$0" ] && here=.
+root=$here/..
+# guard.py is imported rather than run as a script, so Python keeps its compiled form (__pycache__).
+judge() {
+  printf '%s' "$input" | "$@" -c 'import sys; sys.path[:0] = sys.argv[1:2]; import guard; sys.exit(guard.main())' "$here"
+  exit
+}
+for venv in "${AETHER_VENV:-}" "$root/.venv"; do
+  if [ -n "$venv" ] && [ -x "$venv/bin/python" ]; then judge "$venv/bin/python" -I; fi
+done
+if [ -r "$root/.venv-location" ]; then
+  IFS= read -r venv <"$root/.venv-location"
+  if [ -n "$venv" ] && [ -x "$venv/bin/python" ] && { [ -e "$venv/.aether-ready" ] ||
+      { [ ! -e "$venv/.aether-installing" ] && [ ! -e "$venv/.aether-failed" ]; }; }; then
+    judge "$venv/bin/python" -I
+  fi
+fi
+if command -v python3 >/dev/null 2>&1; then judge python3 -I; fi
+if [ -n "$ant" ]; then
+  printf '%s' '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"Aether'"'"'s guard cannot run: no Python found for it. Stop, and say in your result block that the user must install Python 3.11+ and run `make install` in the Aether plugin folder."}}'
+fi
+exit 0

@@ -1,6 +1,11 @@
-"""The plugin's PreToolUse guard: only the Queen runs aether; read-only castes don't write."""
+"""The plugin's PreToolUse guard: only the Queen runs aether (and her own `aether` calls need no
+prompt); read-only castes neither write nor run what a command option hides; isolated builders
+stay in their own worktree. The attempts below are data: every form a review tried, or that
+follows from one, refused; and the commands each caste needs, let through."""
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,11 +17,18 @@ sys.path.insert(0, str(GUARD.parent))
 import guard  # noqa: E402
 
 
+def denied(decision):
+    """The deny reason of a decision, or None when the call is not denied."""
+    if decision and decision["permissionDecision"] == "deny":
+        return decision["permissionDecisionReason"]
+    return None
+
+
 def bash(command, agent=None):
     event = {"tool_name": "Bash", "tool_input": {"command": command}}
     if agent:
         event.update(agent_id="a1", agent_type=agent)
-    return guard.decide(event)
+    return denied(guard.decide(event))
 
 
 @pytest.mark.parametrize("command", [
@@ -47,29 +59,153 @@ def test_mentioning_aether_is_not_running_it(command):
 
 
 def test_the_queen_runs_anything():
-    assert bash("aether status") is None
-    assert bash("rm -rf build") is None
+    assert guard.decide({"tool_name": "Bash", "tool_input": {"command": "aether status"}}) == {
+        "permissionDecision": "allow", "permissionDecisionReason": "Aether's own helper"}
+    assert guard.decide({"tool_name": "Bash", "tool_input": {"command": "rm -rf build"}}) is None
 
 
 def test_other_plugins_agents_are_not_judged():
-    assert bash("aether status", "other:agent") is None
+    assert guard.decide({"tool_name": "Bash", "agent_type": "other:agent",
+                         "tool_input": {"command": "aether status"}}) is None
+
+
+# ---------------------------------------------------------------- the Queen's own helper calls
+
+
+def queen(command):
+    return guard.decide({"tool_name": "Bash", "tool_input": {"command": command}})
 
 
 @pytest.mark.parametrize("command", [
-    "echo x > file.txt", "cat a >> b", "rm -f x", "mv a b", "sed -i s/a/b/ f",
-    "git commit -m x", "git -C . add .", "find . -name '*.pyc' -delete", "touch x",
-    "python -c 1 && tee out.log",
+    "aether status", "aether next --build 1", "aether next", "aether version 2>&1",
+    "aether status >/dev/null", "aether a && aether b", "aether a; aether b", "aether a\naether b",
+    "echo 'a focus that matters' | aether pheromone-emit FOCUS -",
+    "aether pheromone-emit FOCUS - <<'EOF'\ninput $(validation) `on` every $endpoint\nEOF",
+    "aether record w1 - <<'EOF' && aether next\nthe answer\nEOF",
+    'aether decision-add "use sqlite"', "aether bug status b1", "aether bug approve --help",
 ])
+def test_the_queens_own_aether_calls_are_allowed(command):
+    assert queen(command) == {"permissionDecision": "allow", "permissionDecisionReason": "Aether's own helper"}
+
+
+@pytest.mark.parametrize("command", [
+    "aether status > out.txt", "aether status >> log", "aether status | tee log", "aether status && rm -rf x",
+    "aether $(echo status)", "aether status $HOME", "FOO=1 aether status", "aether status &",
+    "aether pheromone-emit FOCUS - <<EOF\n$(rm -rf x)\nEOF", "cat f | aether record w1 -", "echo $(id) | aether x -",
+    "echo x > f | aether x -", "/opt/bin/aether status", "bin/aether status", "(aether status)",
+    "aether status || sh -c id", "f() { aether status; }; f", "aether uninstall --yes", "echo hi",
+    "aether status <(id)", "aether status 2> err.log", "x=1; aether status", "aether status; touch x",
+])
+def test_anything_else_with_aether_gets_no_decision(command):
+    assert queen(command) is None
+
+
+def test_the_approval_gate_still_wins_for_the_queen():
+    for command in ("aether bug approve b1", "aether bug approve b1 && aether status",
+                    "echo y | aether bug approve b1 -", "aether bug app''rove b1"):
+        assert "the user's decision" in denied(queen(command))
+
+
+# ---------------------------------------------------------------- read-only castes
+
+READ_ONLY_WRITES = [  # forms that change files: refused for every read-only caste
+    "echo x > file.txt", "cat a >> b", "rm -f x", "mv a b", "sed -i s/a/b/ f", "git commit -m x",
+    "git -C . add .", "find . -name '*.pyc' -delete", "touch x", "python -c 1 && tee out.log",
+    "bash -c 'echo x > f'", "sh -c \"echo x >> f\"", "echo x >& f", "echo x 1<> f", "exec 1<>f",
+    "sed -Ei s/a/b/ f", "sed --in-place=.bak s/a/b/ f", "sed -i.bak s/a/b/ f", "sed -n -i s/a/b/ f",
+    "perl -pi -e s/a/b/ f", "perl -i -pe s/a/b/ f", "ruby -i -pe 'x' f", "sort -o f f", "sort --output=f f",
+    "sort -uo f f", "git diff --output=f", "git log --output=f", "tee f < x", "echo x | tee -a f", "dd if=x of=f",
+    "cp a b", "install -m 644 a b", "python3 -c \"open('f','w').write('x')\"",
+    "python3 -c \"import pathlib; pathlib.Path('f').write_text('x')\"", "python3 -c \"import os; os.remove('f')\"",
+    "python - <<'EOF'\nopen('f', 'a').write('x')\nEOF", "node -e \"require('fs').writeFileSync('f', 'x')\"",
+    "echo x >| f", "echo x &> f", "echo x &>> f", "tee f <<< x", "cat <<< x > f", "ls >(tee f)", "exec 3>f",
+    "exec >f", "{ echo x; } > f", "(echo x) > f", "while read l; do echo $l; done < a > f", "uniq a f",
+    "tree -o f", "file -C -m x", "env sh -c 'echo > f'", "command cp a b", "builtin echo x > f",
+    "f(){ cp a b; }; f", "alias w='cp a b'", "xargs -I{} cp {} b < list", "find . -name x -fprint f",
+    "awk '{print > \"f\"}' a", "awk 'BEGIN{printf \"x\" >> \"f\"}'", "vim -c wq f", "ed f <<< w", "ex -c wq f",
+    "truncate -s 0 f", "ln -s a b", "git stash", "git checkout -- f", "git apply p.diff", "curl -o f http://x",
+    "wget http://x", "patch < p.diff", "printf x > /tmp/f", "gzip f", "cat a > /dev/../tmp/f", "pip install x",
+    "python -m pip install x", "black .", "ruff check --fix .", "ruff format .", "npm install", "make install",
+    "go fmt ./...", "prettier --write .", "eslint --fix .", "cargo fmt", "jest -u", "mktemp",
+    "cat > f <<'EOF'\nx\nEOF", "python -c 'import shutil; shutil.rmtree(\"x\")'", "perl -e 'open(F, \">f\")'",
+    "git branch new", "git tag v1", "git reset --hard", "git restore f", "git clean -fd", "git worktree add ../x",
+    "git config user.name x", "git notes add -m x", "sed -n 'w out' f", "sed -n 's/a/b/w out' f",
+]
+READ_ONLY_RUNS = [  # options and forms that run other commands: refused to every read-only caste too
+    "sed -n '1e id' f", "sed -n 'e id' f", "sed -n 's/x/id/e' f", "sed -n 'W out' f", "sed -n -f script.sed f",
+    "git -c core.fsmonitor='id>&2' status", "git -c core.pager='sh -c id' log", "git -c core.sshCommand=x fetch",
+    "git -c diff.external=x diff", "git diff --ext-diff", "git log -p --ext-diff", "git -c alias.x='!id' x",
+    "GIT_EXTERNAL_DIFF=x git diff", "GIT_PAGER='sh -c id' git log", "PAGER=x git log",
+    "git ls-remote --upload-pack=x origin", "git -c core.hooksPath=/tmp/h status", "git grep -O x",
+    "git --exec-path=/tmp log", "git --config-env=core.pager=X log", "find . -exec id \\;",
+    "find . -execdir id \\;", "find . -ok id \\;", "awk 'BEGIN{system(\"id\")}'", "awk '{print | \"sh\"}' f",
+    "awk 'BEGIN{\"id\" | getline x}'", "xargs id < list", "xargs -I{} sh -c 'id {}' < list",
+    "echo x | xargs sed -n p", "less +'!id' f", "more f", "man ls", "vim -c '!id' f", "ed f", "ex -c '!id' f",
+    "env id", "command id", "builtin eval id", "eval id", "source x.sh", ". x.sh", "f(){ id; }; f", "alias x=id",
+    "exec id", "rg --pre id x", "python3 -c 'import os; os.system(\"id\")'",
+    "python3 -c 'import subprocess; subprocess.run([\"id\"])'", "node -e \"require('child_process').execSync('id')\"",
+    "perl -e 'system(\"id\")'", "perl -e '`id`'", "bash -c \"$X\"", "echo id | sh", "sh < script.sh",
+    "$X status", "nohup id", "timeout 5 sh -c 'echo > f'", "watch id", "script -c id /dev/null",
+    "trap 'id' EXIT", "npx cowsay", "make", "tar --to-command=id -xf x.tar", "git difftool",
+    "git submodule foreach id", "git bisect run id", "git rebase --exec id main", "sudo id", "setsid id",
+    "PATH=. ls", "LD_PRELOAD=x.so ls", "BASH_ENV=x bash -c ls", "git -c core.editor=x commit",
+    "cat <<'EOF' | python3\nimport os; os.system('id')\nEOF", "echo \"open('f', 'w')\" | python3",
+    "cat x.js | node", "perl <<< 'system(\"id\")'", "deno eval 'Deno.writeTextFileSync(\"f\", \"x\")'",
+]
+READ_ONLY_CASTES = ["ant:watcher", "ant:bug-researcher", "ant:root-cause-analyzer", "ant:colonizer"]
+
+
+@pytest.mark.parametrize("command", READ_ONLY_WRITES + READ_ONLY_RUNS)
+def test_read_only_castes_neither_write_nor_run_hidden_commands(command):
+    for agent in READ_ONLY_CASTES:
+        reason = bash(command, agent)
+        assert reason, (command, agent)
+        assert ("read-only" in reason or "only reads and searches" in reason), reason
+
+
+@pytest.mark.parametrize("command", READ_ONLY_WRITES[:10])
 def test_read_only_castes_cannot_write_with_bash(command):
     assert "read-only" in bash(command, "ant:watcher")
 
 
-@pytest.mark.parametrize("command", [
-    "pytest -q 2>&1", "ls -la", "git diff HEAD~1", "git log --oneline", "grep -rn TODO . 2>/dev/null",
-    "find . -name '*.py'", "python -m pytest > /dev/null",
-])
+READS = [  # what every read-only caste (the search-only ones included) runs
+    "ls -la", "git diff HEAD~1", "git log --oneline", "grep -rn TODO . 2>/dev/null", "find . -name '*.py'",
+    "git status", "git diff", "grep -rn x src", "sed -n 1,20p f", "sed -n '/def /,/return/p' f", "cat f | head",
+    "find . -name '*.py' | xargs grep -l x", "wc -l f", "head -n 20 f", "sort f | uniq -c", "git show HEAD:f | head",
+    "git blame -L 1,3 f", "diff a b", "tree -L 2", "rg -n x src", "cut -d: -f1 f", "cd src && ls",
+    "git log -p -1 | head -50", "ls -la 2>/dev/null", "grep -c x f; echo done", "cat -n f | tail -5",
+]
+CHECKS = [  # what read-only castes that verify also run: tests, checks, the program itself
+    "pytest -q 2>&1", "python -m pytest > /dev/null", "python3 -m pytest -q", ".venv/bin/python -m pytest tests/ -x",
+    "python3 -c 'import app; print(app.one())'", "python3 -c 'print(1 > 0)'", "python3 app.py --help",
+    "./run.sh", "ruff check .", "mypy src", "npm test", "go test ./...", "cargo test", "make test",
+    "node -e 'console.log(1)'", "PYTHONPATH=src python3 -m pytest", "timeout 60 python3 -m pytest",
+    "python3 - <<'EOF'\nprint(1 > 0)\nEOF", "awk '{print $1}' f", "echo $HOME", "black --check .",
+    "for f in *.py; do wc -l $f; done", "[ -f x ] && cat x", "git branch --show-current", "git branch -a",
+    "git stash list", "curl -s http://localhost:8000/health", "export X=1; python3 app.py",
+    "python3 -m app --version", "git log --format='%h %s' -3", "set -o pipefail; pytest -q | tail -3",
+]
+
+
+@pytest.mark.parametrize("command", READS + CHECKS)
 def test_read_only_castes_can_inspect_and_run_tests(command):
     assert bash(command, "ant:watcher") is None
+    assert bash(command, "ant:colonizer") is None
+
+
+@pytest.mark.parametrize("command", READS)
+def test_the_search_only_agents_read_what_they_need(command):
+    for agent in ("ant:root-cause-analyzer", "ant:fix-planner"):
+        assert bash(command, agent) is None, agent
+
+
+def test_a_refusal_says_what_to_use_instead():
+    reason = bash("sed -i s/a/b/ f", "ant:watcher")
+    assert reason.startswith("The watcher caste is read-only: `sed -i`") and "report what should change" in reason
+    assert "`sed e`" in bash("sed -n '1e id' f", "ant:architect")
+    assert "`git -c core.fsmonitor`" in bash("git -c core.fsmonitor=x status", "ant:watcher")
+    assert "quote the delimiter" in bash("python - <<EOF\nx\nEOF", "ant:watcher")
+    assert "not a command the guard knows" in bash("frobnicate --all", "ant:watcher")
 
 
 def test_builders_write(tmp_path):
@@ -80,13 +216,21 @@ def test_builders_write(tmp_path):
 
 def test_file_tools(monkeypatch, tmp_path):
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
-    write = lambda agent, path: guard.decide(  # noqa: E731
-        {"tool_name": "Write", "agent_type": agent, "tool_input": {"file_path": path}})
+    write = lambda agent, path: denied(guard.decide(  # noqa: E731
+        {"tool_name": "Write", "agent_type": agent, "tool_input": {"file_path": path}}))
     assert "read-only" in write("ant:watcher", "src/x.py")
     assert write("ant:scout", ".aether/research/auth.md") is None
     assert write("ant:scout", str(tmp_path / ".aether/research/db.md")) is None
     assert "only under" in write("ant:scout", "src/x.py")
     assert "only under" in write("ant:scout", ".aether/research/../../etc/passwd")
+
+
+def test_scouts_write_notes_under_research_only(monkeypatch, tmp_path):
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
+    assert bash("echo notes > .aether/research/auth.md", "ant:scout") is None
+    assert bash("python3 -c 'print(1)'", "ant:scout") is None
+    assert "read-only" in bash("echo x > src/x.py", "ant:scout")
+    assert "read-only" in bash("echo x > .aether/research/../../src/x.py", "ant:scout")
 
 
 def test_hook_protocol_end_to_end():
@@ -100,6 +244,22 @@ def test_hook_protocol_end_to_end():
     assert allowed.returncode == 0 and allowed.stdout == ""
     garbage = subprocess.run([sys.executable, str(GUARD)], input="not json", capture_output=True, text=True)
     assert garbage.returncode == 0 and garbage.stdout == ""
+    queen = subprocess.run([sys.executable, str(GUARD)], capture_output=True, text=True, check=True,
+                           input=json.dumps({"tool_name": "Bash", "tool_input": {"command": "aether next"}}))
+    assert json.loads(queen.stdout) == {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "Aether's own helper"}}
+
+
+def test_a_failing_guard_refuses_an_ant(monkeypatch):
+    def broken(_script, _command):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(guard, "bypass", broken)
+    event = {"tool_name": "Bash", "agent_type": "ant:watcher", "tool_input": {"command": "ls"}}
+    monkeypatch.setattr(sys, "stdin", __import__("io").StringIO(json.dumps(event)))
+    out = __import__("io").StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    guard.main()
+    assert "guard failed" in json.loads(out.getvalue())["hookSpecificOutput"]["permissionDecisionReason"]
 
 
 # ---------------------------------------------------------------- Bug Bash agents and approval
@@ -119,7 +279,7 @@ def test_the_bug_researcher_runs_reproductions(command):
 @pytest.mark.parametrize("command", [
     "cat > repro.py <<'EOF'\nprint(1)\nEOF", "echo x >> calc.py", "sed -i s/-n - 1/-n/ calc.py",
     "git checkout -- calc.py", "rm -f tests/test_calc.py", REPRO + "\nrm calc.py",
-    "python - <<EOF\nx > 1\nEOF",  # an unquoted delimiter: the body is judged as shell
+    "python - <<EOF\nx > 1\nEOF",  # an unquoted delimiter: the shell expands the body
 ])
 def test_the_bug_researcher_changes_no_file(command):
     reason = bash(command, "ant:bug-researcher")
@@ -129,8 +289,8 @@ def test_the_bug_researcher_changes_no_file(command):
 @pytest.mark.parametrize("agent", ["ant:bug-researcher", "ant:root-cause-analyzer", "ant:fix-planner"])
 def test_bug_agents_may_not_run_aether_or_write(agent):
     assert "Only the Queen" in bash("aether bug record b reproduction -", agent)
-    assert "read-only" in guard.decide({"tool_name": "Write", "agent_type": agent,
-                                        "tool_input": {"file_path": "calc.py"}})
+    assert "read-only" in denied(guard.decide({"tool_name": "Write", "agent_type": agent,
+                                               "tool_input": {"file_path": "calc.py"}}))
 
 
 @pytest.mark.parametrize("command", [
@@ -179,13 +339,11 @@ def test_a_newline_separates_commands():
     assert "Only the Queen" in bash("ls\naether status", "ant:builder")
 
 
-@pytest.mark.parametrize("command, kept", [
-    (REPRO, ".venv/bin/python - <<'EOF'"),
-    ("python - <<-'EOF'\n\tx > 1\n\tEOF", "python - <<-'EOF'"),
-    ('cat <<"END"\na > b\nEND\n', 'cat <<"END"'),
+@pytest.mark.parametrize("command", [
+    REPRO, "python - <<-'EOF'\n\tx > 1\n\tEOF", 'cat <<"END"\na > b\nEND\n',
 ])
-def test_a_quoted_heredoc_body_is_data(command, kept):
-    assert guard.shell_code(command) == kept
+def test_a_quoted_heredoc_body_is_data(command):
+    assert bash(command, "ant:bug-researcher") is None
 
 
 @pytest.mark.parametrize("command", [
@@ -193,12 +351,11 @@ def test_a_quoted_heredoc_body_is_data(command, kept):
     "python - <<'EOF'\nx\nEOF\nrm -rf src",           # more commands after the body
     "python - <<'EOF'\nEOF\nrm x\nEOF",               # the body ends early
     "echo \"<<'X'\"\nrm -rf src\nX",                 # the operator is inside quotes
-    "cat <<'A' <<'B'\nx\nA\ny\nB",                   # two here-documents
+    "cat <<'A' <<'B'\nx\nA\ny\nB",                   # two here-documents (not read: refused)
     "python - <<'EOF' $(\nx\nEOF",                    # an open substitution
-    "single line <<'EOF'",
 ])
 def test_anything_else_is_judged_whole(command):
-    assert guard.shell_code(command) == command
+    assert "read-only" in bash(command, "ant:bug-researcher")
 
 
 @pytest.mark.parametrize("tool_input", [None, "aether bug approve b1", ["x"], 7])
@@ -207,28 +364,181 @@ def test_odd_tool_input_is_not_judged(tool_input):
     assert guard.decide(event) is None
 
 
+# ---------------------------------------------------------------- isolated builders
+
+SCOPE = "b1-x"
+MINE, SIBLING = f".aether/worktrees/{SCOPE}/w1", f".aether/worktrees/{SCOPE}/w2"
+
+
+@pytest.fixture
+def isolated(tmp_path, monkeypatch):
+    """A project whose running build gave w1 and w2 their own worktrees, and the Claude Code
+    session files that say the ant under test was started by w1's Agent call."""
+    root = tmp_path / "proj"
+    for rel in (MINE, SIBLING):
+        (root / rel / "src").mkdir(parents=True)
+        (root / rel / "app.py").write_text("x = 1\n")
+    (root / "app.py").write_text("x = 1\n")
+    data = root / ".aether" / "data"
+    data.mkdir(parents=True)
+    spawns = [{"ref": f"{SCOPE}/{n}", "scope": SCOPE, "local": n, "kind": "node", "subagent_type": "ant:builder",
+               "status": "launched", "tool_use_id": f"toolu_{n}"} for n in ("w1", "w2")]
+    (data / "spawns.json").write_text(json.dumps({"version": 1, "spawns": spawns, "runs": [
+        {"scope": "b0-old", "command": "build", "done": True},
+        {"scope": SCOPE, "command": "build", "done": False, "isolation": {"on": True}}]}))
+    (data / "worktrees.json").write_text(json.dumps({"version": 1, "worktrees": [
+        {"scope": SCOPE, "node": n, "path": rel, "workdir": rel, "status": "active"}
+        for n, rel in (("w1", MINE), ("w2", SIBLING))]}))
+    sessions = tmp_path / "home" / ".claude" / "projects" / "p"
+    (sessions / "s1" / "subagents").mkdir(parents=True)
+    (sessions / "s1" / "subagents" / "agent-a1.meta.json").write_text(json.dumps(
+        {"agentType": "ant:builder", "toolUseId": "toolu_w1"}))
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(root))
+    monkeypatch.delenv("AETHER_DATA_DIR", raising=False)
+    return root, str(sessions / "s1.jsonl")
+
+
+def builder(isolated, tool, agent_id="a1", **tool_input):
+    root, transcript = isolated
+    return guard.decide({"tool_name": tool, "agent_type": "ant:builder", "agent_id": agent_id,
+                         "transcript_path": transcript, "tool_input": tool_input})
+
+
+def run(isolated, form):
+    """A corpus entry: a Bash command (P stands for the project), or (tool, path)."""
+    root = str(isolated[0])
+    if isinstance(form, tuple):
+        return builder(isolated, form[0], file_path=form[1].replace("P", root), content="x")
+    return builder(isolated, "Bash", command=form.replace("{P}", root))
+
+
+M = f"cd {MINE} && "
+BUILDER_ESCAPES = [
+    M + "echo x > $CLAUDE_PROJECT_DIR/app.py", M + "echo x > ${CLAUDE_PROJECT_DIR}/app.py",
+    M + "cp app.py ../../../../app.py", M + "echo x > ../../../../app.py", M + "cd ../../../.. && rm app.py",
+    M + "cd - && rm app.py", M + "pushd ../../../.. && rm app.py", M + "popd; rm app.py",
+    M + "eval 'cd ../../../..' && rm app.py", M + "eval \"rm $CLAUDE_PROJECT_DIR/app.py\"",
+    M + "CDPATH={P} cd src && rm x.py", M + "export CDPATH={P}; cd src && rm x.py",
+    M + "bash -c 'rm {P}/app.py'", M + "sh -c \"echo x > {P}/app.py\"",
+    M + "python3 -c \"open('{P}/app.py', 'w').write('x')\"",
+    M + "python3 -c \"open('../../../../app.py', 'w').write('x')\"",
+    M + "node -e \"require('fs').writeFileSync('{P}/app.py', 'x')\"", M + "perl -e 'unlink \"{P}/app.py\"'",
+    M + "python3 - <<'EOF'\nopen('{P}/app.py', 'w').write('x')\nEOF",
+    ("Write", f"P/{SIBLING}/app.py"), ("Edit", f"{SIBLING}/app.py"), ("Write", f"P/.aether/spawns/{SCOPE}/w2.report.md"),
+    ("Write", "P/app.py"), ("Write", f"P/{MINE}/../w2/app.py"), ("Write", f"P/{MINE}/.git"),
+    M + "echo x > ../w2/app.py", f"cd {SIBLING} && echo x > app.py", "echo x > app.py", f"cd {MINE}; cd {{P}}; rm app.py",
+    M + "git update-ref refs/heads/main HEAD", M + "git config core.hooksPath /tmp/h", M + "git commit -am x",
+    M + "git branch feature", M + "git checkout -b feature", M + "git switch main", M + "git checkout main",
+    M + "git reset --hard HEAD~1", M + "git tag v1", M + "git -c core.hooksPath=/tmp/h status",
+    M + "git worktree add ../w3", M + "git push origin HEAD", M + "git fetch", M + "git pull", M + "git merge x",
+    M + "git rebase main", M + "git stash", M + "git notes add -m x", M + "git replace HEAD HEAD~1", M + "git gc",
+    M + "git prune", M + "git symbolic-ref HEAD refs/heads/x", M + "git -C {P} checkout -- app.py",
+    M + "git --git-dir={P}/.git status", M + "GIT_DIR={P}/.git git status", M + "X={P}; rm $X/app.py",
+    M + "D=../../../..; rm $D/app.py", M + "for f in ../../../../*.py; do rm $f; done", M + "cd ~ && ls",
+    M + "rm $HOME/app.py", M + "ln -s {P}/app.py link && echo x > link", M + "find ../../../.. -name '*.py' -delete",
+    M + "tar -C {P} -xf x.tar", M + "env -C {P} rm app.py", M + "echo $(cd ../../../.. && rm app.py)",
+    M + "(cd ../../../.. && rm app.py)", M + "bash <<'EOF'\ncd {P}\nrm app.py\nEOF", M + "echo 'rm {P}/app.py' | sh",
+    M + "bash -c 'cd ../../../.. && rm app.py'", M + "trap 'rm {P}/app.py' EXIT", M + "cd src && cd ../.. && ls",
+    M + "rm \"$(git rev-parse --show-toplevel)/../w2/app.py\"", M + "builtin cd ../../../.. && rm app.py",
+    M + "cp app.py ../../../../.aether/worktrees/b1-x/w2/", M + "rsync -a . ../w2/", M + "python3 -c 'import os; os.chdir(\"..\")'",
+    M + "sudo -u x sh -c 'rm {P}/app.py'", M + "alias ls='rm {P}/app.py'", M + "cd {P}/.aether/worktrees/b1-x/w2 && rm app.py",
+    M + "X=.; echo x > $X/$X/../w2/app.py", M + "X=src; X+=/../../w2; rm $X/app.py", M + "rm $ROOT/app.py; ROOT=src",
+    M + "X=src; printf -v X ../w2; rm $X/app.py", M + "X=src; read X < f; rm $X/app.py", M + "OLDPWD=src; rm $OLDPWD/app.py",
+    M + "mkdir -p a/b/c/d && ln -s ../../../../../w2 a/b/c/d/up && echo x > a/b/c/d/up/app.py",
+    M + "cat <<'EOF' | python3\nopen('{P}/app.py', 'w')\nEOF", M + "echo \"open('{P}/app.py', 'w')\" | python3",
+    M + "python3 <<< \"open('../w2/app.py', 'w')\"", M + "(cd src; cd ..; cd ..) && ls ../w2",
+]
+
+
+@pytest.mark.parametrize("form", BUILDER_ESCAPES)
+def test_an_isolated_builder_stays_in_its_own_worktree(isolated, form):
+    assert denied(run(isolated, form)), form
+
+
+BUILDER_WORK = [
+    M + "python3 -m pytest -q", M + "git status", M + "git diff", M + "git add -A && git diff --cached",
+    M + "grep -rn x src", M + "sed -n 1,20p app.py", M + "cat app.py | head", M + "ls -la",
+    M + "find . -name '*.py'", M + "echo x > src/new.py", M + "mkdir -p src/pkg && touch src/pkg/__init__.py",
+    M + "python3 -c \"import pathlib; p = pathlib.Path('app.py'); p.write_text(p.read_text().replace('1', '10'))\"",
+    f"cd {{P}}/{MINE} && ls", f"cd {MINE} || exit 1", f"# run the tests\ncd {MINE} && python3 -m pytest -q",
+    f"(cd {MINE} && ls)", M + "python3 /usr/lib/python3/dist-packages/x.py", M + "cat {P}/" + MINE + "/app.py",
+    M + "cd src && ls ..", M + "for f in src/*.py; do python3 -m py_compile $f; done", M + "git checkout -- app.py",
+    M + "git restore app.py", M + "python3 -m pytest -q 2>&1 | tail -20", M + "cat > src/x.py <<'EOF'\nprint('/etc')\nEOF",
+    M + "PYTHONPATH=$PWD python3 -m pytest", M + "git log --oneline -5", M + "rm -rf build && ls /tmp",
+    M + "python3 - <<'EOF'\nopen('src/y.py', 'w').write('y = 2')\nEOF", M + "echo $? && echo done",
+    M + "X=src/new.py; echo 1 > $X", M + "cp app.py /tmp/app.bak", M + "git branch --show-current",
+    M + "python3 < src/x.py", M + "ln -s ../app.py src/app_link.py", M + "for f in a b; do echo $f > src/$f.txt; done",
+    ("Write", f"P/{MINE}/app.py"), ("Edit", f"{MINE}/src/new.py"), ("Write", f"P/.aether/spawns/{SCOPE}/w1.report.md"),
+]
+
+
+@pytest.mark.parametrize("form", BUILDER_WORK)
+def test_an_isolated_builder_works_in_its_worktree(isolated, form):
+    assert run(isolated, form) is None, form
+
+
+def test_the_ant_is_tied_to_its_own_worktree(isolated):
+    root, transcript = isolated
+    subagents = Path(transcript[:-len(".jsonl")]) / "subagents"
+    (subagents / "agent-a2.meta.json").write_text(json.dumps({"toolUseId": "toolu_w2"}))
+    assert builder(isolated, "Bash", agent_id="a2", command=f"cd {SIBLING} && ls") is None
+    assert "outside it" in denied(builder(isolated, "Write", agent_id="a2", file_path=str(root / MINE / "app.py")))
+    # no record of the Agent call (the Queen passed the brief herself): the brief's WORKING COPY says which
+    (subagents / "agent-a3.jsonl").write_text(json.dumps({"type": "user", "message": {"role": "user", "content": (
+        f"--- WORKING COPY ---\n- Start EVERY Bash command with `cd {SIBLING} && ` — …")}}) + "\n")
+    assert builder(isolated, "Bash", agent_id="a3", command=f"cd {SIBLING} && ls") is None
+    assert denied(builder(isolated, "Bash", agent_id="a3", command=M + "ls"))
+    # neither: refused, never let through
+    assert "cannot tell which one is yours" in denied(builder(isolated, "Bash", agent_id="a4", command=M + "ls"))
+    assert "cannot tell" in denied(builder(isolated, "Write", agent_id="../a1", file_path=str(root / MINE / "x")))
+
+
+@pytest.mark.parametrize("name", ["spawns.json", "worktrees.json"])
+@pytest.mark.parametrize("damage", ["{not json", "[1, 2]", '{"worktrees": 7, "spawns": 7, "runs": 7}', ""])
+def test_unreadable_state_refuses_a_builder(isolated, name, damage):
+    root, _ = isolated
+    (root / ".aether" / "data" / name).write_text(damage)
+    for form in (M + "ls", ("Write", f"P/{MINE}/app.py")):
+        reason = denied(run(isolated, form))
+        assert reason and f".aether/data/{name}" in reason and "cannot tell" in reason, (form, reason)
+
+
+def test_a_builder_without_a_worktree_is_not_held(isolated):
+    root, _ = isolated
+    records = json.loads((root / ".aether/data/worktrees.json").read_text())
+    records["worktrees"] = [w for w in records["worktrees"] if w["node"] != "w1"]
+    (root / ".aether/data/worktrees.json").write_text(json.dumps(records))
+    assert run(isolated, ("Write", "P/app.py")) is None  # its node has no worktree (e.g. the code loop's)
+    spawns = json.loads((root / ".aether/data/spawns.json").read_text())
+    spawns["runs"][-1]["done"] = True
+    (root / ".aether/data/spawns.json").write_text(json.dumps(spawns))
+    assert run(isolated, "echo x > app.py") is None  # no build running
+    (root / ".aether/data/spawns.json").unlink()
+    assert run(isolated, "echo x > app.py") is None  # no colony state at all
+
+
 # ---------------------------------------------------------------- the shell entry (hooks.json runs it)
 
 ENTRY = GUARD.with_name("guard.sh")
 
 
-def hook(event: dict, path: str | None = None):
+def hook(event: dict, path: str | None = None, entry: Path = ENTRY):
     env = {"PATH": path} if path is not None else None
-    proc = subprocess.run(["sh", str(ENTRY)], input=json.dumps(event), capture_output=True, text=True,
-                          env=env)
+    proc = subprocess.run(["sh", str(entry)], input=json.dumps(event, separators=(",", ":")),  # as Claude Code
+                          capture_output=True, text=True, env=env)
     assert proc.returncode == 0 and proc.stderr == ""
     return json.loads(proc.stdout)["hookSpecificOutput"] if proc.stdout else None
 
 
 @pytest.mark.parametrize("event", [
-    {"tool_name": "Bash", "tool_input": {"command": "rm -rf build && aether status"}},
+    {"tool_name": "Bash", "tool_input": {"command": "rm -rf build && ls .aether"}},
     {"tool_name": "Write", "tool_input": {"file_path": "x.py", "content": "print(1)\n"}},
-    {"tool_name": "Bash", "agent_type": "other:agent", "tool_input": {"command": "aether status"}},
+    {"tool_name": "Bash", "agent_type": "other:agent", "tool_input": {"command": "ls"}},
 ])
 def test_calls_no_rule_concerns_pass_without_python(event, tmp_path):
     (tmp_path / "python3").write_text("#!/bin/sh\necho started >&2\nexit 9\n")
     (tmp_path / "python3").chmod(0o755)
-    assert hook(event, f"{tmp_path}:/usr/bin:/bin") is None  # a started python3 would fail it
+    assert hook(event, f"{tmp_path}:/usr/bin:/bin", entry=_copy_of_hooks(tmp_path)) is None  # a started python would fail it
     assert guard.decide(event) is None  # and guard.py agrees
 
 
@@ -242,3 +552,65 @@ def test_calls_no_rule_concerns_pass_without_python(event, tmp_path):
 def test_the_shell_entry_hands_ours_to_the_guard(event, says):
     out = hook(event)
     assert out["permissionDecision"] == "deny" and says in out["permissionDecisionReason"]
+
+
+def test_the_shell_entry_hands_the_queens_aether_calls_to_the_guard():
+    assert hook({"tool_name": "Bash", "tool_input": {"command": "aether next --build 1"}}) == {
+        "hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "Aether's own helper"}
+    assert hook({"tool_name": "Bash", "tool_input": {"command": "touch x"}}) is None
+
+
+def _fake_python(tmp_path) -> str:
+    """A PATH whose python3 only says it was started (the copied hooks have no venv beside them)."""
+    (tmp_path / "python3").write_text('#!/bin/sh\ncat >/dev/null\necho \'{"hookSpecificOutput": "python"}\'\n')
+    (tmp_path / "python3").chmod(0o755)
+    return f"{tmp_path}:/usr/bin:/bin"
+
+
+@pytest.mark.parametrize("command", ["aether next --build 1", "aether status", "aether run --from=2 --budget 3M",
+                                     "aether phase 2", "aether next"])
+def test_the_queens_plain_aether_call_is_allowed_without_python(command, tmp_path):
+    event = {"tool_name": "Bash", "tool_input": {"command": command, "description": "next step"}}
+    allowed = {"hookEventName": "PreToolUse", "permissionDecision": "allow",
+               "permissionDecisionReason": "Aether's own helper"}
+    assert hook(event, _fake_python(tmp_path), _copy_of_hooks(tmp_path)) == allowed
+    assert {"hookEventName": "PreToolUse", **guard.decide(event)} == allowed  # what guard.py says too
+
+
+@pytest.mark.parametrize("command", [
+    "aether bug status b1", "aether uninstall --yes", "aether status > x", "aether 'status'", "aether status; ls",
+    "aether status $HOME", "aether --pretty status", "aether x\ny", "aether debug", 'aether "a b"',
+])
+def test_anything_less_plain_is_left_to_guard_py(command, tmp_path):
+    event = {"tool_name": "Bash", "tool_input": {"command": command}}
+    assert hook(event, _fake_python(tmp_path), _copy_of_hooks(tmp_path)) == "python"
+
+
+def _copy_of_hooks(tmp_path) -> Path:
+    """The hooks in a plugin folder with no venv beside them."""
+    plugin = tmp_path / "plugin"
+    shutil.copytree(GUARD.parent, plugin / "hooks", ignore=shutil.ignore_patterns("__pycache__"))
+    return plugin / "hooks" / "guard.sh"
+
+
+def test_without_the_parser_ants_are_refused_and_the_gate_holds(tmp_path):
+    entry = _copy_of_hooks(tmp_path)
+    bare = tmp_path / "bare"  # a python without tree-sitter: the system one, isolated from any venv
+    bare.mkdir()
+    (bare / "python3").write_text(f"#!/bin/sh\nexec {sys.base_prefix}/bin/python3 -S \"$@\"\n")
+    (bare / "python3").chmod(0o755)
+    path = f"{bare}:/usr/bin:/bin"
+    ant = {"tool_name": "Bash", "agent_id": "a1", "agent_type": "ant:watcher", "tool_input": {"command": "ls"}}
+    out = hook(ant, path, entry)
+    assert out["permissionDecision"] == "deny" and "make install" in out["permissionDecisionReason"]
+    out = hook({"tool_name": "Bash", "tool_input": {"command": "aether bug approve b1"}}, path, entry)
+    assert out["permissionDecision"] == "deny" and "the user's decision" in out["permissionDecisionReason"]
+    assert hook({"tool_name": "Bash", "tool_input": {"command": "aether status"}}, path, entry)[
+        "permissionDecision"] == "allow"  # plain: the sh entry allows it
+    assert hook({"tool_name": "Bash", "tool_input": {"command": "aether status > x"}}, path, entry) is None
+    no_python = tmp_path / "nopython"
+    no_python.mkdir()
+    for tool in ("tr", "cat", "sh"):
+        os.symlink(shutil.which(tool), no_python / tool)
+    out = hook(ant, str(no_python), entry)
+    assert out["permissionDecision"] == "deny" and "no Python" in out["permissionDecisionReason"]

@@ -263,29 +263,45 @@ def _guard():
 
 
 def guarded(p, monkeypatch) -> tuple:
-    """(the guard module, w1's working copy) with a wave of two isolated builders out."""
-    start_wave(p)
+    """(the guard module, w1's guard: the reason it denies a call or None, w1's working copy) with
+    a wave of two isolated builders out, w1 started as Claude Code starts an ant: the Agent call's
+    PreToolUse hook records its tool_use_id, and Claude Code's file for the subagent names it."""
+    wave = start_wave(p)
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(p.root))
-    return _guard(), tree(p)["nodes"]["w1"]["worktree"]
+    call = {k: wave["spawns"][0][k] for k in ("description", "prompt", "subagent_type")}
+    p.run("agent-hook", "pre", input=json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Agent",
+                                                 "tool_input": call, "tool_use_id": "toolu_w1"}))
+    session = p.root.parent / "claude-session"
+    (session / "s1" / "subagents").mkdir(parents=True)
+    (session / "s1" / "subagents" / "agent-a1.meta.json").write_text(json.dumps({"toolUseId": "toolu_w1"}))
+    guard = _guard()
+
+    def denied(tool, **tool_input):
+        decision = guard.decide({"agent_type": "ant:builder", "agent_id": "a1", "tool_name": tool,
+                                 "transcript_path": str(session / "s1.jsonl"), "tool_input": tool_input})
+        return decision["permissionDecisionReason"] if decision and decision["permissionDecision"] == "deny" else None
+
+    return guard, denied, tree(p)["nodes"]["w1"]["worktree"]
 
 
 def test_the_guard_keeps_an_isolated_builder_in_its_worktree(colony, monkeypatch):
     p = colony
-    guard, mine = guarded(p, monkeypatch)
-
-    def decide(tool, **tool_input):
-        return guard.decide({"agent_type": "ant:builder", "tool_name": tool, "tool_input": tool_input})
-
+    guard, decide, mine = guarded(p, monkeypatch)
+    scope = p.load("spawns.json")["runs"][-1]["scope"]
     assert decide("Write", file_path=str(p.root / mine / "app.py"), content="x") is None
     assert "outside it" in decide("Write", file_path=str(p.root / "app.py"), content="x")
     assert "outside it" in decide("Edit", file_path="app.py", old_string="a", new_string="b")
-    assert decide("Write", file_path=str(p.root / ".aether/spawns/b1-x/w1.report.md"), content="notes") is None
-    assert decide("Write", file_path=str(p.root / ".aether/spawns/b1-x/w1.md"), content="a brief") is not None
+    assert decide("Write", file_path=str(p.root / f".aether/spawns/{scope}/w1.report.md"), content="notes") is None
+    assert decide("Write", file_path=str(p.root / f".aether/spawns/{scope}/w2.report.md"), content="notes") is not None
+    assert decide("Write", file_path=str(p.root / f".aether/spawns/{scope}/w1.md"), content="a brief") is not None
     assert decide("Bash", command=f"cd {mine} && python3 -m pytest -q") is None
     assert decide("Bash", command=f"cd {p.root / mine}; ls") is None
-    assert "start every Bash command with `cd <your working copy> && `" in decide("Bash", command="python3 -m pytest")
+    assert f"start every Bash command with `cd {mine} && `" in decide("Bash", command="python3 -m pytest")
     assert decide("Bash", command=f"cd {p.root} && rm app.py") is not None
     assert decide("Bash", command="cd .aether/worktrees/elsewhere && ls") is not None
+    sibling = tree(p)["nodes"]["w2"]["worktree"]
+    assert decide("Bash", command=f"cd {sibling} && ls") is not None  # w2's copy is not w1's
+    assert decide("Write", file_path=str(p.root / sibling / "app.py"), content="x") is not None
     # other castes and the Queen are not concerned; after the build, builders write anywhere again
     assert guard.decide({"tool_name": "Write", "tool_input": {"file_path": str(p.root / "app.py")}}) is None
     ok(p, "build-abort", "1", "--reason", "-", input="done with it\n")
@@ -409,10 +425,10 @@ def test_a_symbolic_link_for_the_builders_folder_is_refused_and_nothing_outside_
 
 def test_the_guard_reads_every_command_of_a_builder_not_only_its_first_word(colony, monkeypatch):
     p = colony
-    guard, mine = guarded(p, monkeypatch)
+    guard, decide, mine = guarded(p, monkeypatch)
 
     def refused(command):
-        return guard.decide({"agent_type": "ant:builder", "tool_name": "Bash", "tool_input": {"command": command}})
+        return decide("Bash", command=command)
 
     for bad in (f"cd {mine} && echo x > {p.root}/app.py", f"cd {mine} && cd ../../../.. && rm app.py",
                 f"cd {mine} && git -C {p.root} checkout -- app.py", f"cd {mine} && git --git-dir={p.root}/.git status"):
@@ -421,8 +437,7 @@ def test_the_guard_reads_every_command_of_a_builder_not_only_its_first_word(colo
                  f"(cd {mine} && ls)", f"cd {mine} && python3 /usr/lib/python3/dist-packages/x.py",
                  f"cd {mine} && cat {p.root / mine}/app.py"):
         assert refused(good) is None, good
-    assert guard.decide({"agent_type": "ant:builder", "tool_name": "Write",
-                         "tool_input": {"file_path": str(p.root / mine / ".git"), "content": "gitdir: /x"}})
+    assert decide("Write", file_path=str(p.root / mine / ".git"), content="gitdir: /x")
 
 
 def test_the_end_of_the_waves_sweeps_a_folder_a_crash_left_after_its_merge(colony):

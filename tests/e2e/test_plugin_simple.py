@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from test_prompts import shell_snippets
 
-from .fake_api import agent, bash, main, say, subagent, tool_error, tool_result_contains
+from .fake_api import agent, bash, main, say, subagent, tool_error, tool_result_contains, turn
 from .harness import REPO
 
 pytestmark = pytest.mark.e2e
@@ -251,6 +251,24 @@ def test_a_caste_agent_calling_aether_is_denied_while_the_queen_is_not(claude):
     assert "read-only" in watcher[1].tool_results()[0]["text"]
     assert not (claude.project / "review.txt").exists()
     assert "note" not in [e["type"] for e in state(claude, "events.json")["events"]]
+
+
+def test_the_queens_own_aether_calls_need_no_slash_command(claude):
+    """A plain prompt, not a slash command: no `allowed-tools` grant. The guard allows the Queen's
+    own `aether …` calls (an ant's answer may arrive after the command's turn ended, and the Queen
+    goes on with `aether next`); the approval gate and everything else stay as they were."""
+    run = claude.run("Which version is the helper?", [
+        main(turn(1)).reply(bash("aether version")),
+        main(turn(2)).reply(bash("aether bug approve b1")),
+        main(turn(3)).reply(bash("touch made-by-the-model")),
+        main(turn(4)).reply(say("done")),
+    ], env=NOW)
+    version, approve, touch = results(run)
+    assert version["is_error"] is False and json.loads(version["text"])["ok"] is True
+    assert approve["is_error"] is True and "the user's decision" in approve["text"]
+    assert touch["is_error"] is True and not (claude.project / "made-by-the-model").exists()
+    assert [d["tool_input"]["command"] for d in run.permission_denials] == [
+        "aether bug approve b1", "touch made-by-the-model"]
 
 
 # ---------------------------------------------------------------- a real marketplace install
