@@ -786,11 +786,23 @@ class Unreadable(Exception):
     """A state file the guard needs is there but cannot be read."""
 
 
+def _read(path: str, limit: int) -> str:
+    """A regular file's text (a FIFO or device is never waited on: OSError)."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return os.read(fd, limit).decode("utf-8")
+    finally:
+        os.close(fd)
+
+
 def _state(data_dir: str, name: str):
     path = os.path.join(data_dir, name)
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+        data = json.loads(_read(path, 64 << 20))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
@@ -833,8 +845,7 @@ def _spawned_by(event: dict) -> str | None:
     """The tool_use_id of the Agent call that started this ant."""
     path = _subagent_file(event, ".meta.json")
     try:
-        with open(path or "", encoding="utf-8") as fh:
-            meta = json.loads(fh.read(65536))
+        meta = json.loads(_read(path or "", 65536))
     except (OSError, ValueError):
         return None
     value = meta.get("toolUseId") if isinstance(meta, dict) else None
@@ -845,8 +856,7 @@ def _brief_copy(event: dict) -> str | None:
     """The working copy the ant's brief names (the first message of its transcript)."""
     path = _subagent_file(event, ".jsonl")
     try:
-        with open(path or "", encoding="utf-8") as fh:
-            first = json.loads(fh.readline(4 << 20))
+        first = json.loads(_read(path or "", 4 << 20).split("\n", 1)[0])
     except (OSError, ValueError):
         return None
     content = (first.get("message") or {}).get("content") if isinstance(first, dict) else None
@@ -866,6 +876,19 @@ class Copy:
         self.root = os.path.realpath(os.path.join(project, self.rel))
         self.own = {os.path.realpath(os.path.join(project, ".aether", "spawns", scope, f"{record.get('node')}{s}"))
                     for s in (".report.md", ".md")}
+
+
+def _checked(copy: Copy):
+    """The copy, or the reason to refuse: a working copy replaced by a symbolic link (or gone, or
+    out of the builders' folder) is no working copy — its link's target is not the builder's."""
+    base = os.path.join(copy.project, ".aether", "worktrees")
+    path = os.path.join(copy.project, copy.rel)
+    parts = os.path.relpath(path, copy.project).split(os.sep)
+    links = any(os.path.islink(os.path.join(copy.project, *parts[:i])) for i in range(1, len(parts) + 1))
+    if links or ".." in parts or not os.path.isdir(path) or not _inside(copy.root, [os.path.realpath(base)]):
+        return (f"Your working copy {copy.rel} is gone or was replaced by a symbolic link: stop, and say so in "
+                f"your result block (the helper makes it again when the task is handed out).")
+    return copy
 
 
 def builder_copy(event: dict, project: str):
@@ -895,11 +918,11 @@ def builder_copy(event: dict, project: str):
                   and s.get("tool_use_id") == launched_by and s.get("scope") == scope), None)
     if spawn is not None:
         mine = next((w for w in active if w.get("node") == spawn.get("local")), None)
-        return Copy(project, mine, scope) if mine is not None else None
+        return _checked(Copy(project, mine, scope)) if mine is not None else None
     named = _brief_copy(event)
     mine = next((w for w in active if named and named in (w.get("workdir"), w.get("path"))), None)
     if mine is not None:
-        return Copy(project, mine, scope)
+        return _checked(Copy(project, mine, scope))
     return ("This build's builders each work in their own worktree, and the guard cannot tell which one is "
             "yours (no record of your spawn, no WORKING COPY in your brief): stop, and say so in your result block.")
 

@@ -455,6 +455,27 @@ def test_an_isolated_builder_stays_in_its_own_worktree(isolated, form):
     assert denied(run(isolated, form)), form
 
 
+def test_a_working_copy_replaced_by_a_symlink_is_no_working_copy(isolated, tmp_path):
+    """An ant swapped its worktree for a link to / (or elsewhere): the link's target is not its copy."""
+    import shutil
+
+    root = isolated[0]
+    shutil.rmtree(root / MINE)
+    (root / MINE).symlink_to(tmp_path)
+    for form in (M + "echo x > /etc/passwd-copy", M + "ls", ("Write", f"P/{MINE}/app.py")):
+        reason = denied(run(isolated, form))
+        assert reason and "replaced by a symbolic link" in reason, form
+
+
+def test_a_state_file_that_is_a_fifo_is_refused_not_waited_on(isolated):
+    import os
+
+    root = isolated[0]
+    (root / ".aether" / "data" / "worktrees.json").unlink()
+    os.mkfifo(root / ".aether" / "data" / "worktrees.json")
+    assert "cannot read" in denied(run(isolated, M + "ls"))
+
+
 BUILDER_WORK = [
     M + "python3 -m pytest -q", M + "git status", M + "git diff", M + "git add -A && git diff --cached",
     M + "grep -rn x src", M + "sed -n 1,20p app.py", M + "cat app.py | head", M + "ls -la",
