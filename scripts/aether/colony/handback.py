@@ -229,9 +229,12 @@ def post_hook(payload: dict) -> dict | None:
     not); a backgrounded one is marked so, and the Queen told to wait for it."""
     tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
     ref = ledger.ref_in(tool_input.get("prompt") if isinstance(tool_input.get("prompt"), str) else "")
+    if ref is None:
+        return None
     rec = _spawn(ref)
     if rec is None:
-        return None
+        return _context("PostToolUse", [f"Aether: this Agent call names a brief ({ref}) Aether has no record of: "
+                                        f"its answer is not recorded; `aether next` says what to spawn now."])
     response = payload.get("tool_response")
     result = response
     if isinstance(response, str):  # Claude Code's result as JSON text, or the ant's own text
