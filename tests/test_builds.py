@@ -474,19 +474,19 @@ def test_advance_from_zero_enters_first_phase(ready):
 
 def test_advance_library_is_the_only_forward_move():
     from aether.core.exceptions import AetherError
-    from aether.steps import builds
+    from aether.steps import phase_advance
 
     plan = make_plan()
     colony = {"state": "READY", "current_phase": 0}
-    assert builds.advance(colony, plan)["id"] == 1 and colony["current_phase"] == 1
+    assert phase_advance.advance(colony, plan)["id"] == 1 and colony["current_phase"] == 1
     with pytest.raises(AetherError) as exc:
-        builds.advance(colony, plan)
+        phase_advance.advance(colony, plan)
     assert exc.value.code == "phase_not_completed" and colony["current_phase"] == 1
     plan["phases"][0]["status"] = "completed"
     plan["phases"][1]["status"] = "completed"  # e.g. kept by a forced re-plan
-    assert builds.advance(colony, plan)["id"] == 3
+    assert phase_advance.advance(colony, plan)["id"] == 3
     plan["phases"][2]["status"] = "completed"
-    assert builds.advance(colony, plan) is None and colony["state"] == "COMPLETED"
+    assert phase_advance.advance(colony, plan) is None and colony["state"] == "COMPLETED"
 
 
 # ---------------------------------------------------------------- property: no skipped phase
@@ -561,12 +561,12 @@ def test_no_sequence_skips_a_phase(project, ops):
     event(f"phases completed: {sum(s == 'completed' for s in phase_status.values())}")
 
 
-def test_only_builds_writes_current_phase():
-    """The design's rule: one place moves current_phase (builds.advance, builds.rewind)."""
+def test_only_the_phase_pointer_writes_current_phase():
+    """The design's rule: one place moves current_phase (phase_advance.advance, phase_advance.rewind)."""
     import pathlib
     import re
 
     package = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "aether"
     writers = {p.name for p in package.rglob("*.py")
                if re.search(r"\[\s*[\"']current_phase[\"']\s*\]\s*=[^=]", p.read_text())}
-    assert writers == {"builds.py"}
+    assert writers == {"phase_advance.py"}

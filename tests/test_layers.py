@@ -24,7 +24,7 @@ LAYERS = {
     "state": ["schemas", "store", "checkpoints", "events", "error_log", "memory", "pheromones",
               "learning", "inspect_state", "spawns", "costs", "config_file", "settings", "worktrees"],
     "steps": ["worktrees", "spawning", "syntax_check", "completion", "code_loop", "loops", "critique", "drafts",
-              "waves", "review", "builds", "verification", "recovery", "skips", "failures", "plans"],
+              "waves", "review", "build_results", "phase_advance", "build_start", "build_finish", "verification", "recovery", "skips", "failures", "plans"],
     "colony": ["modes", "research", "between_phases", "complexity", "colony_init", "launch", "dispatch", "build_drive",
                "plan_drive", "colonize_drive", "autopilot", "drive", "handback", "session_start", "status", "handoff", "uninstall",
                "watch"],
@@ -168,7 +168,7 @@ def test_rule_functions_are_short():
 
 
 @pytest.mark.parametrize("planted, expected", [
-    ("from aether.steps import builds\n", "upward"),
+    ("from aether.steps import build_start\n", "upward"),
     ("def f():\n    from aether.core import clock\n", "inside a function"),
     ("from aether.state import memory\n", "sideways"),
 ])

@@ -28,7 +28,7 @@ from aether.rules import contracts, modes, spawn_tree, spend
 from aether.rules import plans as plans_rules
 from aether.state import costs, events, settings, store
 from aether.state import spawns as ledger
-from aether.steps import builds, completion, recovery, skips
+from aether.steps import completion, phase_advance, recovery, skips
 
 MAX_STEPS = 100  # helper steps in one call (a guard against a loop in the rules, never reached)
 ARCHIVIST = "archivist"
@@ -446,7 +446,7 @@ def advance(run: dict, approve: bool = False) -> dict:
         step = autopilot_rules.next_run_step(_view(run))
         do = step["do"]
         if do == "continue":  # the phase is done: phase-advance (what /ant:continue does, minus what the build did)
-            builds.phase_advance()
+            phase_advance.phase_advance()
         elif do == "skip":
             _skip(run, step["phase"])
         elif do == "spawn_archivist":

@@ -22,7 +22,18 @@ from aether.rules.contracts import parse_requests
 from aether.rules.waves import render_tree
 from aether.state import learning, memory, pheromones, settings, store
 from aether.state import spawns as ledger
-from aether.steps import builds, completion, failures, loops, review, spawning, verification, waves, worktrees
+from aether.steps import (
+    build_finish,
+    build_start,
+    completion,
+    failures,
+    loops,
+    review,
+    spawning,
+    verification,
+    waves,
+    worktrees,
+)
 from aether.steps import critique as critique_view
 
 MAX_STEPS = 200  # helper steps in one call (a guard against a loop in the rules, never reached)
@@ -59,11 +70,11 @@ def _bound_loop(colony: dict, phase: int) -> dict | None:
 def _start_build(phase: int, resume: bool) -> dict:
     """build-start (resumed when the phase's build was interrupted), and a new run for it."""
     try:
-        started = builds.start(phase, resume=resume)
+        started = build_start.start(phase, resume=resume)
     except AetherError as exc:
         if resume or exc.code not in ("invalid_transition", "resume_required", "build_running"):
             raise
-        started = builds.start(phase, resume=True)
+        started = build_start.start(phase, resume=True)
     colony = store.read("colony")
     depth = modes.profile(colony.get("mode"))["watcher"]
     run = dispatch.new_run("build", phase=phase, watcher_spawns=depth != "syntax", lead_refusals=[], answers=[],
@@ -133,7 +144,7 @@ def _finish(run: dict) -> None:
         except AetherError as exc:
             results = {"watcher": {"passed": False, "summary": f"the watcher's answer was unreadable: {exc.message}",
                                    "checks": []}}
-    out = builds.finish(run["phase"], results, lessons_asked=True)  # the lessons action asks for them
+    out = build_finish.finish(run["phase"], results, lessons_asked=True)  # the lessons action asks for them
     learn = out.get("learnings") or {}
     extra = []
     merges = worktrees.summary(tree)
@@ -240,7 +251,7 @@ def _ask(run: dict, step: dict) -> dict:
 def _abort(run: dict) -> dict:
     phase = run["phase"]
     report = failures.abort_report(phase)
-    builds.abort(phase, report["reason"])
+    build_finish.abort(phase, report["reason"])
     run.update(done=True, stopped="abort_phase", ended="aborted")
     dispatch.save_run(run)
     return {"action": "stop", "why": "abort_phase", "text": report["text"], "command": None}
@@ -250,7 +261,7 @@ def abort(phase: int, reason: str) -> dict:
     """build-abort by hand: the build is given up and its run ends, so a late answer of one of its
     ants is kept and changes nothing."""
     with ledger.lock():
-        out = builds.abort(phase, reason)
+        out = build_finish.abort(phase, reason)
         for run in store.read("spawns")["runs"]:
             if run.get("command") == "build" and run.get("phase") == phase and not run.get("done"):
                 dispatch.end_run(run["scope"], "aborted")
@@ -420,7 +431,7 @@ def answer_loop(run: dict, choice: str, text: str) -> dict | None:
         raise state_error("nothing_to_answer", f"no code loop of phase {phase} waits for an answer")
     loop = _bound_loop(store.read("colony"), phase)
     if choice == "stop":
-        builds.abort(phase, text)
+        build_finish.abort(phase, text)
         run["done"] = True
         dispatch.save_run(run)
         return {"action": "stop", "why": "user", "text": f"Build of phase {phase} stopped: {one_line(text, 200)}",

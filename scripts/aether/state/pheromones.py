@@ -5,6 +5,7 @@ from __future__ import annotations
 from aether.core import clock, inputs
 from aether.core.castes import SIGNAL_TYPES
 from aether.core.exceptions import input_error
+from aether.core.text import one_line
 from aether.rules.pheromones import (
     DEFAULTS,
     MAX_CONTENT_LENGTH,
@@ -41,10 +42,13 @@ def cleanup() -> dict:
     return _drop_faded()
 
 
-@store.writes("pheromones")
-def _add_signal(data, signal_type, content, strength, half_life, source, auto):
-    """Append a new signal (a fresh id among the stored ones) and return it."""
-    taken = {s.get("id") for s in data["signals"]}
+MAX_AUTO_TEXT = 300  # signals the helper emits itself stay short: every worker reads them
+
+
+def append(data: dict, signal_type: str, content: str, strength: float, half_life, source: str | None,
+           auto: bool) -> dict:
+    """Append a new signal to loaded pheromones.json data (a fresh id among the stored ones)."""
+    taken = {s.get("id") for s in data["signals"] if isinstance(s, dict)}
     signal = {
         "id": clock.new_id(signal_type.lower(), taken),
         "type": signal_type,
@@ -57,6 +61,19 @@ def _add_signal(data, signal_type, content, strength, half_life, source, auto):
     }
     data["signals"].append(signal)
     return signal
+
+
+def auto_signal(data: dict, signal_type: str, content: str, source: str) -> dict:
+    """A signal the helper emits itself (a phase's FOCUS, a build's FEEDBACK or REDIRECT), with
+    its type's default strength and half-life, on loaded pheromones.json data."""
+    strength, half_life = DEFAULTS[signal_type]
+    return append(data, signal_type, one_line(content, MAX_AUTO_TEXT), strength, half_life, source, True)
+
+
+@store.writes("pheromones")
+def _add_signal(data, signal_type, content, strength, half_life, source, auto):
+    """Append a new signal and return it."""
+    return append(data, signal_type, content, strength, half_life, source, auto)
 
 
 def emit(signal_type: str, content: str, strength: float | None = None,

@@ -14,7 +14,7 @@ from aether.core.exceptions import input_error, state_error
 from aether.rules import lifecycle, modes
 from aether.rules.plans import TASKS_PER_PHASE, defect_message, phases, validate
 from aether.state import events, pheromones, store
-from aether.steps import builds, recovery
+from aether.steps import phase_advance, recovery
 
 # ---------------------------------------------------------------- validation
 
@@ -109,7 +109,7 @@ def _replace_plan(files, plan: dict, force: bool) -> dict:
         new["goal"] = colony.get("goal")
     kept = _merge_completed(old, new) if force else []
     dropped = [pid for pid in completed if pid not in kept]
-    builds.rewind(colony, new)
+    phase_advance.rewind(colony, new)
     colony["state"] = "READY"
     old.clear()
     old.update(new)

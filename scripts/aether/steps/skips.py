@@ -10,7 +10,7 @@ from aether.core.vocabulary import DONE_STATUSES
 from aether.rules import lifecycle
 from aether.rules import plans as plans_rules
 from aether.state import events, store
-from aether.steps import builds
+from aether.steps import phase_advance
 from aether.steps.recovery import phase_blockers, task_blockers
 
 
@@ -90,7 +90,7 @@ def _skip_phase(files, phase_id: int, reason: str) -> dict:
     phase["status"] = "skipped"
     phase["skipped"] = {"reason": reason, "at": clock.iso()}
     events.append(files["events"], "phase_skipped", "queen", f"phase {phase_id} skipped: {one_line(reason, 300)}")
-    entered = builds.advance(colony, plan)  # past the skipped phase: it is done now
+    entered = phase_advance.advance(colony, plan)  # past the skipped phase: it is done now
     if entered is None:
         events.append(files["events"], "colony_completed", "queen",
                       f"Colony completed: every phase of the plan is done or skipped (goal: {colony.get('goal')})")

@@ -17,7 +17,7 @@ from aether.rules import loops as loops_rules
 from aether.rules import plans as plans_rules
 from aether.rules.contracts import RESULT_BLOCK, SCORED_RESULT_BLOCK
 from aether.state import pheromones, store
-from aether.steps import builds, completion
+from aether.steps import build_finish, completion
 
 # What the watcher checks at each depth (modes.WATCHER_CHECKS names them; this says how).
 CHECK_TEXT = {
@@ -64,7 +64,7 @@ def brief(phase_id: int) -> dict:
     if depth == "syntax":
         return {**base, "spawn": False, "subagent_type": None, "watcher": None,
                 "text": "No watcher in this mode: build-finish checks the syntax of the build's files itself."}
-    outcomes = builds.task_outcomes(tree, phase)
+    outcomes = build_finish.task_outcomes(tree, phase)
     checks = [CHECK_TEXT[c] for c in modes.WATCHER_CHECKS.get(depth, ()) if c in CHECK_TEXT]
     lines = ["--- VERIFICATION ---",
              f"You are the watcher verifying phase {phase_id}: {phase.get('name')} (mode {mode}, depth {depth}).",
