@@ -148,11 +148,26 @@ def test_rules_completion_then_a_running_build_then_no_plan():
     assert autopilot.next_run_step(view(state="PLANNING")) == {"do": "stop", "why": "no_plan"}
 
 
-def test_rules_a_done_phase_is_finished_then_archived_then_advanced():
+def test_rules_a_done_phase_is_finished_then_closed_as_continue_closes_it():
     assert autopilot.next_run_step(view(unfinished=1)) == {"do": "build", "phase": 1}  # its lessons first
-    assert autopilot.next_run_step(view(archivist={"due": True, "answered": False})) == \
-        {"do": "spawn_archivist", "phase": 1}
-    assert autopilot.next_run_step(view(archivist={"due": True, "answered": True})) == {"do": "continue", "phase": 1}
+    assert autopilot.next_run_step(view()) == {"do": "continue", "phase": 1}  # the archivist, phase-advance
+
+
+def test_rules_closing_a_phase_lessons_then_the_archivist_then_advance():
+    from aether.rules import drive as drive_rules
+
+    def step(**kw):
+        base = {"state": "READY", "done": True, "advanced": False, "lessons": {"due": False, "done": False},
+                "archivist": {"due": False, "answered": False}}
+        return drive_rules.next_continue_step({**base, **kw})["do"]
+
+    assert step(done=False) == "stop"
+    assert step(lessons={"due": True, "done": False}, archivist={"due": True, "answered": False}) == "lessons"
+    assert step(lessons={"due": True, "done": True}, archivist={"due": True, "answered": False}) == "spawn_archivist"
+    assert step(archivist={"due": True, "answered": True}) == "advance"
+    assert step() == "advance" and step(advanced=True) == "done"
+    assert step(state="COMPLETED", done=False) == "done"
+    assert step(state="COMPLETED", lessons={"due": True, "done": False}) == "lessons"
 
 
 def test_rules_the_range_the_phase_count_a_failed_phase_and_skips():
@@ -556,10 +571,13 @@ def test_full_mode_asks_each_approval_and_runs_the_archivist_after_the_third_pha
     assert approvals == 3 and action["why"] == "completed"
     runs = p.load("spawns.json")["runs"]
     (run,) = [r for r in runs if r["command"] == "run"]
-    assert run["archivist"] == {"3": "answered"}
+    # each phase closed as /ant:continue closes it: a continue run of the autopilot's
+    closing = {r["phase"]: r for r in runs if r["command"] == "continue"}
+    assert sorted(closing) == [1, 2, 3] and {c["parent"] for c in closing.values()} == {run["scope"]}
+    assert closing[3]["report"]["summary"] == "two stale files" and closing[1]["report"] is None
     arch = next(s for s in p.load("spawns.json")["spawns"] if s["local"] == "arch3")
-    assert (arch["subagent_type"], arch["model"], arch["cost_key"], arch["scope"]) == (
-        "ant:architect", None, "3", run["scope"])
+    assert (arch["subagent_type"], arch["model"], arch["cost_key"], arch["scope"], arch["autopilot"]) == (
+        "ant:architect", None, "3", closing[3]["scope"], run["scope"])
     assert "Archivist after phase 3: two stale files (.aether/spawns/" in action["text"]
     event = [e for e in p.load("events.json")["events"] if e["type"] == "hygiene_report"]
     assert len(event) == 1 and event[0]["content"].startswith("two stale files (report: .aether/spawns/")

@@ -172,3 +172,68 @@ def test_complexity_detect_apply_carries_the_suggestion(project):
     assert out["suggest_signals"] is True and "/ant:focus" in out["signals_suggestion"]
     ok(project, "pheromone-emit", "FOCUS", "the parser first")
     assert ok(project, "complexity-detect", "--apply")["suggest_signals"] is False
+
+
+# ---------------------------------------------------------------- /ant:continue, driven: aether next --continue
+
+
+def test_continue_driven_asks_the_lessons_then_advances(project):
+    colony(project)
+    finish(project, 1)
+    lessons = ok(project, "next", "--continue")
+    assert lessons["action"] == "lessons" and "phase 1 taught" in lessons["text"]
+    assert ok(project, "next")["action"] == "lessons"  # asked again: the same
+    done = ok(project, "record", "lessons", "-", input="- small phases work\n")["next"]
+    assert done["action"] == "done" and done["command"] == "/ant:build 2"
+    assert "Phase 1 (" in done["text"] and "is closed" in done["text"] and "Run /ant:build 2" in done["text"]
+    colony_state = json.loads((project.data / "COLONY_STATE.json").read_text("utf-8"))
+    assert colony_state["current_phase"] == 2
+    memory = json.loads((project.data / "memory.json").read_text("utf-8"))
+    assert [e["learnings"] for e in memory["phase_learnings"]] == [["small phases work"]]
+    assert ok(project, "next")["action"] == "done"  # asked again after: how it ended, nothing advanced twice
+    assert json.loads((project.data / "COLONY_STATE.json").read_text("utf-8"))["current_phase"] == 2
+
+
+def test_continue_driven_runs_the_archivist_when_due_and_shows_its_report(project):
+    colony(project, mode="FULL", phases=4)
+    for phase in (1, 2):
+        finish(project, phase)
+        ok(project, "learning-add", phase, "-", "--each-line", input=f"- lesson {phase}\n")
+        ok(project, "phase-advance")
+    finish(project, 3)
+    ok(project, "learning-add", 3, "-", "--each-line", input="- lesson 3\n")
+    spawn = ok(project, "next", "--continue")
+    assert spawn["action"] == "spawn" and [s["id"] for s in spawn["spawns"]] == ["arch3"]
+    assert spawn["spawns"][0]["subagent_type"] == "ant:architect"
+    report = ("Checked.\n```json\n" + json.dumps({"summary": "one stale file", "recommendations": [
+        {"file": "old.py", "issue": "stale", "recommendation": "delete it", "risk": "low"}]}) + "\n```")
+    done = ok(project, "record", "arch3", "-", input=report)["next"]
+    assert done["action"] == "done" and "Archivist after phase 3: one stale file" in done["text"]
+    assert "old.py: stale — delete it (risk low)" in done["text"] and "You decide" in done["text"]
+    events = json.loads((project.data / "events.json").read_text("utf-8"))["events"]
+    assert [e for e in events if e["type"] == "hygiene_report"]
+
+
+def test_continue_driven_on_a_phase_not_built_stops_with_its_recovery(project):
+    colony(project)
+    finish(project, 1, failed=("1.2",))
+    stop = ok(project, "next", "--continue")
+    assert stop["action"] == "stop" and stop["why"] == "not_built" and stop["command"] == "/ant:build 1"
+    assert "Recovery options" in stop["text"]
+
+
+def test_continue_driven_on_a_completed_colony_shows_its_summary(project):
+    colony(project, phases=1)
+    finish(project, 1)
+    ok(project, "learning-add", 1, "-", "--each-line", input="- lesson\n")
+    assert ok(project, "next", "--continue")["action"] == "done"
+    state = json.loads((project.data / "COLONY_STATE.json").read_text("utf-8"))["state"]
+    assert state == "COMPLETED"
+    summary = ok(project, "next", "--continue")
+    assert summary["action"] == "done" and "COLONY COMPLETE" in summary["text"]
+
+
+def test_continue_and_build_flags_contradict(project):
+    colony(project)
+    out = project.run("next", "--continue", "--build", "1")
+    assert out.code == 1 and "give one" in out.error["error"]

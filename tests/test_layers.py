@@ -25,7 +25,7 @@ LAYERS = {
               "learning", "inspect_state", "spawns", "costs", "config_file", "settings", "worktrees"],
     "steps": ["worktrees", "spawning", "syntax_check", "completion", "code_loop", "loops", "critique", "drafts",
               "waves", "review", "build_results", "phase_advance", "build_start", "build_finish", "verification", "recovery", "skips", "failures", "plans"],
-    "colony": ["modes", "research", "between_phases", "complexity", "colony_init", "launch", "dispatch", "build_drive",
+    "colony": ["modes", "research", "between_phases", "complexity", "colony_init", "launch", "dispatch", "continue_drive", "build_drive",
                "plan_drive", "colonize_drive", "autopilot", "drive", "handback", "session_start", "status", "handoff", "uninstall",
                "watch"],
     "bugs": ["exit_codes", "phases", "costs", "config", "fixer", "models", "reports", "storage",

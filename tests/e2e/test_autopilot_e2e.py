@@ -314,7 +314,8 @@ def test_a_run_killed_mid_wave_resumes_in_a_new_session(claude):
     phase1 = [s for s in ledger["spawns"] if s["scope"].startswith("b1-")]
     assert [(s["local"], s["status"], s["via"]) for s in phase1] == [("lead1", "recorded", "hook"),
                                                                      ("w1", "recorded", "hook")]
-    assert [r["command"] for r in ledger["runs"]] == ["run", "build", "build"]  # one run, resumed
+    # one run, resumed: each phase built, then closed as /ant:continue closes it
+    assert [r["command"] for r in ledger["runs"]] == ["run", "build", "continue", "build", "continue"]
     assert "DONE: the colony is COMPLETED" in shown(resumed)
     assert aether_ok(claude, "validate-state", "all")["pass"] is True
 

@@ -376,10 +376,10 @@ def approved_build(claude):
 
 
 def continue_run(claude):
+    """The build recorded the phase's lessons and no archivist is due: closing it is one call."""
     return claude.run("/ant:continue", [
-        queen_turn(1).reply(lambda r: run_body(r, "aether continue-start")),
-        queen_turn(2, tool_result_contains('"can_advance":true')).reply(lambda r: run_body(r, "aether phase-advance")),
-        queen_turn(3).reply(lambda r: say(helper_result(r)["text"])),
+        queen_turn(1).reply(lambda r: next_with(r, "aether next --continue")),
+        queen_turn(2, tool_result_contains('"action":"done"')).reply(lambda r: say(helper_result(r)["text"])),
     ], env=NOW)
 
 
@@ -434,10 +434,11 @@ def test_a_colony_session_plans_builds_and_continues(claude):
     assert "--- VERIFICATION ---" in briefs["watch1"] and "todo/cli.py" in briefs["watch1"]
     # … the answers were recorded by the hooks, exactly as Claude Code returned them, with usage
     ledger = state(claude, "spawns.json")
-    built = [s for s in ledger["spawns"] if s["scope"] == ledger["runs"][-1]["scope"]]
+    build_run = [r for r in ledger["runs"] if r["command"] == "build"][-1]
+    built = [s for s in ledger["spawns"] if s["scope"] == build_run["scope"]]
     assert {s["local"]: (s["status"], s["via"]) for s in built} == {n: ("recorded", "hook") for n in ["lead1", *sent]}
     assert all(s["usage"]["total_tokens"] > 0 and s["usage"]["duration_ms"] >= 0 for s in built)
-    recorded = (spawn_dir / ledger["runs"][-1]["scope"] / "w3.answer.md").read_text("utf-8")
+    recorded = (spawn_dir / build_run["scope"] / "w3.answer.md").read_text("utf-8")
     assert recorded == json_block(W3_FAILURE, "The store's add() returns None.")
     # … and the Queen wrote no answer and no brief: her Bash calls are the loop's own
     assert [c["input"]["command"].split(" <<")[0] for c in build.tool_calls("Bash")] == [

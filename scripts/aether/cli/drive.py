@@ -13,10 +13,10 @@ from aether.core.text import one_line
 PHASE = click.IntRange(min=1)
 
 
-def _contradiction(phase, approve, resume, plan, colonize, force, answer) -> str | None:
+def _contradiction(phase, approve, resume, plan, colonize, force, answer, closing=False) -> str | None:
     """Flags that cannot go together, or go with a run not asked for (never silently ignored)."""
-    if (phase is not None) + plan + colonize > 1:
-        return "--build, --plan and --colonize each go on with a different run: give one"
+    if (phase is not None) + plan + colonize + closing > 1:
+        return "--build, --plan, --colonize and --continue each go on with a different run: give one"
     with_build = [name for name, given in (("--approve", approve), ("--resume", resume),
                                            ("--answer", answer is not None)) if given]
     if with_build and phase is None:
@@ -36,19 +36,21 @@ def _contradiction(phase, approve, resume, plan, colonize, force, answer) -> str
                                                   "(WORDS: the user's guidance, `-` for stdin).")
 @click.option("--colonize", is_flag=True, help="Map the codebase: the mode from its complexity, colonizers in "
                                                  "one message, their maps recorded as decisions.")
+@click.option("--continue", "closing", is_flag=True, help="Close the current phase (/ant:continue): its lessons when "
+                                                             "due, the archivist when due, phase-advance.")
 @click.option("--accept", is_flag=True, help="With --plan: take the draft of a plan loop that asked you, as it is.")
 @click.option("--force", is_flag=True, help="With --plan: replace a plan that has progress (completed phases kept).")
 @click.option("--answer", type=TEXT,
               help="The user's answer to a code loop that asked — refine, accept or stop — with their words (`-`: stdin).")
 @click.argument("words", type=CONTENT, required=False)
-def next_cmd(phase, approve, resume, plan, colonize, accept, force, answer, words):
+def next_cmd(phase, approve, resume, plan, colonize, closing, accept, force, answer, words):
     """The one next thing the Queen does in the current build or plan run: `spawn` (Agent calls to send in
     ONE message), `ask` (show the text; the user answers with the command given), `lessons`
     (write them, record with `aether record lessons -`), `done` or `stop` (show the text). The
     helper runs every step that is its own on the way; asked twice, it answers the same."""
     from aether.colony import drive
 
-    contradiction = _contradiction(phase, approve, resume, plan, colonize, force, answer)
+    contradiction = _contradiction(phase, approve, resume, plan, colonize, force, answer, closing)
     if contradiction:
         raise click.UsageError(contradiction)
     if answer is not None:
@@ -61,7 +63,7 @@ def next_cmd(phase, approve, resume, plan, colonize, accept, force, answer, word
         if accept and not plan:
             raise click.UsageError("--accept goes with --plan")
         result = drive.next_action(phase, approve=approve, resume=resume, plan=plan, guidance=words, force=force,
-                                   colonize=colonize, accept=accept)
+                                   colonize=colonize, accept=accept, closing=closing)
     result.setdefault("line", drive.action_line(result))
     return result
 

@@ -18,20 +18,19 @@ import math
 import re
 import shlex
 
-from aether.colony import between_phases, build_drive, dispatch
+from aether.colony import build_drive, continue_drive, dispatch
 from aether.core import clock
-from aether.core.exceptions import AetherError, input_error, state_error
+from aether.core.exceptions import input_error, state_error
 from aether.core.text import one_line
 from aether.core.vocabulary import DONE_STATUSES
 from aether.rules import autopilot as autopilot_rules
-from aether.rules import contracts, modes, spawn_tree, spend
+from aether.rules import modes, spawn_tree, spend
 from aether.rules import plans as plans_rules
-from aether.state import costs, events, settings, store
+from aether.state import costs, settings, store
 from aether.state import spawns as ledger
-from aether.steps import completion, phase_advance, recovery, skips
+from aether.steps import completion, recovery, skips
 
 MAX_STEPS = 100  # helper steps in one call (a guard against a loop in the rules, never reached)
-ARCHIVIST = "archivist"
 
 
 # ---------------------------------------------------------------- which run
@@ -115,7 +114,7 @@ def new_run(options: dict) -> dict:
     if previous is not None:
         _end_quietly(previous, "superseded")
     return dispatch.new_run("run", range=rng, auto_approve=bool(options.get("auto_approve")), budget=caps,
-                            builds={}, skipped=[], archivist={}, stopped=None, stop_requested=False,
+                            builds={}, continues={}, skipped=[], stopped=None, stop_requested=False,
                             restart=options.get("from"), restarted_build=False, ended=None, mode=colony.get("mode"))
 
 
@@ -157,14 +156,11 @@ def _view(run: dict) -> dict:
         build = _latest_build(run, p["id"])
         if p["status"] == "failed" and build is not None and build.get("done"):
             failed_here.append(p["id"])
-    due = bool(current) and modes.archivist_due(colony.get("mode"), current)[0]
     latest = _latest_build(run, current) if current else None
     return {"unfinished": current if latest is not None and not latest.get("done") else None,
             "state": colony.get("state"), "current": current, "phases": phases, "range": run["range"],
             "built": _built(run, phases), "failed_here": failed_here,
-            "building": _building(colony),
-            "archivist": {"due": due and colony.get("state") == "READY",
-                          "answered": run.get("archivist", {}).get(str(current)) == "answered"}}
+            "building": _building(colony)}
 
 
 # ---------------------------------------------------------------- the spend cap
@@ -228,36 +224,31 @@ def _skip(run: dict, phase: int) -> None:
     dispatch.save_run(run)
 
 
-def _spawn_archivist(run: dict, phase: int) -> dict:
-    held = _guard(run, phase)(["architect"])
-    if held is not None:
-        return held
-    brief = between_phases.continue_start()["archivist"]["brief"]
-    run["archivist"][str(phase)] = "dispatched"
+def _continue_step(run: dict, phase: int) -> dict | None:
+    """After a phase: what /ant:continue does (continue_drive: the lessons when due, the archivist,
+    phase-advance), adopted by the run. None: the phase is closed and the run goes on."""
+    closing = continue_drive.continue_run(parent=run["scope"])
+    run.setdefault("continues", {})[str(phase)] = closing["scope"]
     dispatch.save_run(run)
-    return dispatch.dispatch(run, [(f"arch{phase}", ARCHIVIST, "ant:architect", brief)], phase_key=str(phase))
+    action = continue_drive.advance(closing, guard=_guard(run, phase))
+    if action["action"] in ("spawn", "lessons", "wait") or action.get("autopilot"):
+        action["autopilot"] = run["scope"]
+        return action
+    if action["action"] == "done":
+        return None
+    return _stop(run, action.get("why") or "phase_failed", action["text"], action.get("command") or "/ant:run", phase)
 
 
 def apply(run: dict, record: dict, text: str) -> str:
-    """The archivist's hygiene report: kept as its answer file, its summary as an event."""
-    phase = record["local"][len("arch"):]
-    try:
-        doc = contracts.extract_json(text, "the hygiene report")
-        summary = doc.get("summary") if isinstance(doc, dict) else None
-    except AetherError:
-        summary = None
-    summary = one_line(summary or next((line for line in text.splitlines() if line.strip()), "(empty report)"), 300)
-    _hygiene_event(summary, record["ref"])
-    run["archivist"][phase] = "answered"
-    run.setdefault("reports", []).append({"phase": int(phase) if phase.isdigit() else phase, "summary": summary,
-                                          "file": ledger.answer_rel(record["ref"])})
-    dispatch.save_run(run)
-    return f"{record['local']} architect: hygiene report kept ({summary[:80]})"
+    """An answer of a spawn the run handed out itself (an archivist of an older run): kept as a report."""
+    return continue_drive.apply(run, record, text)
 
 
-@store.writes("events")
-def _hygiene_event(data, summary: str, ref: str) -> None:
-    events.append(data, "hygiene_report", "architect", f"{summary} (report: {ledger.answer_rel(ref)})")
+def _reports(run: dict) -> list:
+    """The archivists' reports of the phases this run closed."""
+    data = store.read("spawns")
+    closed = [ledger.run_of(data, scope) for scope in (run.get("continues") or {}).values()]
+    return [c["report"] for c in closed if c and c.get("report")] + list(run.get("reports") or [])
 
 
 # ---------------------------------------------------------------- the build of one phase
@@ -377,7 +368,7 @@ def summary_lines(run: dict, per_caste: bool = True) -> list:
         lines += spend.render_bucket(total) if per_caste else []
     if total["unmetered"]:
         lines.append(f"  ({total['unmetered']} spawn(s) came back without Claude Code's usage: not counted)")
-    for report in run.get("reports", []):
+    for report in _reports(run):
         lines.append(f"Archivist after phase {report['phase']}: {report['summary']} ({report['file']})")
     return lines
 
@@ -445,12 +436,12 @@ def advance(run: dict, approve: bool = False) -> dict:
             return _stopped_action(run)
         step = autopilot_rules.next_run_step(_view(run))
         do = step["do"]
-        if do == "continue":  # the phase is done: phase-advance (what /ant:continue does, minus what the build did)
-            phase_advance.phase_advance()
+        if do == "continue":  # the phase is done: what /ant:continue does, as one of its runs
+            action = _continue_step(run, step["phase"])
+            if action is not None:
+                return action
         elif do == "skip":
             _skip(run, step["phase"])
-        elif do == "spawn_archivist":
-            return _spawn_archivist(run, step["phase"])
         elif do == "build":
             action = _build_step(run, step["phase"], approve)
             approve = False

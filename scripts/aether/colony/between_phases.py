@@ -164,6 +164,13 @@ def _flagged(phase: int) -> list:
 def continue_start() -> dict:
     """continue-start: what /ant:continue does now — the phase's verification, whether to extract
     learnings, whether the archivist runs, whether advancing completes the colony, and `next`."""
+    result = continue_view()
+    result["text"] = render_continue(result)
+    return result
+
+
+def continue_view() -> dict:
+    """What closing the current phase needs (continue-start's answer without its text)."""
 
     colony = store.read("colony", missing_ok=False)
     state = colony.get("state")
@@ -242,8 +249,15 @@ def continue_start() -> dict:
               "mode_profile": modes.describe(mode, when="continue", phase=current, last_phase=last), "next": nxt}
     if not done and not complete:
         result["recovery"] = recovery.options(current, plan)
-    lines = [f"Continue · phase {current}: {phase.get('name')} — {status}"
-             + (" (last phase)" if last else "") + f" · mode {result['mode']}"]
+    return result
+
+
+def render_continue(result: dict) -> str:
+    """continue-start's text: the phase's verification, learnings, archivist and what comes next."""
+    phase, verification, learnings, archivist = (result["phase"], result["verification"], result["learnings"],
+                                                  result["archivist"])
+    lines = [f"Continue · phase {phase['id']}: {phase.get('name')} — {phase.get('status') or 'pending'}"
+             + (" (last phase)" if result["last_phase"] else "") + f" · mode {result['mode']}"]
     c = verification["tasks"]
     lines.append(f"  Tasks: {c['completed']} completed, {c['failed']} failed, {c['skipped']} skipped of {c['total']}")
     for f in verification["flagged_tasks"]:
@@ -259,7 +273,6 @@ def continue_start() -> dict:
     if result.get("recovery"):
         lines.append("  Recovery options:")
         lines += ["  " + line for line in recovery.render_options(result["recovery"])]
-    for step in nxt:
+    for step in result["next"]:
         lines.append(f"Next: {step['slash'] + ' — ' if step['slash'] else ''}{step['command']} ({step['reason']})")
-    result["text"] = "\n".join(lines)
-    return result
+    return "\n".join(lines)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from aether.colony import between_phases, dispatch
+from aether.colony import continue_drive, dispatch
 from aether.core.exceptions import EXIT_INPUT, AetherError, input_error, state_error
 from aether.core.text import one_line
 from aether.core.vocabulary import SPAWN_FINISHED
@@ -20,7 +20,7 @@ from aether.rules import contracts, modes, spawn_tree
 from aether.rules import drive as drive_rules
 from aether.rules.contracts import parse_requests
 from aether.rules.waves import render_tree
-from aether.state import learning, memory, pheromones, settings, store
+from aether.state import pheromones, settings, store
 from aether.state import spawns as ledger
 from aether.steps import (
     build_finish,
@@ -156,7 +156,8 @@ def _finish(run: dict) -> None:
     if extra:  # before the closing `Next:` line
         head, sep, tail = out["text"].rpartition("\nNext: ")
         out["text"] = (head + "\n" + "\n".join(extra) + sep + tail) if sep else out["text"] + "\n" + "\n".join(extra)
-    run.update(finished=True, finish_text=out["text"], lessons_due=bool(learn.get("extract_now")),
+    between = not out.get("last_phase") and modes.learning_now(store.read("colony").get("mode"), "between")[0]
+    run.update(finished=True, finish_text=out["text"], lessons_due=bool(learn.get("extract_now")), between=between,
                lessons_done=False, next_slash=(out.get("next") or {}).get("slash"), phase_name=out.get("name"))
     dispatch.save_run(run)
 
@@ -224,11 +225,7 @@ def _queen_action(run: dict, step: dict) -> dict:
     if do == "abort":
         return _abort(run)
     if do == "lessons":
-        cats = ", ".join(learning.CATEGORIES)
-        return {"action": "lessons", "command": "aether record lessons - <<'EOF'",
-                "text": f"Write 1–5 lessons phase {run['phase']} taught (from the answers recorded in "
-                        f".aether/spawns/{run['scope']}/), concrete, one per line. Start a line with "
-                        f"`global <category>:` when it helps other projects too (categories: {cats})."}
+        return continue_drive.lessons_action(run, run["phase"], run["scope"], run.get("between"))
     if do == "stop":
         return _stop(run, step)
     return _done(run)
@@ -378,34 +375,6 @@ def apply(run: dict, record: dict, text: str) -> str:
         dispatch.save_run(run)
         return f"{record['local']} watcher: verification recorded"
     return _record_node(run, record["local"], text)
-
-
-def record_lessons(text: str) -> dict:
-    """The phase's lessons (under the driver's lock): plain lines go to memory; `global
-    <category>: …` lines are promoted too. The caller answers the next action."""
-    run = ledger.current_run(store.read("spawns"), "build")
-    if run is None or not run.get("finished") or run.get("lessons_done"):  # recorded once, never twice
-        raise state_error("no_lessons_due", "no finished build waits for its lessons")
-    lessons, promote = [], []
-    for raw in memory.split_lines(text):
-        line = raw.strip().lstrip("-* ").strip()
-        head, sep, rest = line.partition(":")
-        words = head.split()
-        if sep and len(words) == 2 and words[0].lower() == "global" and words[1].lower() in learning.CATEGORIES:
-            line = rest.strip()
-            promote.append((line, words[1].lower()))
-        if line:
-            lessons.append(line)
-    if not lessons:
-        raise input_error("invalid_content", "no lessons given: one per line")
-    for line, _cat in promote:  # every line checked before the first is written
-        learning.check_content(line)
-    memory.add_learnings(run["phase"], lessons, run.get("phase_name"), None, "append")
-    promoted = [learning.promote(line, source_phase=run["phase"], category=cat) for line, cat in promote]
-    run["lessons_done"] = True
-    dispatch.save_run(run)
-    return {"recorded": len(lessons), "promoted": sum(1 for p in promoted if p.get("stored")),
-            "categories": list(between_phases.promotion()["categories"]), "run": run}
 
 
 # ---------------------------------------------------------------- the user's answer to a waiting code loop

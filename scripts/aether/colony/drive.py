@@ -11,7 +11,7 @@ driver, so hooks of ants that finish together record one after the other.
 
 from __future__ import annotations
 
-from aether.colony import autopilot, build_drive, colonize_drive, dispatch, plan_drive
+from aether.colony import autopilot, build_drive, colonize_drive, continue_drive, dispatch, plan_drive
 from aether.core.exceptions import AetherError, input_error, state_error
 from aether.core.text import one_line
 from aether.state import spawns as ledger
@@ -20,7 +20,8 @@ from aether.state import store
 action_line = dispatch.action_line
 
 
-PROTOCOLS = {"build": build_drive, "plan": plan_drive, "colonize": colonize_drive, "run": autopilot}
+PROTOCOLS = {"build": build_drive, "plan": plan_drive, "colonize": colonize_drive, "continue": continue_drive,
+             "run": autopilot}
 
 
 def advance_after(run: dict) -> dict:
@@ -45,15 +46,18 @@ def _by_hand(phase: int) -> bool:
 
 
 def next_action(phase: int | None = None, approve: bool = False, resume: bool = False, plan: bool = False,
-                guidance: str | None = None, force: bool = False, colonize: bool = False, accept: bool = False) -> dict:
+                guidance: str | None = None, force: bool = False, colonize: bool = False, accept: bool = False,
+                closing: bool = False) -> dict:
     """aether next: the one next thing the Queen does — in the build of `phase`, in the plan run
     (`plan`), or, given neither, in the newest run that is not done (else: how the newest ended)."""
     with ledger.lock():
         _record_returned()
         if phase is not None and not (approve or resume) and not _by_hand(phase):
             phase = None  # the autopilot's own build: its next action, and the run goes on
-        elif phase is not None or plan or colonize:  # the user took a step by hand: the autopilot run ends
+        elif phase is not None or plan or colonize or closing:  # a step by hand: the autopilot run ends
             autopilot.end_active("superseded")
+        if closing:
+            return continue_drive.advance(continue_drive.continue_run())
         if colonize:
             return colonize_drive.advance(colonize_drive.colonize_run())
         if plan:
@@ -61,7 +65,7 @@ def next_action(phase: int | None = None, approve: bool = False, resume: bool = 
         if phase is None:  # the newest run: where it stands, or how it ended
             runs = store.read("spawns")["runs"]
             run = next((r for r in reversed(runs) if not r.get("done")), None) or (runs[-1] if runs else None)
-            if run is not None and (run["command"] in ("plan", "colonize", "run") or run.get("parent")):
+            if run is not None and (run["command"] in ("plan", "colonize", "continue", "run") or run.get("parent")):
                 return advance_after(run)
         run = build_drive.build_run(phase, resume)
         if run.get("parent"):  # /ant:build N takes the build over from the autopilot run
@@ -121,7 +125,7 @@ def record(spawn_id: str, text: str, usage: dict | None = None, via: str = "quee
     """aether record: an ant's answer (or the phase's lessons), recorded as its step requires."""
     if spawn_id == "lessons":
         with ledger.lock():
-            out = build_drive.record_lessons(text)
+            out = continue_drive.record_lessons(text)
             out["next"] = advance_after(out.pop("run"))
             return out
     if not text.strip():  # no answer: the spawn stays pending (`aether next` hands it out again)

@@ -1,9 +1,10 @@
 """The autopilot's order and stop rules: `/ant:run` builds phase after phase (pure).
 
 `next_run_step(view)` answers the run's next step from a view of the colony and the run record
-(colony/autopilot.py builds it). Helper steps: `continue` (the phase is done: phase-advance),
-`skip` (a phase before the run's range: phase-skip), `build` (go on with the phase's build —
-its own next step decides what); the archivist is a spawn. Ends: `done` (COMPLETED, or the
+(colony/autopilot.py builds it). Steps: `continue` (the phase is done: what /ant:continue does —
+its lessons when due, the archivist, phase-advance — colony/continue_drive.py decides), `skip`
+(a phase before the run's range: phase-skip), `build` (go on with the phase's build — its own
+next step decides what). Ends: `done` (COMPLETED, or the
 range or phase count reached) and `stop` (a reason the user must act on). Stops that come from
 inside a build — the wave plan's approval, a code loop's question, abort_phase, the spend cap —
 are decided by the build and the cap (rules/drive.py, rules/spend.py); this module words them.
@@ -62,9 +63,9 @@ def _after(ids: list, a: int, b: int) -> bool:
 
 def next_run_step(view: dict) -> dict:
     """The run's next step. view: {state, current, phases: [{id, status}], range, built,
-    failed_here, building, unfinished (a phase whose finished build still asks for its lessons),
-    archivist: {due, answered}}. (A stop the user asked for is the spend guard's: it holds the
-    next spawn action, so the helper's own steps before it still run.)"""
+    failed_here, building, unfinished (a phase whose finished build still asks for its lessons)}.
+    (A stop the user asked for is the spend guard's: it holds the next spawn action, so the
+    helper's own steps before it still run.)"""
     state = view.get("state")
     if state == "COMPLETED":
         return {"do": "done", "why": "completed"}
@@ -79,9 +80,6 @@ def next_run_step(view: dict) -> dict:
     if current and status.get(current) in DONE_STATUSES:
         if view.get("unfinished") == current:
             return {"do": "build", "phase": current}
-        archivist = view.get("archivist") or {}
-        if archivist.get("due") and not archivist.get("answered"):
-            return {"do": "spawn_archivist", "phase": current}
         return {"do": "continue", "phase": current}
     todo = open_phases(phases)
     if not todo:

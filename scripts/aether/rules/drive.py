@@ -180,3 +180,25 @@ def next_colonize_step(view: dict) -> dict:
     if not view.get("summarized"):
         return {"do": "summarize"}
     return {"do": "done"}
+
+
+# ---------------------------------------------------------------- after a phase: /ant:continue and the autopilot
+
+
+def next_continue_step(view: dict) -> dict:
+    """Closing the current phase. view: {state, done, advanced, lessons: {due, done}, archivist:
+    {due, answered}} — see colony/continue_drive.py. Helper step: advance (phase-advance); the
+    Queen's: lessons, spawn_archivist, done (the next phase, or the colony's summary), stop (the
+    phase is not completed)."""
+    lessons, archivist = view.get("lessons") or {}, view.get("archivist") or {}
+    if view.get("advanced"):
+        return {"do": "done"}
+    if view.get("state") != "COMPLETED" and not view.get("done"):
+        return {"do": "stop", "why": "not_built"}
+    if lessons.get("due") and not lessons.get("done"):
+        return {"do": "lessons"}
+    if view.get("state") == "COMPLETED":
+        return {"do": "done"}
+    if archivist.get("due") and not archivist.get("answered"):
+        return {"do": "spawn_archivist"}
+    return {"do": "advance"}

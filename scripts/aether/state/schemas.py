@@ -735,7 +735,7 @@ def _check_autopilot(p: list, r: dict, where: str) -> None:
             field_check(p, r[key], name, int, f"{where}.{key}")
     field_check(p, r, "builds", dict, where)
     field_check(p, r, "skipped", list, where)
-    field_check(p, r, "archivist", dict, where)
+    field_check(p, r, "continues", dict, where, required=False)
     field_check(p, r, "stopped", (dict, type(None)), where)
     if isinstance(r.get("stopped"), dict):
         for key in ("why", "text", "command"):

@@ -312,6 +312,7 @@ def _finish_result(phase_id: int, out: dict, lessons_asked: bool = False) -> dic
         "syntax_check": out["syntax"],
         "code_loop": out["record"]["code_loop"],
         "learnings": _learnings_answer(phase_id, phase, out),
+        "last_phase": out["last"],
         "next": nxt,
     }
     lines = [f"Phase {phase_id} · {phase.get('name')} — {phase['status'].upper()}",
