@@ -453,7 +453,7 @@ def advance(run: dict, approve: bool = False) -> dict:
             command = {"no_plan": "/ant:plan", "phase_failed": f"/ant:run --from {step.get('phase')}"}.get(
                 step["why"], "/ant:run")
             return _stop(run, step["why"], "", command, step.get("phase"))
-    raise state_error("drive_loop", "the run made no progress in 100 steps; see `aether status`")
+    raise state_error("drive_loop", f"the run made no progress in {MAX_STEPS} steps; see `aether status`")
 
 
 def resume(run: dict, options: dict) -> dict:

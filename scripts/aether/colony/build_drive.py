@@ -311,7 +311,7 @@ def advance(run: dict, approve: bool = False, guard=None, approved_by: str = "us
         action = _queen_action(run, step)
         action.update(run=run["scope"], phase=run["phase"])
         return action
-    raise state_error("drive_loop", "the build made no progress in 200 steps; see `aether status`")
+    raise state_error("drive_loop", f"the build made no progress in {MAX_STEPS} steps; see `aether status`")
 
 
 def _synthetic_failure(node: dict, why: str) -> str:

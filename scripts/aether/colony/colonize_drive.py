@@ -120,4 +120,4 @@ def advance(run: dict) -> dict:
             return {**dispatch.dispatch(run, items), "run": run["scope"]}
         else:
             return {**_done(run), "run": run["scope"]}
-    raise state_error("drive_loop", "colonize made no progress; see `aether status`")
+    raise state_error("drive_loop", f"colonize made no progress in {MAX_STEPS} steps; see `aether status`")

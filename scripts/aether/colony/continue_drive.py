@@ -211,4 +211,4 @@ def advance(run: dict, guard=None) -> dict:
         if do == "stop":
             return _stop(run)
         return _done(run)
-    raise state_error("drive_loop", "closing the phase made no progress in 20 steps; see `aether status`")
+    raise state_error("drive_loop", f"closing the phase made no progress in {MAX_STEPS} steps; see `aether status`")

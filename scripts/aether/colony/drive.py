@@ -20,6 +20,13 @@ from aether.state import store
 action_line = dispatch.action_line
 
 
+# The protocols `aether next` drives, by a run record's `command`. Each module provides
+#   advance(run, …) -> action   the run's next action for the Queen (spawn, wait, ask, lessons, done,
+#                               stop), after carrying out every step that is the helper's own; a loop
+#                               bounded by its MAX_STEPS, asking its pure rule (rules/drive.py,
+#                               rules/autopilot.py) for the next step from state each time;
+#   apply(run, record, text) -> line   one answer of a spawn it handed out, recorded as its step
+#                               requires; the line (one line, starting with the spawn's id) tells the Queen.
 PROTOCOLS = {"build": build_drive, "plan": plan_drive, "colonize": colonize_drive, "continue": continue_drive,
              "run": autopilot}
 

@@ -215,7 +215,7 @@ def advance(run: dict) -> dict:
             _helper_step(run, step)
             continue
         return {**_queen_action(run, step), "run": run["scope"]}
-    raise state_error("drive_loop", "the plan made no progress in 100 steps; see `aether status`")
+    raise state_error("drive_loop", f"the plan made no progress in {MAX_STEPS} steps; see `aether status`")
 
 
 # ---------------------------------------------------------------- answers

@@ -67,69 +67,68 @@ def _open_errors(errors: dict, plan: dict) -> list:
 
 def overview() -> dict:
     """status: goal, state, mode, progress, signals, events, errors, spawn tree, next step."""
+    view = status_view()
+    view["text"] = render_status(view, output.use_color())
+    return view
 
-    color = output.use_color()
+
+def status_view() -> dict:
+    """What `aether status` knows, as data (its text is render_status's)."""
     colony = store.read("colony")
     initialized = store.exists("colony") and colony.get("state") != "IDLE"
     plan = store.read("plan") if initialized else {"phases": []}
     nxt = next_step(colony if initialized else {"state": "IDLE"}, plan)
     if not initialized:
-        return {"initialized": False, "state": "IDLE", "next": nxt,
-                "text": f"No colony here yet.\nNext: {nxt['slash']} — {nxt['reason']}"}
-
+        return {"initialized": False, "state": "IDLE", "next": nxt}
     rows = _phase_rows(plan)
-    done = sum(1 for r in rows if r["status"] == "completed")
-    tasks_total = sum(r["tasks"]["total"] for r in rows)
-    tasks_done = sum(r["tasks"]["completed"] for r in rows)
-    block = pheromones.render(None)
-    recent = (store.read("events").get("events") or [])[-RECENT_EVENTS:]
     errors = store.read("errors")
     open_errors = _open_errors(errors, plan)
-    flagged = [p for p in errors.get("flagged_patterns") or [] if isinstance(p, dict)]
-    tree = colony.get("spawn_tree")
-    state = colony.get("state")
-    mode = colony.get("mode")
-    current = colony.get("current_phase") or 0
-
+    state, current = colony.get("state"), colony.get("current_phase") or 0
+    block = pheromones.render(None)
     result = {
-        "initialized": True,
-        "goal": colony.get("goal"),
-        "state": state,
-        "mode": mode,
+        "initialized": True, "goal": colony.get("goal"), "state": state, "mode": colony.get("mode"),
         "current_phase": current,
-        "progress": {"phases_total": len(rows), "phases_completed": done,
-                     "tasks_total": tasks_total, "tasks_completed": tasks_done},
-        "phases": rows,
-        "signals": block["signals"],
-        "events": recent,
+        "progress": {"phases_total": len(rows), "phases_completed": sum(1 for r in rows if r["status"] == "completed"),
+                     "tasks_total": sum(r["tasks"]["total"] for r in rows),
+                     "tasks_completed": sum(r["tasks"]["completed"] for r in rows)},
+        "phases": rows, "signals": block["signals"], "signals_text": block["text"],
+        "events": (store.read("events").get("events") or [])[-RECENT_EVENTS:],
         "errors": {"open_count": len(open_errors), "open": open_errors[:OPEN_ERRORS_SHOWN],
-                   "flagged_patterns": flagged},
-        "spawn_tree": tree,
-        "next": nxt,
+                   "flagged_patterns": [p for p in errors.get("flagged_patterns") or [] if isinstance(p, dict)]},
+        "spawn_tree": colony.get("spawn_tree"), "next": nxt,
     }
-
     phase_now = plans_rules.find_phase(plan, current) if current else None
-    retries = recovery.retry_log(current) if current else []
-    result["retry_log"] = retries
-    aborted = bool(current) and any(a.get("phase") == current for a in store.read("failures")["aborts"]
-                                    if isinstance(a, dict))
+    result["retry_log"] = recovery.retry_log(current) if current else []
+    result["aborted"] = bool(current) and any(a.get("phase") == current for a in store.read("failures")["aborts"]
+                                              if isinstance(a, dict))
+    result["phase_status"] = (phase_now or {}).get("status")
     stuck = state == "READY" and phase_now is not None and phase_now.get("status") in ("failed", "in_progress")
     result["recovery"] = recovery.options(current, plan) if stuck else None
     result["kept_results"] = worktrees.kept() if store.exists("worktrees") else []
-    autopilot = _autopilot_view(colony)
-    result["autopilot"], result["spend"] = autopilot["run"], autopilot["spend"]
-    if autopilot["run"] is not None:
-        result["next"] = nxt = {"slash": autopilot["run"]["command"], "command": "aether run",
-                                "reason": "the autopilot run " + (f"stopped ({autopilot['run']['stopped']})"
-                                                                  if autopilot["run"]["stopped"] else "is under way")}
+    result.update(_autopilot_view(colony))
+    if result["autopilot"] is not None:
+        run = result["autopilot"]
+        result["next"] = {"slash": run["command"], "command": "aether run",
+                          "reason": "the autopilot run " + (f"stopped ({run['stopped']})" if run["stopped"]
+                                                            else "is under way")}
     frictions = recovery.friction_summary()
     result["frictions"] = {"total": frictions["total"], "recurring": frictions["recurring"], "recent": frictions["recent"]}
+    return result
 
-    lines = [f"AETHER COLONY · {state} · {mode or 'STANDARD'}", f"Goal: {one_line(colony.get('goal'), 200)}"]
+
+def render_status(view: dict, color: bool = False) -> str:
+    """`aether status` as the user reads it."""
+    nxt = view["next"]
+    if not view["initialized"]:
+        return f"No colony here yet.\nNext: {nxt['slash']} — {nxt['reason']}"
+    state, current, rows = view["state"], view["current_phase"], view["phases"]
+    lines = [f"AETHER COLONY · {state} · {view['mode'] or 'STANDARD'}", f"Goal: {one_line(view['goal'], 200)}"]
     if rows:
+        progress = view["progress"]
+        done = progress["phases_completed"]
         where = f"Phase {current}" if current else f"{len(rows)} phases planned"
         lines.append(f"{where}  {bar(done, len(rows))} {done}/{len(rows)} phases · "
-                     f"{tasks_done}/{tasks_total} tasks")
+                     f"{progress['tasks_completed']}/{progress['tasks_total']} tasks")
         width = max(len(one_line(r["name"], 40)) for r in rows)
         for r in rows:
             mark = "▸" if r["id"] == current and state != "COMPLETED" else " "
@@ -138,41 +137,57 @@ def overview() -> dict:
                          f"{r['status']:<11} {counts['completed']}/{counts['total']} tasks")
     else:
         lines.append("No plan yet.")
-    lines += ["", block["text"]]
-    if autopilot["lines"]:
-        lines += [""] + autopilot["lines"]
-    if result["kept_results"]:
-        lines += ["", "KEPT RESULTS (builders' work that could not be merged)"] + worktrees.render_kept(result["kept_results"])
-    if isinstance(tree, dict):
-        lines += ["", "SPAWN TREE"] + _tree_text(tree)
-    if recent:
-        lines += ["", "RECENT EVENTS"]
-        for e in reversed(recent):
-            stamp = str(e.get("timestamp") or "")[5:16].replace("T", " ")
-            lines.append(f"  {stamp}  {one_line(e.get('type'), 22):<18} {one_line(e.get('content'), 90)}")
-    if open_errors or flagged:
-        lines += ["", f"OPEN ERRORS ({len(open_errors)})"]
-        for e in open_errors[:OPEN_ERRORS_SHOWN]:
-            where = f"phase {e.get('phase')}" + (f" task {e.get('task_id')}" if e.get("task_id") else "")
-            lines.append(f"  [{e.get('severity')}] {e.get('category')} · {where}: {one_line(e.get('description'), 90)}")
-        if flagged:
-            lines.append("  recurring: " + ", ".join(f"{p.get('category')} ×{p.get('count')}" for p in flagged))
-    if retries:
-        lines += ["", f"AUTO-RETRY LOG (phase {current})"] + ["  " + line for line in recovery.render_retry_log(retries)]
-    if result["recovery"]:
-        lines += ["", f"RECOVERY (phase {current} {'aborted' if aborted else phase_now.get('status')})"]
-        lines += recovery.render_options(result["recovery"])
-    if frictions["recurring"]:
-        lines += ["", "RECURRING FRICTION"]
-        lines += [f"  ×{g['count']} {one_line(g['root_cause'], 90) or '(no root cause)'} — tasks {', '.join(g['tasks'][:5])}"
-                  for g in frictions["recurring"][:5]]
-    elif frictions["recent"]:
-        lines += ["", "RECENT FRICTION"]
-        lines += [f"  {r['id']} task {r['task']}: {one_line(r['root_cause'], 80) or '-'} → {one_line(r['resolution'], 60) or '-'}"
-                  for r in frictions["recent"]]
+    lines += ["", view["signals_text"]]
+    autopilot = _autopilot_lines(view)
+    if autopilot:
+        lines += [""] + autopilot
+    if view["kept_results"]:
+        lines += ["", "KEPT RESULTS (builders' work that could not be merged)"] + worktrees.render_kept(view["kept_results"])
+    if isinstance(view["spawn_tree"], dict):
+        lines += ["", "SPAWN TREE"] + _tree_text(view["spawn_tree"])
+    lines += _event_lines(view["events"]) + _error_lines(view["errors"])
+    if view["retry_log"]:
+        lines += ["", f"AUTO-RETRY LOG (phase {current})"] + ["  " + line for line in recovery.render_retry_log(view["retry_log"])]
+    if view["recovery"]:
+        lines += ["", f"RECOVERY (phase {current} {'aborted' if view['aborted'] else view['phase_status']})"]
+        lines += recovery.render_options(view["recovery"])
+    lines += _friction_lines(view["frictions"])
     lines += ["", f"Next: {nxt['slash']} — {nxt['reason']}"]
-    result["text"] = "\n".join(lines)
-    return result
+    return "\n".join(lines)
+
+
+def _event_lines(recent: list) -> list:
+    if not recent:
+        return []
+    lines = ["", "RECENT EVENTS"]
+    for e in reversed(recent):
+        stamp = str(e.get("timestamp") or "")[5:16].replace("T", " ")
+        lines.append(f"  {stamp}  {one_line(e.get('type'), 22):<18} {one_line(e.get('content'), 90)}")
+    return lines
+
+
+def _error_lines(errors: dict) -> list:
+    if not errors["open_count"] and not errors["flagged_patterns"]:
+        return []
+    lines = ["", f"OPEN ERRORS ({errors['open_count']})"]
+    for e in errors["open"]:
+        where = f"phase {e.get('phase')}" + (f" task {e.get('task_id')}" if e.get("task_id") else "")
+        lines.append(f"  [{e.get('severity')}] {e.get('category')} · {where}: {one_line(e.get('description'), 90)}")
+    if errors["flagged_patterns"]:
+        lines.append("  recurring: " + ", ".join(f"{p.get('category')} ×{p.get('count')}" for p in errors["flagged_patterns"]))
+    return lines
+
+
+def _friction_lines(frictions: dict) -> list:
+    if frictions["recurring"]:
+        return ["", "RECURRING FRICTION"] + [
+            f"  ×{g['count']} {one_line(g['root_cause'], 90) or '(no root cause)'} — tasks {', '.join(g['tasks'][:5])}"
+            for g in frictions["recurring"][:5]]
+    if frictions["recent"]:
+        return ["", "RECENT FRICTION"] + [
+            f"  {r['id']} task {r['task']}: {one_line(r['root_cause'], 80) or '-'} → {one_line(r['resolution'], 60) or '-'}"
+            for r in frictions["recent"]]
+    return []
 
 
 # ---------------------------------------------------------------- phase [N|list]
@@ -221,32 +236,38 @@ def phase_view(which: str | None = None) -> dict:
 
 
 def _autopilot_view(colony: dict) -> dict:
-    """The autopilot run under way (or None) and the colony's spend (read here, without the
-    protocols: `status` stays quick)."""
+    """{autopilot, spend}: the autopilot run under way (or None) and the colony's spend (read here,
+    without the protocols: `status` stays quick)."""
     data = store.read("costs")
     mine = costs.colony_spend(colony.get("session_id"), data)
     total = mine["total"]
     run = ledger.active_autopilot(store.read("spawns"))
-    out = {"run": None, "spend": {"tokens": total["tokens"], "spawns": total["spawns"],
-                                  "duration_ms": total["duration_ms"], "unmetered": total["unmetered"],
-                                  "phases": {k: b["tokens"] for k, b in mine["phases"].items()},
-                                  "castes": {c: line["tokens"] for c, line in total["castes"].items()}}}
-    lines = []
+    out = {"autopilot": None, "spend": {"tokens": total["tokens"], "spawns": total["spawns"],
+                                        "duration_ms": total["duration_ms"], "unmetered": total["unmetered"],
+                                        "phases": {k: b["tokens"] for k, b in mine["phases"].items()},
+                                        "castes": {c: line["tokens"] for c, line in total["castes"].items()}}}
     if run is not None:
-        run_tokens = costs.run_spend(run["scope"], data)["total"]["tokens"]
         stopped = run.get("stopped")
-        out["run"] = {"scope": run["scope"], "range": run["range"], "spent": run_tokens,
-                      "caps": {k: run["budget"][k] for k in ("run", "phase")},
-                      "stopped": stopped["why"] if stopped else None,
-                      "command": stopped["command"] if stopped else "/ant:run"}
-        state = f"stopped: {autopilot_rules.STOP_REASONS.get(stopped['why'], stopped['why'])}" if stopped else "running"
-        lines.append(f"AUTOPILOT  run {run['scope']} · phases {run['range']['from']}–{run['range']['to']} · {state} · "
-                     f"spent {spend.fmt(run_tokens)} of {spend.fmt(run['budget']['run'])}")
-        lines.append(f"  continue: {out['run']['command']} · stop it from any terminal: aether run --stop")
-    if total["spawns"]:
-        per_caste = ", ".join(f"{c} {spend.fmt(line['tokens'])}" for c, line in
-                              sorted(total["castes"].items(), key=lambda kv: -kv[1]["tokens"]))
-        lines.append(f"SPEND  {spend.fmt(total['tokens'])} tokens in {total['spawns']} spawns "
-                     f"({spend.render_phases(out['spend']['phases'])}) · {per_caste}")
-    out["lines"] = lines
+        out["autopilot"] = {"scope": run["scope"], "range": run["range"],
+                            "spent": costs.run_spend(run["scope"], data)["total"]["tokens"],
+                            "caps": {k: run["budget"][k] for k in ("run", "phase")},
+                            "stopped": stopped["why"] if stopped else None,
+                            "command": stopped["command"] if stopped else "/ant:run"}
     return out
+
+
+def _autopilot_lines(view: dict) -> list:
+    lines = []
+    run, spent = view["autopilot"], view["spend"]
+    if run is not None:
+        state = (f"stopped: {autopilot_rules.STOP_REASONS.get(run['stopped'], run['stopped'])}" if run["stopped"]
+                 else "running")
+        lines.append(f"AUTOPILOT  run {run['scope']} · phases {run['range']['from']}–{run['range']['to']} · {state} · "
+                     f"spent {spend.fmt(run['spent'])} of {spend.fmt(run['caps']['run'])}")
+        lines.append(f"  continue: {run['command']} · stop it from any terminal: aether run --stop")
+    if spent["spawns"]:
+        per_caste = ", ".join(f"{c} {spend.fmt(tokens)}" for c, tokens in
+                              sorted(spent["castes"].items(), key=lambda kv: -kv[1]))
+        lines.append(f"SPEND  {spend.fmt(spent['tokens'])} tokens in {spent['spawns']} spawns "
+                     f"({spend.render_phases(spent['phases'])}) · {per_caste}")
+    return lines
