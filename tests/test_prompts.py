@@ -708,6 +708,30 @@ def test_the_quoted_bug_rules_carry_the_helpers_numbers():
     assert f"integer {minimum} … {maximum}" in row and maximum * 1000 == config.BASH_TIMEOUT_MAX_MS
 
 
+DRIVEN = ("build", "plan", "colonize", "continue", "run")  # the commands whose loop `aether next` drives
+
+
+def spawn_step(text: str) -> str:
+    """The spawn step of a command body or of docs/contracts.md: from `- `spawn`:` to the `wait`
+    item, whitespace folded."""
+    found = re.search(r"^- `spawn`: in ONE message.*?^- `wait`: [^\n]*", text, re.S | re.M)
+    return " ".join(found.group(0).split()) if found else ""
+
+
+@pytest.mark.parametrize("name", DRIVEN)
+def test_every_driven_command_says_the_spawn_step_word_for_word(name):
+    canonical = spawn_step(CONTRACTS.read_text("utf-8"))
+    assert canonical, "docs/contracts.md lost the Queen's spawn step"
+    body = (REPO / ".claude" / "commands" / "ant" / f"{name}.md").read_text("utf-8")
+    assert spawn_step(body) == canonical, f"/ant:{name}'s spawn step drifted from docs/contracts.md"
+
+
+def test_a_drifted_spawn_step_is_caught():
+    canonical = (REPO / "docs" / "contracts.md").read_text("utf-8")
+    drifted = canonical.replace("end your turn, and act on those when they come", "wait for them")
+    assert spawn_step(drifted) != spawn_step(canonical)
+
+
 def test_a_paraphrase_is_caught(tmp_path):
     agent = tmp_path / "x.md"
     agent.write_text("---\nname: x\n---\n\nRules: `summary` is one line of at most 99 characters.\n", "utf-8")
