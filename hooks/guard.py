@@ -706,15 +706,11 @@ def _read_only_command(cmd, strict: bool, research: str | None):
     for name, _ in cmd.assigns + seen["assigns"]:
         if name in ENV_REFUSED or name.startswith(ENV_REFUSED_PREFIXES):
             return f"{name}=", "changes what the command runs"
-    if cmd.kind in ("assign", "unset", "test", "for", "group"):
-        return None
-    if not cmd.words:
+    if cmd.kind in ("assign", "unset", "test", "for", "group") or not cmd.words:
         return None
     why = _wrappers_refusal(cmd, at, wrappers)
-    if why:
+    if why or at >= len(cmd.words):
         return why
-    if at >= len(cmd.words):
-        return None
     words = cmd.words[at:]
     if not words[0].static:
         return words[0].raw, "names the command at run time: write it out"
@@ -723,10 +719,16 @@ def _read_only_command(cmd, strict: bool, research: str | None):
         return name, "is not a search command"
     if name in WRITERS:
         return name, WRITERS[name]
+    return _program_refusal(cmd, name, words, strict)
+
+
+def _tool_refusal(name: str, words, strict: bool):
+    """(the form refused, why) for the read tools whose options write or run (sed, awk, find,
+    git, uniq, the READERS), None when allowed, False when `name` is none of them."""
     if name == "sed":
         form = sed_refusal(words, strict)
         return (form, "changes files or runs commands") if form else None
-    if name == "awk" or name in ("gawk", "mawk", "nawk"):
+    if name in ("awk", "gawk", "mawk", "nawk"):
         form = awk_refusal(words)
         return (form, "writes files or runs commands") if form else None
     if name == "find":
@@ -735,11 +737,20 @@ def _read_only_command(cmd, strict: bool, research: str | None):
     if name == "git":
         form = git_refusal(words, GIT_SEARCH if strict else GIT_READ)
         return (form, "changes the repository, or runs or writes something") if form else None
-    if name == "uniq" and len([w for w in words[1:] if not w.text.startswith("-")]) > 1:
-        return "uniq INPUT OUTPUT", "writes a file"
+    if name == "uniq":
+        return ("uniq INPUT OUTPUT", "writes a file") if len([w for w in words[1:] if not w.text.startswith("-")]) > 1 \
+            else None
     if name in READERS:
         option = _has_option(words[1:], READERS[name])
         return (f"{name} {option}", "writes a file or runs a command") if option else None
+    return False
+
+
+def _program_refusal(cmd, name: str, words, strict: bool):
+    """(the form refused, why) for the program a read-only caste runs, or None."""
+    found = _tool_refusal(name, words, strict)
+    if found is not False:
+        return found
     if name in shell.SHELLS:
         how, body = shell._shell_body(words, 0)
         if how == "c" and (body is None or not body.static):
@@ -1031,6 +1042,7 @@ def _cwds(script, first, copy: Copy, start: str, hint: str):
 
 
 def _builder_command(cmd, script, copy: Copy, cwds: list, hint: str) -> str | None:
+    """Why an isolated builder's command leaves its working copy (None: it stays in it)."""
     at, _, seen = shell.unwrap(cmd.words)
     words = cmd.words[at:]
     name = shell.name_of(words[0]) if words else ""
@@ -1039,6 +1051,12 @@ def _builder_command(cmd, script, copy: Copy, cwds: list, hint: str) -> str | No
             return f"`{key}=` changes where commands go — {hint}."
     if name in ("eval", "alias", "shopt", "enable") or seen.get("split"):
         return f"`{name or 'env -S'}` builds commands the guard cannot read: run them directly — {hint}."
+    return _words_outside(cmd, script, words, name, copy, cwds, hint) or \
+        _builder_program(cmd, words, name, copy, cwds, hint)
+
+
+def _words_outside(cmd, script, words, name: str, copy: Copy, cwds: list, hint: str) -> str | None:
+    """A word, an assignment or a redirect target that names a place outside the working copy."""
     values = [v for _, v in cmd.assigns if v is not None]
     bindings = _bindings(script)
     linked = []  # `ln -s TARGET LINK`: a relative TARGET is read from LINK's folder (see _link_refusal)
@@ -1055,6 +1073,12 @@ def _builder_command(cmd, script, copy: Copy, cwds: list, hint: str) -> str | No
             for candidate in _candidates(shell.Word(word.raw, text), assignment=word in values):
                 if _path_outside(candidate, cwds, copy):
                     return f"`{word.raw}` is outside your working copy (the main checkout or another one) — {hint}."
+    return None
+
+
+def _builder_program(cmd, words, name: str, copy: Copy, cwds: list, hint: str) -> str | None:
+    """What the program itself would do outside the copy: git's refs and settings, a shell or an
+    interpreter whose code leaves it, a link that points out."""
     if name == "git":
         options, sub, _ = git_parts(words)
         if any(o in ("--git-dir", "--work-tree") for o, _ in options):
