@@ -21,9 +21,9 @@ def rows() -> list[str]:
     from aether.cli import COMMANDS, cli, guide
 
     ctx = click.Context(cli, info_name="aether", **cli.context_settings)
-    queen = (*guide.QUEEN, tuple(n for n in COMMANDS if guide.group_of(n) == guide.QUEEN[0]))
+    hidden = sorted(n for n in COMMANDS if guide.hidden(n))
     lines = []
-    for title, why, names in (*guide.GROUPS, queen):
+    for title, why, names in guide.GROUPS:
         lines += [f"**{title}** — {why}", "", "| command | arguments | what it does |", "|---|---|---|"]
         for name in names:
             cmd = cli.get_command(ctx, name)
@@ -31,7 +31,9 @@ def rows() -> list[str]:
             summary = cmd.get_short_help_str(limit=110).replace("|", "\\|")
             lines.append(f"| `{name}` | {f'`{usage}`' if usage else ''} | {summary} |")
         lines.append("")
-    return lines[:-1]
+    lines += ["**The steps `aether next` takes itself** — hidden from `aether help`, kept for the tests and "
+              "for recovery by hand (each has its own `--help`): " + ", ".join(f"`{n}`" for n in hidden) + "."]
+    return lines
 
 
 def write(path: str) -> None:

@@ -200,7 +200,7 @@ def test_completed_phase_and_order(ready):
     ready.run("build-start", 1).json
     finish(ready, 1).json
     err = ready.run("build-start", 1).error
-    assert err["code"] == "phase_completed" and "phase-advance" in err["error"]
+    assert err["code"] == "phase_completed" and "/ant:continue" in err["error"]
     err = ready.run("build-start", 2).error  # phase-advance is the only writer of current_phase
     assert err["code"] == "phase_out_of_order" and "/ant:continue" in err["error"]
     err = ready.run("build-start", 3).error
@@ -213,7 +213,7 @@ def test_already_running(ready):
     ready.run("build-start", 1).json
     err = ready.run("build-start", 1).error
     assert err["code"] == "invalid_transition"
-    assert "build-start 1 --resume" in err["error"] and "build-abort 1" in err["error"]
+    assert "/ant:build 1 --resume" in err["error"] and "build-abort 1" in err["error"]
     err = ready.run("build-start", 2, "--resume").error
     assert err["code"] == "phase_mismatch" and err["running"] == 1
 
@@ -271,7 +271,7 @@ def test_finish_success_effects_on_every_file(ready):
     assert out["tasks"]["completed"] == 2 and out["tasks"]["skipped"] == 1
     assert out["files_created"] == ["src/1.1.py", "src/1.2.py", "src/1.3.py"]
     assert out["files_modified"] == ["README.md"]
-    assert out["next"]["command"] == "aether phase-advance"
+    assert out["next"]["command"] == "aether next --continue"
     assert "COMPLETED" in out["text"] and "/ant:continue" in out["text"] and "Watcher: passed (score 92)" in out["text"]
     # COLONY_STATE: READY, spawn outcomes from the task results' castes (no spawn tree)
     colony = state(ready)

@@ -38,7 +38,7 @@ def test_after_a_completed_phase(project):
     assert v["watcher"]["score"] == 91 and out["can_advance"] is True and out["last_phase"] is False
     assert out["learnings"]["extract_now"] is True and out["learnings"]["command"] == "aether learning-add 1 - --each-line"
     assert out["archivist"]["run"] is False and out["mode_profile"]["when"] == "continue"
-    assert [n["command"] for n in out["next"]] == ["aether learning-add 1 - --each-line", "aether phase-advance"]
+    assert [n["command"] for n in out["next"]] == ["aether learning-add 1 - --each-line", "aether next --continue"]
     assert "Continue · phase 1" in project.run("continue-start", "--text").stdout
     ok(project, "learning-add", 1, "-", "--each-line", input="- small phases work\n")
     assert ok(project, "continue-start")["learnings"] == {**out["learnings"], "extract_now": False, "already_extracted": True,

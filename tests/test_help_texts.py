@@ -17,6 +17,8 @@ from aether.rules import loops, modes, pheromones, review, spawn_tree
 from aether.state import error_log, events, learning, memory, schemas
 from aether.steps import waves
 
+REPO = __import__("pathlib").Path(__file__).resolve().parents[1]
+
 
 @contextlib.contextmanager
 def owned(cli_module: str, owner, name: str, value):
@@ -155,6 +157,47 @@ def test_every_command_has_a_group_place_and_an_example_that_parses(tmp_path, mo
                 (tmp_path / word).write_text('{"phase": 1}')
         command = cli.get_command(root, name)
         command.make_context(name, argv[1:], parent=root)  # parses: options and arguments exist
+
+
+def test_help_shows_what_a_person_runs_and_what_the_slash_commands_run(project):
+    """The steps `aether next` takes itself are hidden from `aether help` and `aether --help`, and
+    still answer `--help`; everything a prompt or hook runs is shown."""
+    import re
+
+    from aether.cli import COMMANDS, guide
+
+    shown = set(project.run("help", "--json").json["commands"])
+    listing = project.run("--help").stdout
+    called = set()
+    for path in [*(REPO / ".claude" / "commands" / "ant").glob("*.md"), *(REPO / "hooks").glob("*.sh")]:
+        called |= set(re.findall(r"\baether ([a-z][a-z-]+)", path.read_text("utf-8")))
+    called = {c for c in called if c in COMMANDS} - {"agent-hook", "session-hook"}  # the hooks' own entries
+    assert called <= shown, f"prompts run hidden commands: {sorted(called - shown)}"
+    for name in ("spawn-start", "plan-waves", "build-start", "phase-advance", "loop-decide", "continue-start"):
+        assert guide.hidden(name) and name not in shown and f"  {name} " not in listing
+        out = project.run(name, "--help")
+        assert out.code == 0 and "Usage: aether " + name in out.stdout
+    assert len(shown) <= 50 and "  status " in listing and "  next " in listing
+
+
+def test_no_hint_names_a_hidden_step(project):
+    """Hints and errors name what a user runs now (/ant:build N, aether next --build N), not the
+    steps `aether next` takes itself — except in the help of those steps."""
+    import re
+
+    from aether.cli import guide
+
+    steps = sorted((n for n in guide.EXAMPLES if guide.hidden(n)), key=len, reverse=True)
+    pattern = re.compile(r"`aether (" + "|".join(map(re.escape, steps)) + r")(?![\w-])")
+    found = []
+    for path in (REPO / "scripts" / "aether").rglob("*.py"):
+        if path.parent.name == "cli":
+            continue
+        for i, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
+            if pattern.search(line) and not line.lstrip().startswith(("#", '"""')) \
+                    and not line.rstrip().endswith("# by hand"):  # a hidden step's answer, for its use by hand
+                found.append(f"{path.relative_to(REPO)}:{i}: {line.strip()[:100]}")
+    assert not found, "hints that name hidden steps:\n" + "\n".join(found)
 
 
 def test_help_is_grouped_and_a_command_help_ends_with_its_example(project):

@@ -76,7 +76,7 @@ def test_stagnation_asks_the_user_and_their_answer_starts_a_new_round(project):
     assert [d["decision"] for d in decisions] == ["refine", "refine", "refine", "user_input"]
     assert "stagnation" in decisions[-1]["reason"] and decisions[-1]["status"] == "awaiting_user"
     err = project.run("loop-decide", loop, 70).error
-    assert err["code"] == "awaiting_user_feedback" and "--kind user" in err["error"]
+    assert err["code"] == "awaiting_user_feedback" and "/ant:plan <guidance>" in err["error"]
     resumed = project.run("feedback-store", loop, "-", "--kind", "user", input="Go with option B; skip the cache.").json
     assert resumed["resumed"] and resumed["round"] == 2 and resumed["round_iterations"] == 0
     again = project.run("loop-decide", loop, 66).json  # 66 − 62 would stagnate, but the window was reset

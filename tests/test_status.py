@@ -194,8 +194,8 @@ def test_next_step_for_each_state():
     assert lifecycle.next_step({"state": "READY", "current_phase": 0}, {"phases": []})["slash"] == "/ant:plan"
     assert lifecycle.next_step({"state": "READY", "current_phase": 0}, plan)["command"] == "aether next --build 1"
     plan["phases"][0]["status"] = "completed"
-    assert lifecycle.next_step({"state": "READY", "current_phase": 1}, plan)["command"] == "aether phase-advance"
+    assert lifecycle.next_step({"state": "READY", "current_phase": 1}, plan)["command"] == "aether next --continue"
     plan["phases"][1]["status"] = "failed"
     assert lifecycle.next_step({"state": "READY", "current_phase": 2}, plan)["command"] == "aether next --build 2"
-    assert lifecycle.next_step({"state": "READY", "current_phase": 9}, plan)["command"] == "aether plan-load -"
+    assert lifecycle.next_step({"state": "READY", "current_phase": 9}, plan)["command"] == "aether next --plan --force"
     assert lifecycle.next_step({"state": "COMPLETED", "current_phase": 3}, plan)["slash"] == '/ant:init "<goal>"'

@@ -117,8 +117,10 @@ COMMANDS = {
 
 
 class LazyGroup(click.Group):
-    def list_commands(self, ctx):
-        return sorted(COMMANDS)
+    def list_commands(self, ctx):  # `aether --help`: what a person runs (cli/guide.py)
+        from aether.cli import guide
+
+        return sorted(name for name in COMMANDS if not guide.hidden(name))
 
     def get_command(self, ctx, name):
         target = COMMANDS.get(name)

@@ -3,22 +3,26 @@ and one example per command (shown at the end of its `--help`)."""
 
 from __future__ import annotations
 
-# (title, what the group is for, commands). A command not listed here belongs to the Queen's
-# protocol (the last group); tests/test_help_texts.py checks that every name is a command.
+# (title, what the group is for, commands): what `aether help` shows — what a person runs, and
+# what the slash commands and hooks run. Every other command is hidden (HIDDEN): the steps the
+# helper now takes itself inside `aether next`, kept for tests and for recovery by hand
+# (`aether <command> --help` still explains each). tests/test_help_texts.py checks the lists.
 GROUPS = (
     ("Inspect and repair", "run these by hand: where the colony stands, and putting damage right", (
         "status", "watch", "phase", "query", "validate-state", "state-restore", "activity-log-read",
-        "error-summary", "error-pattern-check", "friction-summary", "completion-summary",
-        "checkpoint-list", "checkpoint-restore", "worktrees", "learning-load", "mode-profile", "uninstall",
-        "help", "version")),
+        "error-summary", "error-pattern-check", "friction-summary", "completion-summary", "abort-report",
+        "checkpoint-list", "checkpoint-restore", "build-abort", "worktrees", "memory-compress", "learning-load",
+        "mode-profile",
+        "uninstall", "help", "version")),
     ("Steer", "signals and decisions that change what the colony does next", (
-        "pheromone-emit", "pheromone-render", "pheromone-batch", "pheromone-cleanup",
-        "pheromone-validate", "pheromone-decay", "pheromone-effective", "colony-pause",
-        "colony-resume", "task-skip", "phase-skip", "decision-add", "run")),
+        "pheromone-emit", "pheromone-render", "pheromone-cleanup", "colony-pause", "colony-resume",
+        "task-skip", "phase-skip", "decision-add", "run")),
     ("Bug Bash", "one bug at a time; `aether bug approve <id>` is a person's act, in a terminal", (
         "bug",)),
+    ("The Queen's protocol", "the slash commands run these; `aether next` takes every other step itself", (
+        "next", "record", "colony-init", "hygiene-check", "event-add")),
 )
-QUEEN = ("The Queen's protocol", "the slash commands call these; you rarely need them")
+
 
 # One example per command: the first word is the command itself.
 EXAMPLES = {
@@ -105,5 +109,10 @@ EXAMPLES = {
 }
 
 
-def group_of(name: str) -> str:
-    return next((title for title, _why, names in GROUPS if name in names), QUEEN[0])
+def group_of(name: str) -> str | None:
+    """The help group a command is shown in, or None: hidden."""
+    return next((title for title, _why, names in GROUPS if name in names), None)
+
+
+def hidden(name: str) -> bool:
+    return group_of(name) is None

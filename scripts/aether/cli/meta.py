@@ -19,7 +19,7 @@ def _summaries() -> list[tuple[str, str, str]]:
 
     ctx = click.Context(cli, info_name="aether", **cli.context_settings)  # -h and --help, as when run
     rows = []
-    for name in sorted(COMMANDS):
+    for name in sorted(n for n in COMMANDS if not guide.hidden(n)):
         cmd = cli.get_command(ctx, name)
         usage = " ".join(cmd.collect_usage_pieces(ctx))
         rows.append((name, usage, cmd.get_short_help_str(limit=80)))
@@ -28,14 +28,16 @@ def _summaries() -> list[tuple[str, str, str]]:
 
 @command("help", display=True)
 def help_cmd():
-    """List every subcommand, grouped by who runs it and why, with a one-line summary."""
+    """List the commands a person runs, and those the slash commands run, grouped by who runs them and
+    why, with a one-line summary. The steps `aether next` takes itself are hidden (each still has its
+    own `--help`)."""
     rows = _summaries()
     width = max(len(name) for name, _, _ in rows)
     summary = {name: text for name, _, text in rows}
     lines = [DESCRIPTION, "", "Usage: aether [--pretty] COMMAND [ARGS]...  (aether COMMAND --help: details and an "
                               "example)"]
     groups = []
-    for title, why, names in (*guide.GROUPS, (*guide.QUEEN, tuple(n for n in summary if guide.group_of(n) == guide.QUEEN[0]))):
+    for title, why, names in guide.GROUPS:
         groups.append({"title": title, "why": why, "commands": list(names)})
         lines += ["", f"{title}:", f"  ({why})"] + [f"  {name.ljust(width)}  {summary[name]}" for name in names]
     return {

@@ -185,7 +185,7 @@ def continue_view() -> dict:
     if not current:
         first = items[0]
         raise state_error("nothing_built", f"no phase has been built yet; start with /ant:build {first.get('id')} "
-                                           f"(`aether build-start {first.get('id')}`)")
+                                           f"(`aether next --build {first.get('id')}`)")
     phase = plans_rules.require_phase(plan, current)
     status = phase.get("status") or "pending"
     last = items[-1].get("id") == current
@@ -240,7 +240,7 @@ def continue_view() -> dict:
         if archivist["run"]:
             nxt.append({"slash": None, "command": "spawn ant:architect with `archivist.brief`",
                         "reason": "the archivist's report is shown to the user, never acted on without them"})
-        nxt.append({"slash": "/ant:continue", "command": "aether phase-advance",
+        nxt.append({"slash": "/ant:continue", "command": "aether next --continue",
                     "reason": "the last phase: advancing completes the colony" if last else "move on to the next phase"})
     result = {"phase": {k: phase.get(k) for k in ("id", "name", "status", "success_criteria")},
               "state": state, "verification": verification, "can_advance": done and not complete,

@@ -304,7 +304,7 @@ def plan(text: str | None, source: str | None) -> dict:
     if not found:
         hint = ("write one requirement per line as `- …`, `1. …` or a `### …` heading, or derive them with "
                 "`--from goal`" if source == "list" else
-                "no clause names a technology or concern; give an explicit list instead (`aether research-plan -`)")
+                "no clause names a technology or concern; give /ant:plan a list of what to research instead")
         raise input_error("no_research_items", f"no research requirement found: {hint}")
     if len(found) > MAX_TASKS:
         if source == "list":
@@ -329,7 +329,7 @@ def plan(text: str | None, source: str | None) -> dict:
     lines = [f"Research: {len(tasks)} scout(s) — spawn them all in ONE message (subagent_type ant:scout):"]
     lines += [f"  {t['id']} {t['requirement']} → {t['brief_path']}" for t in out_tasks]
     lines += [f"  warning: {w}" for w in warnings]
-    lines.append("Then pass their answers to `aether research-collect -`.")
+    lines.append("Then pass their answers to `aether research-collect -`.")  # by hand
     return {"id": entry["id"], "source": source, "count": len(out_tasks), "tasks": out_tasks, "warnings": warnings,
             "research_dir": _rel(folder),
             "next": {"command": "aether research-collect -", "reason": "record the brief paths the scouts return"},
@@ -342,7 +342,7 @@ def plan(text: str | None, source: str | None) -> dict:
 def _current(data: dict, session: str | None) -> dict:
     found = [p for p in data["plans"] if isinstance(p, dict) and p.get("session_id") == session]
     if not found:
-        raise state_error("no_research_plan", "no research is planned for this colony; run `aether research-plan` first")
+        raise state_error("no_research_plan", "no research is planned for this colony; /ant:plan plans it")
     return found[-1]
 
 

@@ -182,7 +182,7 @@ def options(loop: dict) -> list:
     store_user = f"aether feedback-store {lid} - --kind user"
     if loop["type"] == "plan":
         accept_next = [f"aether plan-load --from-loop {lid}"]
-        stop_next = ["(nothing: the latest draft stays stored; `aether plan-draft-get " + lid + "` shows it)"]
+        stop_next = ["(nothing: the latest draft stays stored; `aether plan-draft-get " + lid + "` shows it)"]  # by hand
         accept_cons = ["the critic's key issues stay in the plan"]
     else:
         phase = loop.get("phase")

@@ -74,7 +74,7 @@ def require_building(colony: dict, phase_id: int, command: str) -> None:
     state = colony.get("state") or "IDLE"
     if state != "EXECUTING":
         raise state_error("not_building", f"`{command}` needs a running build, but the colony is {state}; "
-                                          f"start one with /ant:build N (`aether build-start N`)", state=state)
+                                          f"start one with /ant:build N (`aether next --build N`)", state=state)
     current = colony.get("current_phase")
     if phase_id != current:
         raise input_error("phase_mismatch", f"the running build is phase {current}, not {phase_id}; "
@@ -95,8 +95,8 @@ def next_step(colony: dict, plan: dict) -> dict:
         return {"slash": '/ant:init "<goal>"', "command": "aether colony-init -",
                 "reason": "no colony here yet: start one with its goal"}
     if state == "PLANNING":
-        return {"slash": "/ant:plan", "command": "aether plan-load -",
-                "reason": "planning is under way: finish it (the plan is stored with plan-load)"}
+        return {"slash": "/ant:plan", "command": "aether next --plan",
+                "reason": "planning is under way: finish it"}
     if state == "EXECUTING":
         return {"slash": f"/ant:build {current}", "command": f"aether next --build {current}",
                 "reason": f"phase {current} is being built; if that build was interrupted, resume it "
@@ -105,7 +105,7 @@ def next_step(colony: dict, plan: dict) -> dict:
         return {"slash": '/ant:init "<goal>"', "command": "aether colony-init -",
                 "reason": "every phase is completed; start a new goal (or /ant:plan to extend this one)"}
     if not items:
-        return {"slash": "/ant:plan", "command": "aether plan-start",
+        return {"slash": "/ant:plan", "command": "aether next --plan",
                 "reason": "the colony has no plan yet (steer it first with /ant:focus or /ant:redirect)"}
     if current == 0:
         first = next((p for p in items if p.get("status") != "completed"), items[0])
@@ -113,15 +113,15 @@ def next_step(colony: dict, plan: dict) -> dict:
                 "reason": f"start with phase {first.get('id')}: {first.get('name')}"}
     phase = plans.find_phase(plan, current)
     if phase is None:
-        return {"slash": "/ant:plan", "command": "aether plan-load -",
-                "reason": f"current phase {current} is not in the plan; reload the plan"}
+        return {"slash": "/ant:plan --force", "command": "aether next --plan --force",
+                "reason": f"current phase {current} is not in the plan; plan again"}
     status = phase.get("status") or "pending"
     if status == "completed":
         later = items[items.index(phase) + 1:]
         nxt = next((p for p in later if p.get("status") != "completed"), None)
         reason = (f"phase {current} is completed; advance to phase {nxt.get('id')}: {nxt.get('name')}" if nxt
                   else f"phase {current}, the last, is completed; advancing completes the colony")
-        return {"slash": "/ant:continue", "command": "aether phase-advance", "reason": reason}
+        return {"slash": "/ant:continue", "command": "aether next --continue", "reason": reason}
     if status in ("failed", "in_progress"):
         return {"slash": f"/ant:build {current}", "command": f"aether next --build {current}",
                 "reason": f"phase {current} is {status}: rebuild what is not done"}

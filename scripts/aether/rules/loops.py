@@ -88,7 +88,8 @@ def _clean_part(name: str, part):
             return True, float(value), "aligned" if value else "not aligned"
         if isinstance(value, (int, float)) and math.isfinite(value) and 0 <= value <= 1:
             return True, float(value), f"{value:.0%} aligned"
-    raise input_error("invalid_score", f"`{name}` is {part!r}; see `aether loop-score --help` for what each part takes")
+    raise input_error("invalid_score", f"`{name}` is {part!r}: a number from 0 to 1, true or false, or "
+                                      f"{{\"fraction\": 0.8}} (docs/contracts.md, the loop scores)")
 
 
 def score(doc) -> dict:

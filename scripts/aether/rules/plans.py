@@ -356,7 +356,7 @@ def require_plan(plan: dict) -> list:
     items = phases(plan)
     if not items:
         raise state_error("plan_missing", "no plan is loaded; make one with /ant:plan "
-                                          "(`aether plan-start`, then `aether plan-load`)")
+                                          "(`aether next --plan`)")
     return items
 
 

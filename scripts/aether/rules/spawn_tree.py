@@ -46,8 +46,8 @@ def active_workers(tree: dict | None) -> int:
 def tree_of(colony: dict) -> dict:
     tree = colony.get("spawn_tree")
     if not tree or not isinstance(tree.get("nodes"), dict):
-        raise state_error("no_spawn_tree", "no build is planned: run `aether build-start <phase>` and then "
-                                           "`aether plan-waves` with the Phase Lead's plan")
+        raise state_error("no_spawn_tree", "no build is planned: build the phase with /ant:build N "
+                                           "(`aether next --build N`)")
     return tree
 
 

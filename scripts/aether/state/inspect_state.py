@@ -35,8 +35,8 @@ def caps() -> dict:
 REQUIRED_FILES = ("colony",)
 
 CAP_FIXES = {
-    "errors": "the next `aether error-add` keeps the newest",
-    "events": "the next `aether event-add` keeps the newest",
+    "errors": "the next error recorded keeps the newest",
+    "events": "the next event recorded keeps the newest",
     "memory": "`aether memory-compress` keeps the newest",
 }
 

@@ -855,7 +855,7 @@ FILES: dict[str, FileSpec] = {
               missing_hint=_NO_COLONY),
         _spec("pheromones", "pheromones.json", 1, {"signals": []}, _check_pheromones),
         _spec("plan", "PROJECT_PLAN.json", 1, {"goal": None, "generated_at": None, "phases": []},
-              _check_plan, missing_hint="; load a plan with `aether plan-load` (or /ant:plan)"),
+              _check_plan, missing_hint="; make one with /ant:plan (`aether next --plan`)"),
         _spec("errors", "errors.json", 1, {"errors": [], "flagged_patterns": []}, _check_errors),
         _spec("memory", "memory.json", 1,
               {"phase_learnings": [], "decisions": [], "patterns": []}, _check_memory),

@@ -287,7 +287,7 @@ def _finish_result(phase_id: int, out: dict, lessons_asked: bool = False) -> dic
         modified += [f for f in o["files_modified"] if f not in modified and f not in created]
     watcher = results["watcher"]
     if out["completed"]:
-        nxt = {"slash": "/ant:continue", "command": "aether phase-advance",
+        nxt = {"slash": "/ant:continue", "command": "aether next --continue",
                "reason": "the last phase is done: advancing completes the colony" if out["last"]
                else "advance to the next phase"}
     else:

@@ -24,13 +24,13 @@ def _check_start(colony: dict, plan: dict, phase_id: int, resume: bool) -> None:
             raise state_error(
                 "invalid_transition",
                 f"`build-start` cannot run while the colony is EXECUTING: a build of phase {current} "
-                f"is already running; if it was interrupted, resume it with `aether build-start "
-                f"{current} --resume` or give it up with `aether build-abort {current} --reason -`",
+                f"is already running: go on with it with /ant:build {current}, start it over with /ant:build "
+                f"{current} --resume, or give it up with `aether build-abort {current} --reason -`",
                 state="EXECUTING", legal=["build-abort", "build-finish", "build-start --resume"],
             )
         if phase_id != current:
             raise input_error("phase_mismatch", f"the interrupted build is phase {current}; resume it with "
-                                                f"`aether build-start {current} --resume` or abort it",
+                                                f"/ant:build {current} --resume or abort it",
                               running=current)
         return
     lifecycle.require_transition(colony, "EXECUTING", "build-start")
@@ -40,7 +40,7 @@ def _check_start(colony: dict, plan: dict, phase_id: int, resume: bool) -> None:
     name = phase.get("name")
     if status in DONE_STATUSES:
         nxt = _next_open(items, _index(items, phase_id))
-        hint = (f"the next phase is {nxt['id']}: /ant:continue (`aether phase-advance`), then "
+        hint = (f"the next phase is {nxt['id']}: /ant:continue (`aether next --continue`), then "
                 f"/ant:build {nxt['id']}" if nxt else "every later phase is completed too")
         raise state_error("phase_completed", f"phase {phase_id} ({name}) is already {status}; {hint}",
                           phase=phase_id)
@@ -54,8 +54,8 @@ def _check_start(colony: dict, plan: dict, phase_id: int, resume: bool) -> None:
         cur = plans_rules.find_phase(plan, current) or {}
         if cur.get("status") in DONE_STATUSES:
             nxt = _next_open(items, _index(items, current))
-            hint = (f"run /ant:continue (`aether phase-advance`) to move on to phase {nxt['id']}"
-                    if nxt else "run /ant:continue (`aether phase-advance`)")
+            hint = (f"run /ant:continue (`aether next --continue`) to move on to phase {nxt['id']}"
+                    if nxt else "run /ant:continue (`aether next --continue`)")
             raise state_error("phase_out_of_order", f"phase {current} is completed and phase {phase_id} "
                                                     f"is not the next step; {hint}", expected=None)
         raise state_error("phase_out_of_order",
@@ -65,7 +65,7 @@ def _check_start(colony: dict, plan: dict, phase_id: int, resume: bool) -> None:
     elif status in ("failed", "in_progress") and not resume:
         raise state_error("resume_required",
                           f"phase {phase_id} ({name}) is {status} (an interrupted, aborted or failed build); "
-                          f"rebuild it with `aether build-start {phase_id} --resume` (/ant:build {phase_id})",
+                          f"rebuild it with /ant:build {phase_id} --resume (`aether next --build {phase_id} --resume`)",
                           phase=phase_id)
     for before in items[: _index(items, phase_id)]:
         if before.get("status") not in DONE_STATUSES:
@@ -175,8 +175,8 @@ def start(phase_id: int, resume: bool = False, loop: bool = False) -> dict:
     lines.append(f"Checkpoint: {record['ref']} ({record['commit'][:10]})" if record else
                  "Checkpoint: none (" + (warnings[0] if warnings else "not a git repository") + ")")
     if out["code_loop"]:
-        lines.append(f"Code loop: {out['code_loop']['loop_id']} (threshold {out['code_loop']['threshold']:g}); after the "
-                     f"waves score the verification with `aether loop-score - --loop {out['code_loop']['loop_id']}`")
+        lines.append(f"Code loop: {out['code_loop']['loop_id']} (threshold {out['code_loop']['threshold']:g}): the "
+                     f"helper scores each verification after the waves")
     lines.append(block)
     result["text"] = "\n".join(lines)
     return result

@@ -27,7 +27,7 @@ def _loop(loop_id: str) -> dict:
     loop = loops.find(store.read("loops"), loop_id)
     if loop["type"] != "plan":
         raise input_error("wrong_loop_type", f"loop {loop_id} is a {loop['type']} loop; drafts belong to plan loops "
-                                             f"(`aether loop-init plan`)")
+                                             f"(/ant:plan runs one)")
     return loop
 
 
@@ -56,7 +56,7 @@ def _keep_draft(files, loop_id: str, loop: dict, iteration: int, plan: dict, war
             "warnings": warnings, "drafts": [d["iteration"] for d in entry["drafts"]],
             "next": {"command": f"aether plan-draft-get {loop_id}",
                      "reason": "the critic reads this draft, then its feedback goes to "
-                               f"`aether feedback-store {loop_id} - --kind critic`"}}
+                               f"`aether feedback-store {loop_id} - --kind critic`"}}  # by hand
 
 
 def store_draft(loop_id: str, text: str) -> dict:
@@ -73,7 +73,7 @@ def store_draft(loop_id: str, text: str) -> dict:
     loop = _loop(loop_id)
     if loop["status"] == "complete":
         raise state_error("loop_complete", f"loop {loop_id} is complete; load its latest draft with "
-                                           f"`aether plan-load --from-loop {loop_id}`")
+                                           f"/ant:plan --accept")
     iteration = len(loop["iterations"]) + 1
 
     return _keep_draft(loop_id, loop, iteration, plan, warnings)
@@ -85,8 +85,8 @@ def get(loop_id: str, iteration: int | None = None) -> dict:
     entry = _entry(store.read("drafts"), loop_id)
     drafts = entry["drafts"] if entry else []
     if not drafts:
-        raise state_error("no_draft", f"loop {loop_id} has no stored draft yet; the planner's draft goes to "
-                                      f"`aether plan-draft-store {loop_id} -`")
+        raise state_error("no_draft", f"loop {loop_id} has no stored draft yet: the planner's draft comes first "
+                                      f"(/ant:plan hands the planner out)")
     if iteration is None:
         draft = drafts[-1]
     else:

@@ -38,7 +38,8 @@ def _find(data: dict, loop_id: str) -> dict:
         if loop.get("id") == loop_id:
             return loop
     known = ", ".join(l.get("id", "?") for l in data["loops"][-5:]) or "none"
-    raise input_error("unknown_loop", f"no loop {loop_id!r} (recent: {known}); start one with `aether loop-init`")
+    raise input_error("unknown_loop", f"no loop {loop_id!r} (recent: {known}); a plan loop starts with /ant:plan, a code "
+                                        f"loop with a FULL build")
 
 
 def _summary(loop: dict) -> dict:
@@ -85,7 +86,7 @@ def _open_loop(files, name: str, threshold: float, build: bool, session: str | N
         live = files["colony"]
         if live.get("state") != "EXECUTING":
             raise state_error("not_building", f"the colony is {live.get('state')}: a code loop is bound to a running "
-                                              f"build — run `aether build-start <phase>` first")
+                                              f"build — build one with /ant:build N (`aether next --build N`)")
         phase = live.get("current_phase")
         bound = next((l for l in data["loops"] if l.get("phase") == phase and l.get("type") == "code"
                       and l.get("status") != "complete" and l.get("session_id") == live.get("session_id")), None)
@@ -160,10 +161,11 @@ def _decide_iteration(files, loop_id: str, first: dict, bound: bool, snapshots: 
     """Record this iteration's score and decision; (answer, its timestamp, snapshot phase, critic summary)."""
     loop = _find(files["loops"], loop_id)
     if loop["status"] == "complete":
-        raise state_error("loop_complete", f"loop {loop_id} is complete; start a new one with `aether loop-init`")
+        raise state_error("loop_complete", f"loop {loop_id} is complete; a new plan loop starts with /ant:plan "
+                                          f"--force, a new code loop with the next FULL build")
     if loop["status"] == "awaiting_user":
-        raise state_error("awaiting_user_feedback", f"loop {loop_id} waits for the user: store their answer with "
-                                                    f"`aether feedback-store {loop_id} - --kind user` first")
+        raise state_error("awaiting_user_feedback", f"loop {loop_id} waits for the user: their answer comes with "
+                                                    f"/ant:build N --answer … (a code loop) or /ant:plan <guidance>")
     if loop["type"] != first["type"] or (loop["type"] == "code" and loop.get("phase") is not None) != bound:
         raise state_error("loop_changed", f"loop {loop_id} changed while this call waited; run it again")
     number = len(loop["iterations"]) + 1
@@ -172,8 +174,8 @@ def _decide_iteration(files, loop_id: str, first: dict, bound: bool, snapshots: 
     if given is None:
         if parsed.get("score") is None:
             raise input_error("score_missing", f"no score for iteration {number} of loop {loop_id}: give it "
-                                               f"(`aether loop-decide {loop_id} 85`) or store the critic's feedback "
-                                               f"with its Overall Score first (`aether feedback-store {loop_id} - "
+                                               f"(`aether loop-decide {loop_id} 85`) or store the critic's feedback "  # by hand
+                                               f"with its Overall Score first (`aether feedback-store {loop_id} - "  # by hand
                                                f"--kind critic`)")
         value, source = parsed["score"], "critic"
         value = int(value) if value == int(value) else round(value, 2)
@@ -303,13 +305,14 @@ def _next(loop: dict, decision: str, refinement: dict | None) -> dict:
     """What the Queen does after a decision: {command(s), reason}."""
     lid = loop["id"]
     if decision == "user_input":
-        return {"command": f"aether loop-present {lid}", "reason": "show the user where the loop stands and store "
-                                                                   f"their answer with `aether feedback-store {lid} - --kind user`"}
+        store_user = f"`aether feedback-store {lid} - --kind user`"  # by hand
+        return {"command": f"aether loop-present {lid}",
+                "reason": f"show the user where the loop stands and store their answer with {store_user}"}
     if loop["type"] == "plan":
         if decision == "complete":
             return {"command": f"aether plan-load --from-loop {lid}", "reason": "the plan passed the critic: store it"}
         return {"command": f"aether plan-draft-get {lid}",
-                "reason": "spawn the planner again with the critic's feedback (`aether feedback-get " + lid + "`)"}
+                "reason": "spawn the planner again with the critic's feedback (`aether feedback-get " + lid + "`)"}  # by hand
     phase = loop.get("phase")
     if decision == "complete":
         return {"command": f"aether build-finish {phase} --results -" if phase else None,
@@ -318,7 +321,7 @@ def _next(loop: dict, decision: str, refinement: dict | None) -> dict:
         return {"commands": [f"aether spawn-start {sid}" for sid in refinement["spawns"]]
                 + [f"aether spawn-start {refinement['verify']}"],
                 "reason": "run the refinement wave (one message), record each with spawn-finish, then the "
-                          "re-verification; score it with `aether loop-score - --loop " + lid + "`"}
+                          "re-verification; score it with `aether loop-score - --loop " + lid + "`"}  # by hand
     return {"command": None, "reason": "give the findings back to the builders, verify again, then score it"}
 
 
@@ -330,7 +333,7 @@ def _store_feedback(files, loop_id: str, text: str, kind: str, refine: bool) -> 
         raise state_error("loop_complete", f"loop {loop_id} is complete; feedback would never be read")
     if refine and loop["status"] != "awaiting_user":
         raise state_error("not_awaiting_user", f"loop {loop_id} is {loop['status']}, not waiting for the user: its "
-                                               f"next refinement comes from `aether loop-decide` (or loop-score "
+                                               f"next refinement comes from `aether loop-decide` (or loop-score "  # by hand
                                                f"--loop); store the answer without --refine", status=loop["status"])
     parsed = critique_rules.parse(text) if kind == "critic" else None
     # critic feedback assesses the iteration about to be scored; user feedback answers the last one

@@ -41,8 +41,8 @@ def _next_open(items: list, after: int | None) -> dict | None:
 def _build_hint(phase: dict) -> str:
     pid = phase.get("id")
     if phase.get("status") in ("failed", "in_progress"):
-        return f"/ant:build {pid} (`aether build-start {pid} --resume`)"
-    return f"/ant:build {pid} (`aether build-start {pid}`)"
+        return f"/ant:build {pid} --resume (`aether next --build {pid} --resume`)"
+    return f"/ant:build {pid} (`aether next --build {pid}`)"
 
 
 def advance(colony: dict, plan: dict) -> dict | None:
@@ -56,7 +56,7 @@ def advance(colony: dict, plan: dict) -> dict | None:
         index = _index(items, current)
         if index is None:
             raise state_error("phase_missing", f"current phase {current} is not in the plan; "
-                                               f"reload the plan with `aether plan-load`")
+                                               f"plan again with /ant:plan --force")
         phase = items[index]
         if phase.get("status") not in DONE_STATUSES:
             raise state_error(

@@ -106,7 +106,7 @@ def verify_contract() -> str:
     """The re-verification's result block: the same watcher report as the first verification
     (build-finish takes it as `watcher`) with the parts loop-score scores and the findings."""
 
-    return ("--- RESULT ---\nEnd your answer with this block (the Queen scores it with `aether loop-score`; "
+    return ("--- RESULT ---\nEnd your answer with this block (the helper scores it; "
             "passed: every check passed; a score part that does not apply to this project is null):\n"
             "```json\n" + contracts.SCORED_RESULT_BLOCK + "\n```")
 
@@ -176,11 +176,11 @@ def _start_spawn(files, node_id: str, plan: dict, signals: str) -> dict:
     tree = tree_of(colony)
     node = node_of(tree, node_id)
     if tree.get("status") == "awaiting_approval":
-        raise state_error("plan_not_approved", "the wave plan awaits the user's approval: show it, then run "
-                                               "`aether plan-waves --approve` (or send a revised plan)")
+        raise state_error("plan_not_approved", "the wave plan awaits the user's approval: /ant:build N --approve "
+                                               "(`aether next --build N --approve`)")
     if tree.get("status") in ("finished", "aborted"):
         raise state_error(f"build_{tree['status']}", f"this build is {tree['status']}; start a new one "
-                                                     f"with `aether build-start`")
+                                                     f"with /ant:build N")
     if node["status"] != "planned":
         raise state_error("spawn_not_planned", f"{node_id} is {node['status']}, not planned; a failed "
                                                f"spawn is repeated through failure-decide")
@@ -200,7 +200,7 @@ def _start_spawn(files, node_id: str, plan: dict, signals: str) -> dict:
         raise state_error("spawn_limit", f"depth {node['depth']} is not below the max depth {lim['max_depth']}")
     if active >= lim["max_workers"]:
         raise state_error("spawn_limit", f"{active} ants are running; the limit is {lim['max_workers']}: "
-                                         f"record finished ones with `aether spawn-finish` first")
+                                         f"record finished ones first")
     node["status"] = "running"
     node["started_at"] = clock.iso()
     node["started_epoch"] = round(time.time(), 3)
@@ -372,7 +372,7 @@ def _finish_spawn(files, node_id: str, text: str, checked: dict) -> dict:
     node = node_of(tree, node_id)
     if node["status"] != "running":
         raise state_error("spawn_not_running", f"{node_id} is {node['status']}, not running: "
-                                               f"`aether spawn-start {node_id}` comes first")
+                                               f"it must be started first (`aether next` hands it out)")
     recovery = node["role"] in ("retry", "debugger")
     if recovery and "failures" not in files:
         raise _Relock()
@@ -442,7 +442,7 @@ def _plan_requests(files, parent_id: str, parsed: list, dropped: int) -> dict:
     parent = node_of(tree, parent_id)
     if parent["status"] not in SPAWN_FINISHED:
         raise state_error("spawn_not_finished", f"{parent_id} is {parent['status']}: record its result "
-                                                f"with `aether spawn-finish {parent_id}` first")
+                                                f"first")
     lim = limits(colony)
     log = tree.setdefault("spawn_requests", [])
     if any(r.get("parent") == parent_id for r in log):

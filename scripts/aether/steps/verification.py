@@ -51,8 +51,8 @@ def brief(phase_id: int) -> dict:
     phase = plans_rules.require_phase(store.read("plan"), phase_id)
     tree = colony.get("spawn_tree")
     if not isinstance(tree, dict) or tree.get("phase") != phase_id:
-        raise state_error("no_spawn_tree", f"phase {phase_id} has no wave plan yet: pipe the Phase Lead's plan "
-                                           f"to `aether plan-waves -` and run the waves first")
+        raise state_error("no_spawn_tree", f"phase {phase_id} has no wave plan yet: build it with /ant:build "
+                                           f"{phase_id} (`aether next --build {phase_id}`)")
     mode = colony.get("mode") or modes.DEFAULT_MODE
     depth = modes.profile(mode)["watcher"]
     files = changed_files(tree)

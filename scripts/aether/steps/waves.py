@@ -33,7 +33,7 @@ def _phase_of(colony: dict, plan: dict, asked) -> tuple:
         raise input_error("wrong_phase", f"the plan is for phase {asked}, but phase {running[0]} is being built")
     phase = asked if asked is not None else (running[0] if running else colony.get("current_phase") or None)
     if phase is None:
-        raise state_error("no_phase", "no phase is being built: run `aether build-start <phase>` first")
+        raise state_error("no_phase", "no phase is being built: build one with /ant:build N (`aether next --build N`)")
     found = next((p for p in phases if p.get("id") == phase), None)
     if found is None:
         if phases:
@@ -55,7 +55,7 @@ def _store_waves(files, doc) -> dict:
     project_plan = store.read("plan")  # under the colony lock: the plan's writers hold it too
     if colony.get("state") != "EXECUTING":
         raise state_error("not_building", f"the colony is {colony.get('state')}: waves are planned during a "
-                                          f"build — run `aether build-start <phase>` first")
+                                          f"build — build one with /ant:build N (`aether next --build N`)")
     phase, plan_tasks = _phase_of(colony, project_plan, doc.get("phase") if isinstance(doc, dict) else None)
     workers, _, warnings = read_plan(doc, plan_tasks, _check_path)
     mode = colony.get("mode") or modes.DEFAULT_MODE
@@ -67,13 +67,13 @@ def _store_waves(files, doc) -> dict:
     if old and old.get("phase") == phase and old.get("status") in ("awaiting_approval", "approved", "running"):
         if any(n["status"] != "planned" for n in old.get("nodes", {}).values()):
             raise state_error("build_running", "waves of this build have started; a new plan needs a new build "
-                                               "(`aether build-abort`, then `aether build-start`)")
+                                               "(/ant:build N --resume)")
         # a revision answers the user's review; replacing an approved, unstarted plan is a fresh one
         awaiting = old.get("status") == "awaiting_approval"
         revision = old.get("approval", {}).get("revision", 0) + 1 if awaiting else 0
         if revision > MAX_PLAN_REVISIONS:
             raise state_error("revision_limit", f"the plan was revised {MAX_PLAN_REVISIONS} times already; approve "
-                                                f"it with `aether plan-waves --approve`, or abort the build")
+                                                f"it with /ant:build N --approve, or start the build over with /ant:build N --resume")
         build_id = old.get("id")
     merged_workers = [w for wave in wave_groups for w in wave]
     shared = shared_files(merged_workers)
