@@ -52,15 +52,16 @@ bench: install ## latency of every subcommand through bin/aether (a measurement,
 bench-queen: install e2e-deps ## the Queen's turns and written tokens per slash command in the scripted colony session
 	$(PY) bench/queen_cost.py $(BENCH_ARGS)
 
-lint: install ## ruff (rules in pyproject.toml), the launcher's and CI's shell syntax
+lint: install ## ruff and mypy (settings in pyproject.toml), the launcher's and CI's shell syntax
 	$(VENV)/bin/ruff check scripts tests bench hooks
+	$(VENV)/bin/mypy
 	bash -n bin/aether && bash -n .ci/run
 
 readme: install ## regenerate the README's command reference from the registry
 	$(PY) tests/readme_reference.py --write README.md
 
 clean: ## remove the venv and caches
-	rm -rf $(VENV) build scripts/*.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build scripts/*.egg-info .pytest_cache .hypothesis .mypy_cache
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
 
 help: ## list the targets

@@ -85,7 +85,7 @@ SEARCH_COMMANDS = {  # the analyzer and planner: Glob and Grep through Bash; `se
     "dirname", "realpath", "readlink", "tr", "git",
 }
 # Commands that only read, with the options that would write or run something.
-READERS = {name: set() for name in (
+READERS: dict[str, set[str]] = {name: set() for name in (
     "cat", "head", "tail", "wc", "ls", "pwd", "echo", "printf", "true", "false", "basename", "dirname",
     "realpath", "readlink", "stat", "du", "df", "nl", "cut", "tr", "cmp", "comm", "column", "diff",
     "grep", "egrep", "fgrep", "jq", "which", "type", "test", "[", "[[", "seq", "expr", "sleep", "tac",
@@ -565,7 +565,7 @@ def _runner_python(cmd, words):
     if how == "module":
         if what.split(".")[0] in WRITE_MODULES or what in WRITE_MODULES:
             return f"python -m {what}"
-        return RUNNERS[what]([shell.Word(what, what), *rest]) if RUNNERS.get(what) else None
+        return check([shell.Word(what, what), *rest]) if (check := RUNNERS.get(what)) else None
     if how == "stdin" and what is None:
         return "python", FROM_A_PIPE
     if how in ("code", "stdin"):
@@ -664,7 +664,7 @@ def _interpreter(cmd, name, words):
     return _code_refusal(what, form)
 
 
-def _wrappers_refusal(cmd, at, wrappers) -> str | None:
+def _wrappers_refusal(cmd, at, wrappers) -> tuple[str, str] | None:
     for wrapper in wrappers:
         if wrapper == "xargs":
             start = next(k for k, w in enumerate(cmd.words) if shell.name_of(w) == "xargs")
@@ -763,7 +763,7 @@ def _program_refusal(cmd, name: str, words, strict: bool):
     elif name in INTERPRETERS:
         form = _interpreter(cmd, name, words)
     elif name in RUNNERS:
-        form = RUNNERS[name](words) if RUNNERS[name] else None
+        form = check(words) if (check := RUNNERS[name]) else None
     else:
         form = False
     if form is not False:
@@ -1145,7 +1145,7 @@ def isolated_builder(tool: str, tool_input: dict, event: dict, script=None) -> s
     target = first.words[1] if first is not None and first.name in ("cd", "pushd") and len(first.words) == 2 else None
     after = command.encode("utf-8", "surrogatepass")[first.stmt_end:].decode("utf-8", "replace").lstrip(" \t") \
         if first is not None else ""
-    if target is None or not target.static or first.assigns or first.redirects and not all(
+    if target is None or first is None or not target.static or first.assigns or first.redirects and not all(
             not r.writes for r in first.redirects) or not (after == "" or after.startswith(("&&", ";", "||", "\n", ")"))):
         return f"This build's builders each work in their own worktree: {start}."
     here = os.path.realpath(os.path.join(project, target.text))
@@ -1217,7 +1217,7 @@ def _without_parser(event: dict, problem: str) -> dict | None:
         return _deny(f"Aether's guard cannot read this command: its shell parser is not installed ({problem}). "
                      f"Stop, and say in your result block that the user must run `make install` in the Aether "
                      f"plugin folder (or start a new session so the plugin's environment is built).")
-    tool_input = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
+    tool_input = raw if isinstance(raw := event.get("tool_input"), dict) else {}
     flat = _flat(str(tool_input.get("command") or ""))
     if agent or not ("pprov" in flat or "unset" in flat or any(v.lower() in flat for v in CLAUDE_CODE_VARS)):
         return None
@@ -1225,7 +1225,11 @@ def _without_parser(event: dict, problem: str) -> dict | None:
                  f"— {problem}; run `make install` in the Aether plugin folder.)")
 
 
-shell = None  # hooks/shell.py, imported when a Bash command is to be read
+TYPE_CHECKING = False  # what the type checker reads as True, without importing typing (start-up)
+if TYPE_CHECKING:
+    import shell
+else:
+    shell = None  # hooks/shell.py, imported when a Bash command is to be read
 
 
 def _load_shell():

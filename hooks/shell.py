@@ -250,7 +250,7 @@ class _Walker:
 
     def word(self, node, depth: int) -> Word:
         parts: list[tuple] = []
-        info = {"static": True, "vars": set(), "substs": [], "tilde": False}
+        info: dict = {"static": True, "vars": set(), "substs": [], "tilde": False}
         self._word_parts(node, depth, parts, info)
         text = "".join(p[1] if p[0] == "text" else p[2] for p in parts)
         return Word(_text(node), text, info["static"], info["vars"], info["substs"], info["tilde"],
@@ -553,7 +553,8 @@ def unwrap(words: list[Word]) -> tuple[int, list[str], dict]:
     """(index of the command the wrappers run, the wrappers' names, what they set: `chdir` (a
     Word), `assigns` ([(name, Word)]), `split` (env -S), `xargs`, `unset` ([names])) —
     `sudo env X=1 timeout 5 cmd` → the index of `cmd`."""
-    i, names, seen = 0, [], {"assigns": [], "unset": []}
+    i, names = 0, []
+    seen: dict = {"assigns": [], "unset": []}
     while i < len(words):
         name = name_of(words[i])
         if name not in WRAPPERS:

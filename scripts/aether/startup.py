@@ -43,7 +43,7 @@ def lazy_import(names=LAZY_MODULES) -> list[str]:
         if name in sys.modules:
             continue
         spec = find_spec(name)
-        if spec is None or not hasattr(spec.loader, "exec_module"):
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             continue
         spec.loader = LazyLoader(spec.loader)
         module = module_from_spec(spec)
@@ -61,7 +61,7 @@ def _awaiting(lazy_type):
     """A module type that answers `__spec__` as is and hands any other use to `lazy_type`."""
     if lazy_type not in _AWAITING:
 
-        class Awaiting(lazy_type):
+        class Awaiting(lazy_type):  # type: ignore[misc, valid-type]  # a base known only at run time (LazyLoader's)
             def __getattribute__(self, attr):
                 if attr == "__spec__":  # the import system's "initialising?" check: not a use
                     return object.__getattribute__(self, attr)

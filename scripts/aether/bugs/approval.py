@@ -69,7 +69,8 @@ def _read(path: str) -> bytes:
 def _parents(proc: str = "/proc") -> list:
     """This process's parents, nearest first: [{pid, name, argv, env (Claude Code vars set)}]
     from /proc (empty where there is none)."""
-    out, pid, seen = [], os.getppid(), set()
+    out: list = []
+    pid, seen = os.getppid(), set()
     while pid > 1 and pid not in seen and len(out) < MAX_PARENTS:
         seen.add(pid)
         stat = _read(f"{proc}/{pid}/stat").decode("utf-8", "replace")

@@ -104,7 +104,7 @@ def simulate(plan: dict, root: str, bug_id: str) -> tuple[list[dict], list[str]]
         if rel in files:
             return files[rel]
         full = join(root, rel)
-        entry = {"before": None, "after": None, "mode": None}
+        entry: dict = {"before": None, "after": None, "mode": None}
         if os.path.islink(full):
             defects.append(f"{where}: is a symbolic link; change the file it points to instead")
             return None
@@ -127,6 +127,7 @@ def simulate(plan: dict, root: str, bug_id: str) -> tuple[list[dict], list[str]]
         if problem:
             defects.append(f"{where}: file_path {problem}")
             continue
+        assert rel is not None  # resolve gives a path or a problem
         entry = load(rel, where)
         if entry is None:
             continue

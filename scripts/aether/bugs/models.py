@@ -222,6 +222,7 @@ def check_root_cause(doc, root: str) -> tuple[dict | None, list[str], list[str]]
         if problem:
             c.add(f"root_cause_file: {target!r} {problem}")
         else:
+            assert rel is not None  # resolve gives a path or a problem
             full = fixer.join(root, rel)
             if not os.path.isfile(full):
                 c.add(f"root_cause_file: {target!r} does not exist in the project")

@@ -134,7 +134,7 @@ def init(description: str, bug_id: str | None = None, test_path: str | None = No
         storage.check_id(bug_id)
 
     for attempt in range(1 if explicit else AUTO_ID_TRIES):
-        candidate = bug_id if explicit else _auto_id(cfg, report["description"], attempt)
+        candidate = bug_id if bug_id is not None else _auto_id(cfg, report["description"], attempt)
         if not explicit and storage.exists(cfg, candidate):
             continue
 
@@ -344,7 +344,10 @@ def record(bug_id: str, kind: str, text: str) -> dict:
         else:
             rec, defects = models.check_fix_plan(doc, cfg, root, bug_id)
     audit = storage.audit_path(cfg)
-    low = approval.low_risk(rec, cfg) if kind == "fix-plan" and not defects else None
+    low = None
+    if kind == "fix-plan" and not defects:
+        assert rec is not None  # the checks return a result whenever they find no defect
+        low = approval.low_risk(rec, cfg)
 
     outcome = storage.update(cfg, bug_id, functools.partial(
         _record_result, cfg=cfg, kind=kind, rec=rec, defects=defects, low=low, audit=audit))
@@ -367,6 +370,7 @@ def record(bug_id: str, kind: str, text: str) -> dict:
             + (f"; (+{len(defects) - 10} more)" if len(defects) > 10 else "") + f". {todo}",
             BUG_EXIT_AGENT, bug_id=bug_id, kind=kind, defects=defects, attempt=n, max_attempts=limit,
             retry_allowed=allowed, retry_in_seconds=wait if allowed else None)
+    assert rec is not None  # recorded: the checks found no defect
 
     state = storage.load(cfg, bug_id)
     bdir = storage.bug_dir(cfg, bug_id)
@@ -526,7 +530,7 @@ def _test_paths(state: dict, root: str, ops: list[dict]) -> list[str]:
     if given:
         file_part = given.split("::", 1)[0]
         rel, problem = fixer.resolve(root, file_part, allow_absolute=True)
-        if not problem and os.path.isfile(fixer.join(root, rel)):
+        if not problem and rel is not None and os.path.isfile(fixer.join(root, rel)):
             out.append(rel + given[len(file_part):])
     return out
 

@@ -38,7 +38,7 @@ AUTO_ID_WORDS = 6  # an id made from the description keeps its first words…
 AUTO_ID_LENGTH = 40  # …up to this many characters
 MAX_NOTES = 100  # state.notes keeps the newest ones
 
-STATE_DEFAULT = {
+STATE_DEFAULT: dict = {
     "bug_id": None,
     "phase": "created",
     "created_at": None,
@@ -214,6 +214,7 @@ class BugFileSpec(schemas.FileSpec):
     """A FileSpec whose corrupt-file hint names `aether bug restore <id>`."""
 
     __slots__ = ("restore_command",)
+    restore_command: str
 
 
 def state_spec(bug_id: str) -> BugFileSpec:

@@ -192,6 +192,7 @@ def main(argv=None) -> None:
         if type(exc).__name__ == "NoArgsIsHelpError":  # bare `aether`: show the help
             from aether.core import output
 
+            assert exc.ctx is not None  # click raises it with the group's context
             output.write(sys.stdout, exc.ctx.get_help())
             sys.exit(0)
         message = exc.format_message().replace("\ue000", "")  # common.LITERAL

@@ -422,13 +422,18 @@ def _stopped_action(run: dict) -> dict:
 # ---------------------------------------------------------------- next
 
 
+def _end_reason(ended: str | None) -> str | None:
+    """How a run's `ended` reads (as recorded when it is not one of the known reasons)."""
+    return autopilot_rules.END_REASONS.get(ended, ended) if ended is not None else None
+
+
 def advance(run: dict, approve: bool = False) -> dict:
     """The run's next action for the Queen, after every helper step on the way."""
     for _ in range(MAX_STEPS):
         run = ledger.run_of(store.read("spawns"), run["scope"]) or run
         if run.get("done"):
             final = run.get("final") or {"text": f"Run {run['scope']} has ended "
-                                                 f"({autopilot_rules.END_REASONS.get(run.get('ended'), run.get('ended'))}).",
+                                                 f"({_end_reason(run.get('ended'))}).",
                                          "command": "/ant:run"}
             return {"action": "done", "why": run.get("ended"), "text": final["text"], "command": final["command"],
                     "run": run["scope"], "autopilot": run["scope"]}
@@ -496,6 +501,7 @@ def start(options: dict) -> dict:
                 raise state_error("nothing_to_answer", "no build of a run waits for an answer")
         run = resume(current, options) if current is not None and not ranged else new_run(options)
         if build is not None:
+            assert answer is not None  # a build is looked up only for an answer
             stopped = build_drive.answer_loop(build, answer, options["words"])
             if stopped is not None:
                 return _stop(run, "user", stopped["text"], f"/ant:run --from {build['phase']}", build["phase"])
@@ -572,7 +578,7 @@ def dry_run(options: dict) -> dict:
               and ids.index(rng["from"]) <= ids.index(p["id"]) <= ids.index(rng["to"])]
     if rng["max_phases"]:
         chosen = chosen[:rng["max_phases"]]
-    rows = [_phase_estimate(plans_rules.find_phase(plan, p["id"]), mode, history, table) for p in chosen]
+    rows = [_phase_estimate(plans_rules.require_phase(plan, p["id"]), mode, history, table) for p in chosen]
     total = {"agents": sum(sum(r["agents"].values()) for r in rows), "tokens": sum(r["tokens"] for r in rows)}
     lines = [f"AUTOPILOT DRY RUN · {mode or modes.DEFAULT_MODE} · phases {rng['from']}–{rng['to']} (nothing is changed)"]
     if skipped:

@@ -56,8 +56,8 @@ def _view(run: dict, approve: bool) -> dict:
         tree = None
     loop = _bound_loop(colony, phase) if building else None
     answers = run.get("answers", [])
-    view_run = {**run, "code_loop": {"open": bool(loop) and loop["status"] != "complete",
-                                     "awaiting_user": bool(loop) and loop["status"] == "awaiting_user"},
+    view_run = {**run, "code_loop": {"open": bool(loop and loop["status"] != "complete"),
+                                     "awaiting_user": bool(loop and loop["status"] == "awaiting_user")},
                 "verification": {"spawn": run.get("watcher_spawns", False), "answered": bool(answers),
                                  "scored": run.get("scored", 0) >= len(answers)}}
     return {"building": building, "tree": tree, "run": view_run, "approve": approve}
@@ -126,6 +126,7 @@ def _score(run: dict) -> None:
     """The code loop scores the latest verification (as `loop-score - --loop` does)."""
     text = ledger.read_answer(run["answers"][-1]) or ""
     loop = _bound_loop(store.read("colony"), run["phase"])
+    assert loop is not None  # `score` comes only while the code loop is open (rules/drive.py)
     try:
         loops.score_answer(loop["id"], contracts.extract_json(text, "the watcher's answer"))
     except AetherError:
@@ -240,6 +241,7 @@ def _ask(run: dict, step: dict) -> dict:
                         f"--approve — or steer with /ant:focus or /ant:redirect and re-plan with "
                         f"/ant:build {phase} --resume."}
     loop = _bound_loop(store.read("colony"), phase)
+    assert loop is not None  # asked only while the code loop waits for the user (rules/drive.py)
     command = f"/ant:build {phase} --answer <your choice, and guidance>"
     return {"action": "ask", "why": "code_loop", "command": command,
             "text": critique_view.present(loop["id"], answer=f"Answer with {command}.")["text"]}
@@ -399,6 +401,7 @@ def answer_loop(run: dict, choice: str, text: str) -> dict | None:
     if not awaits_answer(run):
         raise state_error("nothing_to_answer", f"no code loop of phase {phase} waits for an answer")
     loop = _bound_loop(store.read("colony"), phase)
+    assert loop is not None  # awaits_answer found it
     if choice == "stop":
         build_finish.abort(phase, text)
         run["done"] = True

@@ -66,7 +66,7 @@ def _start_colony(files, goal, mode, force, mode_indicators, detection, global_l
         memory.append_decision(files["memory"], f"Colony mode {detection['mode']} chosen by complexity detection",
                                type="mode", context="; ".join(detection["reasons"]) or None, phase=0)
     events.append(files["events"], "colony_initialized", "queen", f"Colony initialized: {goal}")
-    extra = {"global_learnings_injected": len(global_learnings)}
+    extra: dict = {"global_learnings_injected": len(global_learnings)}
     if detection is not None:
         extra["complexity"] = detection
     if learnings_warning:

@@ -28,7 +28,7 @@ MAX_SHOWN_RECOMMENDATIONS = 10
 # ---------------------------------------------------------------- the lessons a phase taught
 
 
-def lessons_action(run: dict, phase: int, answers_scope: str | None, between: bool = False) -> dict:
+def lessons_action(run: dict, phase: int, answers_scope: str | None, between: bool | None = False) -> dict:
     """The `lessons` action: the Queen writes 1–5 lessons; `aether record lessons` keeps them."""
     cats = ", ".join(learning.CATEGORIES)
     source = (f"from the answers recorded in .aether/spawns/{answers_scope}/" if answers_scope else

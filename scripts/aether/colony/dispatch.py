@@ -90,6 +90,7 @@ def mark_recorded(files, ref: str, line: str, via: str, usage: dict | None, agen
     action still unrecorded."""
     data = files["spawns"]
     rec = ledger.find(data, ref)
+    assert rec is not None  # the caller found it under the driver's lock, still held
     rec.update(status="recorded", recorded_at=clock.iso(), outcome=line, via=via)
     if not _meter(files, rec, agent, usage) and not rec.get("metered") and not rec.get("unmetered"):
         rec["unmetered"] = True

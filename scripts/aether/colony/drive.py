@@ -171,5 +171,7 @@ def record_locked(spawn_id: str, text: str, usage: dict | None = None, via: str 
     waiting = dispatch.mark_recorded(found["ref"], line, via, usage, agent)
     result = {"id": found["local"], "already_recorded": False, "line": line, "waiting": waiting}
     if not waiting:
-        result.update(_next(ledger.run_of(store.read("spawns"), found["scope"])))
+        after = ledger.run_of(store.read("spawns"), found["scope"])
+        assert after is not None  # recording an answer keeps its run, and the driver's lock is held
+        result.update(_next(after))
     return result

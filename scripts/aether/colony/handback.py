@@ -68,7 +68,7 @@ def answer_of(response) -> tuple:
             content = content[head:len(content) - tail]
         blocks = [b["text"] for b in content
                   if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
-        text = "\n".join(b for b in blocks if not HARNESS_NOTE.fullmatch(b))
+        text: str | None = "\n".join(b for b in blocks if not HARNESS_NOTE.fullmatch(b))
     else:
         text = content if isinstance(content, str) else None
     return text, ledger.usage_of(response)
@@ -132,6 +132,8 @@ def transcript(path: str | None) -> dict:
 
 
 def _duration(first: dict | None, last: dict) -> int | None:
+    if first is None:
+        return None
     try:
         return round((clock.parse_iso(last["timestamp"]) - clock.parse_iso(first["timestamp"])) * 1000)
     except (AetherError, KeyError, TypeError, ValueError):
@@ -227,8 +229,8 @@ def _spawn(ref: str | None) -> dict | None:
 def post_hook(payload: dict) -> dict | None:
     """PostToolUse on Agent: a completed ant's answer is recorded (its usage counted, answer or
     not); a backgrounded one is marked so, and the Queen told to wait for it."""
-    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
-    ref = ledger.ref_in(tool_input.get("prompt") if isinstance(tool_input.get("prompt"), str) else "")
+    tool_input = raw if isinstance(raw := payload.get("tool_input"), dict) else {}
+    ref = ledger.ref_in(prompt if isinstance(prompt := tool_input.get("prompt"), str) else "")
     if ref is None:
         return None
     rec = _spawn(ref)
@@ -244,7 +246,7 @@ def post_hook(payload: dict) -> dict | None:
             result = None
     result = result if isinstance(result, dict) and ("status" in result or "content" in result) else {}
     status = result.get("status")
-    agent = result.get("agentId") if isinstance(result.get("agentId"), str) else None
+    agent = found if isinstance(found := result.get("agentId"), str) else None
     local = rec["local"]
     if tool_input.get("subagent_type") != rec["subagent_type"]:
         return _context("PostToolUse", [f"Aether: this Agent call ran as {one_line(tool_input.get('subagent_type'), 60)}"
@@ -293,8 +295,8 @@ def _empty(ref: str, agent: str | None, usage: dict) -> list:
 def failure_hook(payload: dict) -> dict | None:
     """PostToolUseFailure or PermissionDenied on Agent: the call failed (the ant crashed, was
     stopped) or never ran (refused after the PreToolUse hook): the spawn is handed out again."""
-    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
-    ref = ledger.ref_in(tool_input.get("prompt") if isinstance(tool_input.get("prompt"), str) else "")
+    tool_input = raw if isinstance(raw := payload.get("tool_input"), dict) else {}
+    ref = ledger.ref_in(prompt if isinstance(prompt := tool_input.get("prompt"), str) else "")
     rec = _spawn(ref)
     if rec is None or rec["status"] not in ledger.IN_FLIGHT or rec.get("tool_use_id") != payload.get("tool_use_id"):
         return None
@@ -347,7 +349,7 @@ def stop_hook(payload: dict) -> dict | None:
 def prompt_hook(payload: dict) -> dict | None:
     """UserPromptSubmit: a notification of Claude Code's that carries ants' answers (a background
     ant finished): each recorded if nothing did yet; the Queen is told what and the next action."""
-    prompt = payload.get("prompt") if isinstance(payload.get("prompt"), str) else ""
+    prompt = raw if isinstance(raw := payload.get("prompt"), str) else ""
     lines = []
     for note in notifications(prompt):
         data = store.read("spawns")

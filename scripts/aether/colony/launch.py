@@ -47,6 +47,7 @@ def launch(data, ref: str, tool_input: dict, tool_use_id: str | None, session_id
     why = _refusal(rec, ref, tool_input, tool_use_id, data)
     if why:
         return why, None
+    assert rec is not None  # _refusal refuses a spawn without a record
     rec.update(status="launched", launched_at=clock.iso(), tool_use_id=tool_use_id, agent_id=None,
                session_id=session_id if isinstance(session_id, str) else None, **ledger.launcher())
     return None, dict(rec)
@@ -75,8 +76,8 @@ def _deny(reason: str) -> dict:
 
 def pre_hook(payload: dict) -> dict | None:
     """PreToolUse on Agent: the handed-out call becomes the brief; any other use of a spawn is refused."""
-    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
-    prompt = tool_input.get("prompt") if isinstance(tool_input.get("prompt"), str) else ""
+    tool_input = raw if isinstance(raw := payload.get("tool_input"), dict) else {}
+    prompt = text if isinstance(text := tool_input.get("prompt"), str) else ""
     ref = ledger.ref_in(prompt)
     if ref is None:
         why = _stray(tool_input)
@@ -93,6 +94,7 @@ def pre_hook(payload: dict) -> dict | None:
     why, rec = launch(ref, tool_input, payload.get("tool_use_id"), payload.get("session_id"))
     if why:
         return _deny(why)
+    assert rec is not None  # launch returns its record when it gives no reason
     updated = {**tool_input, "prompt": brief, "subagent_type": rec["subagent_type"],
                "description": rec["description"], "run_in_background": False}
     updated.pop("model", None)

@@ -164,6 +164,7 @@ def _critic_brief(run: dict) -> str:
 
 def _local(run: dict, kind: str) -> str:
     loop = _loop(run)
+    assert loop is not None  # the planner and critic are spawned only once the run's loop exists
     return f"{kind}{len(loop['iterations']) + 1}" + ("" if not run.get("refusals") else f"-{run['refusals'] + 1}")
 
 

@@ -114,8 +114,8 @@ def parse_list(text: str) -> list:
     out: list = []
     if items:
         top = min(indent for _, (indent, _) in items)
-        current = None
-        target = None
+        current: dict | None = None
+        target: tuple[str, int | None] | None = None
         for line in lines:
             found = _item(line)
             if found:
@@ -314,7 +314,7 @@ def plan(text: str | None, source: str | None) -> dict:
         found = found[:MAX_TASKS]
 
     folder = containment.check_read(research_dir())  # briefs go inside the project only
-    taken = set()
+    taken: set = set()
     tasks = []
     for n, item in enumerate(found, start=1):
         name = slug(item["requirement"], taken)

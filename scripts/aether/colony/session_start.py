@@ -16,7 +16,7 @@ SOURCES = ("clear", "compact", "resume")  # SessionStart sources that get the co
 
 def _build_line(colony: dict) -> tuple:
     phase = colony.get("current_phase")
-    tree = colony.get("spawn_tree") if isinstance(colony.get("spawn_tree"), dict) else {}
+    tree = raw if isinstance(raw := colony.get("spawn_tree"), dict) else {}
     done, waves = spawn_tree.waves_done(tree)
     where = f"phase {phase} is being built" + (f" ({done} of {waves} waves done)" if waves else "")
     if tree.get("status") == "awaiting_approval":

@@ -37,7 +37,8 @@ def _size(path: str) -> int:
 
 def _global_items(folder: str) -> tuple[list, list]:
     """(Aether's entries, other entries) of the global folder."""
-    ours, other = [], []
+    ours: list = []
+    other: list = []
     if not os.path.isdir(folder) or os.path.islink(folder):
         return ours, other
     for name in sorted(os.listdir(folder)):
@@ -109,7 +110,7 @@ def uninstall(yes: bool = False, project: bool = False) -> dict:
     return plan
 
 
-def _human(n: int) -> str:
+def _human(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"

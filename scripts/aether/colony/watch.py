@@ -30,7 +30,7 @@ def _elapsed(seconds: float) -> str:
 
 
 def _running(tree, now: float) -> list:
-    nodes = tree.get("nodes") if isinstance(tree, dict) and isinstance(tree.get("nodes"), dict) else {}
+    nodes = raw if isinstance(tree, dict) and isinstance(raw := tree.get("nodes"), dict) else {}
     lines = []
     for node_id, node in nodes.items():
         if isinstance(node, dict) and node.get("status") == "running":

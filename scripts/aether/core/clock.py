@@ -41,7 +41,7 @@ def iso(ts: float | None = None) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now() if ts is None else ts))
 
 
-def parse_iso(text: str) -> float:
+def parse_iso(text: object) -> float:
     """Unix time of an ISO 8601 timestamp, with or without fractions or an offset.
 
     A timestamp without an offset is taken as UTC. Raises ValueError on anything else.

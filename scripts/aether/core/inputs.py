@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import json
 import math
+from typing import TYPE_CHECKING
 
 from aether.core.exceptions import input_error
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 
 class JSONRefused(ValueError):
@@ -38,6 +42,7 @@ def _check_strings(doc) -> None:
     stack = [doc]
     while stack:
         item = stack.pop()
+        strings: Iterable[str]
         if isinstance(item, str):
             strings = (item,)
         elif isinstance(item, dict):

@@ -109,7 +109,8 @@ def _git_remote_url(root: str) -> str | None:
             lines = fh.read().splitlines()
     except OSError:
         return None
-    urls, section = {}, None
+    urls: dict[str, str] = {}
+    section = None
     for raw in lines:
         line = raw.strip()
         if line.startswith("["):

@@ -137,7 +137,9 @@ def parse_requests(text: str) -> list:
 
 def _request_blocks(lines: list) -> list:
     """The blocks' fields as {key: raw value}, each block from its header to its END line (or where it stops)."""
-    blocks, current, key = [], None, None
+    blocks: list[dict] = []
+    current: dict | None = None
+    key = None
     for raw in lines:
         line = raw.rstrip()
         ends, starts = re.match(_REQUEST_FOOTER, line, re.I), re.match(_REQUEST_HEADER, line, re.I)

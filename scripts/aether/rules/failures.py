@@ -322,7 +322,7 @@ def wave_streak(tree: dict, node: dict) -> int:
 MAX_FRICTION = 200
 
 
-def _friction_pattern(failures: dict, build_id: str, task: str, normalized: str | None) -> str | None:
+def _friction_pattern(failures: dict, build_id: str | None, task: str, normalized: str | None) -> str | None:
     if not normalized:
         return None
     seen = [h for h in failures["history"] if h.get("normalized_error") == normalized
@@ -333,7 +333,7 @@ def _friction_pattern(failures: dict, build_id: str, task: str, normalized: str 
     return f"the same error was seen {len(seen)} more time(s) (phase/task {', '.join(tasks)})"
 
 
-def new_friction(failures: dict, build_id: str, phase, task: str, resolution: str, node_id: str | None) -> dict:
+def new_friction(failures: dict, build_id: str | None, phase, task: str, resolution: str, node_id: str | None) -> dict:
     """Add the next FR-NNN friction record for a task of this build (the oldest beyond MAX_FRICTION are dropped)."""
     failed = [h for h in failures["history"] if h.get("build") == build_id and h.get("task") == task]
     last = failed[-1] if failed else {}

@@ -7,7 +7,7 @@ from aether.rules import plans
 
 # state → {command: the states it may lead to}. `build-start --resume` is the way back into a
 # build interrupted by a crash or /clear; `phase-advance` past the last phase completes the colony.
-TRANSITIONS = {
+TRANSITIONS: dict[str, dict[str, tuple[str, ...]]] = {
     "IDLE": {"colony-init": ("READY",)},
     "READY": {
         "plan-start": ("PLANNING",),
@@ -31,7 +31,8 @@ ACTIVE_STATES = ("READY", "PLANNING", "EXECUTING")
 
 def _way_to(current: str, command: str) -> list:
     """The shortest list of commands that leads from `current` to a state where `command` runs."""
-    seen, queue = {current}, [(current, [])]
+    seen = {current}
+    queue: list[tuple[str, list[str]]] = [(current, [])]
     while queue:
         state, path = queue.pop(0)
         if command in TRANSITIONS.get(state, {}):

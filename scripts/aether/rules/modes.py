@@ -17,7 +17,7 @@ from aether.core.castes import SIGNAL_TYPES
 
 DEFAULT_MODE = "STANDARD"
 
-PROFILES = {
+PROFILES: dict[str, dict] = {
     "LIGHTWEIGHT": {
         "phase_count": [2, 3],
         "workers_per_wave": 2,

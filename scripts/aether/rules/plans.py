@@ -83,7 +83,7 @@ def _task_id(defects: list, task: dict, path: str):
 
 def _find_cycle(graph: dict) -> list | None:
     """A dependency cycle as [a, b, …, a], or None. Iterative DFS (plans can be long)."""
-    state = {}  # node → 1 visiting, 2 done
+    state: dict = {}  # node → 1 visiting, 2 done
     for start in graph:
         if state.get(start):
             continue

@@ -33,7 +33,7 @@ SEVERITY_GUIDE = """Severities:
 
 def _severity(value, where: str) -> str:
     raw = value.strip().strip("*[]").upper() if isinstance(value, str) else None
-    name = SEVERITY_ALIASES.get(raw, raw)
+    name = SEVERITY_ALIASES.get(raw, raw) if raw is not None else None
     if name not in SEVERITIES:
         raise input_error("invalid_finding", f"{where}.severity is {value!r}; use one of {', '.join(SEVERITIES)}")
     return name

@@ -41,6 +41,7 @@ def parse_amount(text, what: str = "the cap") -> int:
     tokens; a comma elsewhere, as in `1,5M`, is refused: a decimal comma or a typo)."""
     if isinstance(text, bool):
         raise input_error("invalid_amount", f"{what} must be a number of tokens such as 2M or 500k, not {text!r}")
+    value: float
     if isinstance(text, int):
         value = text if abs(text) <= MAX_AMOUNT else MAX_AMOUNT + 1
     elif isinstance(text, float) and math.isfinite(text):

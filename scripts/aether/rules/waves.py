@@ -126,7 +126,8 @@ def _plan_document(doc) -> tuple:
 
 def _index_workers(workers: list) -> tuple[dict, dict]:
     """({label: worker}, {task id: label}); a label used twice or a task given to two workers is refused."""
-    by_label, owner = {}, {}
+    by_label: dict = {}
+    owner: dict = {}
     for w in workers:
         if w["label"] in by_label:
             raise input_error("invalid_plan", f"two workers are called {w['label']!r}; worker ids must be unique")
@@ -309,25 +310,25 @@ def _node_line(node_id: str, node: dict) -> str:
 
 def _children(node_id: str, node: dict, nodes: dict) -> list:
     """A node's children: those it lists, then any that name it as parent (a damaged tree)."""
-    listed = node.get("children") if isinstance(node.get("children"), list) else []
+    listed = children if isinstance(children := node.get("children"), list) else []
     found = [k for k in listed if k in nodes]
     return found + [k for k, n in nodes.items() if n.get("parent") == node_id and k not in found]
 
 
 def _header(tree: dict, nodes: dict) -> str:
     workers = sum(1 for n in nodes.values() if n.get("role") in (None, "worker"))
-    waves = tree.get("waves") if isinstance(tree.get("waves"), list) else []
+    waves = raw if isinstance(raw := tree.get("waves"), list) else []
     return (f"Phase {tree.get('phase')} spawn tree — {tree.get('mode')}, {workers} workers in {len(waves)} waves "
             f"(≤ {tree.get('workers_per_wave')} per wave), {tree.get('status')}")
 
 
 def _footer(tree: dict) -> list:
     lines = []
-    for m in tree.get("merges") if isinstance(tree.get("merges"), list) else []:
+    for m in merges if isinstance(merges := tree.get("merges"), list) else []:
         if isinstance(m, dict):
             lines.append(f"Merged {', '.join(map(str, m.get('merged', [])))} into {m.get('into')} "
                          f"(same file: {', '.join(map(str, m.get('files', [])))})")
-    approval_info = tree.get("approval") if isinstance(tree.get("approval"), dict) else {}
+    approval_info = raw if isinstance(raw := tree.get("approval"), dict) else {}
     if approval_info:
         who = approval_info.get("approved_by")
         state = f"approved by {who}" if who else "needs the user's approval"
@@ -339,7 +340,7 @@ def _footer(tree: dict) -> list:
 def _wave_note(tree: dict, number: int) -> str:
     if number in (tree.get("aborted_waves") or []):
         return " (aborted)"
-    rebuilds = tree.get("rebuilds") if isinstance(tree.get("rebuilds"), dict) else {}
+    rebuilds = raw if isinstance(raw := tree.get("rebuilds"), dict) else {}
     return f" (rebuilt {rebuilds[str(number)]}×)" if rebuilds.get(str(number)) else ""
 
 
@@ -361,7 +362,7 @@ def render_tree(tree) -> str:
             if kid not in seen:
                 walk(kid, prefix + ("   " if last else "│  "), i == len(kids) - 1)
 
-    waves = [w for w in tree.get("waves") if isinstance(w, list)] if isinstance(tree.get("waves"), list) else []
+    waves = [w for w in raw_waves if isinstance(w, list)] if isinstance(raw_waves := tree.get("waves"), list) else []
     groups = []
     for number, ids in enumerate(waves, start=1):
         extra = [k for k, n in nodes.items() if n.get("wave") == number and n.get("parent") is None and k not in ids]

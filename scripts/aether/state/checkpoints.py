@@ -70,7 +70,7 @@ def git(args: list, cwd: str, *, env: dict | None = None, check: bool = True, in
 
     cmd = ["git", "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false", "-c", "core.quotepath=false", *args]
     try:
-        proc = subprocess.run(cmd, cwd=cwd, env=env or git_env(), input=input, capture_output=True,
+        proc: subprocess.CompletedProcess = subprocess.run(cmd, cwd=cwd, env=env or git_env(), input=input, capture_output=True,
                               timeout=GIT_TIMEOUT_SECONDS)
     except FileNotFoundError:
         raise state_error("git_missing", "git is not installed (or not on PATH); install git to "

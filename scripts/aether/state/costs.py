@@ -38,6 +38,7 @@ def add(data: dict, session: str | None, run: str | None, phase: str, caste: str
     """One spawn's usage, added to its colony's phase and to its run's (on loaded costs.json)."""
     targets = [colony_of(data, session, create=True)] + ([run_of(data, run, create=True)] if run else [])
     for holder in targets:
+        assert holder is not None  # create=True: a missing holder is made
         spend.add(holder["phases"].setdefault(phase, spend.bucket()), caste, usage, model)
 
 

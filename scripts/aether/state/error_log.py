@@ -85,7 +85,7 @@ def _flag(data: dict, error: dict) -> None:
     key = error["category"]
     for entry in flagged:
         if isinstance(entry, dict) and _key(entry.get("category")) == key:
-            entry["count"] = (entry.get("count") if isinstance(entry.get("count"), int) else 0) + 1
+            entry["count"] = (count if isinstance(count := entry.get("count"), int) else 0) + 1
             entry["last_seen"] = error["timestamp"]
             return
     row = _pattern_rows(data["errors"]).get(key)

@@ -81,7 +81,7 @@ def validate_file(name: str) -> dict:
     """The report for one state file: {file, path, checks, pass} (+ `backup` when damaged)."""
     spec = _spec(name)
     path = store.path_of(spec)
-    report = {"file": spec.filename, "path": path, "checks": []}
+    report: dict = {"file": spec.filename, "path": path, "checks": []}
     checks = report["checks"]
 
     def done() -> dict:

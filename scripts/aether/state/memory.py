@@ -111,7 +111,7 @@ def append_learnings(data: dict, phase: int, phase_name: str | None, learnings: 
                 entry=entry.get("id"),
             )
         if on_exists == "append":
-            current = entry.get("learnings") if isinstance(entry.get("learnings"), list) else []
+            current = raw if isinstance(raw := entry.get("learnings"), list) else []
             entry["learnings"] = current + items
         else:
             entry["learnings"] = items

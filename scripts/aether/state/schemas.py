@@ -114,7 +114,7 @@ def _fill(data: dict, defaults: dict) -> dict:
 
 # ---------------------------------------------------------------- COLONY_STATE.json
 
-COLONY_DEFAULT = {
+COLONY_DEFAULT: dict = {
     "goal": None,
     "state": "IDLE",
     "current_phase": 0,

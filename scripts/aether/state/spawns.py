@@ -168,7 +168,7 @@ def usage(total_tokens=None, duration_ms=None, tool_uses=None, input_tokens=None
 
 def usage_of(response: dict) -> dict:
     """Tokens, duration and tool uses from Claude Code's Agent result (the fields it has)."""
-    parts = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+    parts = raw if isinstance(raw := response.get("usage"), dict) else {}
     return usage(response.get("totalTokens"), response.get("totalDurationMs"), response.get("totalToolUseCount"),
                  parts.get("input_tokens"), parts.get("output_tokens"), response.get("resolvedModel"))
 

@@ -71,7 +71,7 @@ def _syntax_files(data, colony: dict) -> list:
     """The files a build created or modified: its results' claims, then the spawn tree's."""
 
     found: list = []
-    for item in (data.get("tasks") if isinstance(data, dict) and isinstance(data.get("tasks"), list) else []):
+    for item in (tasks if isinstance(data, dict) and isinstance(tasks := data.get("tasks"), list) else []):
         if isinstance(item, dict):
             for key in ("files_created", "files_modified"):
                 value = item.get(key)
@@ -98,8 +98,11 @@ def _record_build(files, phase_id: int, data, checked: tuple | None) -> dict:
     wanted = _own_check_files(data, colony)
     syntax = None
     if wanted is not None:
-        same = checked is not None and checked[0] == wanted
-        syntax = checked[1] if same else syntax_check.compact(syntax_check.run(wanted))
+        # the check build-finish ran before taking the lock, when it covered the same files
+        if checked is not None and checked[0] == wanted:
+            syntax = checked[1]
+        else:
+            syntax = syntax_check.compact(syntax_check.run(wanted))
     phase = plans_rules.require_phase(plan, phase_id)
     mode_profile = modes.profile(colony.get("mode"))
     auto = mode_profile["auto_signals"]
@@ -110,6 +113,7 @@ def _record_build(files, phase_id: int, data, checked: tuple | None) -> dict:
     if defects:
         raise input_error("invalid_results", plans_rules.defect_message(defects, "the results have", "send them again"),
                           defects=defects)
+    assert results is not None  # validate_results returns no results only with defects
     by_id = {t.get("id"): t for t in phase.get("tasks") or [] if isinstance(t, dict)}
     for outcome in results["tasks"]:
         by_id[outcome["id"]]["status"] = outcome["status"]
@@ -136,9 +140,9 @@ def _record_build(files, phase_id: int, data, checked: tuple | None) -> dict:
             text += f": {watcher['summary']}"
         recorded.append(error_log.append(errors, WATCHER_FAILURE[0], WATCHER_FAILURE[1], text, phase=phase_id))
     if syntax is not None and not syntax["passed"]:
-        bad = ", ".join(f"{f['path']}" + (f":{f['line']}" if f["line"] else "") for f in syntax["failures"][:10])
+        where = ", ".join(f"{f['path']}" + (f":{f['line']}" if f["line"] else "") for f in syntax["failures"][:10])
         recorded.append(error_log.append(errors, "syntax", WATCHER_FAILURE[1],
-                                         f"syntax check failed: {bad}", phase=phase_id))
+                                         f"syntax check failed: {where}", phase=phase_id))
     newly = [p for p in errors.get("flagged_patterns") or []
              if isinstance(p, dict) and str(p.get("category")).lower() not in flagged_before]
 
@@ -221,7 +225,7 @@ def task_outcomes(tree, phase: dict) -> list:
         raise input_error("results_need_tasks", f"there is no spawn tree of phase {phase.get('id')} to read the task "
                                                 f"outcomes from: send the results with `tasks` (see docs/contracts.md)")
     nodes = sorted((n for n in tree["nodes"].values() if isinstance(n, dict)), key=lambda n: n.get("seq") or 0)
-    decided = tree.get("failed_tasks") if isinstance(tree.get("failed_tasks"), dict) else {}
+    decided = raw if isinstance(raw := tree.get("failed_tasks"), dict) else {}
     outcomes = []
     for task in phase.get("tasks") or []:
         if not isinstance(task, dict) or task.get("status") in DONE_STATUSES:

@@ -64,7 +64,7 @@ def _error_info(defects: list, task: dict, path: str):
         _defect(defects, f"{path}.error", f"must be an object {{category, severity, description, root_cause}}, "
                                           f"found {json_type(value)}")
         return None
-    info = {}
+    info: dict = {}
     for key, default, normalise in (("category", TASK_FAILURE[0], error_log.check_category),
                                     ("severity", TASK_FAILURE[1], error_log.check_severity)):
         raw = value.get(key)

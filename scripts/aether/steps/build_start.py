@@ -46,6 +46,7 @@ def _check_start(colony: dict, plan: dict, phase_id: int, resume: bool) -> None:
                           phase=phase_id)
     if current == 0:
         first = _next_open(items, None)
+        assert first is not None  # the requested phase itself is open
         if first is not phase:
             raise state_error("phase_out_of_order", f"phase {first['id']} ({first.get('name')}) comes first: "
                                                     f"build it with /ant:build {first['id']}",

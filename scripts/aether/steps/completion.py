@@ -54,7 +54,7 @@ def record_build(data: dict, colony: dict, phase: dict, results: dict, syntax: d
     """Append the record of a finished build to loaded phase_records.json data (inside
     build-finish's write); returns it."""
 
-    tree = colony.get("spawn_tree") if isinstance(colony.get("spawn_tree"), dict) else {}
+    tree = raw if isinstance(raw := colony.get("spawn_tree"), dict) else {}
     created, modified = [], []
     for o in results["tasks"]:
         created += [f for f in o["files_created"] if f not in created]
@@ -181,9 +181,9 @@ def summary() -> dict:
     coding = ({"scores": {str(l["phase"]): l["final_score"] for l in code_loops if l["phase"] is not None},
                "iterations": sum(l["iterations"] for l in code_loops), "loops": len(code_loops)} if code_loops else None)
     mem = store.read("memory")
-    extracted = sorted({e.get("phase") for e in mem.get("phase_learnings", []) if isinstance(e, dict)
+    extracted = sorted({number for e in mem.get("phase_learnings", []) if isinstance(e, dict)
                         and str(e.get("timestamp") or "") >= str(colony.get("initialized_at") or "")
-                        and isinstance(e.get("phase"), int)})
+                        and isinstance(number := e.get("phase"), int)})
     promoted = _promoted(colony)
     complete = colony.get("state") == "COMPLETED"
     last = phases[-1]["id"] if phases else None

@@ -66,7 +66,7 @@ def _node_for_task(tree: dict, task: str) -> dict:
     return max(pool, key=lambda n: (n.get("seq", 0), n["id"]))
 
 
-def build_history(failures: dict, build_id: str) -> list:
+def build_history(failures: dict, build_id: str | None) -> list:
     """This build's decided failures, oldest first."""
     return [h for h in failures["history"] if h.get("build") == build_id]
 
@@ -120,6 +120,7 @@ def _failed_node(tree: dict, worker: str | None, given: dict | None) -> tuple[di
     """The failed spawn and its report: --worker's (with its recorded failure unless one is given),
     else the latest spawn of the given report's task."""
     if worker is None:
+        assert given is not None  # failure_decide refuses a call with neither
         return _node_for_task(tree, given["task"]), given
     node = spawn_tree.node_of(tree, worker)
     report = given or node.get("failure")
@@ -308,7 +309,7 @@ def _add_friction(files, task: str, resolution: str | None, pattern: str | None)
                                                  f"are for tasks a retry or debugger recovered")
     record = friction_for(failures, build_id, task)
     created = record is None
-    if created:
+    if record is None:
         record = new_friction(failures, build_id, tree.get("phase"), task, resolution or "", None)
     elif resolution:
         record["resolution"] = one_line(resolution, 500)

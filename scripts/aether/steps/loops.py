@@ -133,7 +133,7 @@ def review_of(answer) -> dict | None:
     if not isinstance(answer, dict) or not isinstance(answer.get("score_parts"), dict):
         return None
     items = []
-    for item in answer.get("findings") if isinstance(answer.get("findings"), list) else []:
+    for item in findings if isinstance(findings := answer.get("findings"), list) else []:
         if isinstance(item, dict):  # {location, description, …} as a reviewer writes them
             item = " ".join(str(item[k]) for k in ("location", "description", "recommendation") if item.get(k))
         if isinstance(item, str) and item.strip():
@@ -386,8 +386,9 @@ def feedback_get(loop_id: str, kind: str | None = None) -> dict:
     latest = {k: next((f for f in reversed(loop["feedback"]) if f["kind"] == k), None) for k in FEEDBACK_KINDS}
     lines = [f"--- LOOP FEEDBACK ({loop['type']} loop {loop_id}, iteration {len(loop['iterations'])}) ---"]
     for k in FEEDBACK_KINDS:
-        if (kind is None or kind == k) and latest[k]:
-            lines += [f"Latest {k} feedback (iteration {latest[k]['iteration']}):", latest[k]["text"].rstrip()]
+        last = latest[k]
+        if (kind is None or kind == k) and last:
+            lines += [f"Latest {k} feedback (iteration {last['iteration']}):", last["text"].rstrip()]
     if len(lines) == 1:
         lines.append("(no feedback yet)")
     return {**_summary(loop), "feedback": items, "latest_critic": latest["critic"], "latest_user": latest["user"],

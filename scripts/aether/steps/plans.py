@@ -133,6 +133,7 @@ def load(text_or_data, force: bool = False) -> dict:
     plan, defects, warnings = validate(data)
     if defects:
         raise input_error("invalid_plan", defect_message(defects), defects=defects)
+    assert plan is not None  # validate returns no plan only with defects
 
     outcome = _replace_plan(plan, force)
     lo, hi = modes.profile(outcome["mode"])["phase_count"]

@@ -124,6 +124,7 @@ def _restore_checkpoint(files, ref: str | None, phase: int | None, force: bool) 
                                                f"(`aether checkpoint-list` shows them)")
         name = record["ref"]
     else:
+        assert ref is not None  # checkpoint_restore takes exactly one of REF and --phase
         name = ref.strip()
         record = next((r for r in reversed(_records(files["checkpoints"])) if name in (r.get("ref"), r.get("commit"))
                        or (len(name) >= 7 and str(r.get("commit", "")).startswith(name))), None)
@@ -255,7 +256,7 @@ def friction_summary() -> dict:
     for f in records:
         key = failures_rules.normalize_error(f.get("root_cause") or "") or f"(no root cause) {f.get('id')}"
         groups.setdefault(key, []).append(f)
-    recurring = []
+    recurring: list[dict] = []
     for key, items in groups.items():  # noqa: B007
         if len(items) > 1 or any(i.get("pattern") for i in items):
             recurring.append({"root_cause": items[-1].get("root_cause") or "", "count": len(items),

@@ -26,7 +26,7 @@ def _skip_task(files, task_id: str, reason: str, force: bool) -> dict:
         if task is not None:
             phase = item
             break
-    if task is None:
+    if task is None or phase is None:  # found together: both or neither
         raise input_error("unknown_task", f"no task {task_id!r} in the plan; `aether phase list` shows the phases")
     if phase.get("status") in DONE_STATUSES:
         raise state_error("phase_completed", f"phase {phase['id']} is {phase['status']}: its tasks are settled")

@@ -412,7 +412,7 @@ def finish(node_id: str, text: str) -> dict:
     preview = store.read("colony", missing_ok=False).get("spawn_tree") or {}
     seen = (preview.get("nodes") or {}).get(node_id)
     if seen is None:
-        node_of(tree_of({"spawn_tree": preview}), node_id)
+        seen = node_of(tree_of({"spawn_tree": preview}), node_id)  # raises: no such spawn
     checked: dict = {}
 
     _checked_answer(checked, text, seen)  # a bad answer is refused before any lock is taken

@@ -257,7 +257,7 @@ def _left_in(folder: str, removed: set) -> str | None:
 class _WriteFailed(Exception):
     """A write the disk refused after the checks: everything written before it was put back."""
 
-    def __init__(self, rel: str, why: str):
+    def __init__(self, rel: str | None, why: str):
         super().__init__(why)
         self.rel, self.why = rel, why
 
@@ -356,6 +356,7 @@ def _record_merge(files, scope: str, node_id: str, outcome: str, branch: str | N
     tree = spawn_tree.tree_of(files["colony"])
     node = tree["nodes"][node_id]
     rec = wt.find(files["worktrees"], scope, node_id, ("active",))
+    assert rec is not None  # merge() found it active; only this merge ends it
     node["merge"] = outcome
     if outcome in ("merged", "empty"):
         node["files_created"] = [p for s, *_rest, p in changed if s == "A"]
@@ -369,6 +370,7 @@ def _record_merge(files, scope: str, node_id: str, outcome: str, branch: str | N
         node["status"] = "failed"
         node["failure"] = report
         node["failure_decided"] = False
+        assert report is not None  # a result not merged always comes with its report
         why, kind = {"conflict": ("merge conflict", "merge_conflict"),
                      "refused": ("its HEAD left the snapshot it was made from", "merge_refused"),
                      "missing": ("its worktree was gone", "merge_failed")}[outcome]
@@ -555,7 +557,8 @@ def release(tree: dict) -> None:
 
 def summary(tree: dict | None) -> list:
     """What the merge-back did in a build, one line per isolated run (for the build's summary)."""
-    nodes = sorted(((tree or {}).get("nodes") or {}).values(), key=lambda n: n.get("seq") or 0)
+    tree = tree or {}
+    nodes = sorted((tree.get("nodes") or {}).values(), key=lambda n: n.get("seq") or 0)
     lines = []
     for n in nodes:
         merge = n.get("merge")
@@ -612,7 +615,7 @@ def listing() -> dict:
     known = {w["path"] for w in active}
     branches = wt.branches(r) if r else {}
     recorded_branches = {w.get("branch") for w in records if w.get("status") == "kept"}
-    out = {"active": [{"path": w["path"], "build": w["scope"], "node": w["node"],
+    out: dict = {"active": [{"path": w["path"], "build": w["scope"], "node": w["node"],
                        "running": w["scope"] in running} for w in active],
            "stale": sorted({p for p in on_disk if p not in known} |
                            {w["path"] for w in active if w["scope"] not in running}),
@@ -649,7 +652,9 @@ def clean(drop: str | None = None) -> dict:
         _drop_record(drop)
         return {"dropped": drop, "removed": [], "text": f"Let go of {drop}."}
     running = _running_scopes()
-    removed, ended, out = [], [], {"kept": [], "notes": []}
+    removed: list = []
+    ended: list = []
+    out: dict = {"kept": [], "notes": []}
     for path in listing()["stale"]:
         owner = next((w for w in wt.records() if w.get("path") == path and w.get("status") == "active"), None)
         if owner is not None and owner["scope"] in running:
