@@ -1,0 +1,15 @@
+"""Helpers the test modules share (plain functions and constants; the shared pytest fixtures
+are in tests/conftest.py, the end-to-end ones in tests/e2e/conftest.py).
+
+What two test modules use lives here, one module per concept, rather than in one of them for
+the other to import.
+
+    colony.py     a colony through the CLI: plans, a build started, waves planned, workers run,
+                  build results
+    drive.py      `aether next` / `aether record` and the Agent hooks: answers, a phase driven
+    worktrees.py  a colony in a git repository whose builders work in their own worktrees
+    bugs.py       Bug Bash: the fixture project with a real bug, valid agent answers, a driver
+    git.py        `git()` in a test repository, a repository with a first commit
+    prompts.py    the shell commands a prompt file tells the Queen to run
+    terminal.py   a command run with a pseudo-terminal, as a person runs it
+"""
