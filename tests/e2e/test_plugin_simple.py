@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from test_prompts import shell_snippets
 
 from .fake_api import agent, bash, main, say, subagent, tool_error, tool_result_contains, turn
-from .harness import REPO
+from .harness import NOW, REPO, state
+from helpers.git import git
+from helpers.prompts import shell_snippets
 
 pytestmark = pytest.mark.e2e
 
-NOW = {"AETHER_NOW": "2026-02-04T10:00:00Z"}
 PLAN = {"phases": [
     {"id": 1, "name": "Foundation", "description": "project skeleton",
      "tasks": [{"id": "1.1", "description": "create the package", "depends_on": []},
@@ -57,10 +56,6 @@ def nth_command(n: int, replace: dict | None = None):
             command = command.replace(old, new)
         return bash(command)
     return reply
-
-
-def state(claude, name: str) -> dict:
-    return json.loads((claude.project / ".aether" / "data" / name).read_text("utf-8"))
 
 
 def results(run) -> list[dict]:
@@ -283,9 +278,8 @@ def plugin_copy(dest: Path) -> Path:
 
 
 def git_repo(folder: Path) -> None:
-    git = ["git", "-C", str(folder), "-c", "user.name=Aether tests", "-c", "user.email=tests@aether.invalid"]
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "plugin"]):
-        subprocess.run(git + args, check=True, capture_output=True, timeout=60)
+        git(folder, *args)
 
 
 def marketplace(claude, source: Path) -> Path:

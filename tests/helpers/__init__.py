@@ -2,7 +2,8 @@
 are in tests/conftest.py, the end-to-end ones in tests/e2e/conftest.py).
 
 What two test modules use lives here, one module per concept, rather than in one of them for
-the other to import.
+the other to import. What only the end-to-end tests use, and what needs real Claude Code, lives
+beside them in tests/e2e/ (harness.py, fake_api.py, colony_script.py, bug_project.py).
 
     colony.py     a colony through the CLI: plans, a build started, waves planned, workers run,
                   build results
@@ -11,5 +12,6 @@ the other to import.
     bugs.py       Bug Bash: the fixture project with a real bug, valid agent answers, a driver
     git.py        `git()` in a test repository, a repository with a first commit
     prompts.py    the shell commands a prompt file tells the Queen to run
+    processes.py  processes from /proc: descendants, alive, killing a whole tree
     terminal.py   a command run with a pseudo-terminal, as a person runs it
 """
