@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import struct
 import subprocess
@@ -20,6 +19,8 @@ from pathlib import Path
 
 import pytest
 from e2e.harness import ClaudeCode, SetupError, claude_binary
+
+from helpers.plugin import copy_plugin
 
 REPO = Path(__file__).resolve().parents[1]
 PLUGIN_DIR = REPO / ".claude-plugin"
@@ -182,15 +183,6 @@ def test_plugin_details_always_on_cost_is_within_budget(claude_cli):
 # ---------------------------------------------------------------- the SessionStart bootstrap
 
 
-def plugin_copy(tmp_path: Path) -> Path:
-    """The files a marketplace install has: no .venv, no caches."""
-    root = tmp_path / "plugin"
-    ignore = shutil.ignore_patterns(".venv", ".git", "node_modules", "__pycache__", "*.egg-info",
-                                    ".pytest_cache", ".hypothesis", ".venv-location", "data", "build")
-    shutil.copytree(REPO, root, ignore=ignore, symlinks=True)
-    return root
-
-
 def run_hook(root: Path, data: Path | None, env: dict | None = None) -> subprocess.CompletedProcess:
     full = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_PLUGIN")}
     full["CLAUDE_PLUGIN_ROOT"] = str(root)
@@ -228,7 +220,7 @@ def test_the_hook_does_nothing_outside_claude_code_and_in_a_set_up_checkout(tmp_
 
 
 def test_the_venv_key_follows_the_version_and_the_sources(tmp_path):
-    root = plugin_copy(tmp_path)
+    root = copy_plugin(tmp_path / "plugin")
     key = bootstrap.venv_key(str(root))
     assert key.startswith(load("plugin.json")["version"] + "-")
     assert bootstrap.venv_key(str(root)) == key
@@ -241,7 +233,7 @@ def test_the_venv_key_follows_the_version_and_the_sources(tmp_path):
 
 
 def test_a_ready_venv_is_a_quick_no_op_that_points_the_launcher_at_it(tmp_path):
-    root = plugin_copy(tmp_path)
+    root = copy_plugin(tmp_path / "plugin")
     data = tmp_path / "data"
     venvs = data / "venvs"
     key = bootstrap.venv_key(str(root))
@@ -263,7 +255,7 @@ def test_a_ready_venv_is_a_quick_no_op_that_points_the_launcher_at_it(tmp_path):
 
 
 def test_the_launcher_reports_a_failed_install_with_its_reason(tmp_path):
-    root = plugin_copy(tmp_path)
+    root = copy_plugin(tmp_path / "plugin")
     venv = fake_venv(tmp_path / "data" / "venvs" / "k", marker=bootstrap.FAILED,
                      content='pip install failed (exit 1); see /x/"install".log\n')
     (root / ".venv-location").write_text(f"{venv}\n")
@@ -276,7 +268,7 @@ def test_the_launcher_reports_a_failed_install_with_its_reason(tmp_path):
 
 
 def test_the_launcher_waits_for_a_running_install(tmp_path):
-    root = plugin_copy(tmp_path)
+    root = copy_plugin(tmp_path / "plugin")
     venv = tmp_path / "data" / "venvs" / "k"
     venv.mkdir(parents=True)
     (root / ".venv-location").write_text(f"{venv}\n")
@@ -310,7 +302,7 @@ def test_the_launcher_waits_for_a_running_install(tmp_path):
 
 
 def test_the_launcher_ignores_a_dead_build(tmp_path):
-    root = plugin_copy(tmp_path)
+    root = copy_plugin(tmp_path / "plugin")
     venv = fake_venv(tmp_path / "data" / "venvs" / "k", marker=bootstrap.INSTALLING, content="999999999")
     (root / ".venv-location").write_text(f"{venv}\n")
     started = time.monotonic()
@@ -323,7 +315,7 @@ def test_the_launcher_ignores_a_dead_build(tmp_path):
 @pytest.mark.slow
 def test_the_hook_builds_the_venv_in_the_background_and_the_launcher_uses_it(tmp_path):
     """The real thing, without Claude Code: venv + pip install of the plugin's own package."""
-    root = plugin_copy(tmp_path)
+    root = copy_plugin(tmp_path / "plugin")
     data = tmp_path / "data"
     started = time.monotonic()
     proc = run_hook(root, data)
@@ -342,3 +334,4 @@ def test_the_hook_builds_the_venv_in_the_background_and_the_launcher_uses_it(tmp
 
     again = run_hook(root, data)  # next session: nothing to do
     assert again.returncode == 0 and again.stdout == ""
+

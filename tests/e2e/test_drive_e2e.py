@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import threading
 from pathlib import Path
 
@@ -43,7 +42,8 @@ from .colony_script import (
     worker_result,
 )
 from .fake_api import Matcher, bash, say, subagent, tool, tool_result_contains, turn
-from .harness import NOW, REPO, aether_ok, run_and_kill, state
+from .harness import NOW, aether_ok, run_and_kill, state
+from helpers.plugin import copy_plugin
 from helpers.processes import SLEEP, alive, argv_of, descendants, is_sleeper
 
 pytestmark = pytest.mark.e2e
@@ -110,10 +110,7 @@ W2_FAILED = {"status": "failed", "summary": "slug/settings.py is not there yet",
 def plugin_without_agent_hooks(dest: Path) -> Path:
     """The plugin as a user has it, but its hooks.json holds none of the hooks that carry spawns
     (an older or trimmed Claude Code setup): only the guard and the start-up hooks stay."""
-    ignore = shutil.ignore_patterns(".venv", ".git", "node_modules", "__pycache__", "*.egg-info",
-                                    ".pytest_cache", ".hypothesis", ".ruff_cache", ".venv-location", "data", "build")
-    shutil.copytree(REPO, dest, ignore=ignore, symlinks=True)
-    (dest / ".venv").symlink_to(REPO / ".venv")  # the helper as installed (no venv build at start-up)
+    copy_plugin(dest, link_venv=True)  # the helper as installed (no venv build at start-up)
     hooks_file = dest / "hooks" / "hooks.json"
     config = json.loads(hooks_file.read_text("utf-8"))
     for event in list(config["hooks"]):

@@ -9,7 +9,6 @@ So these tests prove that the prompts' own commands are granted by their `allowe
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ import pytest
 from .fake_api import agent, bash, main, say, subagent, tool_error, tool_result_contains, turn
 from .harness import NOW, REPO, state
 from helpers.git import git
+from helpers.plugin import copy_plugin
 from helpers.prompts import shell_snippets
 
 pytestmark = pytest.mark.e2e
@@ -269,14 +269,6 @@ def test_the_queens_own_aether_calls_need_no_slash_command(claude):
 # ---------------------------------------------------------------- a real marketplace install
 
 
-def plugin_copy(dest: Path) -> Path:
-    """The plugin as a user receives it: the repository without .venv or caches."""
-    ignore = shutil.ignore_patterns(".venv", ".git", "node_modules", "__pycache__", "*.egg-info",
-                                    ".pytest_cache", ".hypothesis", ".venv-location", "data", "build")
-    shutil.copytree(REPO, dest, ignore=ignore, symlinks=True)
-    return dest
-
-
 def git_repo(folder: Path) -> None:
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "plugin"]):
         git(folder, *args)
@@ -297,7 +289,7 @@ def test_marketplace_install_builds_the_helper_and_runs_it(claude, tmp_path, how
     """`plugin marketplace add` + `plugin install ant@aether`, then a command without
     --plugin-dir: the SessionStart hook builds the venv in CLAUDE_PLUGIN_DATA and `aether`
     (found through the pointer the hook writes) waits for it and answers."""
-    source = plugin_copy(tmp_path / "plugin")
+    source = copy_plugin(tmp_path / "plugin")
     if how == "git":
         git_repo(source)
         market = marketplace(claude, source)

@@ -11,6 +11,7 @@ beside them in tests/e2e/ (harness.py, fake_api.py, colony_script.py, bug_projec
     worktrees.py  a colony in a git repository whose builders work in their own worktrees
     bugs.py       Bug Bash: the fixture project with a real bug, valid agent answers, a driver
     git.py        `git()` in a test repository, a repository with a first commit
+    plugin.py     a copy of the plugin as a user receives it
     prompts.py    the shell commands a prompt file tells the Queen to run
     processes.py  processes from /proc: descendants, alive, killing a whole tree
     terminal.py   a command run with a pseudo-terminal, as a person runs it
