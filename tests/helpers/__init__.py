@@ -1,9 +1,10 @@
 """Helpers the test modules share (plain functions and constants; the shared pytest fixtures
 are in tests/conftest.py, the end-to-end ones in tests/e2e/conftest.py).
 
-What two test modules use lives here, one module per concept, rather than in one of them for
-the other to import. What only the end-to-end tests use, and what needs real Claude Code, lives
-beside them in tests/e2e/ (harness.py, fake_api.py, colony_script.py, bug_project.py).
+A test module never imports another test module (tests/test_suite_layout.py holds that): what
+two modules use lives here, one module per concept. What only the end-to-end tests use, and
+what needs real Claude Code, lives beside them in tests/e2e/ (harness.py, fake_api.py,
+colony_script.py, bug_project.py).
 
     colony.py     a colony through the CLI: plans, a build started, waves planned, workers run,
                   build results
