@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import struct
 import subprocess
@@ -335,3 +336,49 @@ def test_the_hook_builds_the_venv_in_the_background_and_the_launcher_uses_it(tmp
     again = run_hook(root, data)  # next session: nothing to do
     assert again.returncode == 0 and again.stdout == ""
 
+
+# ---------------------------------------------------------------- the install checked whole: `aether self-check`
+
+
+def test_self_check_imports_every_module_of_the_package(project):
+    package = REPO / "scripts" / "aether"
+    modules = [p for p in package.rglob("*.py") if "__pycache__" not in p.parts]
+    # every module but the package itself and __main__ (importing it runs the CLI)
+    assert project.run("self-check").json == {"modules": len(modules) - 2}
+    assert "self-check" not in project.run("--help").stdout  # hidden: the hook's, not the user's
+
+
+@pytest.fixture
+def install_missing_a_module(tmp_path) -> Path:
+    """A copy of the helper's package (on no sys.path yet) without rules/waves.py, which
+    steps/waves.py imports: the install that leaves a module out."""
+    site = tmp_path / "site"
+    shutil.copytree(REPO / "scripts" / "aether", site / "aether", ignore=shutil.ignore_patterns("__pycache__"))
+    (site / "aether" / "rules" / "waves.py").unlink()
+    return site
+
+
+def test_self_check_names_the_module_that_does_not_import(install_missing_a_module, tmp_path):
+    proc = subprocess.run([sys.executable, "-c", bootstrap.LAUNCH, "self-check"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(install_missing_a_module)})
+    assert (proc.returncode, proc.stdout) == (3, "")
+    env = json.loads(proc.stderr)
+    assert env["code"] == "self_check_failed" and env["missing"] == ["aether.rules.waves"]
+    assert "(missing: aether.rules.waves; " in env["error"]
+    assert "aether.steps.waves (ModuleNotFoundError: No module named 'aether.rules.waves')" in env["failed"]
+    assert "command plan-waves: aether.cli.waves:plan_waves (ModuleNotFoundError: No module named " \
+           "'aether.rules.waves')" in env["failed"]
+
+
+def test_the_hooks_build_is_ready_only_when_the_self_check_passes(install_missing_a_module, tmp_path):
+    bootstrap.check_install(sys.executable)  # this checkout's helper: whole
+    python = tmp_path / "python"  # the venv's python, its package missing rules/waves.py
+    python.write_text(f'#!/bin/sh\n[ "$1" = "-I" ] && shift  # let PYTHONPATH reach the copy\n'
+                      f'PYTHONPATH="{install_missing_a_module}" exec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
+    with pytest.raises(RuntimeError) as failed:
+        bootstrap.check_install(str(python))
+    assert str(failed.value).startswith("the installed helper's self-check failed (exit 3): ")
+    assert "(missing: aether.rules.waves; " in str(failed.value)
+    assert "aether.steps.waves (ModuleNotFoundError: No module named 'aether.rules.waves')" in str(failed.value)

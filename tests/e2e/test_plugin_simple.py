@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from aether.cli.self_check import import_all
+
 from .fake_api import agent, bash, main, say, subagent, tool_error, tool_result_contains, turn
 from .harness import NOW, REPO, state
 from helpers.git import git
@@ -322,8 +324,13 @@ def test_marketplace_install_builds_the_helper_and_runs_it(claude, tmp_path, how
 
     again = claude.run("/ant:help", [  # the next session: the hook is a no-op
         main().reply(bash("aether version")),
-        main(tool_result_contains(f'"result":"{version}"')).reply(say("still working")),
+        # every module of the installed helper imports: no layer left out of the install
+        main(tool_result_contains(f'"result":"{version}"')).reply(bash("aether self-check")),
+        main(tool_result_contains('"modules":')).reply(say("still working")),
     ])
     hooks = [e for e in again.events if e.get("subtype") == "hook_response"
              and e.get("hook_event") == "SessionStart"]
     assert hooks and all((e.get("stdout") or "") == "" for e in hooks)
+    checked = results(again)[-1]
+    assert checked["is_error"] is False
+    assert json.loads(checked["text"]) == {"ok": True, "result": {"modules": len(import_all()[0])}}
