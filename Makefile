@@ -14,7 +14,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test]'
-	@$(PY) -c 'import aether.cli' && $(BATS) --version >/dev/null
+	@AETHER_VENV=$(CURDIR)/$(VENV) bin/aether self-check >/dev/null && $(BATS) --version >/dev/null
 	@touch $@
 
 # Every test. pytest runs tests/e2e too (real Claude Code, installed by e2e-deps) and `claude plugin validate`.

@@ -34,6 +34,7 @@ VENVS = "venvs"
 READY_KEPT = 2  # ready venvs kept: the current one and the one before (a session may still use it)
 STEP_TIMEOUT = 900  # seconds for one step of the build (venv, pip install)
 PIP_ARGS = ("install", "--disable-pip-version-check", "--no-input", "--quiet")
+LAUNCH = "from aether.startup import main; main()"  # how bin/aether starts the helper
 
 
 def _say(message):
@@ -182,6 +183,22 @@ def _run(argv, what):
         raise RuntimeError("%s failed (exit %d)" % (what, proc.returncode))
 
 
+def check_install(python):
+    """The installed helper whole: `aether self-check` (started as bin/aether starts it) imports
+    every module of the package and every command's function. Raises RuntimeError naming what
+    does not import, so an install missing a part is never marked ready."""
+    proc = subprocess.run([python, "-I", "-c", LAUNCH, "self-check"], stdin=subprocess.DEVNULL,
+                          capture_output=True, timeout=STEP_TIMEOUT)
+    if proc.returncode == 0:
+        return
+    text = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()
+    try:
+        why = json.loads(text.splitlines()[-1])["error"]
+    except (IndexError, ValueError, KeyError, TypeError):
+        why = text[-800:] or "no output"
+    raise RuntimeError("the installed helper's self-check failed (exit %d): %s" % (proc.returncode, why))
+
+
 def install(root, target):
     """Build the venv in `target` (its folder exists, holding only our markers)."""
     import fcntl
@@ -202,7 +219,7 @@ def install(root, target):
         _run([sys.executable, "-m", "venv", target], "creating the venv")
         python = os.path.join(target, "bin", "python")
         _run([python, "-m", "pip"] + list(PIP_ARGS) + [source], "pip install")
-        _run([python, "-I", "-c", "import aether.cli"], "importing the installed helper")
+        check_install(python)
         _run([python, "-I", "-c", "import tree_sitter, tree_sitter_bash"], "importing the guard's shell parser")
         _write(os.path.join(target, READY), os.path.basename(target))
         _write(os.path.join(root, POINTER), target)

@@ -1,7 +1,8 @@
 """Shared fixtures: every test runs in a throwaway project with a throwaway home.
 
 `project.run(...)` calls the CLI in-process (fast); `project.sh(...)` runs `bin/aether` in a
-real subprocess, exactly as a prompt would.
+real subprocess, exactly as a prompt would. The fixtures several test modules share are here
+too; the helpers they share are plain functions in tests/helpers/.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from helpers import bugs as bug_helpers
+from helpers import drive, worktrees
 
 REPO = Path(__file__).resolve().parents[1]
 LAUNCHER = REPO / "bin" / "aether"
@@ -132,3 +136,46 @@ def project(tmp_path, _isolated_home) -> Project:
     root = tmp_path / "proj"
     (root / ".aether").mkdir(parents=True)
     return Project(root, _isolated_home)
+
+
+# ---------------------------------------------------------------- colonies
+
+
+@pytest.fixture
+def drive_colony(project, monkeypatch) -> Project:
+    """A colony with PHASE_PLAN loaded, ready for `aether next --build 1` (helpers/drive.py)."""
+    return drive.start_colony(project, monkeypatch)
+
+
+@pytest.fixture
+def worktree_colony(project, monkeypatch) -> Project:
+    """A colony with a two-task phase in a git repository: app.py committed, notes.txt untracked;
+    same-wave builders get their own worktrees (helpers/worktrees.py)."""
+    return worktrees.start_colony(project, monkeypatch)
+
+
+# ---------------------------------------------------------------- Bug Bash
+
+
+@pytest.fixture(scope="session")
+def project_venv(tmp_path_factory) -> Path:
+    """A virtual environment of 'the project' (not the helper's), which can import pytest."""
+    venv = tmp_path_factory.mktemp("project-venv") / "venv"
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next((venv / "lib").glob("python*/site-packages"))
+    (site / "helper_site.pth").write_text(str(Path(pytest.__file__).parents[1]) + "\n")
+    return venv
+
+
+@pytest.fixture
+def bugs(project, monkeypatch) -> bug_helpers.Bugs:
+    """`aether bug` on a project whose add() subtracts, run as by a person at a terminal."""
+    from aether.bugs import approval
+
+    bug_helpers.make_calc(project.root)
+    # In-process runs stand for a person at a terminal, whoever runs pytest (the gate's own
+    # signals are tested in test_approval_gate.py).
+    monkeypatch.setattr(approval, "_terminals", lambda: (True, True))
+    monkeypatch.setattr(approval, "_parents", lambda proc="/proc": [])
+    return bug_helpers.Bugs(project)

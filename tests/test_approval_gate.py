@@ -6,17 +6,18 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from conftest import LAUNCHER
-from test_bug_support import bugs, set_config  # noqa: F401
 
 from aether.bugs import approval
 from aether.core.exceptions import AetherError
+
+from helpers.bugs import LOW, set_config
+from helpers.terminal import at_a_terminal
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "hooks"))
@@ -31,31 +32,6 @@ needs_a_clean_runner = pytest.mark.skipif(
 def clean_env(**extra) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in approval.CLAUDE_CODE_VARS}
     return {**env, **extra}
-
-
-def at_a_terminal(argv: list, cwd, env: dict) -> tuple:
-    """Run argv with a pseudo-terminal on stdin and stderr: (exit code, stdout, stderr)."""
-    import pty
-
-    master, slave = pty.openpty()
-    try:
-        proc = subprocess.Popen(argv, stdin=slave, stderr=slave, stdout=subprocess.PIPE,
-                                cwd=cwd, env=env)
-        os.close(slave)
-        out = proc.stdout.read()
-        proc.wait(timeout=60)
-        err = b""
-        while select.select([master], [], [], 0.2)[0]:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            err += chunk
-    finally:
-        os.close(master)
-    return proc.returncode, out.decode(), err.decode("utf-8", "replace").replace("\r\n", "\n")
 
 
 # ---------------------------------------------------------------- the helper's signals
@@ -198,8 +174,6 @@ def test_script_gives_a_terminal_but_not_an_approval(bugs):
 
 
 def test_auto_approve_low_risk_still_works_and_says_so(bugs):
-    from test_bug_pipeline import LOW
-
     set_config(bugs.p, auto_approve_low_risk=True)
     bugs.drive("a", "planning")
     assert bugs.record("a", "fix-plan", LOW).json["phase"] == "APPROVED"

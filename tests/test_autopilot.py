@@ -15,11 +15,9 @@ import pytest
 from aether.core.exceptions import AetherError
 from aether.rules import autopilot, models, spend
 
+from helpers.colony import ok
+
 PAYLOAD = json.loads((Path(__file__).parent / "fixtures" / "agent_post_tool_use.json").read_text("utf-8"))
-
-
-def ok(project, *args, input=None):
-    return project.run(*args, input=input).json
 
 
 def plan(n: int, criteria: bool = True, wide: int = 1, wide_phase: int = 1) -> dict:
@@ -516,9 +514,10 @@ def test_no_colony_no_context(project):
 
 def stalled_code_loop(project, monkeypatch) -> dict:
     """A FULL colony's run, approved, whose code loop stagnated: the run's stop that asks."""
-    from test_drive import ASSIGNMENT as FOUR_TASKS
-    from test_drive import PHASE_PLAN, verification
-    from test_drive import drive as answer_until_asked
+    from helpers.colony import PHASE_PLAN
+    from helpers.drive import ASSIGNMENT as FOUR_TASKS
+    from helpers.drive import drive as answer_until_asked
+    from helpers.drive import verification
 
     monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
     p = project
@@ -532,8 +531,8 @@ def stalled_code_loop(project, monkeypatch) -> dict:
 
 
 def test_a_code_loop_that_asks_stops_the_run_and_its_answer_goes_on(project, monkeypatch):
-    from test_drive import drive as answer_until_asked
-    from test_drive import verification
+    from helpers.drive import drive as answer_until_asked
+    from helpers.drive import verification
 
     p = project
     stop = stalled_code_loop(p, monkeypatch)
@@ -557,7 +556,7 @@ def test_a_code_loop_that_asks_stops_the_run_and_its_answer_goes_on(project, mon
 
 
 def test_full_mode_asks_each_approval_and_runs_the_archivist_after_the_third_phase(colony):
-    from test_drive import verification
+    from helpers.drive import verification
 
     p = colony("FULL", phases=3)
     verified = verification(1, 0, [])  # the code loop (every FULL build) completes at once

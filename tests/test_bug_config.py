@@ -6,9 +6,10 @@ import json
 import os
 
 import pytest
-from test_bug_support import REPRODUCTION, bugs, set_config  # noqa: F401
 
 from aether.bugs import config as bug_config
+
+from helpers.bugs import REPRODUCTION, set_config
 
 # ---------------------------------------------------------------- configuration
 

@@ -7,15 +7,8 @@ import json
 import os
 
 import pytest
-from test_bug_support import (  # noqa: F401
-    FIX_PLAN,
-    GOOD_TESTS,
-    NOT_REPRODUCED,
-    REPRODUCTION,
-    ROOT_CAUSE,
-    bugs,
-    set_config,
-)
+
+from helpers.bugs import FIX_PLAN, GOOD_TESTS, NOT_REPRODUCED, REPRODUCTION, ROOT_CAUSE, set_config
 
 
 def _with(base: dict, **changes) -> dict:

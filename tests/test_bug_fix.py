@@ -9,18 +9,10 @@ import subprocess
 import sys
 
 import pytest
-from test_bug_support import (  # noqa: F401
-    CALC,
-    FIX_PLAN,
-    bugs,
-    failing_plan,
-    plan,
-    project_venv,
-    set_config,
-    tree,
-)
 
 from aether.bugs import fixer
+
+from helpers.bugs import CALC, FIX_PLAN, failing_plan, plan, set_config, tree
 
 
 def _use_venv(bugs, project_venv):

@@ -11,19 +11,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_bug_support import (  # noqa: F401
-    FIX_PLAN,
-    NOT_REPRODUCED,
-    REPRODUCTION,
-    ROOT_CAUSE,
-    Bugs,
-    bugs,
-    make_calc,
-    set_config,
-)
 
 from aether.bugs import phases
 from aether.bugs.approval import low_risk, plan_hash
+
+from helpers.bugs import FIX_PLAN, NOT_REPRODUCED, REPRODUCTION, ROOT_CAUSE, Bugs, make_calc, set_config
 
 OPS = {
     "analyze": ("analyze", "{id}"),

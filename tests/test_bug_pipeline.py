@@ -5,20 +5,9 @@ from __future__ import annotations
 import copy
 import json
 
-from test_bug_support import (  # noqa: F401
-    AT_A_TERMINAL,
-    FIX_PLAN,
-    NOT_REPRODUCED,
-    REPRODUCTION,
-    ROOT_CAUSE,
-    bugs,
-    failing_plan,
-    plan,
-    project_venv,
-    set_config,
-)
-
 from aether.bugs.approval import plan_hash
+
+from helpers.bugs import AT_A_TERMINAL, FIX_PLAN, LOW, NOT_REPRODUCED, REPRODUCTION, ROOT_CAUSE, failing_plan, set_config
 
 
 def test_happy_path(bugs, project_venv, monkeypatch):
@@ -240,10 +229,6 @@ def test_hash_is_sha256_of_canonical_json():
 
 
 # ---------------------------------------------------------------- auto approval of LOW risk
-
-LOW = plan(changes=[{"file_path": "extra.py", "change_type": "create",
-                     "proposed_code": "def helper():\n    return 1\n", "explanation": "new helper"}])
-
 
 def test_auto_approve_low_risk_checks_the_criteria_itself(bugs):
     set_config(bugs.p, auto_approve_low_risk=True)

@@ -7,30 +7,8 @@ import shutil
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from test_plans import make_plan
 
-WATCHER_OK = {"passed": True, "score": 92, "checks": [{"name": "tests", "passed": True}], "summary": "all green"}
-
-
-def results(phase_tasks, failed=(), skipped=(), watcher=WATCHER_OK, **extra):
-    tasks = []
-    for tid in phase_tasks:
-        status = "failed" if tid in failed else "skipped" if tid in skipped else "completed"
-        tasks.append({"id": tid, "status": status, "summary": f"{tid} {status}", "caste": "builder",
-                      "worker_id": f"w-{tid}", "files_created": [f"src/{tid}.py"],
-                      "files_modified": ["README.md"], **extra.get(tid, {})})
-    doc = {"tasks": tasks}
-    if watcher is not None:
-        doc["watcher"] = watcher
-    return json.dumps(doc)
-
-
-def ids(phase, n=3):
-    return [f"{phase}.{t}" for t in range(1, n + 1)]
-
-
-def finish(project, phase, **kw):
-    return project.run("build-finish", phase, "--results", "-", input=results(ids(phase), **kw))
+from helpers.colony import WATCHER_OK, finish, ids, make_plan, results
 
 
 def state(project):

@@ -3,22 +3,11 @@ HEAD, the index, the working tree and every branch exactly as they were."""
 
 import json
 import os
-import subprocess
 
 import pytest
-from test_plans import make_plan
 
-GIT_ID = ["-c", "user.name=Test User", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false",
-          "-c", "core.quotepath=false"]
-
-
-def git(root, *args, check=True):
-    # GIT_OPTIONAL_LOCKS=0: the test's own `git status` must not refresh the index it compares
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
-    proc = subprocess.run(["git", *GIT_ID, *args], cwd=root, capture_output=True, text=True, env=env)
-    if check:
-        assert proc.returncode == 0, proc.stderr
-    return proc.stdout.strip()
+from helpers.colony import make_plan
+from helpers.git import git
 
 
 def tree_files(root):

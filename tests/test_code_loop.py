@@ -4,11 +4,11 @@ user, a completing loop, and commits per iteration only when configured."""
 
 import json
 import os
-import subprocess
 
 import pytest
-from test_plans import make_plan
-from test_waves import flat_plan, plan_waves, worker
+
+from helpers.colony import flat_plan, make_plan, ok, plan_waves, worker
+from helpers.git import git
 
 CRITIC_1 = """## Code Review
 
@@ -27,10 +27,6 @@ Division is not guarded.
 """
 PARTS_2 = {"tests": {"passed": 9, "failed": 1}, "types": {"errors": 0}, "lint": True, "coverage": 85,
            "plan_alignment": 1, "spec_alignment": None}  # 55 of 85 applicable points → 64.7
-
-
-def ok(project, *args, input=None):
-    return project.run(*args, input=input if input is None or isinstance(input, str) else json.dumps(input)).json
 
 
 def write(project, rel, text="x = 1\n"):
@@ -170,11 +166,6 @@ def test_score_from_the_critic_and_its_errors(project):
 
 
 # ---------------------------------------------------------------- commits per iteration
-
-
-def git(root, *args):
-    return subprocess.run(["git", "-c", "user.name=Dev", "-c", "user.email=dev@example.com", *args], cwd=root,
-                          capture_output=True, text=True, check=True).stdout.strip()
 
 
 @pytest.fixture

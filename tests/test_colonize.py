@@ -6,9 +6,7 @@ import pytest
 from aether.colony import complexity
 from aether.rules import colonize
 
-
-def ok(project, *args, input=None):
-    return project.run(*args, input=input).json
+from helpers.colony import ok
 
 
 def make_sources(root, n, folder="src"):

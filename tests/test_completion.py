@@ -5,12 +5,7 @@ next steps."""
 
 import json
 
-from test_plans import make_plan
-from test_waves import flat_plan, plan_waves, worker
-
-
-def ok(project, *args, input=None):
-    return project.run(*args, input=input if input is None or isinstance(input, str) else json.dumps(input)).json
+from helpers.colony import flat_plan, make_plan, ok, plan_waves, worker
 
 
 def build_phase(project, phase, files, watcher, loop_parts=None):

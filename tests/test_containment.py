@@ -13,10 +13,11 @@ import os
 from pathlib import Path
 
 import pytest
-from test_bug_support import FIX_PLAN, bugs, make_calc, set_config  # noqa: F401
-from test_waves import start_build, worker
 
 from aether.core import containment
+
+from helpers.bugs import FIX_PLAN, REPRODUCTION, ROOT_CAUSE, Bugs, make_calc, set_config
+from helpers.colony import start_build, worker
 
 # ---------------------------------------------------------------- the outside tree
 
@@ -228,8 +229,6 @@ def test_bug_files_linked_out_are_never_written_through(bugs, outside, target):
     link(bugs.p.root / ".aether" / "bugs" / "r" / target, outside / "secret.txt")
     before = digest(outside)
     if target == "reproduction.md":
-        from test_bug_support import REPRODUCTION
-
         result = bugs.record("r", "reproduction", REPRODUCTION)
     elif target == "verification.log":
         result = bugs.run("fix", "r")
@@ -309,8 +308,6 @@ def _spawn_finish(project, field, path):
 
 
 def _bug_record(project, field, path):
-    from test_bug_support import REPRODUCTION, ROOT_CAUSE, Bugs
-
     b = Bugs(project)
     make_calc(project.root)
     b.ok("init", "add is wrong", "--id", "p")

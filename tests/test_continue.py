@@ -5,14 +5,10 @@ planning (signals-suggest, plan-start, complexity-detect --apply)."""
 import json
 
 import pytest
-from test_plans import make_plan
-from test_waves import flat_plan
+
+from helpers.colony import flat_plan, make_plan, ok
 
 WATCHER_OK = {"passed": True, "score": 91, "checks": [{"name": "tests", "passed": True, "detail": "9 passed"}]}
-
-
-def ok(project, *args, input=None):
-    return project.run(*args, input=input if input is None or isinstance(input, str) else json.dumps(input)).json
 
 
 def colony(project, mode="STANDARD", phases=3, plan=None):

@@ -3,41 +3,18 @@ hooks' payloads as Claude Code sends them, and every branch of the step rules.""
 
 import json
 
-import pytest
-from test_phase_scenario import PHASE_PLAN, write
-
 from aether.rules import drive as rules
 
-
-def ok(project, *args, input=None):
-    return project.run(*args, input=input).json
-
-
-def result(**kw):
-    body = {"status": "completed", "summary": "done", "files_created": [], "files_modified": [], **kw}
-    return "Work done.\n```json\n" + json.dumps(body) + "\n```"
-
-
-ASSIGNMENT = {"phase": 1, "workers": [
-    {"id": "models", "caste": "builder", "tasks": ["1.1", "1.2"], "writes": ["src/todo.py"]},
-    {"id": "api", "caste": "builder", "tasks": ["1.3"], "writes": ["src/api.py"]},
-    {"id": "cli", "caste": "builder", "tasks": ["1.4"], "writes": ["src/cli.py"], "depends_on": ["api"]}]}
+from helpers.colony import PHASE_PLAN, ok, write
+from helpers.drive import ASSIGNMENT, approved_wave, drive, result, verification
 
 
 def ids(action):
     return [s["id"] for s in action["spawns"]]
 
 
-@pytest.fixture
-def colony(project, monkeypatch):
-    monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
-    ok(project, "colony-init", "Build a todo API")
-    ok(project, "plan-load", "-", input=json.dumps(PHASE_PLAN))
-    return project
-
-
-def test_a_phase_driven_by_next_and_record(colony):
-    p = colony
+def test_a_phase_driven_by_next_and_record(drive_colony):
+    p = drive_colony
     lead = ok(p, "next", "--build", "1")
     assert lead["action"] == "spawn" and ids(lead) == ["lead1"]
     call = lead["spawns"][0]
@@ -86,8 +63,8 @@ def test_a_phase_driven_by_next_and_record(colony):
     assert answer.read_text("utf-8") == result(files_created=["src/cli.py"])
 
 
-def test_the_hooks_expand_the_brief_and_record_the_answer(colony):
-    p = colony
+def test_the_hooks_expand_the_brief_and_record_the_answer(drive_colony):
+    p = drive_colony
     lead = ok(p, "next", "--build", "1")["spawns"][0]
     tool_input = {"description": lead["description"], "prompt": lead["prompt"],
                   "subagent_type": lead["subagent_type"], "run_in_background": False}
@@ -110,8 +87,8 @@ def test_the_hooks_expand_the_brief_and_record_the_answer(colony):
     assert p.run("agent-hook", "pre", input=json.dumps({"tool_input": {"prompt": "hello"}})).stdout == ""
 
 
-def test_a_refused_plan_goes_back_to_the_lead_once(colony):
-    p = colony
+def test_a_refused_plan_goes_back_to_the_lead_once(drive_colony):
+    p = drive_colony
     ok(p, "next", "--build", "1")
     again = ok(p, "record", "lead1", "-", input="no plan here")
     assert ids(again["next"]) == ["lead2"]
@@ -184,10 +161,10 @@ def test_rules_verification_code_loop_and_the_end():
     assert rules.next_build_step({"building": False, "run": {"finished": True}}) == {"do": "done"}
 
 
-def test_the_post_hook_keeps_the_ants_answer_without_claude_codes_notes(colony):
+def test_the_post_hook_keeps_the_ants_answer_without_claude_codes_notes(drive_colony):
     """Claude Code's Agent result may open with its own note (`<tools-used-before-summary>…`,
     counted in harnessNoteCount): the answer kept is the ant's report alone (seen in the e2e runs)."""
-    p = colony
+    p = drive_colony
     lead = ok(p, "next", "--build", "1")["spawns"][0]
     tool_input = {"description": lead["description"], "prompt": lead["prompt"], "subagent_type": lead["subagent_type"]}
     report = "Three workers.\n```json\n" + json.dumps(ASSIGNMENT) + "\n```"
@@ -210,37 +187,6 @@ def test_the_post_hook_keeps_the_ants_answer_without_claude_codes_notes(colony):
 
 
 # ---------------------------------------------------------------- a code loop, driven (FULL mode)
-
-
-def verification(spec, lint_errors, findings):
-    """A verification with its score parts: 69, 72, 73.5 for spec 0.6, 0.8, 0.9 with a lint error; 100 at 1 and 0."""
-    parts = {"tests": {"passed": 2, "failed": 0}, "types": {"errors": 0}, "lint": {"errors": lint_errors},
-             "coverage": 90 if spec == 1 else 60, "plan_alignment": 1, "spec_alignment": spec}
-    doc = {"passed": True, "score": 80, "summary": "; ".join(findings) or "every check passes",
-           "checks": [{"name": "tests", "passed": True, "detail": "2 passed"}], "score_parts": parts,
-           "findings": findings}
-    return "```json\n" + json.dumps(doc) + "\n```"
-
-
-def drive(p, action, verifications):
-    """Answer spawn actions until another comes: builders write their files, reviewers pass,
-    the watcher and the loop's verify ants give the next verification."""
-    while action["action"] == "spawn":
-        nodes = json.loads((p.data / "COLONY_STATE.json").read_text("utf-8"))["spawn_tree"]["nodes"]
-        for spawn in action["spawns"]:
-            node = nodes.get(spawn["id"], {})
-            if spawn["id"].startswith("watch") or node.get("role") == "verify":
-                answer = verifications.pop(0)
-            elif node.get("role") == "reviewer":
-                answer = '```json\n{"findings": [], "summary": "fine"}\n```'
-            else:
-                write(p, *node["writes"])
-                answer = result(files_modified=node["writes"]) if node["role"] == "refine" else \
-                    result(files_created=node["writes"])
-            out = ok(p, "record", spawn["id"], "-", input=answer)
-        action = out["next"]
-    assert verifications == []
-    return action
 
 
 def test_a_stalled_code_loop_asks_for_the_answer_command_and_the_finish_asks_lessons_once(project, monkeypatch):
@@ -280,14 +226,8 @@ def failed(task, error, confidence=90, scope="contained", files=("src/api.py",),
                                                  "fix_scope": scope, "files": list(files), "category": category}}) + "\n```"
 
 
-def approved_wave(p):
-    ok(p, "next", "--build", "1")
-    ok(p, "record", "lead1", "-", input=json.dumps(ASSIGNMENT))
-    return ok(p, "next", "--build", "1", "--approve")
-
-
-def test_a_security_failure_aborts_the_phase_with_the_report(colony):
-    p = colony
+def test_a_security_failure_aborts_the_phase_with_the_report(drive_colony):
+    p = drive_colony
     approved_wave(p)
     write(p, "src/todo.py")
     ok(p, "record", "w1", "-", input=result(files_created=["src/todo.py"]))
@@ -302,8 +242,8 @@ def test_a_security_failure_aborts_the_phase_with_the_report(colony):
     assert ids(again) == ["lead1"] and again["run"] != action["run"]
 
 
-def test_a_debugger_that_cannot_diagnose_skips_the_task_and_the_build_goes_on(colony):
-    p = colony
+def test_a_debugger_that_cannot_diagnose_skips_the_task_and_the_build_goes_on(drive_colony):
+    p = drive_colony
     approved_wave(p)
     write(p, "src/todo.py")
     ok(p, "record", "w1", "-", input=result(files_created=["src/todo.py"]))
@@ -317,8 +257,8 @@ def test_a_debugger_that_cannot_diagnose_skips_the_task_and_the_build_goes_on(co
     assert tree["failed_tasks"] == {"1.3": "skip"} or tree["failed_tasks"] == {"1.3": "flag"}
 
 
-def test_a_spawn_launched_but_never_recorded_is_handed_out_again(colony):
-    p = colony
+def test_a_spawn_launched_but_never_recorded_is_handed_out_again(drive_colony):
+    p = drive_colony
     wave = approved_wave(p)
     for spawn in wave["spawns"]:  # the PreToolUse hook put the briefs in; then the session died
         pre = p.run("agent-hook", "pre", input=json.dumps({"tool_input": {
@@ -336,8 +276,8 @@ def test_a_spawn_launched_but_never_recorded_is_handed_out_again(colony):
     assert ok(p, "record", "w1", "-", input="anything")["already_recorded"] is True
 
 
-def test_an_unknown_spawn_and_a_bad_answer_are_clear_errors(colony):
-    p = colony
+def test_an_unknown_spawn_and_a_bad_answer_are_clear_errors(drive_colony):
+    p = drive_colony
     approved_wave(p)
     out = p.run("record", "w9", "-", input="x")
     assert out.code == 1 and json.loads(out.stderr)["code"] == "unknown_spawn"
@@ -350,7 +290,7 @@ def test_an_unknown_spawn_and_a_bad_answer_are_clear_errors(colony):
     assert nxt["waiting"] == ["w2"]
 
 
-def test_the_agent_hook_entry_skips_python_for_agent_calls_that_are_not_aethers(colony, tmp_path):
+def test_the_agent_hook_entry_skips_python_for_agent_calls_that_are_not_aethers(drive_colony, tmp_path):
     import subprocess
     from pathlib import Path
 
@@ -361,8 +301,8 @@ def test_the_agent_hook_entry_skips_python_for_agent_calls_that_are_not_aethers(
         proc = subprocess.run(["sh", str(entry), event], input=other, capture_output=True, text=True,
                               env={"PATH": f"{missing}:/usr/bin:/bin"})
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
-    lead = ok(colony, "next", "--build", "1")["spawns"][0]
+    lead = ok(drive_colony, "next", "--build", "1")["spawns"][0]
     ours = json.dumps({"tool_input": {"prompt": lead["prompt"], "description": lead["description"],
                                       "subagent_type": lead["subagent_type"]}, "tool_use_id": "t9"})
-    proc = subprocess.run(["sh", str(entry), "pre"], input=ours, capture_output=True, text=True, cwd=colony.root)
+    proc = subprocess.run(["sh", str(entry), "pre"], input=ours, capture_output=True, text=True, cwd=drive_colony.root)
     assert json.loads(proc.stdout)["hookSpecificOutput"]["updatedInput"]["prompt"].startswith("[aether spawn")

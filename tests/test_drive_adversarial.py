@@ -8,8 +8,9 @@ import json
 import os
 
 import pytest
-from test_drive import ASSIGNMENT, approved_wave, colony, drive, ok, result, verification  # noqa: F401 (colony: a fixture)
-from test_phase_scenario import PHASE_PLAN, write
+
+from helpers.colony import PHASE_PLAN, ok, write
+from helpers.drive import ASSIGNMENT, approved_wave, context, drive, hook, result, scope_of, spawn_status, verification
 
 
 def wave(p):
@@ -17,30 +18,11 @@ def wave(p):
     return approved_wave(p)
 
 
-def scope_of(p):
-    return json.loads((p.data / "spawns.json").read_text("utf-8"))["runs"][-1]["scope"]
-
-
-def spawn_status(p, local):
-    spawns = json.loads((p.data / "spawns.json").read_text("utf-8"))["spawns"]
-    return [s["status"] for s in spawns if s["local"] == local][-1]
-
-
-def hook(p, event, payload):
-    out = p.run("agent-hook", event, input=payload if isinstance(payload, str) else json.dumps(payload))
-    assert out.code == 0 and out.stderr == "", (out.code, out.stderr)
-    return json.loads(out.stdout) if out.stdout else None
-
-
-def context(out):
-    return out["hookSpecificOutput"]["additionalContext"]
-
-
 # ---------------------------------------------------------------- nothing outside the project is read or written
 
 
-def test_the_pre_hook_never_reads_a_brief_through_a_symlink_out_of_the_project(colony, tmp_path):
-    p = colony
+def test_the_pre_hook_never_reads_a_brief_through_a_symlink_out_of_the_project(drive_colony, tmp_path):
+    p = drive_colony
     calls = wave(p)["spawns"]
     secret = tmp_path / "secret.txt"
     secret.write_text("THE SECRET OUTSIDE", "utf-8")
@@ -59,8 +41,8 @@ def test_the_pre_hook_never_reads_a_brief_through_a_symlink_out_of_the_project(c
     assert out is None or "OUTSIDE BRIEF" not in json.dumps(out)
 
 
-def test_an_answer_is_never_read_through_a_symlink_out_of_the_project(colony, tmp_path, monkeypatch):
-    p = colony
+def test_an_answer_is_never_read_through_a_symlink_out_of_the_project(drive_colony, tmp_path, monkeypatch):
+    p = drive_colony
     wave(p)
     secret = tmp_path / "secret.txt"
     secret.write_text("THE SECRET OUTSIDE", "utf-8")
@@ -77,9 +59,9 @@ def test_an_answer_is_never_read_through_a_symlink_out_of_the_project(colony, tm
     assert ledger.read_brief(f"{scope_of(p)}/w1") is not None  # a brief of ours is read as ever
 
 
-def test_a_tampered_ledger_cannot_lead_the_helper_out_of_the_project(colony, tmp_path):
+def test_a_tampered_ledger_cannot_lead_the_helper_out_of_the_project(drive_colony, tmp_path):
     """spawns.json is a plain file a model can write: a scope with `..` must not become a path."""
-    p = colony
+    p = drive_colony
     wave(p)
     ledger = json.loads((p.data / "spawns.json").read_text("utf-8"))
     evil = "../../../evil"
@@ -94,8 +76,8 @@ def test_a_tampered_ledger_cannot_lead_the_helper_out_of_the_project(colony, tmp
     assert not (tmp_path / "evil").exists() and not (p.root.parent / "evil").exists()
 
 
-def test_an_answer_path_that_is_a_directory_is_a_clear_error_and_the_spawn_stays_pending(colony):
-    p = colony
+def test_an_answer_path_that_is_a_directory_is_a_clear_error_and_the_spawn_stays_pending(drive_colony):
+    p = drive_colony
     wave(p)
     (p.root / ".aether" / "spawns" / scope_of(p) / "w1.answer.md").mkdir()
     out = p.run("record", "w1", "-", input=result())
@@ -103,8 +85,8 @@ def test_an_answer_path_that_is_a_directory_is_a_clear_error_and_the_spawn_stays
     assert spawn_status(p, "w1") == "dispatched"
 
 
-def test_a_spawn_whose_run_record_is_gone_is_a_clear_error(colony):
-    p = colony
+def test_a_spawn_whose_run_record_is_gone_is_a_clear_error(drive_colony):
+    p = drive_colony
     wave(p)
     ledger = json.loads((p.data / "spawns.json").read_text("utf-8"))
     ledger["runs"] = []  # trimmed (40 runs kept) or removed by hand
@@ -116,25 +98,25 @@ def test_a_spawn_whose_run_record_is_gone_is_a_clear_error(colony):
 # ---------------------------------------------------------------- the hooks: never fail, never lose an answer
 
 
-def test_the_pre_hook_exits_0_when_the_tool_input_holds_a_lone_surrogate(colony):
-    p = colony
+def test_the_pre_hook_exits_0_when_the_tool_input_holds_a_lone_surrogate(drive_colony):
+    p = drive_colony
     call = wave(p)["spawns"][0]
     payload = json.dumps({"tool_input": {**call, "description": "\ud800 w1"}, "tool_use_id": "t1"})
     out = hook(p, "pre", payload)
     assert out is None or out["hookSpecificOutput"]["updatedInput"]["prompt"].startswith("[aether spawn")
 
 
-def test_a_string_tool_response_that_happens_to_be_json_is_the_answer(colony):
+def test_a_string_tool_response_that_happens_to_be_json_is_the_answer(drive_colony):
     """A Phase Lead may answer with the bare assignment JSON; handed over as a string, it is the answer."""
-    p = colony
+    p = drive_colony
     call = ok(p, "next", "--build", "1")["spawns"][0]
     out = hook(p, "post", {"tool_input": call, "tool_response": json.dumps(ASSIGNMENT)})
     assert context(out).startswith("Aether recorded lead1 Phase Lead: 3 workers")
     assert spawn_status(p, "lead1") == "recorded"
 
 
-def test_a_content_block_whose_text_is_not_text_is_skipped(colony):
-    p = colony
+def test_a_content_block_whose_text_is_not_text_is_skipped(drive_colony):
+    p = drive_colony
     call = ok(p, "next", "--build", "1")["spawns"][0]
     response = {"content": [{"type": "text", "text": 5}, {"type": "image", "source": {}}, "x", None,
                             {"type": "text", "text": json.dumps(ASSIGNMENT)}]}
@@ -146,8 +128,8 @@ def test_a_content_block_whose_text_is_not_text_is_skipped(colony):
 
 
 @pytest.mark.parametrize("refused", [("next", "--plan"), ("next", "--colonize")])
-def test_a_refused_plan_or_colonize_leaves_next_where_the_build_stands(colony, refused):
-    p = colony
+def test_a_refused_plan_or_colonize_leaves_next_where_the_build_stands(drive_colony, refused):
+    p = drive_colony
     handed = wave(p)
     out = p.run(*refused)
     assert out.code == 2 and out.error["code"] in ("invalid_transition", "colony_executing")
@@ -160,8 +142,8 @@ def test_a_refused_plan_or_colonize_leaves_next_where_the_build_stands(colony, r
     ("--colonize", "--build", "1"), ("--build", "1", "--approve", "--resume"), ("--force",),
     ("--build", "1", "--force"), ("--build", "1", "--approve", "--answer", "refine", "more"),
 ])
-def test_contradicting_next_flags_are_usage_errors_that_change_nothing(colony, args):
-    p = colony
+def test_contradicting_next_flags_are_usage_errors_that_change_nothing(drive_colony, args):
+    p = drive_colony
     handed = wave(p)
     before = (p.data / "spawns.json").read_text("utf-8")
     out = p.run("next", *args)
@@ -173,8 +155,8 @@ def test_contradicting_next_flags_are_usage_errors_that_change_nothing(colony, a
 # ---------------------------------------------------------------- a deleted brief, handed out again
 
 
-def test_a_deleted_brief_is_written_again_when_its_spawn_is_handed_out_again(colony):
-    p = colony
+def test_a_deleted_brief_is_written_again_when_its_spawn_is_handed_out_again(drive_colony):
+    p = drive_colony
     handed = wave(p)
     brief = p.root / ".aether" / "spawns" / scope_of(p) / "w1.md"
     text = brief.read_text("utf-8")
@@ -229,10 +211,10 @@ def test_a_bad_global_lesson_is_refused_before_anything_is_written(lessons_due, 
 # ---------------------------------------------------------------- a record killed half-way
 
 
-def test_an_answer_recorded_in_the_tree_but_not_in_the_ledger_is_recorded_again_without_harm(colony):
+def test_an_answer_recorded_in_the_tree_but_not_in_the_ledger_is_recorded_again_without_harm(drive_colony):
     """Killed after spawn-finish wrote the tree, before the ledger's mark: the hook (or the Queen)
     records it again, and the build goes on instead of failing with spawn_not_running."""
-    p = colony
+    p = drive_colony
     wave(p)
     write(p, "src/todo.py", "src/api.py")
     answer = result(files_created=["src/todo.py"])

@@ -7,11 +7,12 @@ import subprocess
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_waves import plan_waves, run_worker, start_build, tree, worker
 
 from aether.core.exceptions import AetherError
 from aether.core.vocabulary import FAILURE_ACTIONS
 from aether.rules import failures as failures_rules
+
+from helpers.colony import plan_waves, run_worker, start_build, tree, worker
 
 
 def report(task="1.1", error="TypeError: x is undefined", confidence=90, scope="contained", files=("src/a.py",),

@@ -9,12 +9,13 @@ import os
 import time
 
 import pytest
-from test_waves import plan_waves, start_build, worker
 
 from aether.colony import research
 from aether.core import inputs, output
 from aether.core.exceptions import AetherError
 from aether.rules import critique as critique_rules
+
+from helpers.colony import plan_waves, start_build, worker
 
 SURROGATE = '{"status": "completed", "summary": "\\ud800"}'
 

@@ -6,9 +6,8 @@ log, learning cadence, archivist, code loop)."""
 import json
 
 import pytest
-from test_builds import results
-from test_plans import make_plan
-from test_waves import plan_waves, start_build, worker
+
+from helpers.colony import make_plan, plan_waves, results, start_build, worker
 
 MODES = ("LIGHTWEIGHT", "STANDARD", "FULL")
 # seed 001's table, as the helper must answer it

@@ -9,9 +9,8 @@ build-finish → phase-advance.
 
 import json
 
-from test_waves import flat_plan, worker
+from helpers.colony import PHASE_PLAN, ok, worker, write
 
-PHASE_PLAN = flat_plan(4, deps={"1.4": ["1.3"]})
 ASSIGNMENT = {"phase": 1, "workers": [
     worker("models", ["1.1"], writes=["src/todo.py"]),
     worker("store", ["1.2"], writes=["src/todo.py", "src/store.py"], reads=["src/db.py"]),
@@ -26,17 +25,6 @@ SCOUT_REQUEST = """Both tasks done.
 ```json
 {"status": "completed", "summary": "todo model and store", "files_created": ["src/todo.py", "src/store.py"]}
 ```"""
-
-
-def ok(project, *args, input=None):
-    return project.run(*args, input=input).json
-
-
-def write(project, *paths):
-    for path in paths:
-        full = project.root / path
-        full.parent.mkdir(parents=True, exist_ok=True)
-        full.write_text(f"# {path}\n", encoding="utf-8")
 
 
 def finish(project, node, payload):

@@ -5,9 +5,10 @@ recommendations) whatever the formatting, drafts stored per iteration and loaded
 import json
 
 import pytest
-from test_plans import make_plan
 
 from aether.rules import critique as critique_rules
+
+from helpers.colony import make_plan
 
 SEED_SHAPE = """## Planning Assessment
 

@@ -7,23 +7,7 @@ import pytest
 
 from aether.rules import plans as plans_rules
 
-
-def make_plan(phases=3, tasks=3):
-    plan = {"goal": "Build a todo API", "phases": []}
-    for p in range(1, phases + 1):
-        plan["phases"].append({
-            "id": p,
-            "name": f"Phase {p} name",
-            "description": f"what phase {p} does",
-            "tasks": [
-                {"id": f"{p}.{t}", "description": f"task {p}.{t}",
-                 "depends_on": [f"{p}.{t - 1}"] if t > 1 else ([f"{p - 1}.1"] if p > 1 else []),
-                 "maps_to_criterion": t == 1}
-                for t in range(1, tasks + 1)
-            ],
-            "success_criteria": [f"criterion of phase {p}"],
-        })
-    return plan
+from helpers.colony import make_plan
 
 
 @pytest.fixture

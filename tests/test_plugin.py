@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 from e2e.harness import ClaudeCode, SetupError, claude_binary
 
+from helpers.plugin import copy_plugin
+
 REPO = Path(__file__).resolve().parents[1]
 PLUGIN_DIR = REPO / ".claude-plugin"
 BOOTSTRAP = REPO / "hooks" / "bootstrap.py"
@@ -182,15 +184,6 @@ def test_plugin_details_always_on_cost_is_within_budget(claude_cli):
 # ---------------------------------------------------------------- the SessionStart bootstrap
 
 
-def plugin_copy(tmp_path: Path) -> Path:
-    """The files a marketplace install has: no .venv, no caches."""
-    root = tmp_path / "plugin"
-    ignore = shutil.ignore_patterns(".venv", ".git", "node_modules", "__pycache__", "*.egg-info",
-                                    ".pytest_cache", ".hypothesis", ".venv-location", "data", "build")
-    shutil.copytree(REPO, root, ignore=ignore, symlinks=True)
-    return root
-
-
 def run_hook(root: Path, data: Path | None, env: dict | None = None) -> subprocess.CompletedProcess:
     full = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_PLUGIN")}
     full["CLAUDE_PLUGIN_ROOT"] = str(root)
@@ -228,7 +221,7 @@ def test_the_hook_does_nothing_outside_claude_code_and_in_a_set_up_checkout(tmp_
 
 
 def test_the_venv_key_follows_the_version_and_the_sources(tmp_path):
-    root = plugin_copy(tmp_path)
+    root = copy_plugin(tmp_path / "plugin")
     key = bootstrap.venv_key(str(root))
     assert key.startswith(load("plugin.json")["version"] + "-")
     assert bootstrap.venv_key(str(root)) == key
@@ -241,7 +234,7 @@ def test_the_venv_key_follows_the_version_and_the_sources(tmp_path):
 
 
 def test_a_ready_venv_is_a_quick_no_op_that_points_the_launcher_at_it(tmp_path):
-    root = plugin_copy(tmp_path)
+    root = copy_plugin(tmp_path / "plugin")
     data = tmp_path / "data"
     venvs = data / "venvs"
     key = bootstrap.venv_key(str(root))
@@ -263,7 +256,7 @@ def test_a_ready_venv_is_a_quick_no_op_that_points_the_launcher_at_it(tmp_path):
 
 
 def test_the_launcher_reports_a_failed_install_with_its_reason(tmp_path):
-    root = plugin_copy(tmp_path)
+    root = copy_plugin(tmp_path / "plugin")
     venv = fake_venv(tmp_path / "data" / "venvs" / "k", marker=bootstrap.FAILED,
                      content='pip install failed (exit 1); see /x/"install".log\n')
     (root / ".venv-location").write_text(f"{venv}\n")
@@ -276,7 +269,7 @@ def test_the_launcher_reports_a_failed_install_with_its_reason(tmp_path):
 
 
 def test_the_launcher_waits_for_a_running_install(tmp_path):
-    root = plugin_copy(tmp_path)
+    root = copy_plugin(tmp_path / "plugin")
     venv = tmp_path / "data" / "venvs" / "k"
     venv.mkdir(parents=True)
     (root / ".venv-location").write_text(f"{venv}\n")
@@ -310,7 +303,7 @@ def test_the_launcher_waits_for_a_running_install(tmp_path):
 
 
 def test_the_launcher_ignores_a_dead_build(tmp_path):
-    root = plugin_copy(tmp_path)
+    root = copy_plugin(tmp_path / "plugin")
     venv = fake_venv(tmp_path / "data" / "venvs" / "k", marker=bootstrap.INSTALLING, content="999999999")
     (root / ".venv-location").write_text(f"{venv}\n")
     started = time.monotonic()
@@ -323,7 +316,7 @@ def test_the_launcher_ignores_a_dead_build(tmp_path):
 @pytest.mark.slow
 def test_the_hook_builds_the_venv_in_the_background_and_the_launcher_uses_it(tmp_path):
     """The real thing, without Claude Code: venv + pip install of the plugin's own package."""
-    root = plugin_copy(tmp_path)
+    root = copy_plugin(tmp_path / "plugin")
     data = tmp_path / "data"
     started = time.monotonic()
     proc = run_hook(root, data)
@@ -342,3 +335,50 @@ def test_the_hook_builds_the_venv_in_the_background_and_the_launcher_uses_it(tmp
 
     again = run_hook(root, data)  # next session: nothing to do
     assert again.returncode == 0 and again.stdout == ""
+
+
+# ---------------------------------------------------------------- the install checked whole: `aether self-check`
+
+
+def test_self_check_imports_every_module_of_the_package(project):
+    package = REPO / "scripts" / "aether"
+    modules = [p for p in package.rglob("*.py") if "__pycache__" not in p.parts]
+    # every module but the package itself and __main__ (importing it runs the CLI)
+    assert project.run("self-check").json == {"modules": len(modules) - 2}
+    assert "self-check" not in project.run("--help").stdout  # hidden: the hook's, not the user's
+
+
+@pytest.fixture
+def install_missing_a_module(tmp_path) -> Path:
+    """A copy of the helper's package (on no sys.path yet) without rules/waves.py, which
+    steps/waves.py imports: the install that leaves a module out."""
+    site = tmp_path / "site"
+    shutil.copytree(REPO / "scripts" / "aether", site / "aether", ignore=shutil.ignore_patterns("__pycache__"))
+    (site / "aether" / "rules" / "waves.py").unlink()
+    return site
+
+
+def test_self_check_names_the_module_that_does_not_import(install_missing_a_module, tmp_path):
+    proc = subprocess.run([sys.executable, "-c", bootstrap.LAUNCH, "self-check"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(install_missing_a_module)})
+    assert (proc.returncode, proc.stdout) == (3, "")
+    env = json.loads(proc.stderr)
+    assert env["code"] == "self_check_failed" and env["missing"] == ["aether.rules.waves"]
+    assert "(missing: aether.rules.waves; " in env["error"]
+    assert "aether.steps.waves (ModuleNotFoundError: No module named 'aether.rules.waves')" in env["failed"]
+    assert "command plan-waves: aether.cli.waves:plan_waves (ModuleNotFoundError: No module named " \
+           "'aether.rules.waves')" in env["failed"]
+
+
+def test_the_hooks_build_is_ready_only_when_the_self_check_passes(install_missing_a_module, tmp_path):
+    bootstrap.check_install(sys.executable)  # this checkout's helper: whole
+    python = tmp_path / "python"  # the venv's python, its package missing rules/waves.py
+    python.write_text(f'#!/bin/sh\n[ "$1" = "-I" ] && shift  # let PYTHONPATH reach the copy\n'
+                      f'PYTHONPATH="{install_missing_a_module}" exec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
+    with pytest.raises(RuntimeError) as failed:
+        bootstrap.check_install(str(python))
+    assert str(failed.value).startswith("the installed helper's self-check failed (exit 3): ")
+    assert "(missing: aether.rules.waves; " in str(failed.value)
+    assert "aether.steps.waves (ModuleNotFoundError: No module named 'aether.rules.waves')" in str(failed.value)

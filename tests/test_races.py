@@ -15,18 +15,11 @@ import time
 
 import pytest
 from conftest import LAUNCHER
-from test_waves import flat_plan, plan_waves, run_worker, worker
+
+from helpers.colony import flat_plan, ok, plan_waves, run_worker, worker
+from helpers.git import git, init_repo
 
 CRITIC = "### Overall Score\n40\n\n### Key Issues\n- the plan has no tests\n"
-
-
-def ok(project, *args, input=None):
-    return project.run(*args, input=input if input is None or isinstance(input, str) else json.dumps(input)).json
-
-
-def git(root, *args):
-    return subprocess.run(["git", "-c", "user.name=Dev", "-c", "user.email=dev@example.com", *args], cwd=root,
-                          capture_output=True, text=True, check=True).stdout.strip()
 
 
 def interleave(monkeypatch, action):
@@ -98,10 +91,7 @@ def test_a_decision_landing_first_takes_the_critic_score(project, monkeypatch):
 
 
 def test_claims_are_checked_against_the_start_the_lock_finds(project, monkeypatch):
-    git(project.root, "init", "-q")
-    (project.root / "old.py").write_text("x = 1\n")
-    git(project.root, "add", "old.py")
-    git(project.root, "commit", "-q", "-m", "old")
+    init_repo(project.root, {"old.py": "x = 1\n"}, "old")
     hour_ago = time.time() - 3600
     os.utime(project.root / "old.py", (hour_ago, hour_ago))
     ok(project, "colony-init", "Build a todo API")

@@ -2,19 +2,15 @@
 options with their exact commands, resume after a manual fix, task-skip, phase-skip (only off a
 success criterion's path), checkpoint-list/restore, and friction records read back."""
 
-import json
-import subprocess
 
 import pytest
-from test_waves import flat_plan, plan_waves, run_worker, worker
+
+from helpers.colony import flat_plan, ok, plan_waves, run_worker, worker
+from helpers.git import git, init_repo
 
 FAIL = {"error": "ImportError: cannot import name 'Todo'", "root_cause": "circular import between models and store",
         "suggested_fix": "move Todo into its own module", "confidence": 90, "fix_scope": "contained",
         "category": "import"}
-
-
-def ok(project, *args, input=None):
-    return project.run(*args, input=input if input is None or isinstance(input, str) else json.dumps(input)).json
 
 
 def supporting(plan, *critical):
@@ -208,16 +204,8 @@ def test_skipping_the_last_phase_completes_the_colony(project):
 # ---------------------------------------------------------------- checkpoints
 
 
-def git(root, *args):
-    return subprocess.run(["git", "-c", "user.name=Dev", "-c", "user.email=dev@example.com", *args], cwd=root,
-                          capture_output=True, text=True, check=True).stdout.strip()
-
-
 def test_checkpoint_list_and_restore_the_start_of_a_phase(project):
-    git(project.root, "init", "-q")
-    write(project, "README.md", "# todo\n")
-    git(project.root, "add", "README.md")
-    git(project.root, "commit", "-q", "-m", "initial")
+    init_repo(project.root, {"README.md": "# todo\n"})
     plan_with(project, phases=2, tasks=2)
     ok(project, "build-start", 1)
     plan_waves(project, [worker("a", ["1.1"], writes=["src/a.py"]), worker("b", ["1.2"], writes=["src/b.py"])])
@@ -250,10 +238,7 @@ def test_checkpoint_list_and_restore_the_start_of_a_phase(project):
 def test_checkpoint_restore_refuses_before_it_touches_a_file(project):
     """A refusal (damaged plan, running build, unknown checkpoint) leaves the working tree and the state
     as they were: everything is checked, under the lock, before the files are restored."""
-    git(project.root, "init", "-q")
-    write(project, "README.md", "# todo\n")
-    git(project.root, "add", "README.md")
-    git(project.root, "commit", "-q", "-m", "initial")
+    init_repo(project.root, {"README.md": "# todo\n"})
     plan_with(project, phases=2, tasks=2)
     ok(project, "build-start", 1)
     ok(project, "build-abort", 1, "--reason", "stop")

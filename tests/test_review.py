@@ -6,9 +6,10 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_waves import plan_waves, run_worker, start_build, tree, worker
 
 from aether.rules import review as review_rules
+
+from helpers.colony import plan_waves, run_worker, start_build, tree, worker
 
 CRITICAL = {"findings": [
     {"severity": "low", "description": "typo in a docstring", "location": "a.py:3", "recommendation": "fix it"},

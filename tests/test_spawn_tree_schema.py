@@ -10,9 +10,10 @@ import json
 import time
 
 import pytest
-from test_waves import flat_plan, plan_waves, worker
 
 from aether.state import schemas
+
+from helpers.colony import flat_plan, plan_waves, worker
 
 # (path into COLONY_STATE.spawn_tree, damaged value, words the problem names)
 DAMAGE = [

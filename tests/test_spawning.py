@@ -9,11 +9,12 @@ import time
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_waves import plan_waves, run_worker, start_build, tree, worker
 
 from aether.core import vocabulary
 from aether.rules import contracts, spawn_tree
 from aether.steps import spawning
+
+from helpers.colony import plan_waves, run_worker, start_build, tree, worker
 
 REQUEST = "--- SPAWN REQUEST ---\ncaste: scout\nreason: need the OAuth2 library docs\ncontext: which flow fits\nblocking: true\n--- END SPAWN REQUEST ---\n"
 

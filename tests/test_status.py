@@ -3,10 +3,10 @@
 import json
 
 import pytest
-from test_builds import finish, ids, results
-from test_plans import make_plan
 
 from aether.rules import lifecycle
+
+from helpers.colony import finish, ids, make_plan, results
 
 
 def tree(phase=1):

@@ -5,7 +5,8 @@ import json
 import shutil
 
 import pytest
-from test_waves import plan_waves, start_build, worker
+
+from helpers.colony import plan_waves, start_build, worker
 
 
 def write(project, rel, text):

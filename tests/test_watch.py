@@ -11,7 +11,8 @@ import time
 
 import pytest
 from conftest import LAUNCHER
-from test_plans import make_plan
+
+from helpers.colony import make_plan
 
 
 class Pane:

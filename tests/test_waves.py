@@ -1,5 +1,4 @@
-"""plan-waves (merging, ordering, mode limits, approval), the delegation tree, wave-conflicts.
-Also the helpers the other orchestration tests share (start_build, plan_waves, run_worker)."""
+"""plan-waves (merging, ordering, mode limits, approval), the delegation tree, wave-conflicts."""
 
 import json
 
@@ -10,55 +9,7 @@ from hypothesis import strategies as st
 from aether.rules import modes
 from aether.rules import waves as waves_rules
 
-# ---------------------------------------------------------------- shared helpers
-
-
-def flat_plan(tasks=6, phases=2, deps=None, **task_extra):
-    """A plan whose phase-1 tasks are independent unless `deps` says {task: [tasks]}."""
-    deps = deps or {}
-    return {"goal": "Build a todo API", "phases": [
-        {"id": p, "name": f"Phase {p}", "description": f"phase {p}",
-         "tasks": [{"id": f"{p}.{t}", "description": f"task {p}.{t}", "depends_on": deps.get(f"{p}.{t}", []),
-                    **task_extra.get(f"{p}.{t}", {})}
-                   for t in range(1, tasks + 1)],
-         "success_criteria": [f"phase {p} works"]}
-        for p in range(1, phases + 1)]}
-
-
-def start_build(project, mode="STANDARD", tasks=6, plan=None):
-    """colony-init → plan-load → build-start 1, through the real CLI."""
-    project.run("colony-init", "Build a todo API", "--mode", mode).json
-    project.run("plan-load", "-", input=json.dumps(plan or flat_plan(tasks))).json
-    project.run("build-start", 1).json
-    return project
-
-
-def plan_waves(project, workers, approve=True, **extra):
-    result = project.run("plan-waves", "-", input=json.dumps({"workers": workers, **extra})).json
-    if approve and result["approval"]["required"]:
-        project.run("plan-waves", "--approve").json
-    return result
-
-
-def worker(label, tasks, writes=(), reads=(), caste="builder", depends_on=()):
-    return {"id": label, "caste": caste, "tasks": list(tasks), "writes": list(writes), "reads": list(reads),
-            "depends_on": list(depends_on)}
-
-
-def tree(project):
-    return project.load("COLONY_STATE.json")["spawn_tree"]
-
-
-def run_worker(project, node_id, status="completed", created=(), modified=(), failure=None, **extra):
-    """spawn-start + spawn-finish, creating the files it claims."""
-    project.run("spawn-start", node_id).json
-    for path in list(created) + list(modified):
-        full = project.root / path
-        full.parent.mkdir(parents=True, exist_ok=True)
-        full.write_text(f"written by {node_id}\n")
-    payload = {"status": status, "summary": f"{node_id} {status}", "files_created": list(created),
-               "files_modified": list(modified), "failure": failure, **extra}
-    return project.run("spawn-finish", node_id, "-", input=json.dumps(payload)).json
+from helpers.colony import flat_plan, plan_waves, run_worker, start_build, tree, worker
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,71 +14,11 @@ import pytest
 from aether.core.exceptions import AetherError
 from aether.rules import worktrees as worktree_rules
 
+from helpers.colony import ok, tree
+from helpers.git import git_output as git  # as git printed it
+from helpers.worktrees import APP, LEAD, PLAN, block, done, edit, start_wave, workdir
+
 REPO = Path(__file__).resolve().parents[1]
-APP = "def one():\n    return 1\n\n\ndef two():\n    return 2\n\n\ndef three():\n    return 3\n"
-
-
-def ok(project, *args, input=None):
-    return project.run(*args, input=input).json
-
-
-def git(root, *args) -> str:
-    return subprocess.run(["git", "-c", "user.email=a@example.org", "-c", "user.name=a", *args], cwd=root,
-                          check=True, capture_output=True, text=True).stdout
-
-
-def block(data: dict) -> str:
-    return "```json\n" + json.dumps(data) + "\n```"
-
-
-PLAN = {"goal": "A small app", "phases": [
-    {"id": 1, "name": "Functions", "description": "app and util",
-     "tasks": [{"id": "1.1", "description": "app.py: one() returns 10", "depends_on": []},
-               {"id": "1.2", "description": "util.py, and three() in app.py", "depends_on": []}],
-     "success_criteria": ["app imports"]},
-    {"id": 2, "name": "More", "description": "later",
-     "tasks": [{"id": "2.1", "description": "more.py", "depends_on": []}], "success_criteria": ["more imports"]}]}
-LEAD = block({"phase": 1, "workers": [
-    {"id": "app", "caste": "builder", "tasks": ["1.1"], "writes": ["app.py"]},
-    {"id": "util", "caste": "builder", "tasks": ["1.2"], "writes": ["util.py"]}]})
-
-
-@pytest.fixture
-def colony(project, monkeypatch):
-    monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
-    git(project.root, "init", "-q")
-    (project.root / "app.py").write_text(APP, "utf-8")
-    (project.root / "notes.txt").write_text("untracked, made by the colony\n", "utf-8")
-    git(project.root, "add", "app.py")
-    git(project.root, "commit", "-q", "-m", "base")
-    ok(project, "colony-init", "A small app")
-    ok(project, "plan-load", "-", input=json.dumps(PLAN))
-    return project
-
-
-def tree(p) -> dict:
-    return p.load("COLONY_STATE.json")["spawn_tree"]
-
-
-def workdir(p, spawn_id: str) -> Path:
-    return p.root / tree(p)["nodes"][spawn_id]["worktree"]
-
-
-def edit(p, spawn_id: str, path: str, old: str, new: str) -> None:
-    f = workdir(p, spawn_id) / path
-    f.write_text(f.read_text("utf-8").replace(old, new), "utf-8")
-
-
-def done(**files) -> str:
-    return block({"status": "completed", "summary": "done", "files_created": files.get("created", []),
-                  "files_modified": files.get("modified", [])})
-
-
-def start_wave(p) -> dict:
-    assert ok(p, "next", "--build", "1")["spawns"][0]["id"] == "lead1"
-    wave = ok(p, "record", "lead1", "-", input=LEAD)["next"]
-    assert [s["id"] for s in wave["spawns"]] == ["w1", "w2"], wave
-    return wave
 
 
 def leftovers(p) -> tuple:
@@ -110,8 +49,8 @@ def test_a_conflict_is_a_failure_report_the_ladder_retries():
 # ---------------------------------------------------------------- whole waves in a real repository
 
 
-def test_two_builders_changing_one_file_in_different_places_merge_cleanly(colony):
-    p = colony
+def test_two_builders_changing_one_file_in_different_places_merge_cleanly(worktree_colony):
+    p = worktree_colony
     wave = start_wave(p)
     assert "Builders: isolation on" in p.load("spawns.json")["runs"][-1]["started_text"]
     # each builder has its own worktree, from the build's checkpoint: untracked files included
@@ -138,8 +77,8 @@ def test_two_builders_changing_one_file_in_different_places_merge_cleanly(colony
     assert git(p.root, "status", "--porcelain", "--", "app.py").startswith(" M")  # HEAD and the index untouched
 
 
-def test_a_conflict_fails_the_later_task_and_its_retry_runs_on_the_merged_state(colony):
-    p = colony
+def test_a_conflict_fails_the_later_task_and_its_retry_runs_on_the_merged_state(worktree_colony):
+    p = worktree_colony
     start_wave(p)
     edit(p, "w1", "app.py", "return 2", "return 'one'")
     edit(p, "w2", "app.py", "return 2", "return 'two'")  # the same line: 1.2 merges after 1.1
@@ -169,8 +108,8 @@ def test_a_conflict_fails_the_later_task_and_its_retry_runs_on_the_merged_state(
     assert statuses == [("w1", "merged"), ("w2", "dropped"), ("r1", "merged")]
 
 
-def test_an_aborted_build_keeps_a_finished_result_on_a_branch_and_removes_every_worktree(colony):
-    p = colony
+def test_an_aborted_build_keeps_a_finished_result_on_a_branch_and_removes_every_worktree(worktree_colony):
+    p = worktree_colony
     start_wave(p)
     edit(p, "w1", "app.py", "return 1", "return 11")
     ok(p, "record", "w1", "-", input=done(modified=["app.py"]))  # w2 still out: nothing merged yet
@@ -189,8 +128,8 @@ def test_an_aborted_build_keeps_a_finished_result_on_a_branch_and_removes_every_
     assert p.run("worktrees", "--drop", "main").error["code"] == "unknown_branch"
 
 
-def test_clean_removes_what_a_crash_left_and_never_the_users_own(colony):
-    p = colony
+def test_clean_removes_what_a_crash_left_and_never_the_users_own(worktree_colony):
+    p = worktree_colony
     start_wave(p)
     mine = p.root.parent / "users-own-worktree"
     git(p.root, "worktree", "add", "-q", "--detach", str(mine), "HEAD")
@@ -218,11 +157,11 @@ def test_clean_removes_what_a_crash_left_and_never_the_users_own(colony):
 # ---------------------------------------------------------------- on or off
 
 
-def test_isolation_is_off_outside_git_in_lightweight_with_submodules_and_by_setting(colony, monkeypatch):
+def test_isolation_is_off_outside_git_in_lightweight_with_submodules_and_by_setting(worktree_colony, monkeypatch):
     from aether.core import paths
     from aether.steps import worktrees
 
-    p = colony
+    p = worktree_colony
     monkeypatch.chdir(p.root)  # the library called in this process: the project is the working directory
     for cached in (paths.project_root, paths.data_dir):
         cached.cache_clear()
@@ -284,8 +223,8 @@ def guarded(p, monkeypatch) -> tuple:
     return guard, denied, tree(p)["nodes"]["w1"]["worktree"]
 
 
-def test_the_guard_keeps_an_isolated_builder_in_its_worktree(colony, monkeypatch):
-    p = colony
+def test_the_guard_keeps_an_isolated_builder_in_its_worktree(worktree_colony, monkeypatch):
+    p = worktree_colony
     guard, decide, mine = guarded(p, monkeypatch)
     scope = p.load("spawns.json")["runs"][-1]["scope"]
     assert decide("Write", file_path=str(p.root / mine / "app.py"), content="x") is None
@@ -319,8 +258,8 @@ def one_builder(p, work, record: str = "w1", claims=None) -> dict:
     return ok(p, "record", "w1", "-", input=claims or done())
 
 
-def test_a_builder_that_breaks_its_copys_git_link_never_reaches_the_users_repository(colony):
-    p = colony
+def test_a_builder_that_breaks_its_copys_git_link_never_reaches_the_users_repository(worktree_colony):
+    p = worktree_colony
     (p.root / "app.py").write_text(APP + "# the user's edit, not committed\n", "utf-8")
 
     def work(copy):
@@ -333,8 +272,8 @@ def test_a_builder_that_breaks_its_copys_git_link_never_reaches_the_users_reposi
     assert leftovers(p) == ([], [])
 
 
-def test_odd_names_modes_and_shapes_merge_exactly(colony):
-    p = colony
+def test_odd_names_modes_and_shapes_merge_exactly(worktree_colony):
+    p = worktree_colony
     (p.root / ".gitattributes").write_text("*.crlf text eol=crlf\n", "utf-8")
     (p.root / "tool.sh").write_text("echo hi\n", "utf-8")
     (p.root / "win.crlf").write_bytes(b"one\r\ntwo\r\n")
@@ -362,8 +301,8 @@ def test_odd_names_modes_and_shapes_merge_exactly(colony):
     assert tree(p)["nodes"]["w1"]["merge"] == "merged"
 
 
-def test_a_symbolic_link_from_a_builder_is_kept_not_followed(colony, tmp_path):
-    p = colony
+def test_a_symbolic_link_from_a_builder_is_kept_not_followed(worktree_colony, tmp_path):
+    p = worktree_colony
     outside = tmp_path / "outside.txt"
     outside.write_text("secret\n", "utf-8")
     one_builder(p, lambda copy: (copy / "link.txt").symlink_to(outside))
@@ -372,8 +311,8 @@ def test_a_symbolic_link_from_a_builder_is_kept_not_followed(colony, tmp_path):
     assert not os.path.lexists(p.root / "link.txt") and outside.read_text("utf-8") == "secret\n"
 
 
-def test_a_rerun_starts_from_the_merged_state_with_what_its_helper_made(colony):
-    p = colony
+def test_a_rerun_starts_from_the_merged_state_with_what_its_helper_made(worktree_colony):
+    p = worktree_colony
     start_wave(p)
     (workdir(p, "w1") / "part.py").write_text("PART = 1\n", "utf-8")
     request = "--- SPAWN REQUEST ---\ncaste: builder\nreason: a helper module first\ncontext: helper.py\n" \
@@ -389,8 +328,8 @@ def test_a_rerun_starts_from_the_merged_state_with_what_its_helper_made(colony):
     assert (p.root / "helper.py").exists() and (p.root / "part.py").exists()
 
 
-def test_two_conflicts_in_one_wave_are_retried_not_an_abort(colony):
-    p = colony
+def test_two_conflicts_in_one_wave_are_retried_not_an_abort(worktree_colony):
+    p = worktree_colony
     start_wave(p)
     (workdir(p, "w1") / "requirements.txt").write_text("one\n", "utf-8")
     (workdir(p, "w2") / "requirements.txt").write_text("two\n", "utf-8")
@@ -401,10 +340,10 @@ def test_two_conflicts_in_one_wave_are_retried_not_an_abort(colony):
     assert failure["category"] == "merge_conflict" and "added twice" in failure["error"] and "=======" in failure["error"]
 
 
-def test_a_worktree_gone_before_the_merge_fails_its_task_for_a_retry(colony):
+def test_a_worktree_gone_before_the_merge_fails_its_task_for_a_retry(worktree_colony):
     import shutil
 
-    p = colony
+    p = worktree_colony
     start_wave(p)
     ok(p, "record", "w2", "-", input=done())
     shutil.rmtree(workdir(p, "w1"))
@@ -413,8 +352,8 @@ def test_a_worktree_gone_before_the_merge_fails_its_task_for_a_retry(colony):
     assert tree(p)["nodes"]["w1"]["failure"]["category"] == "worktree_gone"
 
 
-def test_a_symbolic_link_for_the_builders_folder_is_refused_and_nothing_outside_is_removed(colony, tmp_path):
-    p = colony
+def test_a_symbolic_link_for_the_builders_folder_is_refused_and_nothing_outside_is_removed(worktree_colony, tmp_path):
+    p = worktree_colony
     photos = tmp_path / "photos" / "2024"
     photos.mkdir(parents=True)
     (photos / "a.jpg").write_text("jpg", "utf-8")
@@ -423,8 +362,8 @@ def test_a_symbolic_link_for_the_builders_folder_is_refused_and_nothing_outside_
     assert (photos / "a.jpg").exists()
 
 
-def test_the_guard_reads_every_command_of_a_builder_not_only_its_first_word(colony, monkeypatch):
-    p = colony
+def test_the_guard_reads_every_command_of_a_builder_not_only_its_first_word(worktree_colony, monkeypatch):
+    p = worktree_colony
     guard, decide, mine = guarded(p, monkeypatch)
 
     def refused(command):
@@ -440,8 +379,8 @@ def test_the_guard_reads_every_command_of_a_builder_not_only_its_first_word(colo
     assert decide("Write", file_path=str(p.root / mine / ".git"), content="gitdir: /x")
 
 
-def test_the_end_of_the_waves_sweeps_a_folder_a_crash_left_after_its_merge(colony):
-    p = colony
+def test_the_end_of_the_waves_sweeps_a_folder_a_crash_left_after_its_merge(worktree_colony):
+    p = worktree_colony
     start_wave(p)
     stray = p.root / ".aether" / "worktrees" / "b0-old" / "w7"
     git(p.root, "worktree", "add", "-q", "--detach", str(stray), "HEAD")  # merged, then killed before removal

@@ -14,9 +14,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_worktrees import APP, colony, done, edit, git, ok, start_wave, tree, workdir  # noqa: F401
 
 from aether.core.exceptions import AetherError
+
+from helpers.colony import ok, tree
+from helpers.git import git_output as git  # as git printed it
+from helpers.worktrees import APP, LEAD, done, edit, start_wave, workdir
 
 HANG = 60  # seconds a subprocess call may take before the test counts it as hung
 
@@ -54,8 +57,8 @@ def sh_ok(p, *args, input=None, env=None) -> dict:
 # ---------------------------------------------------------------- 5. a HEAD that left its base is refused, not merged
 
 
-def test_a_checkout_and_commit_on_a_users_branch_is_refused_and_the_branch_put_back(colony):
-    p = colony
+def test_a_checkout_and_commit_on_a_users_branch_is_refused_and_the_branch_put_back(worktree_colony):
+    p = worktree_colony
     git(p.root, "branch", "feature")  # the user's branch: app.py only, no notes.txt
     feature = git(p.root, "rev-parse", "feature").strip()
     head = (git(p.root, "symbolic-ref", "HEAD"), git(p.root, "rev-parse", "HEAD"))
@@ -79,8 +82,8 @@ def test_a_checkout_and_commit_on_a_users_branch_is_refused_and_the_branch_put_b
     assert (workdir(p, "r1") / "notes.txt").exists()
 
 
-def test_a_commit_in_a_detached_copy_is_refused_not_merged(colony):
-    p = colony
+def test_a_commit_in_a_detached_copy_is_refused_not_merged(worktree_colony):
+    p = worktree_colony
     start_wave(p)
     edit(p, "w1", "app.py", "return 1", "return 10")
     git(workdir(p, "w1"), "commit", "-q", "-am", "committed by the builder")
@@ -92,8 +95,8 @@ def test_a_commit_in_a_detached_copy_is_refused_not_merged(colony):
     assert "return 10" in git(p.root, "show", f"{record_of(p, 'w1')['branch']}:app.py")
 
 
-def test_build_abort_puts_back_a_users_branch_a_builder_committed_on(colony):
-    p = colony
+def test_build_abort_puts_back_a_users_branch_a_builder_committed_on(worktree_colony):
+    p = worktree_colony
     git(p.root, "branch", "feature")
     feature = git(p.root, "rev-parse", "feature").strip()
     start_wave(p)
@@ -114,8 +117,8 @@ def conflicting_wave(p) -> None:
     ok(p, "record", "w1", "-", input=done(modified=["app.py"]))
 
 
-def test_a_branch_named_aether_does_not_hang_a_conflict_and_the_result_is_kept_where_git_can_name_it(colony):
-    p = colony
+def test_a_branch_named_aether_does_not_hang_a_conflict_and_the_result_is_kept_where_git_can_name_it(worktree_colony):
+    p = worktree_colony
     git(p.root, "branch", "aether")  # refs/heads/aether blocks refs/heads/aether/<build>/<node>
     conflicting_wave(p)
     after = sh_ok(p, "record", "w2", "-", input=done(modified=["app.py"]))["next"]
@@ -128,8 +131,8 @@ def test_a_branch_named_aether_does_not_hang_a_conflict_and_the_result_is_kept_w
     assert git(p.root, "for-each-ref", "refs/aether/kept/") == ""
 
 
-def test_build_abort_keeps_a_result_when_a_branch_named_aether_blocks_the_usual_name(colony):
-    p = colony
+def test_build_abort_keeps_a_result_when_a_branch_named_aether_blocks_the_usual_name(worktree_colony):
+    p = worktree_colony
     git(p.root, "branch", "aether")
     start_wave(p)
     edit(p, "w1", "app.py", "return 1", "return 11")
@@ -140,8 +143,8 @@ def test_build_abort_keeps_a_result_when_a_branch_named_aether_blocks_the_usual_
     assert "return 11" in git(p.root, "show", f"{name}:app.py")
 
 
-def test_a_result_no_name_can_hold_is_a_clear_error_not_a_loop(colony):
-    p = colony
+def test_a_result_no_name_can_hold_is_a_clear_error_not_a_loop(worktree_colony):
+    p = worktree_colony
     git(p.root, "branch", "aether")
     git(p.root, "update-ref", "refs/aether/kept", "HEAD")  # blocks the fallback namespace too
     conflicting_wave(p)
@@ -150,10 +153,10 @@ def test_a_result_no_name_can_hold_is_a_clear_error_not_a_loop(colony):
     assert "refs/aether/kept" in error["error"] and (p.root / "app.py").read_text("utf-8").count("'one'") == 1
 
 
-def test_kept_names_and_checkpoint_refs_take_the_next_free_suffix(colony, monkeypatch):
+def test_kept_names_and_checkpoint_refs_take_the_next_free_suffix(worktree_colony, monkeypatch):
     from aether.state import checkpoints, worktrees
 
-    p = colony
+    p = worktree_colony
     monkeypatch.chdir(p.root)
     r = checkpoints.repo()
     head = git(p.root, "rev-parse", "HEAD").strip()
@@ -166,10 +169,10 @@ def test_kept_names_and_checkpoint_refs_take_the_next_free_suffix(colony, monkey
     assert tags == ["aether/phase-1-aborted", "aether/phase-1-aborted-2", "aether/phase-1-aborted-3"]
 
 
-def test_an_abort_tag_named_aether_is_an_error_the_abort_report_names(colony, monkeypatch):
+def test_an_abort_tag_named_aether_is_an_error_the_abort_report_names(worktree_colony, monkeypatch):
     from aether.state import checkpoints
 
-    p = colony
+    p = worktree_colony
     monkeypatch.chdir(p.root)
     git(p.root, "tag", "aether")
     with pytest.raises(AetherError) as exc:
@@ -193,8 +196,8 @@ def replace_with_link(copy: Path, target: Path) -> None:
     copy.symlink_to(target)
 
 
-def test_a_copy_replaced_by_a_link_is_a_worktree_gone_and_its_retry_works_in_the_project(colony, outside):
-    p = colony
+def test_a_copy_replaced_by_a_link_is_a_worktree_gone_and_its_retry_works_in_the_project(worktree_colony, outside):
+    p = worktree_colony
     start_wave(p)
     ok(p, "record", "w2", "-", input=done())
     replace_with_link(workdir(p, "w1"), outside)
@@ -206,8 +209,8 @@ def test_a_copy_replaced_by_a_link_is_a_worktree_gone_and_its_retry_works_in_the
 
 
 @pytest.mark.parametrize("how", ["removed", "linked"])
-def test_a_copy_gone_when_its_task_is_retried_is_made_again_and_the_brief_says_the_work_was_lost(colony, outside, how):
-    p = colony
+def test_a_copy_gone_when_its_task_is_retried_is_made_again_and_the_brief_says_the_work_was_lost(worktree_colony, outside, how):
+    p = worktree_colony
     start_wave(p)
     ok(p, "record", "w2", "-", input=done())
     copy = workdir(p, "w1")
@@ -235,8 +238,8 @@ def one_builder(p, work, claims=None) -> None:
     ok(p, "record", "w1", "-", input=claims or done())
 
 
-def test_a_folder_in_the_way_of_a_file_changes_nothing_and_names_the_path(colony):
-    p = colony
+def test_a_folder_in_the_way_of_a_file_changes_nothing_and_names_the_path(worktree_colony):
+    p = worktree_colony
     (p.root / ".gitignore").write_text("*.log\n", "utf-8")
     (p.root / "out").mkdir()
     (p.root / "out" / "run.log").write_text("the user's log\n", "utf-8")  # ignored: not in any snapshot
@@ -251,8 +254,8 @@ def test_a_folder_in_the_way_of_a_file_changes_nothing_and_names_the_path(colony
     assert not (p.root / "a.py").exists() and (p.root / "out" / "run.log").exists()
 
 
-def test_a_file_in_the_way_of_a_folder_changes_nothing_and_names_the_path(colony):
-    p = colony
+def test_a_file_in_the_way_of_a_folder_changes_nothing_and_names_the_path(worktree_colony):
+    p = worktree_colony
     (p.root / ".gitignore").write_text("secret\n!secret/\n", "utf-8")  # the file is ignored, a folder would not be
     (p.root / "secret").write_text("the user's secret\n", "utf-8")
 
@@ -267,10 +270,10 @@ def test_a_file_in_the_way_of_a_folder_changes_nothing_and_names_the_path(colony
     assert not (p.root / "a.py").exists() and (p.root / "secret").read_text("utf-8") == "the user's secret\n"
 
 
-def test_a_write_that_fails_after_the_checks_is_rolled_back(colony, monkeypatch):
+def test_a_write_that_fails_after_the_checks_is_rolled_back(worktree_colony, monkeypatch):
     from aether.state import store
 
-    p = colony
+    p = worktree_colony
     (p.root / "app.py").chmod(0o640)
     real = store.write_bytes_atomic
 
@@ -316,15 +319,14 @@ def test_git_env_drops_every_variable_that_locates_a_repository(monkeypatch):
 
 
 @pytest.mark.parametrize("var", ["GIT_DIR", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY"])
-def test_checkpoints_and_worktrees_stay_in_the_projects_repository_whatever_the_environment(colony, tmp_path, var):
-    p = colony
+def test_checkpoints_and_worktrees_stay_in_the_projects_repository_whatever_the_environment(worktree_colony, tmp_path, var):
+    p = worktree_colony
     other = tmp_path / "other"
     other.mkdir()
     git(other, "init", "-q")
     git(other, "commit", "-q", "--allow-empty", "-m", "someone else's")
     env = {var: str(other / ".git" / ("objects" if var == "GIT_OBJECT_DIRECTORY" else ""))}
     sh_ok(p, "next", "--build", "1", env=env)
-    from test_worktrees import LEAD
 
     sh_ok(p, "record", "lead1", "-", input=LEAD, env=env)
     refs = git(p.root, "for-each-ref", "--format=%(objectname)", "refs/aether/checkpoints/").split()
@@ -333,8 +335,8 @@ def test_checkpoints_and_worktrees_stay_in_the_projects_repository_whatever_the_
     assert len(git(p.root, "worktree", "list").splitlines()) == 3  # the project and its two builders
 
 
-def test_a_stale_index_lock_in_a_builders_git_folder_blocks_nothing(colony):
-    p = colony
+def test_a_stale_index_lock_in_a_builders_git_folder_blocks_nothing(worktree_colony):
+    p = worktree_colony
     start_wave(p)
     edit(p, "w1", "app.py", "return 1", "return 10")
     Path(record_of(p, "w1")["gitdir"], "index.lock").write_text("", "utf-8")  # a git that died in the copy
@@ -343,10 +345,10 @@ def test_a_stale_index_lock_in_a_builders_git_folder_blocks_nothing(colony):
     assert tree(p)["nodes"]["w1"]["merge"] == "merged" and "return 10" in (p.root / "app.py").read_text("utf-8")
 
 
-def test_a_lock_git_cannot_take_is_named_with_the_command_that_removes_it(colony):
+def test_a_lock_git_cannot_take_is_named_with_the_command_that_removes_it(worktree_colony):
     from aether.state import checkpoints
 
-    p = colony
+    p = worktree_colony
     lock = p.root / ".git" / "index.lock"
     lock.write_text("", "utf-8")
     with pytest.raises(AetherError) as exc:
@@ -373,8 +375,8 @@ BROKEN = ["gone", "linked", "locked", "git_failing", "name_blocked", "builders_f
 
 
 @pytest.mark.parametrize("state", BROKEN)
-def test_build_abort_always_ends_the_build_and_says_what_it_could_not_do(colony, outside, tmp_path, state):
-    p = colony
+def test_build_abort_always_ends_the_build_and_says_what_it_could_not_do(worktree_colony, outside, tmp_path, state):
+    p = worktree_colony
     start_wave(p)
     edit(p, "w1", "app.py", "return 1", "return 11")
     ok(p, "record", "w1", "-", input=done(modified=["app.py"]))  # finished, not merged: w2 is still out

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 import re
 
-from test_prompts import shell_snippets
-
 from .fake_api import Matcher, agent, bash, say
+from .harness import REPO, _front_matter
+from helpers.prompts import shell_snippets
 
 COMMAND_TAG = "<command-name>"
 
@@ -45,6 +45,11 @@ def command_body(request) -> str:
     bodies = [b for b in blocks if not b.startswith(("<system-reminder>", "<command-message>"))]
     assert len(bodies) == 1, blocks
     return bodies[0]
+
+
+def body_of(name: str) -> str:
+    """The body of the plugin's `/ant:<name>` command file (its front matter removed)."""
+    return _front_matter((REPO / ".claude" / "commands" / "ant" / f"{name}.md").read_text("utf-8"))[1]
 
 
 def queen_turn(n: int, *also: Matcher) -> Matcher:

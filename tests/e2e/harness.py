@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from .fake_api import FakeAPI, Step
+from helpers.processes import kill_tree
 
 E2E_DIR = Path(__file__).resolve().parent
 REPO = E2E_DIR.parents[1]
@@ -43,6 +44,10 @@ DUMMY_API_KEY = "sk-ant-e2e-dummy-key"
 # An interactive session is done with a prompt when the model server has been quiet this long.
 QUIET_SECONDS = 3.0
 TMUX = shutil.which("tmux")
+# The clock the scenarios pin for the helper (AETHER_NOW).
+NOW = {"AETHER_NOW": "2026-02-04T10:00:00Z"}
+# Seconds run_and_kill waits for a run to be ready to kill.
+KILL_WAIT = 120.0
 
 
 class E2EFailure(AssertionError):
@@ -395,6 +400,66 @@ class ClaudeCode:
             raise E2EFailure(f"claude -p did not finish within {timeout:.0f} s (killed)\n"
                              + run.report())
         return run.check() if check else run
+
+
+# ---------------------------------------------------------------------------------------------
+# The fixture project's colony, read and prepared with the helper.
+
+
+def state(claude: ClaudeCode, name: str):
+    """A state file of the fixture project (`.aether/data/<name>`), parsed."""
+    return json.loads((claude.project / ".aether" / "data" / name).read_text("utf-8"))
+
+
+def aether_ok(claude: ClaudeCode, *args, input: str | None = None) -> dict:
+    """`aether ARGS` in the fixture project at NOW: its result (fails the test on an error)."""
+    done = claude.aether(*args, input=input, env=NOW)
+    assert done.returncode == 0, (args, done.stdout, done.stderr)
+    return json.loads(done.stdout.strip().splitlines()[-1])["result"]
+
+
+# ---------------------------------------------------------------------------------------------
+# A run killed mid-way (a crash, a closed terminal).
+
+
+def run_and_kill(claude, prompt: str, script: list, ready, *, env=None, wait: float = KILL_WAIT) -> Run:
+    """`claude -p PROMPT` as ClaudeCode.run starts it, killed (its process group and every process
+    it started) as soon as `ready(pid)` holds. Fails if it never does, or the run ends first."""
+    known = {}
+    for p in claude.plugin_dirs:
+        known.update(plugin_agents(p))
+    run_dir = claude.workdir / "e2e" / f"run-{len(claude.runs) + 1}"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    api = FakeAPI(script, agents=known, log_path=run_dir / "requests.jsonl")
+    argv = [str(claude.binary), "-p", prompt]
+    for p in claude.plugin_dirs:
+        argv += ["--plugin-dir", str(p)]
+    argv += ["--output-format", "stream-json", "--verbose"]
+    out_path, err_path = run_dir / "stream.jsonl", run_dir / "stderr.txt"
+    killed = False
+    with api, open(out_path, "wb") as out, open(err_path, "wb") as err:
+        started = time.monotonic()
+        proc = subprocess.Popen(argv, cwd=claude.project, env=claude.env(api.url, env), stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=err, start_new_session=True)
+        try:
+            while time.monotonic() - started < wait and proc.poll() is None:
+                if ready(proc.pid):
+                    killed = True
+                    break
+                time.sleep(0.2)
+        finally:
+            kill_tree(proc.pid)
+            proc.wait(timeout=30)
+        seconds = time.monotonic() - started
+    run = Run(argv=argv, prompt=prompt, code=proc.returncode, stdout=out_path.read_text("utf-8", "replace"),
+              stderr=err_path.read_text("utf-8", "replace"), api=api, seconds=seconds, dir=run_dir,
+              project=claude.project, home=claude.home)
+    claude.runs.append(run)
+    (run_dir / "report.txt").write_text(run.report() + "\n", "utf-8")
+    if not killed:
+        raise E2EFailure(f"the run was not ready to be killed within {wait:.0f} s (exit {proc.returncode})\n"
+                         + run.report())
+    return run
 
 
 # ---------------------------------------------------------------------------------------------

@@ -8,11 +8,10 @@ import base64
 import json
 
 import pytest
-from test_approval_gate import at_a_terminal
 
+from .bug_project import BUG, FIX_PLAN, REPRODUCTION, ROOT_CAUSE, aether_at_a_terminal, make_project
 from .fake_api import bash, main, say, turn
-from .harness import REPO
-from .test_bug_session import BUG, FIX_PLAN, NOW, REPRODUCTION, ROOT_CAUSE, make_project
+from .harness import NOW
 
 pytestmark = pytest.mark.e2e
 
@@ -47,12 +46,6 @@ def planned_bug(claude) -> None:
                       (("bug", "record", BUG, "fix-plan", "-"), FIX_PLAN)):
         done = claude.aether(*args, input=json.dumps(doc) if doc else None, env=NOW)
         assert done.returncode == 0, done.stderr
-
-
-def aether_at_a_terminal(claude, *args, env=None) -> tuple:
-    """`aether ARGS` in the fixture project with a pseudo-terminal on stdin and stderr, as a
-    person runs it: (exit code, stdout, stderr)."""
-    return at_a_terminal([str(REPO / "bin" / "aether"), *map(str, args)], claude.project, claude.env(extra=env))
 
 
 def test_no_way_around_the_gate_from_inside_claude_code(claude):

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -33,12 +32,12 @@ from .colony_script import (
     worker_result,
 )
 from .fake_api import Matcher, agent, bash, last_contains, main, say, subagent, tool, tool_results, turn
-from .harness import FIXTURES, REPO
-from .test_drive_e2e import SLEEP, aether_ok, alive, argv_of, descendants, is_sleeper, run_and_kill, state
+from .harness import FIXTURES, NOW, REPO, aether_ok, run_and_kill, state
+from helpers.git import git
+from helpers.processes import SLEEP, alive, argv_of, descendants, is_sleeper
 
 pytestmark = pytest.mark.e2e
 
-NOW = {"AETHER_NOW": "2026-02-04T10:00:00Z"}
 PAYLOAD_FIXTURE = REPO / "tests" / "fixtures" / "agent_post_tool_use.json"
 HOOKPROBE = FIXTURES / "hookprobe"
 LESSONS = "- one small module per phase keeps each build short\n"
@@ -209,11 +208,6 @@ def failing(request):
                                        "suggested_fix": "add mods/config.py with the shared settings",
                                        "confidence": 85, "fix_scope": "contained", "files": ["mods/config.py"],
                                        "category": "import"}}))
-
-
-def git(project: Path, *args) -> str:
-    return subprocess.run(["git", "-c", "user.email=a@example.org", "-c", "user.name=a", *args], cwd=project,
-                          check=True, capture_output=True, text=True).stdout
 
 
 def test_a_common_cause_abort_stops_the_run_and_from_2_completes_it(claude):

@@ -30,6 +30,7 @@ import pytest
 
 from .colony_script import (
     Queen,
+    body_of,
     command_body,
     helper_result,
     hook_says,
@@ -53,11 +54,10 @@ from .fake_api import (
     tool_result_contains,
     turn,
 )
-from .harness import REPO, _front_matter
+from .harness import NOW, REPO, _front_matter, state
 
 pytestmark = pytest.mark.e2e
 
-NOW = {"AETHER_NOW": "2026-02-04T10:00:00Z"}
 GOAL = "A tiny todo CLI in Python: add items and list them"
 FOCUS = "keep the store in memory first; no database yet"
 PYTEST = "python3 -m pytest -q -p no:cacheprovider tests"
@@ -196,14 +196,6 @@ WATCHER_REPORT = {"passed": True, "score": 90, "summary": "tests pass and the CL
                              {"name": "tests", "passed": True, "detail": "2 passed"}]}
 LESSONS = "- argparse subcommands need dest= and required=True\n- return what a store adds, tests rely on it\n"
 PROMOTED = "Store functions should return what they add: callers and tests rely on it"
-
-
-def state(claude, name: str):
-    return json.loads((claude.project / ".aether" / "data" / name).read_text("utf-8"))
-
-
-def body_of(name: str) -> str:
-    return _front_matter((REPO / ".claude" / "commands" / "ant" / f"{name}.md").read_text("utf-8"))[1]
 
 
 def prompt_from(header: str, *parts: str) -> str:

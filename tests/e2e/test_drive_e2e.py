@@ -21,13 +21,8 @@ State is prepared with the helper where the case does not need a slash command.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import signal
-import subprocess
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -46,24 +41,14 @@ from .colony_script import (
     spawn_next,
     worker_result,
 )
-from .fake_api import FakeAPI, Matcher, bash, say, subagent, tool, tool_result_contains, turn
-from .harness import REPO, E2EFailure, Run, plugin_agents
+from .fake_api import Matcher, bash, say, subagent, tool, tool_result_contains, turn
+from .harness import NOW, aether_ok, run_and_kill, state
+from helpers.plugin import copy_plugin
+from helpers.processes import SLEEP, alive, argv_of, descendants, is_sleeper
 
 pytestmark = pytest.mark.e2e
 
-NOW = {"AETHER_NOW": "2026-02-04T10:00:00Z"}
-
 # ---------------------------------------------------------------- helpers
-
-
-def state(claude, name: str):
-    return json.loads((claude.project / ".aether" / "data" / name).read_text("utf-8"))
-
-
-def aether_ok(claude, *args, input: str | None = None) -> dict:
-    done = claude.aether(*args, input=input, env=NOW)
-    assert done.returncode == 0, (args, done.stdout, done.stderr)
-    return json.loads(done.stdout.strip().splitlines()[-1])["result"]
 
 
 def prepare(claude, goal: str, plan: dict, *init_args) -> None:
@@ -125,10 +110,7 @@ W2_FAILED = {"status": "failed", "summary": "slug/settings.py is not there yet",
 def plugin_without_agent_hooks(dest: Path) -> Path:
     """The plugin as a user has it, but its hooks.json holds none of the hooks that carry spawns
     (an older or trimmed Claude Code setup): only the guard and the start-up hooks stay."""
-    ignore = shutil.ignore_patterns(".venv", ".git", "node_modules", "__pycache__", "*.egg-info",
-                                    ".pytest_cache", ".hypothesis", ".ruff_cache", ".venv-location", "data", "build")
-    shutil.copytree(REPO, dest, ignore=ignore, symlinks=True)
-    (dest / ".venv").symlink_to(REPO / ".venv")  # the helper as installed (no venv build at start-up)
+    copy_plugin(dest, link_venv=True)  # the helper as installed (no venv build at start-up)
     hooks_file = dest / "hooks" / "hooks.json"
     config = json.loads(hooks_file.read_text("utf-8"))
     for event in list(config["hooks"]):
@@ -245,124 +227,6 @@ def test_without_the_agent_hooks_the_ants_read_their_briefs_and_the_queen_record
 
 
 # ---------------------------------------------------------------- (2) killed mid-wave, resumed
-
-KILL_WAIT = 120.0  # seconds to wait for the wave's ants to be working before the kill
-SLEEP_CODE = "import time; time.sleep(90)"
-SLEEP = f"python3 -c \"{SLEEP_CODE}\""
-
-
-def _children() -> dict:
-    """{parent pid: [child pids]} of every process now (from /proc)."""
-    tree: dict = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as fh:
-                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        tree.setdefault(ppid, []).append(int(entry))
-    return tree
-
-
-def descendants(pid: int) -> list[int]:
-    tree, out, todo = _children(), [], [pid]
-    while todo:
-        for child in tree.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
-
-
-def argv_of(pid: int) -> list[str]:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            return fh.read().decode("utf-8", "replace").split("\0")
-    except OSError:
-        return []
-
-
-def is_sleeper(argv: list[str]) -> bool:
-    """The ant's own `python3 -c …sleep…` (not the shell that runs it: it names it too)."""
-    return len(argv) > 2 and os.path.basename(argv[0]).startswith("python3") and argv[1:3] == ["-c", SLEEP_CODE]
-
-
-def alive(pid: int) -> bool:
-    """The process runs (a zombie, dead but not yet reaped, does not)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
-def send(pid: int, sig: int) -> None:
-    try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
-
-
-def kill_tree(pid: int) -> None:
-    """SIGKILL `pid` and every process it started: stopped first, again and again until no new
-    process appears (a stopped process forks nothing, and stays its children's parent), so no
-    shell or tool the Bash tool runs, in whatever process group, survives as an orphan."""
-    stopped: set = set()
-    while True:
-        found = {pid, *descendants(pid)} - stopped
-        if not found:
-            break
-        for p in found:
-            send(p, signal.SIGSTOP)
-        stopped |= found
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    for p in stopped:
-        send(p, signal.SIGKILL)
-
-
-def run_and_kill(claude, prompt: str, script: list, ready, *, env=None, wait: float = KILL_WAIT) -> Run:
-    """`claude -p PROMPT` as ClaudeCode.run starts it, killed (its process group and every process
-    it started) as soon as `ready(pid)` holds. Fails if it never does, or the run ends first."""
-    known = {}
-    for p in claude.plugin_dirs:
-        known.update(plugin_agents(p))
-    run_dir = claude.workdir / "e2e" / f"run-{len(claude.runs) + 1}"
-    run_dir.mkdir(parents=True, exist_ok=True)
-    api = FakeAPI(script, agents=known, log_path=run_dir / "requests.jsonl")
-    argv = [str(claude.binary), "-p", prompt]
-    for p in claude.plugin_dirs:
-        argv += ["--plugin-dir", str(p)]
-    argv += ["--output-format", "stream-json", "--verbose"]
-    out_path, err_path = run_dir / "stream.jsonl", run_dir / "stderr.txt"
-    killed = False
-    with api, open(out_path, "wb") as out, open(err_path, "wb") as err:
-        started = time.monotonic()
-        proc = subprocess.Popen(argv, cwd=claude.project, env=claude.env(api.url, env), stdin=subprocess.DEVNULL,
-                                stdout=out, stderr=err, start_new_session=True)
-        try:
-            while time.monotonic() - started < wait and proc.poll() is None:
-                if ready(proc.pid):
-                    killed = True
-                    break
-                time.sleep(0.2)
-        finally:
-            kill_tree(proc.pid)
-            proc.wait(timeout=30)
-        seconds = time.monotonic() - started
-    run = Run(argv=argv, prompt=prompt, code=proc.returncode, stdout=out_path.read_text("utf-8", "replace"),
-              stderr=err_path.read_text("utf-8", "replace"), api=api, seconds=seconds, dir=run_dir,
-              project=claude.project, home=claude.home)
-    claude.runs.append(run)
-    (run_dir / "report.txt").write_text(run.report() + "\n", "utf-8")
-    if not killed:
-        raise E2EFailure(f"the run was not ready to be killed within {wait:.0f} s (exit {proc.returncode})\n"
-                         + run.report())
-    return run
-
 
 def test_a_build_killed_mid_wave_resumes_in_a_new_session_with_the_same_spawns(claude):
     prepare(claude, "A slug helper", LIGHT_PLAN, "--mode", "LIGHTWEIGHT")

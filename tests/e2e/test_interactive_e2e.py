@@ -18,11 +18,10 @@ import pytest
 
 from .colony_script import hook_lines, is_ref, json_block, next_action, next_with, queen_turn, spawn_next, worker_result
 from .fake_api import Matcher, bash, main, say, subagent, tool, turn
-from .harness import interactive
+from .harness import NOW, aether_ok, interactive, state
 
 pytestmark = pytest.mark.e2e
 
-NOW = {"AETHER_NOW": "2026-02-04T10:00:00Z"}
 PLAN = {"goal": "Two small modules", "phases": [
     {"id": 1, "name": "Modules", "description": "two modules",
      "tasks": [{"id": "1.1", "description": "mods/a.py", "depends_on": []},
@@ -33,16 +32,6 @@ ASSIGNMENT = {"phase": 1, "workers": [
     {"id": "b", "caste": "builder", "tasks": ["1.2"], "writes": ["mods/b.py"]}]}
 LESSONS = "- two small modules build in one wave\n"
 WAITING = "Waiting for the ants' answers."
-
-
-def aether_ok(claude, *args, input=None):
-    done = claude.aether(*args, input=input, env=NOW)
-    assert done.returncode == 0, (args, done.stdout, done.stderr)
-    return json.loads(done.stdout.strip().splitlines()[-1])["result"]
-
-
-def state(claude, name):
-    return json.loads((claude.project / ".aether" / "data" / name).read_text("utf-8"))
 
 
 def _has_next(request) -> bool:

@@ -32,6 +32,7 @@ import pytest
 
 from .colony_script import (
     Queen,
+    body_of,
     command_body,
     hook_lines,
     hook_says,
@@ -52,14 +53,11 @@ from .fake_api import (
     tool_result_contains,
     turn,
 )
-from .test_colony_session import (
-    body_of,
-    state,
-)
+from .harness import NOW, state
+from helpers.git import git, init_repo
 
 pytestmark = pytest.mark.e2e
 
-NOW = {"AETHER_NOW": "2026-02-04T10:00:00Z"}
 PYTEST = "python3 -m pytest -q -p no:cacheprovider tests"
 
 
@@ -230,11 +228,6 @@ VERIFY_3 = scored(0.9, 1, [LINT])  # 73.5: less than 5 points over two iteration
 VERIFY_4 = scored(1, 0, [])  # 100
 
 
-def git(root, *args):
-    return subprocess.run(["git", "-c", "user.name=Dev", "-c", "user.email=dev@example.com", *args], cwd=root,
-                          capture_output=True, text=True, check=True).stdout.strip()
-
-
 def working_copy(request) -> str:
     """The worktree an isolated builder's brief names (`cd <it> && …`)."""
     return re.search(r"Start EVERY Bash command with `cd (\S+) && `", request.first_user_text).group(1)
@@ -242,10 +235,7 @@ def working_copy(request) -> str:
 
 def test_a_full_build_whose_code_loop_stagnates_asks_the_user_and_goes_on(claude):
     project = claude.project
-    git(project, "init", "-q")
-    (project / "README.md").write_text("stats\n", "utf-8")
-    git(project, "add", "README.md")
-    git(project, "commit", "-q", "-m", "initial")
+    init_repo(project, {"README.md": "stats\n"})
     head = git(project, "rev-parse", "HEAD")
     prepare(claude, "A stats library", STATS_PLAN, "--mode", "FULL")
     # the build is started and its wave plan recorded by the helper (`aether record`, as without hooks)

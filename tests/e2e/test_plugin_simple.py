@@ -9,19 +9,20 @@ So these tests prove that the prompts' own commands are granted by their `allowe
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from test_prompts import shell_snippets
+
+from aether.cli.self_check import import_all
 
 from .fake_api import agent, bash, main, say, subagent, tool_error, tool_result_contains, turn
-from .harness import REPO
+from .harness import NOW, REPO, state
+from helpers.git import git
+from helpers.plugin import copy_plugin
+from helpers.prompts import shell_snippets
 
 pytestmark = pytest.mark.e2e
 
-NOW = {"AETHER_NOW": "2026-02-04T10:00:00Z"}
 PLAN = {"phases": [
     {"id": 1, "name": "Foundation", "description": "project skeleton",
      "tasks": [{"id": "1.1", "description": "create the package", "depends_on": []},
@@ -57,10 +58,6 @@ def nth_command(n: int, replace: dict | None = None):
             command = command.replace(old, new)
         return bash(command)
     return reply
-
-
-def state(claude, name: str) -> dict:
-    return json.loads((claude.project / ".aether" / "data" / name).read_text("utf-8"))
 
 
 def results(run) -> list[dict]:
@@ -274,18 +271,9 @@ def test_the_queens_own_aether_calls_need_no_slash_command(claude):
 # ---------------------------------------------------------------- a real marketplace install
 
 
-def plugin_copy(dest: Path) -> Path:
-    """The plugin as a user receives it: the repository without .venv or caches."""
-    ignore = shutil.ignore_patterns(".venv", ".git", "node_modules", "__pycache__", "*.egg-info",
-                                    ".pytest_cache", ".hypothesis", ".venv-location", "data", "build")
-    shutil.copytree(REPO, dest, ignore=ignore, symlinks=True)
-    return dest
-
-
 def git_repo(folder: Path) -> None:
-    git = ["git", "-C", str(folder), "-c", "user.name=Aether tests", "-c", "user.email=tests@aether.invalid"]
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "plugin"]):
-        subprocess.run(git + args, check=True, capture_output=True, timeout=60)
+        git(folder, *args)
 
 
 def marketplace(claude, source: Path) -> Path:
@@ -303,7 +291,7 @@ def test_marketplace_install_builds_the_helper_and_runs_it(claude, tmp_path, how
     """`plugin marketplace add` + `plugin install ant@aether`, then a command without
     --plugin-dir: the SessionStart hook builds the venv in CLAUDE_PLUGIN_DATA and `aether`
     (found through the pointer the hook writes) waits for it and answers."""
-    source = plugin_copy(tmp_path / "plugin")
+    source = copy_plugin(tmp_path / "plugin")
     if how == "git":
         git_repo(source)
         market = marketplace(claude, source)
@@ -336,8 +324,13 @@ def test_marketplace_install_builds_the_helper_and_runs_it(claude, tmp_path, how
 
     again = claude.run("/ant:help", [  # the next session: the hook is a no-op
         main().reply(bash("aether version")),
-        main(tool_result_contains(f'"result":"{version}"')).reply(say("still working")),
+        # every module of the installed helper imports: no layer left out of the install
+        main(tool_result_contains(f'"result":"{version}"')).reply(bash("aether self-check")),
+        main(tool_result_contains('"modules":')).reply(say("still working")),
     ])
     hooks = [e for e in again.events if e.get("subtype") == "hook_response"
              and e.get("hook_event") == "SessionStart"]
     assert hooks and all((e.get("stdout") or "") == "" for e in hooks)
+    checked = results(again)[-1]
+    assert checked["is_error"] is False
+    assert json.loads(checked["text"]) == {"ok": True, "result": {"modules": len(import_all()[0])}}

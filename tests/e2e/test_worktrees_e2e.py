@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -24,11 +23,13 @@ import pytest
 from . import colony_script
 from .colony_script import Queen, is_ref, json_block, next_with, worker_result
 from .fake_api import bash, say, subagent, tool, turn
-from .test_drive_e2e import SLEEP, aether_ok, alive, argv_of, descendants, is_sleeper, run_and_kill, state
+from .harness import NOW, aether_ok, run_and_kill, state
+from helpers.git import git_output as git  # as git printed it
+from helpers.git import init_repo
+from helpers.processes import SLEEP, alive, argv_of, descendants, is_sleeper
 
 pytestmark = pytest.mark.e2e
 
-NOW = {"AETHER_NOW": "2026-02-04T10:00:00Z"}
 APP = "def one():\n    return 1\n\n\ndef two():\n    return 2\n\n\ndef three():\n    return 3\n"
 PLAN = {"goal": "A small app", "phases": [
     {"id": 1, "name": "Functions", "description": "app.py and util.py",
@@ -44,17 +45,9 @@ VERIFIED = json_block({"passed": True, "score": 95, "summary": "app and util imp
 LESSONS = "- builders in their own worktrees may share a file safely\n"
 
 
-def git(root: Path, *args) -> str:
-    return subprocess.run(["git", "-c", "user.email=a@example.org", "-c", "user.name=a", *args], cwd=root,
-                          check=True, capture_output=True, text=True).stdout
-
-
 def prepare(claude) -> Path:
     project = Path(claude.project)
-    git(project, "init", "-q")
-    (project / "app.py").write_text(APP, "utf-8")
-    git(project, "add", "app.py")
-    git(project, "commit", "-q", "-m", "the app before the colony")
+    init_repo(project, {"app.py": APP}, "the app before the colony")
     aether_ok(claude, "colony-init", "-", input="A small app")
     aether_ok(claude, "plan-load", "-", input=json.dumps(PLAN))
     return project

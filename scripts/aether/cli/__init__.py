@@ -20,6 +20,7 @@ COMMANDS = {
     # meta
     "help": "aether.cli.meta:help_cmd",
     "version": "aether.cli.meta:version_cmd",
+    "self-check": "aether.cli.self_check:self_check",
     "uninstall": "aether.cli.uninstall:uninstall",
     "watch": "aether.cli.watch:watch",
     # pheromones

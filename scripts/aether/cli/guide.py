@@ -28,6 +28,7 @@ GROUPS = (
 EXAMPLES = {
     "help": "aether help",
     "version": "aether version",
+    "self-check": "aether self-check           # every module of the helper imports (an install's check)",
     "watch": "aether watch               # in a second terminal while a colony builds",
     "uninstall": "aether uninstall            # lists what would go; --yes removes it",
     "pheromone-decay": "aether pheromone-decay 0.7 1800 3600",

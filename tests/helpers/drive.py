@@ -1,0 +1,92 @@
+"""The helper driving a build: `aether next`, `aether record` and the Agent hooks, with the
+answers ants give (in-process, on the `project` fixture)."""
+
+from __future__ import annotations
+
+import json
+
+from .colony import PHASE_PLAN, ok, write
+
+NOW = "2026-02-04T10:00:00Z"
+# The Phase Lead's plan for PHASE_PLAN: two workers in wave 1, cli after api.
+ASSIGNMENT = {"phase": 1, "workers": [
+    {"id": "models", "caste": "builder", "tasks": ["1.1", "1.2"], "writes": ["src/todo.py"]},
+    {"id": "api", "caste": "builder", "tasks": ["1.3"], "writes": ["src/api.py"]},
+    {"id": "cli", "caste": "builder", "tasks": ["1.4"], "writes": ["src/cli.py"], "depends_on": ["api"]}]}
+
+
+def start_colony(project, monkeypatch):
+    """A colony with PHASE_PLAN loaded, its clock pinned (the `drive_colony` fixture)."""
+    monkeypatch.setenv("AETHER_NOW", NOW)
+    ok(project, "colony-init", "Build a todo API")
+    ok(project, "plan-load", "-", input=json.dumps(PHASE_PLAN))
+    return project
+
+
+def result(**kw):
+    """A worker's answer: prose, then its JSON block (completed, no files unless given)."""
+    body = {"status": "completed", "summary": "done", "files_created": [], "files_modified": [], **kw}
+    return "Work done.\n```json\n" + json.dumps(body) + "\n```"
+
+
+def verification(spec, lint_errors, findings):
+    """A verification with its score parts: 69, 72, 73.5 for spec 0.6, 0.8, 0.9 with a lint error; 100 at 1 and 0."""
+    parts = {"tests": {"passed": 2, "failed": 0}, "types": {"errors": 0}, "lint": {"errors": lint_errors},
+             "coverage": 90 if spec == 1 else 60, "plan_alignment": 1, "spec_alignment": spec}
+    doc = {"passed": True, "score": 80, "summary": "; ".join(findings) or "every check passes",
+           "checks": [{"name": "tests", "passed": True, "detail": "2 passed"}], "score_parts": parts,
+           "findings": findings}
+    return "```json\n" + json.dumps(doc) + "\n```"
+
+
+def approved_wave(p):
+    """The Phase Lead's ASSIGNMENT recorded and approved: the first wave's spawns handed out."""
+    ok(p, "next", "--build", "1")
+    ok(p, "record", "lead1", "-", input=json.dumps(ASSIGNMENT))
+    return ok(p, "next", "--build", "1", "--approve")
+
+
+def drive(p, action, verifications):
+    """Answer spawn actions until another comes: builders write their files, reviewers pass,
+    the watcher and the loop's verify ants give the next verification."""
+    while action["action"] == "spawn":
+        nodes = json.loads((p.data / "COLONY_STATE.json").read_text("utf-8"))["spawn_tree"]["nodes"]
+        for spawn in action["spawns"]:
+            node = nodes.get(spawn["id"], {})
+            if spawn["id"].startswith("watch") or node.get("role") == "verify":
+                answer = verifications.pop(0)
+            elif node.get("role") == "reviewer":
+                answer = '```json\n{"findings": [], "summary": "fine"}\n```'
+            else:
+                write(p, *node["writes"])
+                answer = result(files_modified=node["writes"]) if node["role"] == "refine" else \
+                    result(files_created=node["writes"])
+            out = ok(p, "record", spawn["id"], "-", input=answer)
+        action = out["next"]
+    assert verifications == []
+    return action
+
+
+# ---------------------------------------------------------------- the spawns ledger and the hooks
+
+
+def scope_of(p):
+    """The scope (folder under .aether/spawns) of the latest run."""
+    return json.loads((p.data / "spawns.json").read_text("utf-8"))["runs"][-1]["scope"]
+
+
+def spawn_status(p, local):
+    spawns = json.loads((p.data / "spawns.json").read_text("utf-8"))["spawns"]
+    return [s["status"] for s in spawns if s["local"] == local][-1]
+
+
+def hook(p, event, payload):
+    """`aether agent-hook EVENT` with a payload: its JSON answer, or None (a hook never fails)."""
+    out = p.run("agent-hook", event, input=payload if isinstance(payload, str) else json.dumps(payload))
+    assert out.code == 0 and out.stderr == "", (out.code, out.stderr)
+    return json.loads(out.stdout) if out.stdout else None
+
+
+def context(out):
+    """The context a hook's answer adds for the Queen."""
+    return out["hookSpecificOutput"]["additionalContext"]
