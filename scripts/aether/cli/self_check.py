@@ -22,7 +22,7 @@ def import_all() -> tuple[list[str], list[str], list[str]]:
 
     def failure(name: str, exc: BaseException) -> None:
         failed.append(f"{name} ({type(exc).__name__}: {exc})")
-        if isinstance(exc, ModuleNotFoundError) and (exc.name or "").startswith("aether."):
+        if isinstance(exc, ModuleNotFoundError) and exc.name and exc.name.startswith("aether."):
             missing.add(exc.name)
 
     while packages:
@@ -39,9 +39,9 @@ def import_all() -> tuple[list[str], list[str], list[str]]:
             if info.ispkg:
                 packages.append(module)
     for name, target in sorted(COMMANDS.items()):
-        module, attr = target.split(":")
+        module_name, attr = target.split(":")
         try:
-            getattr(importlib.import_module(module), attr)
+            getattr(importlib.import_module(module_name), attr)
         except Exception as exc:  # noqa: BLE001
             failure(f"command {name}: {target}", exc)
     return sorted(imported), failed, sorted(missing)
