@@ -54,6 +54,7 @@ bench-queen: install e2e-deps ## the Queen's turns and written tokens per slash 
 
 lint: install ## ruff and mypy (settings in pyproject.toml), the launcher's and CI's shell syntax
 	$(VENV)/bin/ruff check scripts tests bench hooks
+	$(VENV)/bin/ruff format --check --quiet scripts tests bench hooks
 	$(VENV)/bin/mypy
 	bash -n bin/aether && bash -n .ci/run
 

@@ -55,8 +55,7 @@ def _answers(req: dict, agent_ids: set, seen: dict) -> None:
         for c in content:
             if isinstance(c, dict) and c.get("type") == "tool_result" and c.get("tool_use_id") in agent_ids:
                 inner = c.get("content")
-                text = inner if isinstance(inner, str) else "".join(
-                    b.get("text", "") for b in inner or [] if isinstance(b, dict))
+                text = inner if isinstance(inner, str) else "".join(b.get("text", "") for b in inner or [] if isinstance(b, dict))
                 report = text.split("The report follows:", 1)[-1].split("\nagentId:", 1)[0]
                 seen[c["tool_use_id"]] = len(report.strip())
 
@@ -88,8 +87,14 @@ def cost_of(run_dir: Path) -> dict:
             if "<<'" in command:
                 heredoc_max = max(heredoc_max, tokens(command.split("\n", 1)[-1]))
                 heredocs.append(command.split("\n", 1)[-1].rsplit("\n", 1)[0].strip())
-    return {"turns": turns, "calls": calls, "written": written, "agent_max": agent_max,
-            "heredoc_max": heredoc_max, "answers": sum(seen.values()) + _echoed(run_dir, heredocs)}
+    return {
+        "turns": turns,
+        "calls": calls,
+        "written": written,
+        "agent_max": agent_max,
+        "heredoc_max": heredoc_max,
+        "answers": sum(seen.values()) + _echoed(run_dir, heredocs),
+    }
 
 
 def _echoed(run_dir: Path, heredocs: list) -> int:
@@ -107,8 +112,12 @@ def _run_test(repo: Path, test: str) -> list | None:
     if not (repo / test.split("::")[0]).exists():
         return None
     base = Path(tempfile.mkdtemp(prefix="aether-queen-cost-"))
-    proc = subprocess.run([str(repo / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           f"--basetemp={base}", test], cwd=repo, capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(repo / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--basetemp={base}", test],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         sys.exit(f"queen_cost: {test} failed in {repo}:\n{proc.stdout[-2000:]}")
     runs = sorted(base.rglob("requests.jsonl"), key=lambda p: (len(p.parts), int(p.parent.name.split("-")[-1])))
@@ -129,8 +138,7 @@ def per_phase(run_dir: Path) -> list:
         blocks = req.get("reply")
         if req.get("thread") != "main" or not isinstance(blocks, list):
             continue
-        phases = {int(m) for b in blocks if b.get("type") == "tool_use"
-                  for m in SCOPE.findall(json.dumps(b.get("input", {})))}
+        phases = {int(m) for b in blocks if b.get("type") == "tool_use" for m in SCOPE.findall(json.dumps(b.get("input", {})))}
         if phases:
             label = f"phase {min(phases)}"
         elif label != "start" and all(b.get("type") == "text" for b in blocks):
@@ -152,8 +160,7 @@ def _command_of(run_dir: Path) -> str:
         if req.get("thread") == "main":
             for message in (req.get("body") or {}).get("messages", [])[:1]:
                 content = message.get("content")
-                text = content if isinstance(content, str) else " ".join(
-                    c.get("text", "") for c in content if isinstance(c, dict))
+                text = content if isinstance(content, str) else " ".join(c.get("text", "") for c in content if isinstance(c, dict))
                 found = re.search(r"/ant:[a-z-]+(?: [^<\n]*)?", text)
                 if found:
                     return found.group(0)[:22]

@@ -53,9 +53,27 @@ BATCH_TARGET_MS = 60  # pheromone-batch over 1,000 signals
 DEFAULT_RUNS = 30
 
 # Modules worth naming when a row is slow (each costs milliseconds at start-up).
-HEAVY = ("click", "filelock", "jmespath", "yaml", "re", "datetime", "typing", "pathlib",
-         "subprocess", "hashlib", "dataclasses", "inspect", "logging", "shutil", "difflib",
-         "unicodedata", "tempfile", "uuid", "platform")
+HEAVY = (
+    "click",
+    "filelock",
+    "jmespath",
+    "yaml",
+    "re",
+    "datetime",
+    "typing",
+    "pathlib",
+    "subprocess",
+    "hashlib",
+    "dataclasses",
+    "inspect",
+    "logging",
+    "shutil",
+    "difflib",
+    "unicodedata",
+    "tempfile",
+    "uuid",
+    "platform",
+)
 
 
 class Skip(Exception):
@@ -65,8 +83,7 @@ class Skip(Exception):
 class Row:
     """One line of the table: a command line run in a fixture project."""
 
-    def __init__(self, name, argv, target=READ_TARGET_MS, *, stdin=None, fixture="colony",
-                 write=False, command=None):
+    def __init__(self, name, argv, target=READ_TARGET_MS, *, stdin=None, fixture="colony", write=False, command=None):
         self.name = name
         self.argv = argv  # arguments after `aether`, or a callable(project) -> (argv, stdin)
         self.stdin = stdin
@@ -114,8 +131,7 @@ ROWS = [
     Row("pheromone-batch (1,000 signals)", ["pheromone-batch"], BATCH_TARGET_MS, fixture="signals1000"),
     # ---- writes (≤ 60 ms)
     Row("pheromone-emit", ["pheromone-emit", "FOCUS", LONG_TEXT], WRITE_TARGET_MS, write=True),
-    Row("pheromone-emit (stdin)", ["pheromone-emit", "REDIRECT", "-"], WRITE_TARGET_MS, stdin=LONG_TEXT,
-        write=True),
+    Row("pheromone-emit (stdin)", ["pheromone-emit", "REDIRECT", "-"], WRITE_TARGET_MS, stdin=LONG_TEXT, write=True),
     Row("pheromone-cleanup", ["pheromone-cleanup"], WRITE_TARGET_MS, write=True),
     Row("event-add", ["event-add", "bench_event", "bench", LONG_TEXT], WRITE_TARGET_MS, write=True),
     Row("error-add", ["error-add", "runtime", "high", "a bench error", "1"], WRITE_TARGET_MS, write=True),
@@ -123,17 +139,21 @@ ROWS = [
     Row("decision-add", ["decision-add", "use SQLite for the bench"], WRITE_TARGET_MS, write=True),
     Row("learning-add", ["learning-add", "1", "--append", "a bench learning"], WRITE_TARGET_MS, write=True),
     Row("memory-compress", ["memory-compress"], WRITE_TARGET_MS, write=True),
-    Row("learning-promote", ["learning-promote", "bcrypt 12 rounds is slow; use 10", "proj-bench", "1"],
-        WRITE_TARGET_MS, write=True),
+    Row("learning-promote", ["learning-promote", "bcrypt 12 rounds is slow; use 10", "proj-bench", "1"], WRITE_TARGET_MS, write=True),
     Row("learning-init-global", ["learning-init-global"], WRITE_TARGET_MS, write=True),
     Row("colony-init --force", ["colony-init", "--force", GOAL], WRITE_TARGET_MS, write=True),
     Row("state-restore --force", ["state-restore", "--force", "pheromones"], WRITE_TARGET_MS, write=True),
     Row("colony-pause", ["colony-pause"], WRITE_TARGET_MS, write=True),
     # ---- Hooks: rows whose fixtures another change provides (see FIXTURES below)
-    Row("plan-waves (200-task plan)", lambda p: p.hook("plan200"), WRITE_TARGET_MS, fixture="colony",
-        command="plan-waves", write=True),
-    Row("failure-decide (1,000-entry history)", lambda p: p.hook("history1000"), WRITE_TARGET_MS,
-        fixture="colony", command="failure-decide", write=True),
+    Row("plan-waves (200-task plan)", lambda p: p.hook("plan200"), WRITE_TARGET_MS, fixture="colony", command="plan-waves", write=True),
+    Row(
+        "failure-decide (1,000-entry history)",
+        lambda p: p.hook("history1000"),
+        WRITE_TARGET_MS,
+        fixture="colony",
+        command="failure-decide",
+        write=True,
+    ),
 ]
 
 # Commands that one fixture cannot repeat 30 times: they move the colony's state machine
@@ -166,14 +186,14 @@ class Project:
 
     @property
     def env(self) -> dict:
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("AETHER_DATA_DIR", "AETHER_NOW", "AETHER_PRETTY", "AETHER_DEBUG")}
+        env = {k: v for k, v in os.environ.items() if k not in ("AETHER_DATA_DIR", "AETHER_NOW", "AETHER_PRETTY", "AETHER_DEBUG")}
         env.update(HOME=self.home, AETHER_HOME=os.path.join(self.home, ".aether"))
         return env
 
     def run(self, argv, stdin=None):
-        return subprocess.run([LAUNCHER, *argv], cwd=self.root, env=self.env, capture_output=True,
-                              input=stdin.encode() if isinstance(stdin, str) else stdin)
+        return subprocess.run(
+            [LAUNCHER, *argv], cwd=self.root, env=self.env, capture_output=True, input=stdin.encode() if isinstance(stdin, str) else stdin
+        )
 
     def setup(self, argv, stdin=None) -> bool:
         return self.run(argv, stdin).returncode == 0
@@ -201,10 +221,13 @@ def _new_project(base: str) -> Project:
 SMALL_PLAN = {
     "goal": GOAL,
     "phases": [
-        {"id": n, "name": f"Phase {n}", "description": f"phase {n} of the bench plan",
-         "tasks": [{"id": f"{n}.{t}", "description": f"task {t} of phase {n}", "depends_on": []}
-                   for t in (1, 2, 3)],
-         "success_criteria": [f"phase {n} works"]}
+        {
+            "id": n,
+            "name": f"Phase {n}",
+            "description": f"phase {n} of the bench plan",
+            "tasks": [{"id": f"{n}.{t}", "description": f"task {t} of phase {n}", "depends_on": []} for t in (1, 2, 3)],
+            "success_criteria": [f"phase {n} works"],
+        }
         for n in (1, 2, 3)
     ],
 }
@@ -221,8 +244,7 @@ def fixture_colony(base: str) -> Project:
         p.setup(["event-add", "bench_event", "bench", f"bench event {n}"])
         p.setup(["error-add", "runtime", "medium", f"bench error {n}", "1"])
         p.setup(["activity-log", "BUILD", "builder", f"bench line {n}"])
-        p.setup(["learning-promote", f"bench lesson {n} about performance", "proj-bench", "1",
-                 "--category", "performance"])
+        p.setup(["learning-promote", f"bench lesson {n} about performance", "proj-bench", "1", "--category", "performance"])
     p.setup(["decision-add", "use SQLite"])
     p.setup(["learning-add", "1", "a first learning"])
     return p
@@ -237,10 +259,18 @@ def fixture_signals1000(base: str) -> Project:
     for n in range(1000):
         kind, strength, half_life = kinds[n % 4]
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(start + n * 250))
-        signals.append({"id": f"{kind.lower()}_{int(start) + n}_{n:04x}", "type": kind,
-                        "content": f"bench signal {n}: {LONG_TEXT}", "strength": strength,
-                        "half_life_seconds": half_life, "created_at": stamp, "source": "user",
-                        "auto": False})
+        signals.append(
+            {
+                "id": f"{kind.lower()}_{int(start) + n}_{n:04x}",
+                "type": kind,
+                "content": f"bench signal {n}: {LONG_TEXT}",
+                "strength": strength,
+                "half_life_seconds": half_life,
+                "created_at": stamp,
+                "source": "user",
+                "auto": False,
+            }
+        )
     data_dir = os.path.join(p.root, ".aether", "data")
     os.makedirs(data_dir)
     with open(os.path.join(data_dir, "pheromones.json"), "w", encoding="utf-8") as fh:
@@ -267,8 +297,8 @@ HOOKS.update(ORCHESTRATION_HOOKS)
 
 def _registered() -> set:
     out = subprocess.run(
-        [VENV_PY, "-I", "-c", "from aether.cli import COMMANDS; print('\\n'.join(COMMANDS))"],
-        capture_output=True, text=True)
+        [VENV_PY, "-I", "-c", "from aether.cli import COMMANDS; print('\\n'.join(COMMANDS))"], capture_output=True, text=True
+    )
     return set(out.stdout.split())
 
 
@@ -315,7 +345,11 @@ def _importtime(row) -> tuple[dict, dict]:
     """What the row's process imports: ({top-level module: ms}, {heavy module: ms}), cumulative."""
     proc = subprocess.run(
         [VENV_PY, "-X", "importtime", "-I", "-c", ENTRY, *row.argv],
-        cwd=row.project.root, env=row.project.env, input=row.stdin, capture_output=True)
+        cwd=row.project.root,
+        env=row.project.env,
+        input=row.stdin,
+        capture_output=True,
+    )
     top, heavy = {}, {}
     for line in proc.stderr.decode("utf-8", "replace").splitlines():
         if not line.startswith("import time:") or line.count("|") != 2:
@@ -355,9 +389,11 @@ def advise(over) -> None:
         if extra:
             line += f"; beyond the shared ones: {_fmt(extra)}"
         print(line)
-    print("  Start-up is the cost: no row can beat the `import click` baseline above (python's "
-          "own start plus click). Import anything heavier inside the function that needs it, "
-          "and keep modules a command does not use off its path.")
+    print(
+        "  Start-up is the cost: no row can beat the `import click` baseline above (python's "
+        "own start plus click). Import anything heavier inside the function that needs it, "
+        "and keep modules a command does not use off its path."
+    )
 
 
 def _p90(values):
@@ -370,8 +406,7 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=DEFAULT_RUNS, help="runs per row (default 30)")
     parser.add_argument("--only", default="", help="only rows whose name contains this text")
     parser.add_argument("--no-advice", action="store_true", help="skip the importtime advice")
-    parser.add_argument("--against", metavar="DIR",
-                        help="another checkout (with its .venv) to time side by side, e.g. the last release")
+    parser.add_argument("--against", metavar="DIR", help="another checkout (with its .venv) to time side by side, e.g. the last release")
     args = parser.parse_args(argv)
     other = None
     if args.against:
@@ -386,11 +421,12 @@ def main(argv=None) -> int:
     registered = _registered()
     rows = [row for row in ROWS if args.only in row.name]
     # Python's own start, plus click (every command), plus filelock (every write).
-    baselines = [Row("python -c pass", None, None, command="-"),
-                 Row("python -c 'import click'", None, None, command="-"),
-                 Row("python -c 'import click, filelock'", None, None, command="-")]
-    base_argv = {row.name: [VENV_PY, "-I", "-c", code] for row, code in
-                 zip(baselines, ("pass", "import click", "import click, filelock"))}
+    baselines = [
+        Row("python -c pass", None, None, command="-"),
+        Row("python -c 'import click'", None, None, command="-"),
+        Row("python -c 'import click, filelock'", None, None, command="-"),
+    ]
+    base_argv = {row.name: [VENV_PY, "-I", "-c", code] for row, code in zip(baselines, ("pass", "import click", "import click, filelock"))}
 
     with tempfile.TemporaryDirectory(prefix="aether-bench-") as workdir:
         print(f"preparing fixtures in {workdir} …", file=sys.stderr)
@@ -399,8 +435,7 @@ def main(argv=None) -> int:
         jobs = [(b, base_argv[b.name], None, workdir, None) for b in baselines]
         jobs += [(r, [LAUNCHER, *r.argv], r.stdin, r.project.root, r.project.env) for r in live]
         if other:
-            jobs += [(_Before(r), [os.path.join(other, "bin", "aether"), *r.argv], r.stdin, r.project.root,
-                      r.project.env) for r in live]
+            jobs += [(_Before(r), [os.path.join(other, "bin", "aether"), *r.argv], r.stdin, r.project.root, r.project.env) for r in live]
         rng = random.Random(7)
         print(f"measuring {len(jobs)} rows × {args.runs} runs, interleaved …", file=sys.stderr)
         for _ in range(args.runs):
@@ -429,13 +464,17 @@ class _Before:
 
 def _import_total(python: str, argv, cwd, env, stdin=None) -> float:
     """Milliseconds `python -X importtime` reports for everything a command imports."""
-    proc = subprocess.run([python, "-X", "importtime", "-I", "-c", ENTRY, *argv], cwd=cwd, env=env,
-                          input=stdin, capture_output=True)
+    proc = subprocess.run([python, "-X", "importtime", "-I", "-c", ENTRY, *argv], cwd=cwd, env=env, input=stdin, capture_output=True)
     total = 0
     for line in proc.stderr.decode("utf-8", "replace").splitlines():
         parts = line.split("|")
-        if line.startswith("import time:") and len(parts) == 3 and parts[2].startswith(" ") \
-                and not parts[2].startswith("  ") and parts[1].strip().isdigit():
+        if (
+            line.startswith("import time:")
+            and len(parts) == 3
+            and parts[2].startswith(" ")
+            and not parts[2].startswith("  ")
+            and parts[1].strip().isdigit()
+        ):
             total += int(parts[1].strip())  # top-level imports: their cumulative time
     return total / 1000
 
@@ -444,8 +483,7 @@ def import_totals(other: str, workdir: str, runs: int = 9) -> None:
     """`python -X importtime` totals (median of `runs`) for `status` and `spawn-start`, both checkouts."""
     from orchestration_fixtures import _building  # the bench's own fixture builder
 
-    print("\nImport time (python -X importtime, all top-level imports, median of "
-          f"{runs}):\n{'command':<14} {'this':>9} {'before':>9}")
+    print(f"\nImport time (python -X importtime, all top-level imports, median of {runs}):\n{'command':<14} {'this':>9} {'before':>9}")
     pythons = {"this": VENV_PY, "before": os.path.join(other, ".venv", "bin", "python")}
     status_project = FIXTURES["colony"](os.path.join(workdir, "imports-status"))
     rows = [("status", lambda _which: (status_project, ["status", "--json"]))]
@@ -453,8 +491,7 @@ def import_totals(other: str, workdir: str, runs: int = 9) -> None:
     def spawn_start(which):
         project = _new_project(os.path.join(workdir, f"imports-spawn-{which}"))
         _building(project, 8, "LIGHTWEIGHT")
-        plan = {"phase": 1, "workers": [{"id": "a", "caste": "builder", "tasks": [f"1.{t}" for t in range(1, 9)],
-                                         "writes": ["src/a.py"]}]}
+        plan = {"phase": 1, "workers": [{"id": "a", "caste": "builder", "tasks": [f"1.{t}" for t in range(1, 9)], "writes": ["src/a.py"]}]}
         project.setup(["plan-waves", "-"], json.dumps(plan))
         return project, ["spawn-start", "w1", "--json"]
 
@@ -473,15 +510,16 @@ def import_totals(other: str, workdir: str, runs: int = 9) -> None:
 def report(baselines, rows, registered, args) -> None:
     width = max(len(r.name) for r in baselines + rows) + 2
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"\nAether helper latency — median of {args.runs} runs per row, interleaved "
-          f"(python {sys.version.split()[0]}, {os.cpu_count()} cores, load average {load})\n")
+    print(
+        f"\nAether helper latency — median of {args.runs} runs per row, interleaved "
+        f"(python {sys.version.split()[0]}, {os.cpu_count()} cores, load average {load})\n"
+    )
     side = bool(getattr(args, "against", None))
     head = f" {'before':>8}" if side else ""
     print(f"{'row':<{width}} {'median':>8}{head} {'p90':>8} {'target':>8}  within")
     print("-" * (width + 37 + len(head)))
     for row in baselines:
-        print(f"{row.name:<{width}} {statistics.median(row.times):>6.1f}ms{' ' * len(head)} "
-              f"{_p90(row.times):>6.1f}ms {'':>8}  (baseline)")
+        print(f"{row.name:<{width}} {statistics.median(row.times):>6.1f}ms{' ' * len(head)} {_p90(row.times):>6.1f}ms {'':>8}  (baseline)")
     over = []
     for row in rows:
         if row.skip:
@@ -491,12 +529,10 @@ def report(baselines, rows, registered, args) -> None:
         if not ok:
             over.append(row)
         before = f" {statistics.median(row.before):>6.1f}ms" if side and row.before else (" " * len(head))
-        print(f"{row.name:<{width}} {median:>6.1f}ms{before} {_p90(row.times):>6.1f}ms {row.target:>6}ms  "
-              f"{'yes' if ok else 'NO'}")
+        print(f"{row.name:<{width}} {median:>6.1f}ms{before} {_p90(row.times):>6.1f}ms {row.target:>6}ms  {'yes' if ok else 'NO'}")
     measured = [r for r in rows if not r.skip]
     print(f"\n{sum(1 for r in measured if r not in over)} of {len(measured)} rows within target.")
-    print("bash+jq reference: ~17 ms pheromone-decay/spawn-check, 44 ms pheromone-batch over "
-          "1,000 signals, 120–150 ms per write.")
+    print("bash+jq reference: ~17 ms pheromone-decay/spawn-check, 44 ms pheromone-batch over 1,000 signals, 120–150 ms per write.")
 
     skipped = [r for r in rows if r.skip]
     covered = {r.command for r in ROWS}

@@ -99,8 +99,7 @@ def find_python():
     check = "import sys; sys.exit(0 if sys.version_info[:2] >= %r else 1)" % (MIN_PYTHON,)
     for name in PYTHON_NAMES:
         path = shutil.which(name)
-        if path and subprocess.call([path, "-c", check], stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL) == 0:
+        if path and subprocess.call([path, "-c", check], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
             return path
     return None
 
@@ -144,31 +143,38 @@ def session_start(root, data):
         _say("its helper is still being installed in the background (log: %s)." % os.path.join(data, LOG))
         return
     if not os.access(root, os.W_OK):
-        _say("cannot set up its helper: the plugin folder %s is not writable. Run `make install` "
-             "there, or reinstall the plugin." % root)
+        _say("cannot set up its helper: the plugin folder %s is not writable. Run `make install` there, or reinstall the plugin." % root)
         return
     python = find_python()
     if python is None:
-        _say("its helper needs Python %d.%d or newer, and none was found on PATH (this one is %s). "
-             "Install it, then start a new session." % (MIN_PYTHON + (sys.version.split()[0],)))
+        _say(
+            "its helper needs Python %d.%d or newer, and none was found on PATH (this one is %s). "
+            "Install it, then start a new session." % (MIN_PYTHON + (sys.version.split()[0],))
+        )
         return
     last_failure = _read(os.path.join(target, FAILED))
     shutil.rmtree(target, ignore_errors=True)
     os.makedirs(target)
     log = open(os.path.join(data, LOG), "ab")  # noqa: SIM115
-    log.write(("\n== %s building %s with %s\n" % (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                                   target, python)).encode("utf-8"))
+    log.write(("\n== %s building %s with %s\n" % (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), target, python)).encode("utf-8"))
     log.flush()
-    child = subprocess.Popen([python, os.path.abspath(__file__), "--install", root, target],
-                             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                             start_new_session=True, close_fds=True)
+    child = subprocess.Popen(
+        [python, os.path.abspath(__file__), "--install", root, target],
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        close_fds=True,
+    )
     log.close()
     _write(os.path.join(target, INSTALLING), str(child.pid))
     current = _read(pointer)
     if not (current and os.path.exists(os.path.join(current, READY))):
         _write(pointer, target)  # nothing usable yet: `aether` waits for this build
-    message = ("installing its helper (version %s) in the background; the first `aether` call "
-               "waits for it (log: %s)." % (version, os.path.join(data, LOG)))
+    message = "installing its helper (version %s) in the background; the first `aether` call waits for it (log: %s)." % (
+        version,
+        os.path.join(data, LOG),
+    )
     if last_failure:
         message += " The last attempt failed: " + last_failure.splitlines()[0]
     _say(message)
@@ -187,8 +193,7 @@ def check_install(python):
     """The installed helper whole: `aether self-check` (started as bin/aether starts it) imports
     every module of the package and every command's function. Raises RuntimeError naming what
     does not import, so an install missing a part is never marked ready."""
-    proc = subprocess.run([python, "-I", "-c", LAUNCH, "self-check"], stdin=subprocess.DEVNULL,
-                          capture_output=True, timeout=STEP_TIMEOUT)
+    proc = subprocess.run([python, "-I", "-c", LAUNCH, "self-check"], stdin=subprocess.DEVNULL, capture_output=True, timeout=STEP_TIMEOUT)
     if proc.returncode == 0:
         return
     text = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()
@@ -214,8 +219,9 @@ def install(root, target):
         os.makedirs(source)
         for name in ("pyproject.toml", "README.md"):
             shutil.copy2(os.path.join(root, name), os.path.join(source, name))
-        shutil.copytree(os.path.join(root, "scripts"), os.path.join(source, "scripts"),
-                        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        shutil.copytree(
+            os.path.join(root, "scripts"), os.path.join(source, "scripts"), ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
+        )
         _run([sys.executable, "-m", "venv", target], "creating the venv")
         python = os.path.join(target, "bin", "python")
         _run([python, "-m", "pip"] + list(PIP_ARGS) + [source], "pip install")

@@ -53,116 +53,475 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # agent name (without the `ant:` prefix) → what it may change
 WRITE_ANYWHERE = {"builder"}
 WRITE_UNDER = {"scout": ".aether/research/"}
-READ_ONLY = {"colonizer", "route-setter", "watcher", "architect",
-             "bug-researcher", "root-cause-analyzer", "fix-planner"}
+READ_ONLY = {"colonizer", "route-setter", "watcher", "architect", "bug-researcher", "root-cause-analyzer", "fix-planner"}
 # The Bug Bash agents: the researcher runs reproductions but changes no file (the fix plan
 # must match the files byte for byte); the analyzer and planner only search and read.
-READ_ONLY_HINTS = {"bug-researcher": "Run a reproduction from stdin instead of saving it "
-                                     "(`.venv/bin/python - <<'EOF'` … `EOF`, or `python3 -c '…'`)."}
+READ_ONLY_HINTS = {
+    "bug-researcher": "Run a reproduction from stdin instead of saving it (`.venv/bin/python - <<'EOF'` … `EOF`, or `python3 -c '…'`)."
+}
 SEARCH_ONLY = {"root-cause-analyzer", "fix-planner"}
 FILE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
 
 # Variables Claude Code sets for its commands: the helper's approval gate reads them.
-CLAUDE_CODE_VARS = {"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID",
-                    "CLAUDE_CODE_EXECPATH", "CLAUDE_CODE_CHILD_SESSION", "CLAUDE_PID",
-                    "CLAUDE_CODE_SSE_PORT", "CLAUDE_AGENT_SDK_VERSION"}
+CLAUDE_CODE_VARS = {
+    "CLAUDECODE",
+    "CLAUDE_CODE_ENTRYPOINT",
+    "CLAUDE_CODE_SESSION_ID",
+    "CLAUDE_CODE_EXECPATH",
+    "CLAUDE_CODE_CHILD_SESSION",
+    "CLAUDE_PID",
+    "CLAUDE_CODE_SSE_PORT",
+    "CLAUDE_AGENT_SDK_VERSION",
+}
 # Programs that give a command a pseudo-terminal (the gate wants a person's terminal).
-PTY_WRAPPERS = {"script", "expect", "unbuffer", "socat", "faketty", "empty", "ptyrun", "tmux",
-                "screen", "zpty", "dtach", "abduco", "ssh"}
+PTY_WRAPPERS = {"script", "expect", "unbuffer", "socat", "faketty", "empty", "ptyrun", "tmux", "screen", "zpty", "dtach", "abduco", "ssh"}
 DECLARERS = {"export", "declare", "typeset", "readonly", "local"}
-APPROVE_REFUSED = ("Approving a fix plan is the user's decision, made outside Claude Code: tell "
-                   "them to review the plan and run `aether bug approve <id>` in their own terminal.")
-ONLY_QUEEN = ("Only the Queen runs `aether`. Finish your task and put what you found or did "
-              "in your result block; the Queen records it.")
+APPROVE_REFUSED = (
+    "Approving a fix plan is the user's decision, made outside Claude Code: tell "
+    "them to review the plan and run `aether bug approve <id>` in their own terminal."
+)
+ONLY_QUEEN = "Only the Queen runs `aether`. Finish your task and put what you found or did in your result block; the Queen records it."
 HELPER_ALLOWED = "Aether's own helper"
 HELPER_NOT_ALLOWED = {"uninstall"}  # removes what Aether keeps outside the project: the user says so
 
 # ---------------------------------------------------------------- what read-only castes run
 
 SEARCH_COMMANDS = {  # the analyzer and planner: Glob and Grep through Bash; `sed` only with -n
-    "grep", "egrep", "fgrep", "rg", "find", "ls", "tree", "cat", "head", "tail", "wc", "sed",
-    "sort", "uniq", "cut", "nl", "file", "stat", "diff", "pwd", "echo", "true", "cd", "basename",
-    "dirname", "realpath", "readlink", "tr", "git",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "find",
+    "ls",
+    "tree",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "sed",
+    "sort",
+    "uniq",
+    "cut",
+    "nl",
+    "file",
+    "stat",
+    "diff",
+    "pwd",
+    "echo",
+    "true",
+    "cd",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "tr",
+    "git",
 }
 # Commands that only read, with the options that would write or run something.
-READERS: dict[str, set[str]] = {name: set() for name in (
-    "cat", "head", "tail", "wc", "ls", "pwd", "echo", "printf", "true", "false", "basename", "dirname",
-    "realpath", "readlink", "stat", "du", "df", "nl", "cut", "tr", "cmp", "comm", "column", "diff",
-    "grep", "egrep", "fgrep", "jq", "which", "type", "test", "[", "[[", "seq", "expr", "sleep", "tac",
-    "rev", "fold", "fmt", "paste", "join", "expand", "unexpand", "md5sum", "sha1sum", "sha256sum",
-    "sha512sum", "cksum", "b2sum", "od", "hexdump", "strings", "printenv", "id", "whoami", "uname",
-    "nproc", "uniq", "cd", "exit", "set", ":", "read", "wait", "shift", "return", "getconf", "locale", "ps",
-    "free", "uptime", "numfmt", "look", "for", "export", "declare", "typeset", "local", "readonly",
-    "unset", "pushd", "popd", "dirs", "shopt")}
-READERS.update({"rg": {"--pre"}, "tree": {"-o"}, "file": {"-C", "--compile"},
-                "sort": {"-o", "--output", "--compress-program"}, "date": {"-s", "--set"},
-                "curl": {"-o", "-O", "--output", "--remote-name", "--remote-name-all", "-D", "--dump-header",
-                         "-c", "--cookie-jar", "--create-dirs", "--trace", "--trace-ascii", "--libcurl",
-                         "-K", "--config", "--output-dir", "--etag-save", "--hsts", "--alt-svc"}})
+READERS: dict[str, set[str]] = {
+    name: set()
+    for name in (
+        "cat",
+        "head",
+        "tail",
+        "wc",
+        "ls",
+        "pwd",
+        "echo",
+        "printf",
+        "true",
+        "false",
+        "basename",
+        "dirname",
+        "realpath",
+        "readlink",
+        "stat",
+        "du",
+        "df",
+        "nl",
+        "cut",
+        "tr",
+        "cmp",
+        "comm",
+        "column",
+        "diff",
+        "grep",
+        "egrep",
+        "fgrep",
+        "jq",
+        "which",
+        "type",
+        "test",
+        "[",
+        "[[",
+        "seq",
+        "expr",
+        "sleep",
+        "tac",
+        "rev",
+        "fold",
+        "fmt",
+        "paste",
+        "join",
+        "expand",
+        "unexpand",
+        "md5sum",
+        "sha1sum",
+        "sha256sum",
+        "sha512sum",
+        "cksum",
+        "b2sum",
+        "od",
+        "hexdump",
+        "strings",
+        "printenv",
+        "id",
+        "whoami",
+        "uname",
+        "nproc",
+        "uniq",
+        "cd",
+        "exit",
+        "set",
+        ":",
+        "read",
+        "wait",
+        "shift",
+        "return",
+        "getconf",
+        "locale",
+        "ps",
+        "free",
+        "uptime",
+        "numfmt",
+        "look",
+        "for",
+        "export",
+        "declare",
+        "typeset",
+        "local",
+        "readonly",
+        "unset",
+        "pushd",
+        "popd",
+        "dirs",
+        "shopt",
+    )
+}
+READERS.update(
+    {
+        "rg": {"--pre"},
+        "tree": {"-o"},
+        "file": {"-C", "--compile"},
+        "sort": {"-o", "--output", "--compress-program"},
+        "date": {"-s", "--set"},
+        "curl": {
+            "-o",
+            "-O",
+            "--output",
+            "--remote-name",
+            "--remote-name-all",
+            "-D",
+            "--dump-header",
+            "-c",
+            "--cookie-jar",
+            "--create-dirs",
+            "--trace",
+            "--trace-ascii",
+            "--libcurl",
+            "-K",
+            "--config",
+            "--output-dir",
+            "--etag-save",
+            "--hsts",
+            "--alt-svc",
+        },
+    }
+)
 READERS["shopt"] = {"-s", "-u"}  # shopt alone (or -p) lists
 DEV_FILES = re.compile(r"/dev/(null|stdout|stderr|tty|fd/[0-9]+)")
 WRITERS = {  # command → what it does, said to the ant
-    **dict.fromkeys(("rm", "rmdir", "mv", "cp", "dd", "tee", "touch", "mkdir", "chmod", "chown", "chgrp", "ln",
-                     "truncate", "shred", "install", "patch", "rsync", "unlink", "sponge", "mkfifo", "mknod",
-                     "mktemp", "split", "csplit", "tar", "zip", "unzip", "gzip", "gunzip", "bzip2", "xz", "7z",
-                     "wget", "scp", "sftp", "ar", "cpio", "setfacl", "chattr", "xxd"), "changes files"),
-    **dict.fromkeys(("vi", "vim", "nvim", "view", "ex", "ed", "emacs", "nano", "pico", "joe", "mcedit", "less",
-                     "more", "most", "man", "pg"), "is an editor or pager that can write and run commands: "
-                                                     "use cat, head or sed -n"),
+    **dict.fromkeys(
+        (
+            "rm",
+            "rmdir",
+            "mv",
+            "cp",
+            "dd",
+            "tee",
+            "touch",
+            "mkdir",
+            "chmod",
+            "chown",
+            "chgrp",
+            "ln",
+            "truncate",
+            "shred",
+            "install",
+            "patch",
+            "rsync",
+            "unlink",
+            "sponge",
+            "mkfifo",
+            "mknod",
+            "mktemp",
+            "split",
+            "csplit",
+            "tar",
+            "zip",
+            "unzip",
+            "gzip",
+            "gunzip",
+            "bzip2",
+            "xz",
+            "7z",
+            "wget",
+            "scp",
+            "sftp",
+            "ar",
+            "cpio",
+            "setfacl",
+            "chattr",
+            "xxd",
+        ),
+        "changes files",
+    ),
+    **dict.fromkeys(
+        ("vi", "vim", "nvim", "view", "ex", "ed", "emacs", "nano", "pico", "joe", "mcedit", "less", "more", "most", "man", "pg"),
+        "is an editor or pager that can write and run commands: use cat, head or sed -n",
+    ),
     **dict.fromkeys(("eval", "source", "."), "runs commands the guard cannot read"),
-    **dict.fromkeys(("alias", "function", "enable", "trap", "watch", "script", "expect", "screen", "tmux",
-                     "nohup", "sudo", "doas", "su", "runuser", "setsid", "parallel", "at", "batch", "crontab",
-                     "npx", "pipx", "uvx", "bunx"), "runs commands the guard cannot read"),
-    **dict.fromkeys(("env", "command", "builtin", "exec", "stdbuf", "chrt", "taskset", "ionice", "coproc",
-                     "unbuffer", "flock"), "hides which command runs: call the command directly (set a "
-                                           "variable as a prefix: `X=1 cmd`)"),
+    **dict.fromkeys(
+        (
+            "alias",
+            "function",
+            "enable",
+            "trap",
+            "watch",
+            "script",
+            "expect",
+            "screen",
+            "tmux",
+            "nohup",
+            "sudo",
+            "doas",
+            "su",
+            "runuser",
+            "setsid",
+            "parallel",
+            "at",
+            "batch",
+            "crontab",
+            "npx",
+            "pipx",
+            "uvx",
+            "bunx",
+        ),
+        "runs commands the guard cannot read",
+    ),
+    **dict.fromkeys(
+        ("env", "command", "builtin", "exec", "stdbuf", "chrt", "taskset", "ionice", "coproc", "unbuffer", "flock"),
+        "hides which command runs: call the command directly (set a variable as a prefix: `X=1 cmd`)",
+    ),
 }
 SEEN_THROUGH = {"time", "timeout", "nice"}  # wrappers read-only castes may use: the command is judged
-XARGS_SAFE = {"grep", "egrep", "fgrep", "cat", "head", "tail", "wc", "ls", "stat", "basename", "dirname",
-              "realpath", "readlink", "echo", "md5sum", "sha1sum", "sha256sum", "nl"}
-XARGS_OPTIONS = {"-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-n", "-L", "-d", "-P",
-                 "--max-args", "--max-lines", "--delimiter", "--max-procs"}
+XARGS_SAFE = {
+    "grep",
+    "egrep",
+    "fgrep",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "ls",
+    "stat",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "echo",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "nl",
+}
+XARGS_OPTIONS = {
+    "-0",
+    "--null",
+    "-r",
+    "--no-run-if-empty",
+    "-t",
+    "--verbose",
+    "-n",
+    "-L",
+    "-d",
+    "-P",
+    "--max-args",
+    "--max-lines",
+    "--delimiter",
+    "--max-procs",
+}
 FIND_ACTIONS = {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
 # Variables that change what an allowed command runs or where it writes.
-ENV_REFUSED = {"PATH", "CDPATH", "PAGER", "MANPAGER", "EDITOR", "VISUAL", "SHELL", "BASH_ENV", "ENV",
-               "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "IFS", "HOME", "PYTHONSTARTUP", "PYTHONHOME",
-               "PYTHONPYCACHEPREFIX", "PERL5OPT", "PERL5LIB", "RUBYOPT", "NODE_OPTIONS", "LESSOPEN", "LESSCLOSE",
-               "PYTEST_ADDOPTS", "TAR_OPTIONS", "XDG_CONFIG_HOME", "TMPDIR", "ZDOTDIR"}
+ENV_REFUSED = {
+    "PATH",
+    "CDPATH",
+    "PAGER",
+    "MANPAGER",
+    "EDITOR",
+    "VISUAL",
+    "SHELL",
+    "BASH_ENV",
+    "ENV",
+    "PROMPT_COMMAND",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "IFS",
+    "HOME",
+    "PYTHONSTARTUP",
+    "PYTHONHOME",
+    "PYTHONPYCACHEPREFIX",
+    "PERL5OPT",
+    "PERL5LIB",
+    "RUBYOPT",
+    "NODE_OPTIONS",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "PYTEST_ADDOPTS",
+    "TAR_OPTIONS",
+    "XDG_CONFIG_HOME",
+    "TMPDIR",
+    "ZDOTDIR",
+}
 ENV_REFUSED_PREFIXES = ("GIT_", "LD_", "DYLD_", "BASH_FUNC_")
 BUILDER_ENV_REFUSED = {"CDPATH", "OLDPWD", "HOME", "BASH_ENV", "ENV"}
 
 # ---------------------------------------------------------------- git
 
-GIT_READ = {"status", "diff", "log", "show", "blame", "annotate", "grep", "ls-files", "ls-tree", "rev-parse",
-            "rev-list", "shortlog", "describe", "cat-file", "merge-base", "show-ref", "for-each-ref", "name-rev",
-            "diff-tree", "diff-index", "diff-files", "whatchanged", "check-ignore", "check-attr", "count-objects",
-            "version", "var", "show-branch", "cherry", "range-diff"}
+GIT_READ = {
+    "status",
+    "diff",
+    "log",
+    "show",
+    "blame",
+    "annotate",
+    "grep",
+    "ls-files",
+    "ls-tree",
+    "rev-parse",
+    "rev-list",
+    "shortlog",
+    "describe",
+    "cat-file",
+    "merge-base",
+    "show-ref",
+    "for-each-ref",
+    "name-rev",
+    "diff-tree",
+    "diff-index",
+    "diff-files",
+    "whatchanged",
+    "check-ignore",
+    "check-attr",
+    "count-objects",
+    "version",
+    "var",
+    "show-branch",
+    "cherry",
+    "range-diff",
+}
 GIT_SEARCH = {"log", "show", "diff", "blame", "grep", "ls-files", "status", "rev-parse", "shortlog", "describe"}
-GIT_LISTS = {"stash": {"list", "show"}, "reflog": {"show"}, "worktree": {"list"}, "notes": {"list", "show"},
-             "remote": set(), "tag": set(), "branch": set()}  # subcommand: its listing sub-subcommands
+GIT_LISTS = {
+    "stash": {"list", "show"},
+    "reflog": {"show"},
+    "worktree": {"list"},
+    "notes": {"list", "show"},
+    "remote": set(),
+    "tag": set(),
+    "branch": set(),
+}  # subcommand: its listing sub-subcommands
 GIT_BUILDER = GIT_READ | {"add", "rm", "mv", "restore", "apply", "clean", "checkout", "stage", "format-patch"}
-GIT_GLOBAL_WITH_VALUE = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env",
-                         "--super-prefix", "--list-cmds", "--attr-source"}
-GIT_SAFE_CONFIG = re.compile(r"(color\.[\w.-]+|core\.quotepath|diff\.noprefix|log\.[\w.-]+|column\.ui|"
-                             r"advice\.[\w.-]+|i18n\.[\w.-]+|pager\.\w+=false)(=.*)?$", re.I)
-GIT_RUNS = ("--ext-diff", "--upload-pack", "--receive-pack", "--exec", "--open-files-in-pager", "--config-env",
-            "--exec-path")
-GIT_LISTING_FLAGS = {"-a", "-r", "-v", "-vv", "--all", "--remotes", "--verbose", "--show-current", "-l", "--list",
-                     "--no-color", "--color", "--column", "--no-column", "-n"}
+GIT_GLOBAL_WITH_VALUE = {
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--exec-path",
+    "--config-env",
+    "--super-prefix",
+    "--list-cmds",
+    "--attr-source",
+}
+GIT_SAFE_CONFIG = re.compile(
+    r"(color\.[\w.-]+|core\.quotepath|diff\.noprefix|log\.[\w.-]+|column\.ui|"
+    r"advice\.[\w.-]+|i18n\.[\w.-]+|pager\.\w+=false)(=.*)?$",
+    re.I,
+)
+GIT_RUNS = ("--ext-diff", "--upload-pack", "--receive-pack", "--exec", "--open-files-in-pager", "--config-env", "--exec-path")
+GIT_LISTING_FLAGS = {
+    "-a",
+    "-r",
+    "-v",
+    "-vv",
+    "--all",
+    "--remotes",
+    "--verbose",
+    "--show-current",
+    "-l",
+    "--list",
+    "--no-color",
+    "--color",
+    "--column",
+    "--no-column",
+    "-n",
+}
 
 # ---------------------------------------------------------------- tests and checks (read-only castes)
 
 PYTHON = re.compile(r"(python|pypy)[0-9.]*$")
-INTERPRETERS = {"node": ("-e", "--eval", "-p", "--print"), "nodejs": ("-e", "--eval", "-p", "--print"),
-                "perl": ("-e", "-E"), "ruby": ("-e",), "php": ("-r",)}  # name → the options that give code
-INTERPRETER_VALUES = {"python": {"-W", "-X", "--check-hash-based-pycs"}, "perl": {"-I", "-M", "-m"},
-                      "node": {"-r", "--require", "--import", "--loader", "-C", "--conditions", "--input-type"},
-                      "nodejs": {"-r", "--require", "--import", "--loader", "-C", "--conditions", "--input-type"},
-                      "ruby": {"-r", "-I", "-E", "-C"}, "php": {"-c", "-d", "-z"}}
+INTERPRETERS = {
+    "node": ("-e", "--eval", "-p", "--print"),
+    "nodejs": ("-e", "--eval", "-p", "--print"),
+    "perl": ("-e", "-E"),
+    "ruby": ("-e",),
+    "php": ("-r",),
+}  # name → the options that give code
+INTERPRETER_VALUES = {
+    "python": {"-W", "-X", "--check-hash-based-pycs"},
+    "perl": {"-I", "-M", "-m"},
+    "node": {"-r", "--require", "--import", "--loader", "-C", "--conditions", "--input-type"},
+    "nodejs": {"-r", "--require", "--import", "--loader", "-C", "--conditions", "--input-type"},
+    "ruby": {"-r", "-I", "-E", "-C"},
+    "php": {"-c", "-d", "-z"},
+}
 FROM_A_PIPE = "reads code from a pipe the guard cannot see: give it with -c/-e or a quoted here-document"
-WRITE_MODULES = {"pip", "ensurepip", "venv", "virtualenv", "compileall", "py_compile", "zipfile", "tarfile",
-                 "json.tool", "pipx", "build", "twine", "idlelib", "pdb", "trace", "cProfile", "profile",
-                 "http.server", "smtpd", "uv", "poetry", "pre_commit", "tox", "nox"}
+WRITE_MODULES = {
+    "pip",
+    "ensurepip",
+    "venv",
+    "virtualenv",
+    "compileall",
+    "py_compile",
+    "zipfile",
+    "tarfile",
+    "json.tool",
+    "pipx",
+    "build",
+    "twine",
+    "idlelib",
+    "pdb",
+    "trace",
+    "cProfile",
+    "profile",
+    "http.server",
+    "smtpd",
+    "uv",
+    "poetry",
+    "pre_commit",
+    "tox",
+    "nox",
+}
 CODE_WRITES = re.compile(
     r"""\bopen\s*\([^)]*,\s*(?:mode\s*=\s*)?[rR]?['"][rbtU]*[wax+][rbtUwax+]*['"]"""  # open(…, 'w')
     r"""|\.write_(?:text|bytes)\s*\(|\.(?:touch|mkdir|unlink|rmdir|rename|symlink_to|hardlink_to|chmod)\s*\("""
@@ -173,9 +532,20 @@ CODE_WRITES = re.compile(
     r"""|createWriteStream|rmSync|unlinkSync|mkdirSync|renameSync|copyFileSync|cpSync)\s*\("""
     r"""|\bfs(?:\.promises)?\.(?:write|append|unlink|rm|mkdir|rename|copy|cp|symlink|link|truncate|chmod|chown"""
     r"""|utimes|open)\w*|\bFile\.(?:write|delete|unlink|rename|open\s*\([^)]*['"][wa])|IO\.popen|%x|\bqx\b"""
-    r"""|\bsystem\s*\(|\b(?:unlink|rename|mkdir|rmdir|symlink)\s*\(?\s*['"$]|\bopen\b[^;]*['"][^'"]*[>|]""")
-PYTEST_WRITES = {"--junitxml", "--junit-xml", "--html", "--json-report-file", "--report-log", "--cov-report",
-                 "--resultlog", "--result-log", "--snapshot-update", "--sw-skip"}
+    r"""|\bsystem\s*\(|\b(?:unlink|rename|mkdir|rmdir|symlink)\s*\(?\s*['"$]|\bopen\b[^;]*['"][^'"]*[>|]"""
+)
+PYTEST_WRITES = {
+    "--junitxml",
+    "--junit-xml",
+    "--html",
+    "--json-report-file",
+    "--report-log",
+    "--cov-report",
+    "--resultlog",
+    "--result-log",
+    "--snapshot-update",
+    "--sw-skip",
+}
 
 
 def _deny(reason: str) -> dict:
@@ -266,18 +636,49 @@ def bypass(script, command: str) -> str | None:
             args = _args(words[1:])
             if args[:1] and args[0].text == "bug" and (len(args) == 1 or not args[1].static):
                 return "names the bug subcommand through the shell"
-            if args[:1] and args[0].text == "bug" and "pprov" in flat and (
-                    "pprov" in args[1].text.lower() or any(c in command for c in "$`\\")):
+            if (
+                args[:1]
+                and args[0].text == "bug"
+                and "pprov" in flat
+                and ("pprov" in args[1].text.lower() or any(c in command for c in "$`\\"))
+            ):
                 return "spells `approve` so the shell builds it"
     return None
 
 
 # ---------------------------------------------------------------- the Queen's own helper calls
 
-QUEEN_SHAPES = {"program", "list", "pipeline", "redirected_statement", "command", "command_name", "word",
-                "string", "string_content", "raw_string", "concatenation", "number", "file_redirect",
-                "file_descriptor", "heredoc_redirect", "heredoc_start", "heredoc_body", "heredoc_end",
-                "herestring_redirect", "&&", "||", ";", "|", '"', "<<", "<<<", ">", ">>", ">&"}
+QUEEN_SHAPES = {
+    "program",
+    "list",
+    "pipeline",
+    "redirected_statement",
+    "command",
+    "command_name",
+    "word",
+    "string",
+    "string_content",
+    "raw_string",
+    "concatenation",
+    "number",
+    "file_redirect",
+    "file_descriptor",
+    "heredoc_redirect",
+    "heredoc_start",
+    "heredoc_body",
+    "heredoc_end",
+    "herestring_redirect",
+    "&&",
+    "||",
+    ";",
+    "|",
+    '"',
+    "<<",
+    "<<<",
+    ">",
+    ">>",
+    ">&",
+}
 
 
 def _quiet(redirect) -> bool:
@@ -289,14 +690,19 @@ def _quiet(redirect) -> bool:
         return target is not None and target.static
     if target is None or not target.static:
         return False
-    return (redirect.op == ">&" and target.text in ("1", "2")) or (
-        redirect.op in (">", ">>") and target.text == "/dev/null")
+    return (redirect.op == ">&" and target.text in ("1", "2")) or (redirect.op in (">", ">>") and target.text == "/dev/null")
 
 
 def queen(script) -> dict | None:
     """Allow a main-thread command made only of `aether …` calls (see rule 2), else no decision."""
-    if script.errors or script.functions or script.out_subst or script.background or not script.commands \
-            or not script.node_types <= QUEEN_SHAPES:
+    if (
+        script.errors
+        or script.functions
+        or script.out_subst
+        or script.background
+        or not script.commands
+        or not script.node_types <= QUEEN_SHAPES
+    ):
         return None
     commands = script.commands
     for i, cmd in enumerate(commands):
@@ -309,7 +715,7 @@ def queen(script) -> dict | None:
             if [w.text for w in _args(cmd.words[1:])][:1] and _args(cmd.words[1:])[0].text in HELPER_NOT_ALLOWED:
                 return None
             continue
-        after = script.source.encode("utf-8", "surrogatepass")[cmd.stmt_end:].decode("utf-8", "replace").lstrip(" \t")
+        after = script.source.encode("utf-8", "surrogatepass")[cmd.stmt_end :].decode("utf-8", "replace").lstrip(" \t")
         feeds = after.startswith("|") and not after.startswith(("||", "|&"))
         if first != "echo" or cmd.redirects or not feeds or i + 1 >= len(commands):
             return None
@@ -487,7 +893,7 @@ def git_parts(words) -> tuple[list, str, list]:
             options.append(tuple(text.split("=", 1)) if "=" in text else (text, ""))
             i += 1
         else:
-            return options, text, words[i + 1:]
+            return options, text, words[i + 1 :]
     return options, "", []
 
 
@@ -511,8 +917,12 @@ def git_refusal(words, allowed: set) -> str | None:
         if sub == "grep" and (w.text == "-O" or w.text.startswith("-O")):
             return "git grep -O"
     if sub in allowed:
-        if sub == "checkout" and not any(w.text == "--" for w in rest) or sub == "checkout" and _has_option(
-                rest, ("-b", "-B", "--orphan", "--detach", "-t", "--track")):
+        if (
+            sub == "checkout"
+            and not any(w.text == "--" for w in rest)
+            or sub == "checkout"
+            and _has_option(rest, ("-b", "-B", "--orphan", "--detach", "-t", "--track"))
+        ):
             return "git checkout of a branch"
         return None
     if sub in GIT_LISTS:
@@ -521,7 +931,8 @@ def git_refusal(words, allowed: set) -> str | None:
             if subs[:1] and subs[0] in GIT_LISTS[sub] or sub in ("reflog", "notes") and not subs:
                 return None
         elif all(w.text in GIT_LISTING_FLAGS for w in rest if w.text.startswith("-")) and (
-                not subs or any(w.text in ("-l", "--list") for w in rest)):
+            not subs or any(w.text in ("-l", "--list") for w in rest)
+        ):
             return None  # branch, tag, remote: listed, none made
     return f"git {sub}".strip()
 
@@ -535,8 +946,11 @@ def code_source(cmd, name: str, words) -> tuple:
     i = 1
     while i < len(words):
         text = words[i].text
-        if text in flags or (kind == "python" and _short_in(text, "c") and text.endswith("c")) or (
-                kind in ("perl", "ruby") and _short_in(text, "e") and text.endswith(("e", "E"))):
+        if (
+            text in flags
+            or (kind == "python" and _short_in(text, "c") and text.endswith("c"))
+            or (kind in ("perl", "ruby") and _short_in(text, "e") and text.endswith(("e", "E")))
+        ):
             return "code", words[i + 1] if i + 1 < len(words) else None, text
         if kind == "python" and (text == "-m" or text.startswith("-m") and len(text) > 2):
             at = i + 2 if text == "-m" else i + 1
@@ -601,8 +1015,12 @@ def _subcommand(words, allowed: dict, name: str) -> str | None:
 
 def _npm(words):
     subs = [w.text for w in words[1:] if not w.text.startswith("-")]
-    if subs[:1] in (["test"], ["t"], ["ls"], ["list"], ["why"], ["outdated"], ["view"], ["info"]) or \
-            subs[:1] == ["run"] and subs[1:2] and subs[1] in ("test", "lint", "check", "typecheck", "type-check"):
+    if (
+        subs[:1] in (["test"], ["t"], ["ls"], ["list"], ["why"], ["outdated"], ["view"], ["info"])
+        or subs[:1] == ["run"]
+        and subs[1:2]
+        and subs[1] in ("test", "lint", "check", "typecheck", "type-check")
+    ):
         return None
     return _subcommand(words, {}, shell.name_of(words[0]))
 
@@ -611,14 +1029,24 @@ def _make(words):
     targets = [w.text for w in words[1:] if not w.text.startswith("-") and "=" not in w.text]
     if _has_option(words[1:], ("-n", "--dry-run", "--just-print", "-q", "--question")):
         return None
-    return None if targets and set(targets) <= {"test", "tests", "check", "lint", "typecheck", "verify"} \
-        else " ".join(["make", *targets])
+    return None if targets and set(targets) <= {"test", "tests", "check", "lint", "typecheck", "verify"} else " ".join(["make", *targets])
 
 
 RUNNERS = {  # tests, checks and linters a read-only caste may run: name → refusal check
-    "pytest": lambda w: _has_option(w[1:], PYTEST_WRITES), "py.test": lambda w: _has_option(w[1:], PYTEST_WRITES),
-    "unittest": None, "doctest": None, "mypy": None, "pyright": None, "flake8": None, "pyflakes": None,
-    "pycodestyle": None, "pylint": None, "shellcheck": None, "bats": None, "mocha": None, "pydocstyle": None,
+    "pytest": lambda w: _has_option(w[1:], PYTEST_WRITES),
+    "py.test": lambda w: _has_option(w[1:], PYTEST_WRITES),
+    "unittest": None,
+    "doctest": None,
+    "mypy": None,
+    "pyright": None,
+    "flake8": None,
+    "pyflakes": None,
+    "pycodestyle": None,
+    "pylint": None,
+    "shellcheck": None,
+    "bats": None,
+    "mocha": None,
+    "pydocstyle": None,
     "bandit": lambda w: _has_option(w[1:], ("-o", "--output")),
     "jest": lambda w: _has_option(w[1:], ("-u", "--updateSnapshot", "--ci=false")),
     "vitest": lambda w: _has_option(w[1:], ("-u", "--update")),
@@ -626,25 +1054,56 @@ RUNNERS = {  # tests, checks and linters a read-only caste may run: name → ref
     "isort": lambda w: _requires(w, ("--check-only", "--check", "-c", "--diff"), "isort without --check"),
     "prettier": lambda w: _requires(w, ("--check", "-c", "--list-different", "-l"), "prettier without --check"),
     "rustfmt": lambda w: _requires(w, ("--check",), "rustfmt without --check"),
-    "gofmt": lambda w: _has_option(w[1:], ("-w",)), "tsc": lambda w: _requires(
-        w, ("--noEmit", "-noEmit", "--version", "-v"), "tsc without --noEmit"),
+    "gofmt": lambda w: _has_option(w[1:], ("-w",)),
+    "tsc": lambda w: _requires(w, ("--noEmit", "-noEmit", "--version", "-v"), "tsc without --noEmit"),
     "eslint": lambda w: _has_option(w[1:], ("--fix", "--fix-dry-run", "-o", "--output-file")),
-    "ruff": lambda w: _subcommand(w, {"check": lambda x: _has_option(x[1:], (
-        "--fix", "--unsafe-fixes", "--add-noqa", "-o", "--output-file")), "format": lambda x: _requires(
-        x, ("--check", "--diff"), "ruff format without --check"), "version": None, "rule": None}, "ruff"),
+    "ruff": lambda w: _subcommand(
+        w,
+        {
+            "check": lambda x: _has_option(x[1:], ("--fix", "--unsafe-fixes", "--add-noqa", "-o", "--output-file")),
+            "format": lambda x: _requires(x, ("--check", "--diff"), "ruff format without --check"),
+            "version": None,
+            "rule": None,
+        },
+        "ruff",
+    ),
     "coverage": lambda w: _subcommand(w, {"run": None, "report": None, "debug": None}, "coverage"),
-    "npm": _npm, "pnpm": _npm, "yarn": _npm,
-    "go": lambda w: _subcommand(w, {"test": None, "vet": None, "list": None, "version": None, "doc": None,
-                                    "run": None, "env": lambda x: _has_option(x[2:], ("-w", "-u")),
-                                    "build": lambda x: None if any(a.text == "/dev/null" for a in x) else
-                                    "go build without -o /dev/null"}, "go"),
-    "cargo": lambda w: _subcommand(w, {"test": None, "check": None, "build": None, "run": None, "tree": None,
-                                       "metadata": None, "doc": None, "bench": None, "version": None,
-                                       "clippy": lambda x: _has_option(x[2:], ("--fix",)),
-                                       "fmt": lambda x: _requires(x, ("--check",), "cargo fmt without --check")},
-                                "cargo"),
-    "make": _make, "pip": lambda w: _subcommand(w, {"list": None, "show": None, "freeze": None, "check": None},
-                                                  "pip"),
+    "npm": _npm,
+    "pnpm": _npm,
+    "yarn": _npm,
+    "go": lambda w: _subcommand(
+        w,
+        {
+            "test": None,
+            "vet": None,
+            "list": None,
+            "version": None,
+            "doc": None,
+            "run": None,
+            "env": lambda x: _has_option(x[2:], ("-w", "-u")),
+            "build": lambda x: None if any(a.text == "/dev/null" for a in x) else "go build without -o /dev/null",
+        },
+        "go",
+    ),
+    "cargo": lambda w: _subcommand(
+        w,
+        {
+            "test": None,
+            "check": None,
+            "build": None,
+            "run": None,
+            "tree": None,
+            "metadata": None,
+            "doc": None,
+            "bench": None,
+            "version": None,
+            "clippy": lambda x: _has_option(x[2:], ("--fix",)),
+            "fmt": lambda x: _requires(x, ("--check",), "cargo fmt without --check"),
+        },
+        "cargo",
+    ),
+    "make": _make,
+    "pip": lambda w: _subcommand(w, {"list": None, "show": None, "freeze": None, "check": None}, "pip"),
 }
 RUNNERS["pip3"] = RUNNERS["pip"]
 
@@ -668,9 +1127,12 @@ def _wrappers_refusal(cmd, at, wrappers) -> tuple[str, str] | None:
     for wrapper in wrappers:
         if wrapper == "xargs":
             start = next(k for k, w in enumerate(cmd.words) if shell.name_of(w) == "xargs")
-            for w in cmd.words[start + 1:at]:
-                if w.text.startswith("-") and w.text.split("=", 1)[0] not in XARGS_OPTIONS \
-                        and not any(w.text.startswith(o) and len(o) == 2 for o in ("-n", "-L", "-P", "-d")):
+            for w in cmd.words[start + 1 : at]:
+                if (
+                    w.text.startswith("-")
+                    and w.text.split("=", 1)[0] not in XARGS_OPTIONS
+                    and not any(w.text.startswith(o) and len(o) == 2 for o in ("-n", "-L", "-P", "-d"))
+                ):
                     return f"xargs {w.text}", "runs commands the guard cannot read"
             inner = shell.name_of(cmd.words[at]) if at < len(cmd.words) else ""
             if inner not in XARGS_SAFE:
@@ -689,8 +1151,12 @@ def _redirects_refusal(cmd, research: str | None):
         target = r.target
         if target is not None and target.static and DEV_FILES.fullmatch(target.text):
             continue
-        if research and target is not None and target.static and _inside(
-                os.path.realpath(os.path.join(_project(), target.text)), [research]):
+        if (
+            research
+            and target is not None
+            and target.static
+            and _inside(os.path.realpath(os.path.join(_project(), target.text)), [research])
+        ):
             continue
         shown = f"{r.fd or ''}{r.op} {target.raw if target is not None else ''}".strip()
         return shown, "writes a file"
@@ -738,8 +1204,7 @@ def _tool_refusal(name: str, words, strict: bool):
         form = git_refusal(words, GIT_SEARCH if strict else GIT_READ)
         return (form, "changes the repository, or runs or writes something") if form else None
     if name == "uniq":
-        return ("uniq INPUT OUTPUT", "writes a file") if len([w for w in words[1:] if not w.text.startswith("-")]) > 1 \
-            else None
+        return ("uniq INPUT OUTPUT", "writes a file") if len([w for w in words[1:] if not w.text.startswith("-")]) > 1 else None
     if name in READERS:
         option = _has_option(words[1:], READERS[name])
         return (f"{name} {option}", "writes a file or runs a command") if option else None
@@ -846,10 +1311,9 @@ def _subagent_file(event: dict, suffix: str) -> str | None:
     """Claude Code's file for this subagent beside the session's transcript
     (`<session>/subagents/agent-<id>.meta.json` holds the `toolUseId` of the Agent call)."""
     transcript, agent = event.get("transcript_path"), event.get("agent_id")
-    if not isinstance(transcript, str) or not transcript.endswith(".jsonl") or not isinstance(agent, str) \
-            or not AGENT_ID.fullmatch(agent):
+    if not isinstance(transcript, str) or not transcript.endswith(".jsonl") or not isinstance(agent, str) or not AGENT_ID.fullmatch(agent):
         return None
-    return os.path.join(transcript[:-len(".jsonl")], "subagents", f"agent-{agent}{suffix}")
+    return os.path.join(transcript[: -len(".jsonl")], "subagents", f"agent-{agent}{suffix}")
 
 
 def _spawned_by(event: dict) -> str | None:
@@ -885,8 +1349,9 @@ class Copy:
         self.project = os.path.realpath(project)
         self.rel = str(record.get("workdir") or record.get("path"))
         self.root = os.path.realpath(os.path.join(project, self.rel))
-        self.own = {os.path.realpath(os.path.join(project, ".aether", "spawns", scope, f"{record.get('node')}{s}"))
-                    for s in (".report.md", ".md")}
+        self.own = {
+            os.path.realpath(os.path.join(project, ".aether", "spawns", scope, f"{record.get('node')}{s}")) for s in (".report.md", ".md")
+        }
 
 
 def _checked(copy: Copy):
@@ -897,8 +1362,10 @@ def _checked(copy: Copy):
     parts = os.path.relpath(path, copy.project).split(os.sep)
     links = any(os.path.islink(os.path.join(copy.project, *parts[:i])) for i in range(1, len(parts) + 1))
     if links or ".." in parts or not os.path.isdir(path) or not _inside(copy.root, [os.path.realpath(base)]):
-        return (f"Your working copy {copy.rel} is gone or was replaced by a symbolic link: stop, and say so in "
-                f"your result block (the helper makes it again when the task is handed out).")
+        return (
+            f"Your working copy {copy.rel} is gone or was replaced by a symbolic link: stop, and say so in "
+            f"your result block (the helper makes it again when the task is handed out)."
+        )
     return copy
 
 
@@ -916,17 +1383,17 @@ def builder_copy(event: dict, project: str):
         if records is None:
             return None
         scope = build.get("scope")
-        active = [w for w in _list(records, "worktrees", "worktrees.json")
-                  if w.get("status") == "active" and w.get("scope") == scope]
+        active = [w for w in _list(records, "worktrees", "worktrees.json") if w.get("status") == "active" and w.get("scope") == scope]
         spawned = _list(spawns, "spawns", "spawns.json")
     except Unreadable as exc:
-        return (f"The guard cannot read {exc}, so it cannot tell whether you work in a worktree: stop, and say "
-                f"so in your result block (the Queen runs `aether worktrees`).")
+        return (
+            f"The guard cannot read {exc}, so it cannot tell whether you work in a worktree: stop, and say "
+            f"so in your result block (the Queen runs `aether worktrees`)."
+        )
     if not active:
         return None
     launched_by = _spawned_by(event)
-    spawn = next((s for s in reversed(spawned) if launched_by
-                  and s.get("tool_use_id") == launched_by and s.get("scope") == scope), None)
+    spawn = next((s for s in reversed(spawned) if launched_by and s.get("tool_use_id") == launched_by and s.get("scope") == scope), None)
     if spawn is not None:
         mine = next((w for w in active if w.get("node") == spawn.get("local")), None)
         return _checked(Copy(project, mine, scope)) if mine is not None else None
@@ -934,16 +1401,17 @@ def builder_copy(event: dict, project: str):
     mine = next((w for w in active if named and named in (w.get("workdir"), w.get("path"))), None)
     if mine is not None:
         return _checked(Copy(project, mine, scope))
-    return ("This build's builders each work in their own worktree, and the guard cannot tell which one is "
-            "yours (no record of your spawn, no WORKING COPY in your brief): stop, and say so in your result block.")
+    return (
+        "This build's builders each work in their own worktree, and the guard cannot tell which one is "
+        "yours (no record of your spawn, no WORKING COPY in your brief): stop, and say so in your result block."
+    )
 
 
 def _path_outside(text: str, cwds: list, copy: Copy) -> bool:
     """A word that names a place in the project outside the working copy (relative to any cwd)."""
     if not text or not ("/" in text or text == ".." or text.startswith("../")):
         return False
-    targets = [os.path.realpath(text)] if text.startswith("/") else [
-        os.path.realpath(os.path.join(cwd, text)) for cwd in cwds]
+    targets = [os.path.realpath(text)] if text.startswith("/") else [os.path.realpath(os.path.join(cwd, text)) for cwd in cwds]
     return any(_inside(t, [copy.project]) and not _inside(t, [copy.root]) and t not in copy.own for t in targets)
 
 
@@ -962,9 +1430,24 @@ def _candidates(word, assignment: bool = False) -> list:
 
 # Variables whose value the guard knows well enough for a path: numbers, the positional
 # parameters (the words given to `sh -c` are checked themselves), the directory itself.
-KNOWN_VALUES = {"?": "0", "#": "0", "$": "0", "!": "0", "-": "x", "@": "", "*": "", "PWD": ".", "RANDOM": "0",
-                "LINENO": "0", "SECONDS": "0", "BASHPID": "0", "UID": "0", "EUID": "0", "PPID": "0",
-                **{str(i): "" for i in range(10)}}
+KNOWN_VALUES = {
+    "?": "0",
+    "#": "0",
+    "$": "0",
+    "!": "0",
+    "-": "x",
+    "@": "",
+    "*": "",
+    "PWD": ".",
+    "RANDOM": "0",
+    "LINENO": "0",
+    "SECONDS": "0",
+    "BASHPID": "0",
+    "UID": "0",
+    "EUID": "0",
+    "PPID": "0",
+    **{str(i): "" for i in range(10)},
+}
 REBINDERS = {"read", "mapfile", "readarray", "getopts", "let", "select"}  # give variables values the guard can't see
 CODE_STRING = re.compile(r"""(['"])((?:\\.|(?!\1)[^\\\n])*)\1""")
 
@@ -975,8 +1458,7 @@ def _bindings(script) -> dict:
     for cmd in script.commands:
         texts = cmd.texts()
         name = cmd.name
-        if name in REBINDERS or name == "printf" and "-v" in texts or \
-                name in DECLARERS and any(_short_in(t, "n") for t in texts[1:]):
+        if name in REBINDERS or name == "printf" and "-v" in texts or name in DECLARERS and any(_short_in(t, "n") for t in texts[1:]):
             return {}
     return script.bindings
 
@@ -1003,10 +1485,39 @@ def _values(word, cmd, script, bindings) -> list | None:
     return out
 
 
-CHAIN = {"program", "list", "command", "command_name", "word", "string", "string_content", "raw_string",
-         "concatenation", "number", "&&", "redirected_statement", "file_redirect", "file_descriptor", ">", ">>",
-         ">&", "&>", '"', "heredoc_redirect", "heredoc_start", "heredoc_body", "heredoc_end", "<<", "comment",
-         "variable_assignment", "variable_name", "=", "simple_expansion", "$", "special_variable_name"}
+CHAIN = {
+    "program",
+    "list",
+    "command",
+    "command_name",
+    "word",
+    "string",
+    "string_content",
+    "raw_string",
+    "concatenation",
+    "number",
+    "&&",
+    "redirected_statement",
+    "file_redirect",
+    "file_descriptor",
+    ">",
+    ">>",
+    ">&",
+    "&>",
+    '"',
+    "heredoc_redirect",
+    "heredoc_start",
+    "heredoc_body",
+    "heredoc_end",
+    "<<",
+    "comment",
+    "variable_assignment",
+    "variable_name",
+    "=",
+    "simple_expansion",
+    "$",
+    "special_variable_name",
+}
 
 
 def _cwds(script, first, copy: Copy, start: str, hint: str):
@@ -1024,8 +1535,11 @@ def _cwds(script, first, copy: Copy, start: str, hint: str):
         name = shell.name_of(words[0]) if words else ""
         targets = [seen["chdir"]] if seen.get("chdir") is not None else []
         if name in ("cd", "pushd", "chdir"):
-            args = [w for w in words[1:] if not (w.text.startswith("-") and w.text != "-" and len(w.text) > 1)
-                    or w.text.startswith(("-0", "-1", "-2"))]
+            args = [
+                w
+                for w in words[1:]
+                if not (w.text.startswith("-") and w.text != "-" and len(w.text) > 1) or w.text.startswith(("-0", "-1", "-2"))
+            ]
             if not args or args[0].text in ("-", "~") or args[0].text[:1] in "+-":
                 return f"`{' '.join(w.raw for w in words)}` leaves your working copy — {hint}."
             targets.append(args[0])
@@ -1051,8 +1565,7 @@ def _builder_command(cmd, script, copy: Copy, cwds: list, hint: str) -> str | No
             return f"`{key}=` changes where commands go — {hint}."
     if name in ("eval", "alias", "shopt", "enable") or seen.get("split"):
         return f"`{name or 'env -S'}` builds commands the guard cannot read: run them directly — {hint}."
-    return _words_outside(cmd, script, words, name, copy, cwds, hint) or \
-        _builder_program(cmd, words, name, copy, cwds, hint)
+    return _words_outside(cmd, script, words, name, copy, cwds, hint) or _builder_program(cmd, words, name, copy, cwds, hint)
 
 
 def _words_outside(cmd, script, words, name: str, copy: Copy, cwds: list, hint: str) -> str | None:
@@ -1067,8 +1580,7 @@ def _words_outside(cmd, script, words, name: str, copy: Copy, cwds: list, hint: 
             continue
         texts = _values(word, cmd, script, bindings)
         if texts is None:
-            return (f"`{word.raw}` expands at run time and may point outside your working copy: write the path "
-                    f"out — {hint}.")
+            return f"`{word.raw}` expands at run time and may point outside your working copy: write the path out — {hint}."
         for text in texts:
             for candidate in _candidates(shell.Word(word.raw, text), assignment=word in values):
                 if _path_outside(candidate, cwds, copy):
@@ -1085,12 +1597,13 @@ def _builder_program(cmd, words, name: str, copy: Copy, cwds: list, hint: str) -
             return "Name no other git folder or work tree: your working copy is the repository you work in."
         form = git_refusal(words, GIT_BUILDER)
         if form:
-            return (f"`{form}` changes the repository's refs or settings: the helper merges your changes after "
-                    f"the wave — don't commit, branch or push.")
+            return (
+                f"`{form}` changes the repository's refs or settings: the helper merges your changes after "
+                f"the wave — don't commit, branch or push."
+            )
     if name in shell.SHELLS:
         how, body = shell._shell_body(words, 0)
-        if how == "c" and (body is None or not body.static) or how == "stdin" and cmd.heredoc is None \
-                and cmd.herestring is None:
+        if how == "c" and (body is None or not body.static) or how == "stdin" and cmd.heredoc is None and cmd.herestring is None:
             return f"`{name}` runs commands the guard cannot read: run them directly — {hint}."
     if PYTHON.match(name or "-") or name in INTERPRETERS:
         how, code, _ = code_source(cmd, name, words)
@@ -1112,8 +1625,7 @@ def _link_refusal(words, cwds: list, copy: Copy, hint: str) -> str | None:
     link = names[-1].text
     bases = [os.path.join(cwd, folder) for cwd in cwds for folder in (os.path.dirname(link) or ".", link)]
     for target in names[:-1]:
-        if not target.text.startswith("/") and _path_outside(target.text if "/" in target.text else target.text + "/",
-                                                             bases, copy):
+        if not target.text.startswith("/") and _path_outside(target.text if "/" in target.text else target.text + "/", bases, copy):
             return f"`ln -s {target.raw}` points outside your working copy from {link} — {hint}."
     return None
 
@@ -1143,10 +1655,16 @@ def isolated_builder(tool: str, tool_input: dict, event: dict, script=None) -> s
         return f"This command is not plain shell the guard can read: split it into simpler commands, and {start}."
     first = top[0] if top else None
     target = first.words[1] if first is not None and first.name in ("cd", "pushd") and len(first.words) == 2 else None
-    after = command.encode("utf-8", "surrogatepass")[first.stmt_end:].decode("utf-8", "replace").lstrip(" \t") \
-        if first is not None else ""
-    if target is None or first is None or not target.static or first.assigns or first.redirects and not all(
-            not r.writes for r in first.redirects) or not (after == "" or after.startswith(("&&", ";", "||", "\n", ")"))):
+    after = command.encode("utf-8", "surrogatepass")[first.stmt_end :].decode("utf-8", "replace").lstrip(" \t") if first is not None else ""
+    if (
+        target is None
+        or first is None
+        or not target.static
+        or first.assigns
+        or first.redirects
+        and not all(not r.writes for r in first.redirects)
+        or not (after == "" or after.startswith(("&&", ";", "||", "\n", ")")))
+    ):
         return f"This build's builders each work in their own worktree: {start}."
     here = os.path.realpath(os.path.join(project, target.text))
     if not _inside(here, [copy.root]):
@@ -1180,16 +1698,19 @@ def _ant_bash(caste: str, script, event: dict) -> str | None:
     if caste in SEARCH_ONLY:
         found = read_only(script, True, None)
         if found:
-            return (f"The {caste} agent only reads and searches: `{found[0]}` is refused. Use "
-                    f"Read, or grep, find, ls, cat, head, tail, sed -n, git log/show/diff/blame; "
-                    f"take what running the code showed from the reproduction.")
+            return (
+                f"The {caste} agent only reads and searches: `{found[0]}` is refused. Use "
+                f"Read, or grep, find, ls, cat, head, tail, sed -n, git log/show/diff/blame; "
+                f"take what running the code showed from the reproduction."
+            )
     if caste in READ_ONLY or caste in WRITE_UNDER:
         research = os.path.realpath(os.path.join(_project(), WRITE_UNDER[caste])) if caste in WRITE_UNDER else None
         found = read_only(script, False, research)
         if found:
-            return (f"The {caste} caste is read-only: `{found[0]}` {found[1]}. Use read-only commands (ls, cat, "
-                    f"grep, find, git log/diff/show), run tests, and report what should change. "
-                    + READ_ONLY_HINTS.get(caste, "")).strip()
+            return (
+                f"The {caste} caste is read-only: `{found[0]}` {found[1]}. Use read-only commands (ls, cat, "
+                f"grep, find, git log/diff/show), run tests, and report what should change. " + READ_ONLY_HINTS.get(caste, "")
+            ).strip()
     if caste in WRITE_ANYWHERE:
         return isolated_builder("Bash", event.get("tool_input") or {}, event, script)
     return None
@@ -1214,15 +1735,19 @@ def _without_parser(event: dict, problem: str) -> dict | None:
     """No shell parser: ants are refused; the Queen's commands that touch the gate too."""
     agent = str(event.get("agent_type") or "")
     if agent.startswith("ant:"):
-        return _deny(f"Aether's guard cannot read this command: its shell parser is not installed ({problem}). "
-                     f"Stop, and say in your result block that the user must run `make install` in the Aether "
-                     f"plugin folder (or start a new session so the plugin's environment is built).")
+        return _deny(
+            f"Aether's guard cannot read this command: its shell parser is not installed ({problem}). "
+            f"Stop, and say in your result block that the user must run `make install` in the Aether "
+            f"plugin folder (or start a new session so the plugin's environment is built)."
+        )
     tool_input = raw if isinstance(raw := event.get("tool_input"), dict) else {}
     flat = _flat(str(tool_input.get("command") or ""))
     if agent or not ("pprov" in flat or "unset" in flat or any(v.lower() in flat for v in CLAUDE_CODE_VARS)):
         return None
-    return _deny(f"{APPROVE_REFUSED} (The guard cannot read this command: its shell parser is not installed "
-                 f"— {problem}; run `make install` in the Aether plugin folder.)")
+    return _deny(
+        f"{APPROVE_REFUSED} (The guard cannot read this command: its shell parser is not installed "
+        f"— {problem}; run `make install` in the Aether plugin folder.)"
+    )
 
 
 TYPE_CHECKING = False  # what the type checker reads as True, without importing typing (start-up)
@@ -1238,6 +1763,7 @@ def _load_shell():
         if HERE not in sys.path:
             sys.path.insert(0, HERE)
         import shell as module
+
         shell = module
     return shell
 
@@ -1284,8 +1810,11 @@ def main() -> int:
         decision = decide(event) if isinstance(event, dict) else None
     except Exception as exc:  # a bug here must not let an ant through
         ant = isinstance(event, dict) and str(event.get("agent_type") or "").startswith("ant:")
-        decision = _deny(f"Aether's guard failed on this command ({type(exc).__name__}: {exc}): stop, and say "
-                         f"so in your result block.") if ant else None
+        decision = (
+            _deny(f"Aether's guard failed on this command ({type(exc).__name__}: {exc}): stop, and say so in your result block.")
+            if ant
+            else None
+        )
     if decision:
         json.dump({"hookSpecificOutput": {"hookEventName": "PreToolUse", **decision}}, sys.stdout)
     return 0

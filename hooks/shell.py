@@ -52,18 +52,71 @@ SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "yash", "fish", "bu
 # name → (options that take a value, positional words before the command).
 WRAPPERS = {
     "env": ({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}, 0),
-    "sudo": ({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group",
-              "--chdir", "--host", "--prompt", "--role", "--type", "--other-user"}, 0),
-    "doas": ({"-u", "-C"}, 0), "runuser": ({"-u", "-g", "-G", "--user", "--group"}, 0),
-    "nohup": (set(), 0), "time": ({"-f", "-o", "--format", "--output"}, 0),
-    "timeout": ({"-s", "-k", "--signal", "--kill-after"}, 1), "nice": ({"-n", "--adjustment"}, 0),
-    "ionice": ({"-c", "-n", "-p", "-t", "--class", "--classdata"}, 0), "chrt": (set(), 1),
-    "taskset": (set(), 1), "stdbuf": ({"-i", "-o", "-e"}, 0), "setsid": (set(), 0),
-    "xargs": ({"-a", "-d", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "-P", "-s", "--arg-file",
-               "--delimiter", "--eof", "--replace", "--max-lines", "--max-args", "--max-procs",
-               "--max-chars", "--process-slot-var"}, 0),
-    "command": (set(), 0), "builtin": (set(), 0), "exec": ({"-a"}, 0), "coproc": (set(), 0),
-    "unbuffer": (set(), 0), "flock": ({"-w", "-E", "--timeout", "--conflict-exit-code"}, 1),
+    "sudo": (
+        {
+            "-u",
+            "-g",
+            "-C",
+            "-D",
+            "-h",
+            "-p",
+            "-r",
+            "-t",
+            "-U",
+            "-T",
+            "--user",
+            "--group",
+            "--chdir",
+            "--host",
+            "--prompt",
+            "--role",
+            "--type",
+            "--other-user",
+        },
+        0,
+    ),
+    "doas": ({"-u", "-C"}, 0),
+    "runuser": ({"-u", "-g", "-G", "--user", "--group"}, 0),
+    "nohup": (set(), 0),
+    "time": ({"-f", "-o", "--format", "--output"}, 0),
+    "timeout": ({"-s", "-k", "--signal", "--kill-after"}, 1),
+    "nice": ({"-n", "--adjustment"}, 0),
+    "ionice": ({"-c", "-n", "-p", "-t", "--class", "--classdata"}, 0),
+    "chrt": (set(), 1),
+    "taskset": (set(), 1),
+    "stdbuf": ({"-i", "-o", "-e"}, 0),
+    "setsid": (set(), 0),
+    "xargs": (
+        {
+            "-a",
+            "-d",
+            "-E",
+            "-e",
+            "-I",
+            "-i",
+            "-L",
+            "-l",
+            "-n",
+            "-P",
+            "-s",
+            "--arg-file",
+            "--delimiter",
+            "--eof",
+            "--replace",
+            "--max-lines",
+            "--max-args",
+            "--max-procs",
+            "--max-chars",
+            "--process-slot-var",
+        },
+        0,
+    ),
+    "command": (set(), 0),
+    "builtin": (set(), 0),
+    "exec": ({"-a"}, 0),
+    "coproc": (set(), 0),
+    "unbuffer": (set(), 0),
+    "flock": ({"-w", "-E", "--timeout", "--conflict-exit-code"}, 1),
 }
 FIND_EXEC = {"-exec", "-execdir", "-ok", "-okdir"}
 
@@ -104,8 +157,7 @@ class Redirect:
         if self.op in ("<", "<&", "<<<", "<<", "<<-"):
             return False
         target = self.target
-        return not (self.op == ">&" and target is not None and target.static
-                    and (target.text.isdigit() or target.text == "-"))
+        return not (self.op == ">&" and target is not None and target.static and (target.text.isdigit() or target.text == "-"))
 
 
 class Heredoc:
@@ -122,8 +174,20 @@ class Command:
     find-exec (the command of a find -exec). `depth`: 0 at the top, more inside a substitution
     or a body another command runs; `parent`: that command."""
 
-    __slots__ = ("words", "assigns", "redirects", "heredoc", "herestring", "kind", "depth", "parent",
-                 "start", "end", "stmt_end", "in_function")
+    __slots__ = (
+        "words",
+        "assigns",
+        "redirects",
+        "heredoc",
+        "herestring",
+        "kind",
+        "depth",
+        "parent",
+        "start",
+        "end",
+        "stmt_end",
+        "in_function",
+    )
 
     def __init__(self, kind="simple", depth=0, start=0, end=0, parent=None, in_function=False):
         self.words: list[Word] = []
@@ -227,8 +291,7 @@ def _ansi_c(raw: str) -> str:
         return body
 
 
-EXPANSIONS = {"simple_expansion", "expansion", "command_substitution", "process_substitution",
-              "arithmetic_expansion"}
+EXPANSIONS = {"simple_expansion", "expansion", "command_substitution", "process_substitution", "arithmetic_expansion"}
 
 
 class _Walker:
@@ -253,8 +316,7 @@ class _Walker:
         info: dict = {"static": True, "vars": set(), "substs": [], "tilde": False}
         self._word_parts(node, depth, parts, info)
         text = "".join(p[1] if p[0] == "text" else p[2] for p in parts)
-        return Word(_text(node), text, info["static"], info["vars"], info["substs"], info["tilde"],
-                    [p[:2] for p in parts])
+        return Word(_text(node), text, info["static"], info["vars"], info["substs"], info["tilde"], [p[:2] for p in parts])
 
     def _word_parts(self, node, depth, parts, info):
         kind = node.type
@@ -291,7 +353,7 @@ class _Walker:
             if child.type == '"' or child.type == '$"':
                 continue
             if child.start_byte > last:  # text tree-sitter gives no node of its own
-                parts.append(("text", _unescape_double(self.data[last:child.start_byte].decode("utf-8", "replace"))))
+                parts.append(("text", _unescape_double(self.data[last : child.start_byte].decode("utf-8", "replace"))))
             if child.type == "string_content":
                 parts.append(("text", _unescape_double(_text(child))))
             else:
@@ -332,11 +394,14 @@ class _Walker:
             self.declaration(node, depth, in_function)
         elif kind == "unset_command":
             cmd = self._new("unset", node, depth, in_function)
-            cmd.words = [self.word(c, depth) if c.type != "unset" else Word("unset", "unset")
-                         for c in node.children if c.is_named or c.type == "unset"]
+            cmd.words = [
+                self.word(c, depth) if c.type != "unset" else Word("unset", "unset")
+                for c in node.children
+                if c.is_named or c.type == "unset"
+            ]
         elif kind in ("variable_assignment", "variable_assignments"):
             cmd = self._new("assign", node, depth, in_function)
-            for child in ([node] if kind == "variable_assignment" else node.named_children):
+            for child in [node] if kind == "variable_assignment" else node.named_children:
                 if child.type == "variable_assignment":
                     cmd.assigns.append(self.assignment(child, depth))
         elif kind == "test_command":
@@ -362,8 +427,7 @@ class _Walker:
         """The words of a test (`[[ -f x ]]`), not looking into a word for more words."""
         out = []
         for child in node.children:
-            if child.type in ("word", "string", "raw_string", "concatenation", "number", "ansi_c_string") \
-                    or child.type in EXPANSIONS:
+            if child.type in ("word", "string", "raw_string", "concatenation", "number", "ansi_c_string") or child.type in EXPANSIONS:
                 out.append(self.word(child, depth))
             elif child.is_named:
                 out += self.operands(child, depth)
@@ -400,7 +464,7 @@ class _Walker:
         value = node.child_by_field_name("value")
         key = _text(name) if name is not None else _text(node).split("=", 1)[0]
         word = self.word(value, depth) if value is not None else Word("", "")
-        appends = _text(node)[len(key):].startswith("+=") or (name is not None and name.type != "variable_name")
+        appends = _text(node)[len(key) :].startswith("+=") or (name is not None and name.type != "variable_name")
         self.bind(key, [word.text] if word.static and not appends else None, node.start_byte)
         return key, word
 
@@ -415,8 +479,7 @@ class _Walker:
             if child.type == "variable_assignment":
                 key, value = self.assignment(child, depth)
                 cmd.assigns.append((key, value))
-                cmd.words.append(Word(_text(child), f"{key}={value.text if value else ''}",
-                                      value is None or value.static))
+                cmd.words.append(Word(_text(child), f"{key}={value.text if value else ''}", value is None or value.static))
             elif child.is_named:
                 cmd.words.append(self.word(child, depth))
             else:  # the keyword: export, declare, local …
@@ -427,11 +490,10 @@ class _Walker:
         variable = node.child_by_field_name("variable")
         values = [c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "value"]
         cmd.words = [Word("for", "for")] + [self.word(v, depth) for v in values]
-        cmd.end = cmd.stmt_end = (values[-1].end_byte if values else node.start_byte + 3)
+        cmd.end = cmd.stmt_end = values[-1].end_byte if values else node.start_byte + 3
         if variable is not None:
             items = cmd.words[1:]
-            self.bind(_text(variable), [w.text for w in items] if items and all(w.static for w in items) else None,
-                      node.start_byte)
+            self.bind(_text(variable), [w.text for w in items] if items and all(w.static for w in items) else None, node.start_byte)
         for child in node.children:
             if child.type in ("do_group", "compound_statement"):
                 self.walk(child, depth, in_function)
@@ -441,8 +503,7 @@ class _Walker:
         of a list or pipeline (`a && b > f`, `a && python3 - <<'EOF'`) on the whole: they are the
         last command's, as in bash; on a subshell or a group they apply to all of it."""
         body = node.child_by_field_name("body")
-        redirects = [c for c in node.children if c.type in ("file_redirect", "heredoc_redirect",
-                                                             "herestring_redirect")]
+        redirects = [c for c in node.children if c.type in ("file_redirect", "heredoc_redirect", "herestring_redirect")]
         target = None
         if body is not None and body.type == "command":
             target = self.command(body, depth, in_function)
@@ -516,10 +577,8 @@ class _Walker:
 def _last_command(node):
     """The simple command a list or pipeline ends with (None for anything else)."""
     while node is not None and node.type in ("list", "pipeline", "redirected_statement", "negated_command"):
-        named = [c for c in node.named_children if c.type not in ("file_redirect", "heredoc_redirect",
-                                                                   "herestring_redirect", "comment")]
-        node = node.child_by_field_name("body") if node.type == "redirected_statement" else (
-            named[-1] if named else None)
+        named = [c for c in node.named_children if c.type not in ("file_redirect", "heredoc_redirect", "herestring_redirect", "comment")]
+        node = node.child_by_field_name("body") if node.type == "redirected_statement" else (named[-1] if named else None)
     return node if node is not None and node.type == "command" else None
 
 
@@ -528,8 +587,12 @@ def _segment(node) -> tuple:
     named = [c for c in node.named_children]
     if node.type == "simple_expansion" and len(named) == 1:
         return "var", _text(named[0])
-    if node.type == "expansion" and len(named) == 1 and named[0].type in ("variable_name", "special_variable_name") \
-            and len(node.children) == 3:
+    if (
+        node.type == "expansion"
+        and len(named) == 1
+        and named[0].type in ("variable_name", "special_variable_name")
+        and len(node.children) == 3
+    ):
         return "var", _text(named[0])
     if node.type == "command_substitution" and _text(node).replace(" ", "") in ("$(pwd)", "`pwd`"):
         return "pwd", ""
@@ -641,8 +704,11 @@ def _nested(script: Script, command: Command) -> None:
     elif name in ("su", "runuser"):
         bodies += [words[i + 1] for i in range(at, len(words) - 1) if words[i].text in ("-c", "--command")]
     elif name == "eval":
-        bodies.append(Word(" ".join(w.raw for w in words[at + 1:]), " ".join(w.text for w in words[at + 1:]),
-                           all(w.static for w in words[at + 1:])))
+        bodies.append(
+            Word(
+                " ".join(w.raw for w in words[at + 1 :]), " ".join(w.text for w in words[at + 1 :]), all(w.static for w in words[at + 1 :])
+            )
+        )
     elif name == "trap" and len(words) > at + 1 and not words[at + 1].text.startswith("-"):
         bodies.append(words[at + 1])
     elif name == "find":
@@ -673,7 +739,7 @@ def _find_exec(script: Script, command: Command, words: list[Word]) -> None:
             while j < len(words) and words[j].text not in (";", "+"):
                 j += 1
             sub = Command("find-exec", command.depth + 1, command.start, command.start, parent=command)
-            sub.words = words[i + 1:j]
+            sub.words = words[i + 1 : j]
             if sub.words:
                 script.commands.append(sub)
                 _nested(script, sub)

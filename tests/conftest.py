@@ -90,8 +90,7 @@ class Project:
             _reset_caches()
         return Result(code, stdout.decode("utf-8"), stderr.decode("utf-8"))
 
-    def sh(self, *args, input: str | bytes | None = None, cwd: Path | None = None,
-           env: dict | None = None, timeout: float = 60) -> Result:
+    def sh(self, *args, input: str | bytes | None = None, cwd: Path | None = None, env: dict | None = None, timeout: float = 60) -> Result:
         """Run `bin/aether ARGS` as a subprocess."""
         proc = subprocess.run(
             [str(LAUNCHER), *map(str, args)],

@@ -31,8 +31,10 @@ def rows() -> list[str]:
             summary = cmd.get_short_help_str(limit=110).replace("|", "\\|")
             lines.append(f"| `{name}` | {f'`{usage}`' if usage else ''} | {summary} |")
         lines.append("")
-    lines += ["**The steps `aether next` takes itself** — hidden from `aether help`, kept for the tests and "
-              "for recovery by hand (each has its own `--help`): " + ", ".join(f"`{n}`" for n in hidden) + "."]
+    lines += [
+        "**The steps `aether next` takes itself** — hidden from `aether help`, kept for the tests and "
+        "for recovery by hand (each has its own `--help`): " + ", ".join(f"`{n}`" for n in hidden) + "."
+    ]
     return lines
 
 

@@ -23,10 +23,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "hooks"))
 import guard  # noqa: E402
 
-UNDER_CLAUDE_CODE = bool(approval.observe()["claude_code_parents"]
-                         or approval.observe()["claude_code_env_in_parents"])
-needs_a_clean_runner = pytest.mark.skipif(
-    UNDER_CLAUDE_CODE, reason="these tests run under Claude Code here: the gate refuses them too")
+UNDER_CLAUDE_CODE = bool(approval.observe()["claude_code_parents"] or approval.observe()["claude_code_env_in_parents"])
+needs_a_clean_runner = pytest.mark.skipif(UNDER_CLAUDE_CODE, reason="these tests run under Claude Code here: the gate refuses them too")
 
 
 def clean_env(**extra) -> dict:
@@ -51,9 +49,14 @@ def fake_proc(tmp_path, chain: list) -> str:
 
 
 def test_parents_are_read_from_proc(tmp_path, monkeypatch):
-    proc = fake_proc(tmp_path, [(50, "bash", ["/bin/bash", "-c", "x"], {"CLAUDECODE": "1", "PATH": "/bin"}),
-                                (40, "claude", ["claude", "-p", "hi"], {}),
-                                (30, "sshd: ana (pri)", ["sshd"], {"CLAUDE_CODE_ENTRYPOINT": "0"})])
+    proc = fake_proc(
+        tmp_path,
+        [
+            (50, "bash", ["/bin/bash", "-c", "x"], {"CLAUDECODE": "1", "PATH": "/bin"}),
+            (40, "claude", ["claude", "-p", "hi"], {}),
+            (30, "sshd: ana (pri)", ["sshd"], {"CLAUDE_CODE_ENTRYPOINT": "0"}),
+        ],
+    )
     monkeypatch.setattr(os, "getppid", lambda: 50)
     parents = approval._parents(proc)
     assert [p["pid"] for p in parents] == [50, 40, 30]
@@ -72,22 +75,29 @@ def test_a_loop_or_a_vanished_parent_ends_the_walk(tmp_path, monkeypatch):
     assert approval._parents(proc) == []
 
 
-@pytest.mark.parametrize("signals, says", [
-    ({"env": {"CLAUDECODE": "1"}}, "Claude Code's variables are set (CLAUDECODE)"),
-    ({"env": {"CLAUDE_CODE_ENTRYPOINT": "cli"}}, "CLAUDE_CODE_ENTRYPOINT"),
-    ({"parent_env": ["CLAUDECODE"]}, "a parent process runs with Claude Code's variables"),
-    ({"claude_parent": True}, "it runs under Claude Code"),
-    ({"tty": (False, True)}, "not both a terminal"),
-    ({"tty": (True, False)}, "not both a terminal"),
-])
+@pytest.mark.parametrize(
+    "signals, says",
+    [
+        ({"env": {"CLAUDECODE": "1"}}, "Claude Code's variables are set (CLAUDECODE)"),
+        ({"env": {"CLAUDE_CODE_ENTRYPOINT": "cli"}}, "CLAUDE_CODE_ENTRYPOINT"),
+        ({"parent_env": ["CLAUDECODE"]}, "a parent process runs with Claude Code's variables"),
+        ({"claude_parent": True}, "it runs under Claude Code"),
+        ({"tty": (False, True)}, "not both a terminal"),
+        ({"tty": (True, False)}, "not both a terminal"),
+    ],
+)
 def test_each_signal_alone_refuses(monkeypatch, signals, says):
     for var in approval.CLAUDE_CODE_VARS:
         monkeypatch.delenv(var, raising=False)
     for k, v in signals.get("env", {}).items():
         monkeypatch.setenv(k, v)
     monkeypatch.setattr(approval, "_terminals", lambda: signals.get("tty", (True, True)))
-    parent = {"pid": 5, "name": "claude" if signals.get("claude_parent") else "bash",
-              "argv": ["bash"], "env": signals.get("parent_env", [])}
+    parent = {
+        "pid": 5,
+        "name": "claude" if signals.get("claude_parent") else "bash",
+        "argv": ["bash"],
+        "env": signals.get("parent_env", []),
+    }
     monkeypatch.setattr(approval, "_parents", lambda proc="/proc": [parent])
     with pytest.raises(AetherError) as caught:
         approval.require_human("b")
@@ -99,12 +109,19 @@ def test_a_person_at_a_terminal_is_recorded_with_the_signals(monkeypatch):
     for var in approval.CLAUDE_CODE_VARS:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setattr(approval, "_terminals", lambda: (True, True))
-    monkeypatch.setattr(approval, "_parents", lambda proc="/proc": [
-        {"pid": 5, "name": "bash", "argv": ["-bash"], "env": []}])
+    monkeypatch.setattr(approval, "_parents", lambda proc="/proc": [{"pid": 5, "name": "bash", "argv": ["-bash"], "env": []}])
     how = approval.require_human("b")
-    assert how == {"given_via": "terminal", "signals": {
-        "stdin_tty": True, "stderr_tty": True, "claude_code_env": [], "claude_code_env_in_parents": [],
-        "claude_code_parents": [], "parents_checked": 1}}
+    assert how == {
+        "given_via": "terminal",
+        "signals": {
+            "stdin_tty": True,
+            "stderr_tty": True,
+            "claude_code_env": [],
+            "claude_code_env_in_parents": [],
+            "claude_code_parents": [],
+            "parents_checked": 1,
+        },
+    }
     rec = approval.record("b", {"summary": "s"}, "ana", "2026-03-01T10:00:00Z", None, how)
     assert rec["given_via"] == "terminal" and rec["signals"]["stdin_tty"] is True
 
@@ -115,8 +132,7 @@ def test_a_person_at_a_terminal_is_recorded_with_the_signals(monkeypatch):
 @needs_a_clean_runner
 def test_a_person_at_a_terminal_approves_and_status_shows_how(bugs):
     bugs.drive("a", "planned")
-    code, out, err = at_a_terminal([str(LAUNCHER), "bug", "approve", "a", "--by", "ana"], bugs.p.root,
-                                   clean_env())
+    code, out, err = at_a_terminal([str(LAUNCHER), "bug", "approve", "a", "--by", "ana"], bugs.p.root, clean_env())
     assert code == 0, err
     rec = json.loads(out)["result"]["approval"]
     assert rec["given_via"] == "terminal" and rec["signals"]["stdin_tty"] and rec["signals"]["stderr_tty"]
@@ -138,9 +154,14 @@ def test_piped_stdin_without_claude_code_is_refused(bugs):
 def test_hole_6_unsetting_the_variable_does_not_approve(bugs):
     # What a model's Bash call does: CLAUDECODE=1 in its shell, `env -u CLAUDECODE` for aether.
     bugs.drive("a", "planned")
-    proc = subprocess.run(["sh", "-c", f"env -u CLAUDECODE {LAUNCHER} bug approve a; exit $?"],
-                          cwd=bugs.p.root, env=clean_env(CLAUDECODE="1"), capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run(
+        ["sh", "-c", f"env -u CLAUDECODE {LAUNCHER} bug approve a; exit $?"],
+        cwd=bugs.p.root,
+        env=clean_env(CLAUDECODE="1"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and proc.stdout == ""
     env = json.loads(proc.stderr)
     assert env["code"] == "approval_requires_human" and env["signals"]["claude_code_env_in_parents"] == ["CLAUDECODE"]
@@ -153,9 +174,7 @@ def test_a_pseudo_terminal_and_no_variables_under_a_claude_process_is_refused(bu
     claude = tmp_path / "bin" / "claude"  # a process named claude, as Claude Code's is
     claude.parent.mkdir()
     claude.symlink_to("/bin/sh")
-    code, out, err = at_a_terminal(
-        [str(claude), "-c", f"env -u CLAUDECODE {LAUNCHER} bug approve a; exit $?"], bugs.p.root,
-        clean_env())
+    code, out, err = at_a_terminal([str(claude), "-c", f"env -u CLAUDECODE {LAUNCHER} bug approve a; exit $?"], bugs.p.root, clean_env())
     assert code == 2 and out == ""
     env = json.loads(err.strip().splitlines()[-1])
     assert env["code"] == "approval_requires_human" and env["signals"]["claude_code_parents"]
@@ -166,9 +185,15 @@ def test_a_pseudo_terminal_and_no_variables_under_a_claude_process_is_refused(bu
 @needs_a_clean_runner
 def test_script_gives_a_terminal_but_not_an_approval(bugs):
     bugs.drive("a", "planned")
-    proc = subprocess.run(["sh", "-c", f"script -qec '{LAUNCHER} bug approve a' /dev/null; exit $?"],
-                          cwd=bugs.p.root, env=clean_env(CLAUDECODE="1"), capture_output=True,
-                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        ["sh", "-c", f"script -qec '{LAUNCHER} bug approve a' /dev/null; exit $?"],
+        cwd=bugs.p.root,
+        env=clean_env(CLAUDECODE="1"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode != 0 and "approval_requires_human" in proc.stdout + proc.stderr
     assert bugs.phase("a") == "planned" and bugs.audit() == []
 
@@ -214,14 +239,21 @@ BYPASSES = [
     'eval "aether bug approve b1"',
     "A=aether; $A bug approve b1",
     "A=ae;B=ther;C=appr;D=ove; $A$B bug $C$D b1",
-    "ae''ther bug a\"p\"p\"r\"o\"v\"e b1",
+    'ae\'\'ther bug a"p"p"r"o"v"e b1',
     "echo approve | xargs aether bug",
     "setsid -f aether bug approve b1",
     "bash -c 'unset CLAUDECODE; exec aether bug approve b1'",
 ]
-ALLOWED = ["aether bug status b1", "aether bug approve --help", "aether plan-waves --approve",
-           "echo 'run aether bug approve b1 yourself'", "echo $CLAUDECODE", "aether status",
-           "grep -rn approve src/", "aether bug fix b1 --dry-run"]
+ALLOWED = [
+    "aether bug status b1",
+    "aether bug approve --help",
+    "aether plan-waves --approve",
+    "echo 'run aether bug approve b1 yourself'",
+    "echo $CLAUDECODE",
+    "aether status",
+    "grep -rn approve src/",
+    "aether bug fix b1 --dry-run",
+]
 
 
 def denial(event: dict) -> str | None:
@@ -232,8 +264,7 @@ def denial(event: dict) -> str | None:
 
 def entry(command: str) -> str | None:
     event = {"tool_name": "Bash", "tool_input": {"command": command, "description": "a step"}}
-    proc = subprocess.run(["sh", str(REPO / "hooks" / "guard.sh")], input=json.dumps(event),
-                          capture_output=True, text=True)
+    proc = subprocess.run(["sh", str(REPO / "hooks" / "guard.sh")], input=json.dumps(event), capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stderr == ""
     out = json.loads(proc.stdout)["hookSpecificOutput"] if proc.stdout else {}
     return out["permissionDecisionReason"] if out.get("permissionDecision") == "deny" else None

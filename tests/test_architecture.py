@@ -8,15 +8,17 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 TABLE = (REPO / "docs" / "architecture.md").read_text("utf-8").split("## Where is …", 1)[1].split("\n## ", 1)[0]
-ROWS = [tuple(cell.strip() for cell in line.strip("|").split("|", 1))
-        for line in TABLE.splitlines() if line.startswith("| ") and not line.startswith("| question")]
+ROWS = [
+    tuple(cell.strip() for cell in line.strip("|").split("|", 1))
+    for line in TABLE.splitlines()
+    if line.startswith("| ") and not line.startswith("| question")
+]
 
 
 def _exists(name: str) -> bool:
     """A path the table names: from the repository, or from scripts/aether/ (`rules/x.py`), or a
     sibling module named alone (`build_drive.py`, beside the row's first file)."""
-    return any((base / name).exists() for base in (REPO, REPO / "scripts" / "aether")) or \
-        any((REPO / "scripts" / "aether").rglob(name))
+    return any((base / name).exists() for base in (REPO, REPO / "scripts" / "aether")) or any((REPO / "scripts" / "aether").rglob(name))
 
 
 def _words(text: str) -> set:
@@ -34,5 +36,4 @@ def test_each_question_is_answered_by_a_file_named_for_it(question, answer):
     for name in files:
         assert _exists(name), f"{question!r}: {name} does not exist"
     first = Path(files[0]).stem
-    assert _words(first.replace("_", " ")) & _words(question), \
-        f"{question!r} is answered by {files[0]}, whose name says nothing of it"
+    assert _words(first.replace("_", " ")) & _words(question), f"{question!r} is answered by {files[0]}, whose name says nothing of it"

@@ -30,8 +30,7 @@ def plan(n: int, criteria: bool = True, wide: int = 1, wide_phase: int = 1) -> d
             tasks.append({"id": f"{i}.{j}", "description": name, "depends_on": []})
             if not criteria:
                 tasks[-1]["maps_to_criterion"] = False
-        phases.append({"id": i, "name": f"Module {i}", "description": f"m{i}", "tasks": tasks,
-                       "success_criteria": [f"m{i} imports"]})
+        phases.append({"id": i, "name": f"Module {i}", "description": f"m{i}", "tasks": tasks, "success_criteria": [f"m{i} imports"]})
     return {"goal": "Small modules", "phases": phases}
 
 
@@ -43,6 +42,7 @@ def colony(project, monkeypatch):
         ok(project, "colony-init", "Small modules", "--mode", mode)
         ok(project, "plan-load", "-", input=json.dumps(plan(phases, criteria, wide, wide_phase)))
         return project
+
     return make
 
 
@@ -59,9 +59,20 @@ def block(data: dict) -> str:
 
 def lead_plan(phase: int, wide: int = 1) -> str:
     """One worker per task (a wide phase 1 has three: STANDARD asks the user about it)."""
-    return block({"phase": phase, "workers": [
-        {"id": f"w{j}", "caste": "builder", "tasks": [f"{phase}.{j}"],
-         "writes": [f"mods/m{phase}.py" if j == 1 else f"mods/m{phase}_{j}.py"]} for j in range(1, wide + 1)]})
+    return block(
+        {
+            "phase": phase,
+            "workers": [
+                {
+                    "id": f"w{j}",
+                    "caste": "builder",
+                    "tasks": [f"{phase}.{j}"],
+                    "writes": [f"mods/m{phase}.py" if j == 1 else f"mods/m{phase}_{j}.py"],
+                }
+                for j in range(1, wide + 1)
+            ],
+        }
+    )
 
 
 WIDE = lead_plan(1, 3)
@@ -78,10 +89,24 @@ def failed(brief: str, error: str = "ImportError: cannot import name 'config' fr
     """A failure whose error every task of the wave shares: a common cause."""
     task = re.search(r"mods/m(\d+)(?:_(\d+))?\.py", brief)
     task = f"{task.group(1)}.{task.group(2) or 1}"
-    return block({"status": "failed", "summary": "it does not import", "files_created": [], "files_modified": [],
-                  "failure": {"task": task, "error": error, "root_cause": "the shared config module is missing",
-                              "suggested_fix": "add mods/config.py", "confidence": 85, "fix_scope": "contained",
-                              "files": ["mods/config.py"], "category": "import"}})
+    return block(
+        {
+            "status": "failed",
+            "summary": "it does not import",
+            "files_created": [],
+            "files_modified": [],
+            "failure": {
+                "task": task,
+                "error": error,
+                "root_cause": "the shared config module is missing",
+                "suggested_fix": "add mods/config.py",
+                "confidence": 85,
+                "fix_scope": "contained",
+                "files": ["mods/config.py"],
+                "category": "import",
+            },
+        }
+    )
 
 
 def answer(project, spawn: dict) -> str:
@@ -98,8 +123,7 @@ def answer(project, spawn: dict) -> str:
 def post(project, spawn: dict, text: str, tokens: int = 10_000) -> str:
     """The PostToolUse hook as Claude Code runs it, with the captured payload's shape."""
     payload = copy.deepcopy(PAYLOAD)
-    payload["tool_input"].update(prompt=spawn["prompt"], subagent_type=spawn["subagent_type"],
-                                 description=spawn["description"])
+    payload["tool_input"].update(prompt=spawn["prompt"], subagent_type=spawn["subagent_type"], description=spawn["description"])
     payload["tool_input"].pop("model", None)
     if spawn.get("model"):
         payload["tool_input"]["model"] = spawn["model"]
@@ -134,10 +158,8 @@ def drive(project, action: dict, answers=None, tokens: int = 10_000, limit: int 
 
 
 def view(**kw):
-    phases = kw.pop("phases", [{"id": 1, "status": "completed"}, {"id": 2, "status": "pending"},
-                               {"id": 3, "status": "pending"}])
-    return {"state": "READY", "current": 1, "phases": phases, "range": {"from": 1, "to": 3}, "built": [1],
-            "failed_here": [], **kw}
+    phases = kw.pop("phases", [{"id": 1, "status": "completed"}, {"id": 2, "status": "pending"}, {"id": 3, "status": "pending"}])
+    return {"state": "READY", "current": 1, "phases": phases, "range": {"from": 1, "to": 3}, "built": [1], "failed_here": [], **kw}
 
 
 def test_rules_completion_then_a_running_build_then_no_plan():
@@ -155,8 +177,13 @@ def test_rules_closing_a_phase_lessons_then_the_archivist_then_advance():
     from aether.rules import drive as drive_rules
 
     def step(**kw):
-        base = {"state": "READY", "done": True, "advanced": False, "lessons": {"due": False, "done": False},
-                "archivist": {"due": False, "answered": False}}
+        base = {
+            "state": "READY",
+            "done": True,
+            "advanced": False,
+            "lessons": {"due": False, "done": False},
+            "archivist": {"due": False, "answered": False},
+        }
         return drive_rules.next_continue_step({**base, **kw})["do"]
 
     assert step(done=False) == "stop"
@@ -170,28 +197,29 @@ def test_rules_closing_a_phase_lessons_then_the_archivist_then_advance():
 
 def test_rules_the_range_the_phase_count_a_failed_phase_and_skips():
     two = [{"id": 1, "status": "completed"}, {"id": 2, "status": "completed"}, {"id": 3, "status": "pending"}]
-    assert autopilot.next_run_step(view(current=2, phases=two, range={"from": 1, "to": 2}, built=[1, 2])) == \
-        {"do": "continue", "phase": 2}
+    assert autopilot.next_run_step(view(current=2, phases=two, range={"from": 1, "to": 2}, built=[1, 2])) == {"do": "continue", "phase": 2}
     after = [{"id": 1, "status": "completed"}, {"id": 2, "status": "pending"}, {"id": 3, "status": "pending"}]
-    assert autopilot.next_run_step(view(current=2, phases=after, range={"from": 1, "to": 1})) == \
-        {"do": "done", "why": "range"}
-    assert autopilot.next_run_step(view(current=2, phases=after, range={"from": 1, "to": 3, "max_phases": 1})) == \
-        {"do": "done", "why": "max_phases"}
+    assert autopilot.next_run_step(view(current=2, phases=after, range={"from": 1, "to": 1})) == {"do": "done", "why": "range"}
+    assert autopilot.next_run_step(view(current=2, phases=after, range={"from": 1, "to": 3, "max_phases": 1})) == {
+        "do": "done",
+        "why": "max_phases",
+    }
     failed_two = [{"id": 1, "status": "completed"}, {"id": 2, "status": "failed"}, {"id": 3, "status": "pending"}]
-    assert autopilot.next_run_step(view(current=2, phases=failed_two, failed_here=[2])) == \
-        {"do": "stop", "why": "phase_failed", "phase": 2}
-    assert autopilot.next_run_step(view(current=2, phases=failed_two, range={"from": 3, "to": 3})) == \
-        {"do": "skip", "phase": 2}
+    assert autopilot.next_run_step(view(current=2, phases=failed_two, failed_here=[2])) == {"do": "stop", "why": "phase_failed", "phase": 2}
+    assert autopilot.next_run_step(view(current=2, phases=failed_two, range={"from": 3, "to": 3})) == {"do": "skip", "phase": 2}
     assert autopilot.next_run_step(view(current=2, phases=failed_two)) == {"do": "build", "phase": 2}
 
 
 def test_the_range_from_the_options():
     phases = [{"id": 1, "status": "completed"}, {"id": 2, "status": "pending"}, {"id": 3, "status": "pending"}]
-    assert autopilot.check_range(phases, None, None, None, None) == {"from": 2, "to": 3, "max_phases": None,
-                                                                     "only": False}
+    assert autopilot.check_range(phases, None, None, None, None) == {"from": 2, "to": 3, "max_phases": None, "only": False}
     assert autopilot.check_range(phases, None, None, 3, None)["from"] == 3
-    for bad, code in (((4, None, None, None), "unknown_phase"), ((3, 2, None, None), "usage_error"),
-                      ((2, None, 2, None), "usage_error"), ((None, None, None, 0), "usage_error")):
+    for bad, code in (
+        ((4, None, None, None), "unknown_phase"),
+        ((3, 2, None, None), "usage_error"),
+        ((2, None, 2, None), "usage_error"),
+        ((None, None, None, 0), "usage_error"),
+    ):
         with pytest.raises(AetherError) as exc:
             autopilot.check_range(phases, *bad)
         assert exc.value.code == code
@@ -201,11 +229,30 @@ def test_the_range_from_the_options():
 
 
 def test_amounts_parse_and_print():
-    assert [spend.parse_amount(t) for t in ("2M", "500k", "1.5m", "250000", "250_000", "3 tokens")] == \
-        [2_000_000, 500_000, 1_500_000, 250_000, 250_000, 3]
+    assert [spend.parse_amount(t) for t in ("2M", "500k", "1.5m", "250000", "250_000", "3 tokens")] == [
+        2_000_000,
+        500_000,
+        1_500_000,
+        250_000,
+        250_000,
+        3,
+    ]
     assert spend.parse_amount("1.9") == 2 and spend.parse_amount(800_000) == 800_000
-    for bad in ("", "two million", "-5k", "0", "1e3", "99999999999", True, "5 TB", "1" + "0" * 400, 10 ** 30,
-                "999999999999999999k", "５k", float("inf")):
+    for bad in (
+        "",
+        "two million",
+        "-5k",
+        "0",
+        "1e3",
+        "99999999999",
+        True,
+        "5 TB",
+        "1" + "0" * 400,
+        10**30,
+        "999999999999999999k",
+        "５k",
+        float("inf"),
+    ):
         with pytest.raises(AetherError) as exc:
             spend.parse_amount(bad)
         assert exc.value.code == "invalid_amount"
@@ -234,8 +281,7 @@ def test_usage_from_a_real_agent_result_adds_up_per_caste_and_model():
 def test_the_cap_stops_an_action_that_would_pass_it_and_a_cap_already_reached():
     caps = {"run": 100_000, "phase": 50_000}
     assert spend.check(10_000, 10_000, 40_000, caps) is None
-    assert spend.check(10_000, 10_000, 40_001, caps) == {"cap": "phase", "limit": 50_000, "spent": 10_000,
-                                                          "next": 40_001, "reached": False}
+    assert spend.check(10_000, 10_000, 40_001, caps) == {"cap": "phase", "limit": 50_000, "spent": 10_000, "next": 40_001, "reached": False}
     assert spend.check(70_000, 0, 40_000, caps)["cap"] == "run"
     assert spend.check(100_000, 0, 0, caps)["reached"] is True
 
@@ -369,8 +415,9 @@ def test_a_stop_request_from_another_terminal_stops_at_the_next_boundary(colony)
 def test_a_common_cause_abort_stops_with_the_report_the_tag_and_the_run_s_recovery(colony):
     p = colony(phases=3, criteria=False, wide=2, wide_phase=2)
     subprocess.run(["git", "init", "-q"], cwd=p.root, check=True)
-    subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "base"],
-                   cwd=p.root, check=True)
+    subprocess.run(
+        ["git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "base"], cwd=p.root, check=True
+    )
 
     def lead(project, spawn):
         phase = int(re.search(r"Phase (\d+):", brief_of(project, spawn)).group(1))
@@ -379,6 +426,7 @@ def test_a_common_cause_abort_stops_with_the_report_the_tag_and_the_run_s_recove
     def worker(project, spawn):  # phase 2's two workers fail with the same import error
         brief = brief_of(project, spawn)
         return failed(brief) if re.search(r"mods/m2(_2)?\.py", brief) else built(project, brief)
+
     stop, spawned = drive(p, ok(p, "run"), {"lead1": lead, "w1": worker, "w2": worker})
     assert spawned == ["lead1", "w1", "lead1", "w1", "w2"]
     assert stop["action"] == "stop" and stop["why"] == "abort_phase" and stop["command"] == "/ant:run --from 2"
@@ -441,8 +489,7 @@ def test_a_dry_run_shows_the_phases_castes_and_estimate_and_changes_nothing(colo
 
 def test_settings_from_the_config_file_set_caps_and_models(colony):
     p = colony("STANDARD", phases=1)
-    (p.root / ".aether" / "config.yaml").write_text("budget:\n  run: 3M\n  phase: 700k\nmodels:\n  builder: sonnet\n",
-                                                    "utf-8")
+    (p.root / ".aether" / "config.yaml").write_text("budget:\n  run: 3M\n  phase: 700k\nmodels:\n  builder: sonnet\n", "utf-8")
     out = ok(p, "run", "--dry-run")
     assert out["caps"] == {"run": 3_000_000, "phase": 700_000} and out["models"]["builder"] == "sonnet"
     first = ok(p, "run")
@@ -576,7 +623,12 @@ def test_full_mode_asks_each_approval_and_runs_the_archivist_after_the_third_pha
     assert closing[3]["report"]["summary"] == "two stale files" and closing[1]["report"] is None
     arch = next(s for s in p.load("spawns.json")["spawns"] if s["local"] == "arch3")
     assert (arch["subagent_type"], arch["model"], arch["cost_key"], arch["scope"], arch["autopilot"]) == (
-        "ant:architect", None, "3", closing[3]["scope"], run["scope"])
+        "ant:architect",
+        None,
+        "3",
+        closing[3]["scope"],
+        run["scope"],
+    )
     assert "Archivist after phase 3: two stale files (.aether/spawns/" in action["text"]
     event = [e for e in p.load("events.json")["events"] if e["type"] == "hygiene_report"]
     assert len(event) == 1 and event[0]["content"].startswith("two stale files (report: .aether/spawns/")
@@ -595,11 +647,13 @@ def test_a_refused_answer_or_option_writes_nothing(colony):
     stop = ok(p, "run", "--budget", "1k")
     assert stop["why"] == "budget"
     before = snapshot(p)
-    for args, code in ((("--budget", "5M", "--auto-approve", "--answer", "accept", "fine"), "nothing_to_answer"),
-                       (("--from", "2", "--answer", "accept", "fine"), "usage_error"),
-                       (("--answer", "refine", "-"), "invalid_content"),
-                       (("--budget", "lots"), "invalid_amount"),
-                       (("--from", "9"), "unknown_phase")):
+    for args, code in (
+        (("--budget", "5M", "--auto-approve", "--answer", "accept", "fine"), "nothing_to_answer"),
+        (("--from", "2", "--answer", "accept", "fine"), "usage_error"),
+        (("--answer", "refine", "-"), "invalid_content"),
+        (("--budget", "lots"), "invalid_amount"),
+        (("--from", "9"), "unknown_phase"),
+    ):
         assert p.run("run", *args, input="  \n").error["code"] == code, args
         assert snapshot(p) == before, args
 
@@ -641,19 +695,22 @@ def test_a_completed_colony_has_nothing_to_run(colony):
 def test_words_after_answer_arrive_as_typed(project, monkeypatch):
     p = project
     stalled_code_loop(p, monkeypatch)
-    words = 'keep the "db" layer; don\'t touch it, isn\'t it -v --help'
+    words = "keep the \"db\" layer; don't touch it, isn't it -v --help"
     ok(p, "run", "-", input=f"--answer refine {words}\n")
     loop = json.loads((p.data / "loops.json").read_text("utf-8"))["loops"][-1]
     assert loop["feedback"][-1]["text"] == words
 
 
-@pytest.mark.parametrize("edit", [
-    lambda d: d["runs"][0].pop("range"),
-    lambda d: d["runs"][0].pop("budget"),
-    lambda d: d["runs"][0].update(budget={"run": "lots", "phase": 1}),
-    lambda d: d["runs"][0].update(stopped={"why": "budget"}),
-    lambda d: d["runs"][0].update(range={"from": 1}),
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda d: d["runs"][0].pop("range"),
+        lambda d: d["runs"][0].pop("budget"),
+        lambda d: d["runs"][0].update(budget={"run": "lots", "phase": 1}),
+        lambda d: d["runs"][0].update(stopped={"why": "budget"}),
+        lambda d: d["runs"][0].update(range={"from": 1}),
+    ],
+)
 def test_a_hand_edited_run_record_is_state_corrupt(colony, edit):
     p = colony(phases=2)
     ok(p, "run", "--budget", "1k")
@@ -664,11 +721,14 @@ def test_a_hand_edited_run_record_is_state_corrupt(colony, edit):
         assert p.run(*args).error["code"] == "state_corrupt", args
 
 
-@pytest.mark.parametrize("edit", [
-    lambda d: d["colonies"][0]["phases"]["1"].pop("unmetered"),
-    lambda d: d["colonies"][0]["phases"]["1"].update(unmetered="x"),
-    lambda d: d["colonies"][0]["phases"]["1"]["castes"]["route-setter"]["models"].update(x=3),
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda d: d["colonies"][0]["phases"]["1"].pop("unmetered"),
+        lambda d: d["colonies"][0]["phases"]["1"].update(unmetered="x"),
+        lambda d: d["colonies"][0]["phases"]["1"]["castes"]["route-setter"]["models"].update(x=3),
+    ],
+)
 def test_a_hand_edited_costs_file_is_state_corrupt_and_names_its_restore(colony, edit):
     p = colony(phases=2)
     first = ok(p, "run")

@@ -25,25 +25,30 @@ def test_defaults_without_a_config_file(project):
     assert (cfg["max_phase_cost_usd"], cfg["max_total_cost_usd"]) == (0.50, 2.00)
 
 
-@pytest.mark.parametrize("settings,key,message", [
-    ({"max_reproduction_attempts": 0}, "bug_bash.max_reproduction_attempts", "must be >= 1"),
-    ({"reproduction_timeout_seconds": 29}, "bug_bash.reproduction_timeout_seconds", "must be >= 30"),
-    ({"reproduction_timeout_seconds": 601}, "bug_bash.reproduction_timeout_seconds",
-     "must be between 30 and 600 (the Bug Researcher's Bash tool waits at most that long)"),
-    ({"min_test_cases": 0}, "bug_bash.min_test_cases", "must be >= 1"),
-    ({"agent_temperature": 1.5}, "bug_bash.agent_temperature", "must be between 0 and 1"),
-    ({"agent_temperature": -0.1}, "bug_bash.agent_temperature", "must be >= 0"),
-    ({"max_analysis_attempts": "two"}, "bug_bash.max_analysis_attempts", "must be a integer"),
-    ({"max_reproduction_attempts": True}, "bug_bash.max_reproduction_attempts", "must be a integer"),
-    ({"min_test_cases": 2.5}, "bug_bash.min_test_cases", "whole number"),
-    ({"auto_approve_low_risk": "yes"}, "bug_bash.auto_approve_low_risk", "must be true or false"),
-    ({"storage_path": ""}, "bug_bash.storage_path", "non-empty string"),
-    ({"max_total_cost_usd": float("nan")}, "bug_bash.max_total_cost_usd", "finite"),
-    ({"test_command": ""}, "bug_bash.test_command", "is empty"),
-    ({"test_command": 3}, "bug_bash.test_command", "command string or a list"),
-    ({"max_reproducton_attempts": 5}, "bug_bash.max_reproducton_attempts",
-     "did you mean max_reproduction_attempts?"),
-])
+@pytest.mark.parametrize(
+    "settings,key,message",
+    [
+        ({"max_reproduction_attempts": 0}, "bug_bash.max_reproduction_attempts", "must be >= 1"),
+        ({"reproduction_timeout_seconds": 29}, "bug_bash.reproduction_timeout_seconds", "must be >= 30"),
+        (
+            {"reproduction_timeout_seconds": 601},
+            "bug_bash.reproduction_timeout_seconds",
+            "must be between 30 and 600 (the Bug Researcher's Bash tool waits at most that long)",
+        ),
+        ({"min_test_cases": 0}, "bug_bash.min_test_cases", "must be >= 1"),
+        ({"agent_temperature": 1.5}, "bug_bash.agent_temperature", "must be between 0 and 1"),
+        ({"agent_temperature": -0.1}, "bug_bash.agent_temperature", "must be >= 0"),
+        ({"max_analysis_attempts": "two"}, "bug_bash.max_analysis_attempts", "must be a integer"),
+        ({"max_reproduction_attempts": True}, "bug_bash.max_reproduction_attempts", "must be a integer"),
+        ({"min_test_cases": 2.5}, "bug_bash.min_test_cases", "whole number"),
+        ({"auto_approve_low_risk": "yes"}, "bug_bash.auto_approve_low_risk", "must be true or false"),
+        ({"storage_path": ""}, "bug_bash.storage_path", "non-empty string"),
+        ({"max_total_cost_usd": float("nan")}, "bug_bash.max_total_cost_usd", "finite"),
+        ({"test_command": ""}, "bug_bash.test_command", "is empty"),
+        ({"test_command": 3}, "bug_bash.test_command", "command string or a list"),
+        ({"max_reproducton_attempts": 5}, "bug_bash.max_reproducton_attempts", "did you mean max_reproduction_attempts?"),
+    ],
+)
 def test_bad_settings_name_the_key(bugs, settings, key, message):
     set_config(bugs.p, **settings)
     err = bugs.run("list").error
@@ -69,11 +74,14 @@ def test_only_the_reproduction_step_carries_a_bash_timeout(bugs):
     assert step["agent"] == "root-cause-analyzer" and "bash_timeout_ms" not in step
 
 
-@pytest.mark.parametrize("text,message", [
-    ("bug_bash: [1, 2]\n", "must be a mapping of settings"),
-    ("bug_bash:\n  min_test_cases: 3\n bad indent: x\n", "is not valid YAML"),
-    ("- a\n- b\n", "must be a mapping of sections"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("bug_bash: [1, 2]\n", "must be a mapping of settings"),
+        ("bug_bash:\n  min_test_cases: 3\n bad indent: x\n", "is not valid YAML"),
+        ("- a\n- b\n", "must be a mapping of sections"),
+    ],
+)
 def test_malformed_config_files(bugs, text, message):
     (bugs.p.root / ".aether" / "config.yaml").write_text(text)
     err = bugs.run("list").error
@@ -102,11 +110,14 @@ def test_environment_overrides(bugs, monkeypatch, tmp_path):
     assert not (bugs.p.root / ".aether" / "bugs").exists()
 
 
-@pytest.mark.parametrize("var,value,message", [
-    ("AETHER_BUG_MAX_REPRO_ATTEMPTS", "many", "must be a whole number"),
-    ("AETHER_BUG_MAX_REPRO_ATTEMPTS", "0", "must be >= 1"),
-    ("AETHER_BUG_AUTO_APPROVE_LOW", "maybe", "must be true or false"),
-])
+@pytest.mark.parametrize(
+    "var,value,message",
+    [
+        ("AETHER_BUG_MAX_REPRO_ATTEMPTS", "many", "must be a whole number"),
+        ("AETHER_BUG_MAX_REPRO_ATTEMPTS", "0", "must be >= 1"),
+        ("AETHER_BUG_AUTO_APPROVE_LOW", "maybe", "must be true or false"),
+    ],
+)
 def test_bad_environment_override_names_the_variable(bugs, monkeypatch, var, value, message):
     monkeypatch.setenv(var, value)
     err = bugs.run("list").error
@@ -124,24 +135,38 @@ def test_relative_storage_path_is_inside_the_project(bugs):
 
 def test_cost_is_priced_per_model_and_phase(bugs):
     bugs.drive("c", "reproducing")
-    out = bugs.ok("cost", "c", "--agent", "bug-researcher", "--input-tokens", "10000",
-                  "--output-tokens", "2000")
+    out = bugs.ok("cost", "c", "--agent", "bug-researcher", "--input-tokens", "10000", "--output-tokens", "2000")
     assert out["cost"]["cost_usd"] == 0.06  # sonnet 4: 3 $/M in, 15 $/M out
     assert out["cost"]["phase"] == "reproducing" and out["cost"]["model"] == "claude-sonnet-4-20250514"
-    out = bugs.ok("cost", "c", "--agent", "x", "--input-tokens", "1000", "--output-tokens", "1000",
-                  "--model", "claude-opus-4-20250514", "--phase", "ANALYZING")
+    out = bugs.ok(
+        "cost",
+        "c",
+        "--agent",
+        "x",
+        "--input-tokens",
+        "1000",
+        "--output-tokens",
+        "1000",
+        "--model",
+        "claude-opus-4-20250514",
+        "--phase",
+        "ANALYZING",
+    )
     assert out["cost"]["cost_usd"] == 0.09 and out["by_phase"] == {"reproducing": 0.06, "analyzing": 0.09}
     assert out["cost_usd"] == 0.15
     assert bugs.ok("status", "c", "--json")["cost_usd"] == 0.15
 
 
-@pytest.mark.parametrize("args,code", [
-    (("--input-tokens", "-1", "--output-tokens", "1"), "invalid_argument"),
-    (("--input-tokens", "1.5", "--output-tokens", "1"), "invalid_argument"),
-    (("--input-tokens", "1", "--output-tokens", "1", "--model", "gpt-5"), "unknown_model"),
-    (("--input-tokens", "1", "--output-tokens", "1", "--phase", "lunch"), "invalid_phase_name"),
-    (("--input-tokens", "1000000000", "--output-tokens", "1"), "invalid_argument"),
-])
+@pytest.mark.parametrize(
+    "args,code",
+    [
+        (("--input-tokens", "-1", "--output-tokens", "1"), "invalid_argument"),
+        (("--input-tokens", "1.5", "--output-tokens", "1"), "invalid_argument"),
+        (("--input-tokens", "1", "--output-tokens", "1", "--model", "gpt-5"), "unknown_model"),
+        (("--input-tokens", "1", "--output-tokens", "1", "--phase", "lunch"), "invalid_phase_name"),
+        (("--input-tokens", "1000000000", "--output-tokens", "1"), "invalid_argument"),
+    ],
+)
 def test_cost_rejects_bad_numbers(bugs, args, code):
     bugs.drive("c", "reproducing")
     result = bugs.run("cost", "c", "--agent", "a", *args)
@@ -152,8 +177,7 @@ def test_cost_rejects_bad_numbers(bugs, args, code):
 def test_phase_limit_stops_the_pipeline(bugs):
     bugs.drive("c", "reproducing")
     # 0.51 USD in one phase: over the 0.50 per-phase limit
-    result = bugs.run("cost", "c", "--agent", "bug-researcher", "--input-tokens", "170000",
-                      "--output-tokens", "0")
+    result = bugs.run("cost", "c", "--agent", "bug-researcher", "--input-tokens", "170000", "--output-tokens", "0")
     assert result.code == 6 and result.error["code"] == "cost_limit_exceeded"
     assert "exceeds limit $0.50" in result.error["error"]
     assert len(bugs.state("c")["costs"]) == 1  # what was spent is recorded
@@ -169,8 +193,7 @@ def test_total_limit(bugs):
     set_config(bugs.p, max_phase_cost_usd=10.0, max_total_cost_usd=0.10)
     bugs.drive("c", "reproducing")
     bugs.ok("cost", "c", "--agent", "a", "--input-tokens", "30000", "--output-tokens", "0")
-    result = bugs.run("cost", "c", "--agent", "a", "--input-tokens", "10000", "--output-tokens", "0",
-                      "--phase", "analyzing")
+    result = bugs.run("cost", "c", "--agent", "a", "--input-tokens", "10000", "--output-tokens", "0", "--phase", "analyzing")
     assert result.code == 6 and "Total cost $0.12 exceeds limit $0.10" in result.error["error"]
     assert result.error["total_usd"] == 0.12
 
@@ -178,14 +201,12 @@ def test_total_limit(bugs):
 # ---------------------------------------------------------------- ids
 
 
-@pytest.mark.parametrize("bad", ["../x", "a/b", "UPPER", "has space", "-lead", "trail-", "dou--ble",
-                                 "x" * 65, "ünï", "a.b", ""])
+@pytest.mark.parametrize("bad", ["../x", "a/b", "UPPER", "has space", "-lead", "trail-", "dou--ble", "x" * 65, "ünï", "a.b", ""])
 def test_unsafe_ids_are_refused(bugs, bad):
     result = bugs.run("init", "desc", f"--id={bad}")
     assert result.code == 1 and result.error["code"] == "invalid_bug_id"
     assert bugs.run("status", "--", bad).error["code"] == "invalid_bug_id"
-    assert not (bugs.p.root / ".aether" / "bugs").exists() or not any(
-        (bugs.p.root / ".aether" / "bugs").iterdir())
+    assert not (bugs.p.root / ".aether" / "bugs").exists() or not any((bugs.p.root / ".aether" / "bugs").iterdir())
 
 
 def test_auto_ids_are_unique_slugs(bugs):
@@ -202,14 +223,17 @@ def test_existing_id_exits_2(bugs):
     assert bugs.state("same")["report"]["description"] == "a"
 
 
-@pytest.mark.parametrize("args,code", [
-    (("init", ""), "invalid_argument"),
-    (("init", "x", "--github-issue", "0"), "invalid_argument"),
-    (("init", "x", "--github-issue", "abc"), "invalid_argument"),
-    (("init", "x" * 10_001), "invalid_argument"),
-    (("analyze", "a", "--stop-at", "plan"), "invalid_argument"),
-    (("cost", "a", "--agent", "x"), "invalid_argument"),
-])
+@pytest.mark.parametrize(
+    "args,code",
+    [
+        (("init", ""), "invalid_argument"),
+        (("init", "x", "--github-issue", "0"), "invalid_argument"),
+        (("init", "x", "--github-issue", "abc"), "invalid_argument"),
+        (("init", "x" * 10_001), "invalid_argument"),
+        (("analyze", "a", "--stop-at", "plan"), "invalid_argument"),
+        (("cost", "a", "--agent", "x"), "invalid_argument"),
+    ],
+)
 def test_bad_arguments_exit_1(bugs, args, code):
     result = bugs.run(*args)
     assert result.code == 1 and result.error["code"] == code

@@ -122,8 +122,9 @@ def test_root_cause_file_through_symlink_out_is_refused(bugs, tmp_path):
     outside.write_text("x = 1\n")
     os.symlink(outside, bugs.p.root / "link.py")
     bugs.drive("c", "analyzing")
-    _expect(bugs.record("c", "root-cause", _with(ROOT_CAUSE, root_cause_file="link.py")),
-            "leads outside the project through a symbolic link")
+    _expect(
+        bugs.record("c", "root-cause", _with(ROOT_CAUSE, root_cause_file="link.py")), "leads outside the project through a symbolic link"
+    )
 
 
 def test_root_cause_code_not_in_file_is_a_warning(bugs):
@@ -152,9 +153,17 @@ PLAN_CASES = [
     ("one test of 2", {"test_cases": GOOD_TESTS[:1]}, "test_cases: has 1, needs at least 2"),
     ("modify without current_code", {"changes": _change(current_code=None)}, "current_code: required and non-empty for a modify change"),
     ("modify without proposed_code", {"changes": _change(proposed_code="")}, "proposed_code: required and non-empty for a modify change"),
-    ("create without proposed_code", {"changes": _change(change_type="create", file_path="new.py", current_code=None, proposed_code=None)}, "proposed_code: required and non-empty for a create change"),
+    (
+        "create without proposed_code",
+        {"changes": _change(change_type="create", file_path="new.py", current_code=None, proposed_code=None)},
+        "proposed_code: required and non-empty for a create change",
+    ),
     ("create", {"changes": _change(change_type="create", file_path="pkg/new.py", current_code=None, proposed_code="X = 1\n")}, None),
-    ("delete needs no code", {"changes": _change(change_type="delete", file_path="tests/test_calc.py", current_code=None, proposed_code=None)}, None),
+    (
+        "delete needs no code",
+        {"changes": _change(change_type="delete", file_path="tests/test_calc.py", current_code=None, proposed_code=None)},
+        None,
+    ),
     ("bad change type", {"changes": _change(change_type="rename")}, "change_type: must be one of modify, create, delete"),
     ("explanation required", {"changes": _change(explanation="")}, "explanation: must not be empty"),
     ("no-op change", {"changes": _change(proposed_code=FIX_PLAN["changes"][0]["current_code"])}, "identical to current_code"),
@@ -167,18 +176,38 @@ PLAN_CASES = [
     ("test name not a function name", {"test_cases": _test(name="add works")}, "must be a Python function name starting with `test`"),
     ("test name without test prefix", {"test_cases": _test(name="check_add")}, "must be a Python function name starting with `test`"),
     ("test code not Python", {"test_cases": _test(test_code="def test_add_positive(:\n")}, "test_code: is not valid Python"),
-    ("test code defines another name", {"test_cases": _test(test_code="def test_other():\n    pass\n")}, "does not define a top-level function `def test_add_positive"),
+    (
+        "test code defines another name",
+        {"test_cases": _test(test_code="def test_other():\n    pass\n")},
+        "does not define a top-level function `def test_add_positive",
+    ),
     ("test description empty", {"test_cases": _test(description="")}, "description: must not be empty"),
     ("test category bad", {"test_cases": _test(category="smoke")}, "category: must be one of regression, edge_case, integration"),
     ("duplicate test names", {"test_cases": [GOOD_TESTS[0], GOOD_TESTS[0]]}, "the name 'test_add_positive' is used more than once"),
     ("current_code not found", {"changes": _change(current_code="return a * b")}, "current_code is not found in the file"),
-    ("current_code found twice", {"changes": _change(current_code="return a - b", proposed_code="return a + b")}, "current_code is found 2 times"),
-    ("create over an existing file", {"changes": _change(change_type="create", current_code=None)}, "the file already exists; create never overwrites"),
-    ("delete a missing file", {"changes": _change(change_type="delete", file_path="gone.py", current_code=None, proposed_code=None)}, "does not exist, so it cannot be deleted"),
+    (
+        "current_code found twice",
+        {"changes": _change(current_code="return a - b", proposed_code="return a + b")},
+        "current_code is found 2 times",
+    ),
+    (
+        "create over an existing file",
+        {"changes": _change(change_type="create", current_code=None)},
+        "the file already exists; create never overwrites",
+    ),
+    (
+        "delete a missing file",
+        {"changes": _change(change_type="delete", file_path="gone.py", current_code=None, proposed_code=None)},
+        "does not exist, so it cannot be deleted",
+    ),
     ("path with ..", {"changes": _change(file_path="../calc.py")}, "contains `..`"),
     ("absolute path", {"changes": _change(file_path="/tmp/calc.py")}, "is an absolute path"),
     ("path into .git", {"changes": _change(change_type="create", file_path=".git/hooks/pre-commit", current_code=None)}, "is inside .git/"),
-    ("path onto the test file", {"changes": _change(change_type="create", file_path="tests/test_bug_f.py", current_code=None)}, "must not touch tests/test_bug_f.py"),
+    (
+        "path onto the test file",
+        {"changes": _change(change_type="create", file_path="tests/test_bug_f.py", current_code=None)},
+        "must not touch tests/test_bug_f.py",
+    ),
     ("unknown field", {"patches": []}, "patches: unknown field"),
 ]
 
@@ -198,8 +227,7 @@ def test_min_test_cases_from_config(bugs):
 def test_symlink_target_is_refused(bugs):
     os.symlink("calc.py", bugs.p.root / "alias.py")
     bugs.drive("f", "planning")
-    _expect(bugs.record("f", "fix-plan", _with(FIX_PLAN, changes=_change(file_path="alias.py"))),
-            "is a symbolic link")
+    _expect(bugs.record("f", "fix-plan", _with(FIX_PLAN, changes=_change(file_path="alias.py"))), "is a symbolic link")
 
 
 def test_symlinked_folder_escaping_is_refused(bugs, tmp_path):
@@ -211,8 +239,7 @@ def test_symlinked_folder_escaping_is_refused(bugs, tmp_path):
 
 
 def test_crlf_hint(bugs):
-    (bugs.p.root / "calc.py").write_bytes(
-        b'def add(a, b):\r\n    """Sum of a and b."""\r\n    return a - b\r\n')
+    (bugs.p.root / "calc.py").write_bytes(b'def add(a, b):\r\n    """Sum of a and b."""\r\n    return a - b\r\n')
     bugs.drive("f", "planning")
     _expect(bugs.record("f", "fix-plan", FIX_PLAN), "(the file has CRLF line endings)")
 
@@ -226,13 +253,19 @@ def test_every_defect_is_listed_and_nothing_moves(bugs):
     doc = _with(FIX_PLAN, changes=[], rollback_plan="", test_cases=[{"name": "bad name"}])
     err = bugs.record("f", "fix-plan", doc).error
     assert {d.split(":")[0] for d in err["defects"]} >= {
-        "rollback_plan", "changes", "test_cases", "test_cases[0].name", "test_cases[0].description",
-        "test_cases[0].test_code"}
+        "rollback_plan",
+        "changes",
+        "test_cases",
+        "test_cases[0].name",
+        "test_cases[0].description",
+        "test_cases[0].test_code",
+    }
     after = bugs.state("f")
     assert after["phase"] == "planning" and after["fix_plan"] is None
     assert after["agent_rejections"] == {"fix-plan": 1}
-    assert {k: v for k, v in after.items() if k not in ("agent_rejections", "updated_at")} == \
-        {k: v for k, v in before.items() if k not in ("agent_rejections", "updated_at")}
+    assert {k: v for k, v in after.items() if k not in ("agent_rejections", "updated_at")} == {
+        k: v for k, v in before.items() if k not in ("agent_rejections", "updated_at")
+    }
     assert not (bugs.p.root / ".aether" / "bugs" / "f" / "fix-plan.md").exists()
 
 
@@ -248,11 +281,14 @@ def test_retry_policy_counts_attempts_with_backoff(bugs):
     assert bugs.state("r")["agent_rejections"] == {}
 
 
-@pytest.mark.parametrize("text,defect", [
-    ("{not json", "not valid JSON"),
-    ("[1, 2]", "must be a JSON object, found a list"),
-    ("", "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "text,defect",
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "must be a JSON object, found a list"),
+        ("", "not valid JSON"),
+    ],
+)
 def test_malformed_documents(bugs, text, defect):
     bugs.drive("r", "reproducing")
     _expect(bugs.record("r", "reproduction", text), defect)
@@ -260,7 +296,7 @@ def test_malformed_documents(bugs, text, defect):
 
 def test_record_from_a_file_with_unicode(bugs, tmp_path):
     bugs.drive("r", "reproducing")
-    doc = _with(REPRODUCTION, notes='quotes " \' `x` $(rm -rf /) ünïcødé 🐜\nline two')
+    doc = _with(REPRODUCTION, notes="quotes \" ' `x` $(rm -rf /) ünïcødé 🐜\nline two")
     path = tmp_path / "r.json"
     path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
     bugs.run("record", "r", "reproduction", str(path)).json

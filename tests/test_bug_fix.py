@@ -34,7 +34,10 @@ def test_happy_path_runs_pytest_with_the_projects_interpreter(bugs, project_venv
     assert sorted(t["name"] for t in impl["tests"]) == ["test_add", "test_add_negative", "test_add_positive"]
     assert (impl["tests_passed"], impl["tests_failed"], impl["success"]) == (3, 0, True)
     assert [(t["from_phase"], t["to_phase"]) for t in bugs.state("h")["transitions"][-3:]] == [
-        ("approved", "implementing"), ("implementing", "verifying"), ("verifying", "fixed")]
+        ("approved", "implementing"),
+        ("implementing", "verifying"),
+        ("verifying", "fixed"),
+    ]
     assert "✓ Bug fixed!" in out["text"] and "✓ Modified: calc.py" in out["text"]
     assert "passed" in (bugs.p.root / ".aether/bugs/h/verification.log").read_text()
 
@@ -72,9 +75,14 @@ def test_rollback_refuses_to_lose_later_edits(bugs):
 
 def test_git_rollback_hint_in_a_git_project(bugs):
     subprocess.run(["git", "init", "-q"], cwd=bugs.p.root, check=True)
-    bugs.drive("b", "approved", fix_plan=plan(changes=FIX_PLAN["changes"] + [
-        {"file_path": "new.py", "change_type": "create", "proposed_code": "X = 1\n",
-         "explanation": "new"}]))
+    bugs.drive(
+        "b",
+        "approved",
+        fix_plan=plan(
+            changes=FIX_PLAN["changes"]
+            + [{"file_path": "new.py", "change_type": "create", "proposed_code": "X = 1\n", "explanation": "new"}]
+        ),
+    )
     set_config(bugs.p, test_command="false")
     err = bugs.run("fix", "b").error
     assert err["git_rollback"] == "git checkout -- calc.py && rm -f -- new.py tests/test_bug_b.py"
@@ -82,8 +90,7 @@ def test_git_rollback_hint_in_a_git_project(bugs):
 
 def test_verification_timeout_blocks(bugs):
     bugs.drive("t", "approved")
-    set_config(bugs.p, test_command=[sys.executable, "-c", "import time; time.sleep(30)"],
-               verification_timeout_seconds=1)
+    set_config(bugs.p, test_command=[sys.executable, "-c", "import time; time.sleep(30)"], verification_timeout_seconds=1)
     err = bugs.run("fix", "t").error
     assert err["code"] == "verification_failed"
     assert bugs.state("t")["blocked_reason"] == "Verification timed out after 1s"
@@ -103,8 +110,7 @@ def test_current_code_not_found_refused_with_nothing_changed(bugs):
 
 def test_path_escape_at_fix_time_refused(bugs, tmp_path):
     (bugs.p.root / "vendor").mkdir()
-    doc = plan(changes=[{"file_path": "vendor/x.py", "change_type": "create",
-                         "proposed_code": "X = 1\n", "explanation": "x"}])
+    doc = plan(changes=[{"file_path": "vendor/x.py", "change_type": "create", "proposed_code": "X = 1\n", "explanation": "x"}])
     bugs.drive("e", "approved", fix_plan=doc)
     (bugs.p.root / "vendor").rmdir()
     outside = tmp_path / "outside"
@@ -118,16 +124,19 @@ def test_path_escape_at_fix_time_refused(bugs, tmp_path):
     assert bugs.phase("e") == "approved"
 
 
-@pytest.mark.parametrize("path,problem", [
-    ("../x.py", "contains `..`"),
-    ("a/../../x.py", "contains `..`"),
-    ("/etc/passwd", "is an absolute path"),
-    ("~/x.py", "is an absolute path"),
-    (".git/config", "is inside .git/"),
-    (".aether/bugs/x/state.json", "is inside .aether/"),
-    ("", "is empty"),
-    (".", "names the project root"),
-])
+@pytest.mark.parametrize(
+    "path,problem",
+    [
+        ("../x.py", "contains `..`"),
+        ("a/../../x.py", "contains `..`"),
+        ("/etc/passwd", "is an absolute path"),
+        ("~/x.py", "is an absolute path"),
+        (".git/config", "is inside .git/"),
+        (".aether/bugs/x/state.json", "is inside .aether/"),
+        ("", "is empty"),
+        (".", "names the project root"),
+    ],
+)
 def test_resolve_refuses_escapes(tmp_path, path, problem):
     rel, why = fixer.resolve(str(tmp_path), path)
     assert rel is None and problem in why
@@ -160,9 +169,10 @@ def test_dry_run_refused_before_planning(bugs):
 
 
 def test_failure_half_way_restores_every_file(bugs, monkeypatch):
-    doc = plan(changes=FIX_PLAN["changes"] + [
-        {"file_path": "pkg/deep/new.py", "change_type": "create", "proposed_code": "X = 1\n",
-         "explanation": "new module"}])
+    doc = plan(
+        changes=FIX_PLAN["changes"]
+        + [{"file_path": "pkg/deep/new.py", "change_type": "create", "proposed_code": "X = 1\n", "explanation": "new module"}]
+    )
     bugs.drive("w", "approved", fix_plan=doc)
     before = tree(bugs.p.root)
     real_write = fixer._write
@@ -226,14 +236,12 @@ def test_concurrent_commands_never_corrupt_the_state(bugs):
     from conftest import LAUNCHER
 
     def start(*args):
-        return subprocess.Popen([str(LAUNCHER), "bug", *args], cwd=bugs.p.root,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        return subprocess.Popen([str(LAUNCHER), "bug", *args], cwd=bugs.p.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
     for _ in range(2):
         procs.append(("fix", start("fix", "c")))
     for n in range(8):
-        procs.append(("cost", start("cost", "c", "--agent", f"a{n}", "--input-tokens", "1000",
-                                    "--output-tokens", "100")))
+        procs.append(("cost", start("cost", "c", "--agent", f"a{n}", "--input-tokens", "1000", "--output-tokens", "100")))
     for _ in range(3):
         procs.append(("status", start("status", "c", "--json")))
         procs.append(("approve", start("approve", "c", "--by", "x")))

@@ -28,8 +28,7 @@ OPS = {
     "reject": ("reject", "{id}", "--reason", "not worth it"),
     "fix": ("fix", "{id}"),
 }
-INPUTS = {"record-reproduction": REPRODUCTION, "record-root-cause": ROOT_CAUSE,
-          "record-fix-plan": FIX_PLAN}
+INPUTS = {"record-reproduction": REPRODUCTION, "record-root-cause": ROOT_CAUSE, "record-fix-plan": FIX_PLAN}
 
 # (phase, operation) → the phase it leads to, or the exit code of the refusal.
 # Anything not listed is refused with exit 2 (invalid phase, naming the legal commands).
@@ -72,7 +71,7 @@ def test_every_operation_in_every_phase(bugs, monkeypatch, phase):
         if isinstance(expected, str):
             assert result.code == 0, (phase, op, result.stderr)
             assert bugs.phase(bug_id) == expected, (phase, op)
-            new = bugs.state(bug_id)["transitions"][len(before["transitions"]):]
+            new = bugs.state(bug_id)["transitions"][len(before["transitions"]) :]
             for t in new:  # each move is in the table, and in the append-only log
                 assert t["to_phase"] in phases.TRANSITIONS[t["from_phase"]]
                 assert t["trigger"] in ("auto", "user_command", "agent_output")
@@ -95,12 +94,21 @@ def test_every_operation_in_every_phase(bugs, monkeypatch, phase):
 def test_transition_table_is_the_seeds():
     moves = {(a, b) for a, tos in phases.TRANSITIONS.items() for b in tos}
     assert moves == {
-        ("created", "reproducing"), ("reproducing", "reproduced"),
-        ("reproducing", "not_reproducible"), ("reproduced", "analyzing"),
-        ("analyzing", "analyzed"), ("analyzed", "planning"), ("planning", "planned"),
-        ("planned", "approved"), ("planned", "wont_fix"), ("approved", "implementing"),
-        ("implementing", "verifying"), ("verifying", "fixed"), ("verifying", "blocked"),
-        ("blocked", "reproducing"), ("not_reproducible", "wont_fix"),
+        ("created", "reproducing"),
+        ("reproducing", "reproduced"),
+        ("reproducing", "not_reproducible"),
+        ("reproduced", "analyzing"),
+        ("analyzing", "analyzed"),
+        ("analyzed", "planning"),
+        ("planning", "planned"),
+        ("planned", "approved"),
+        ("planned", "wont_fix"),
+        ("approved", "implementing"),
+        ("implementing", "verifying"),
+        ("verifying", "fixed"),
+        ("verifying", "blocked"),
+        ("blocked", "reproducing"),
+        ("not_reproducible", "wont_fix"),
     }
     assert len(phases.PHASES) == 14
 
@@ -116,14 +124,39 @@ def test_refusal_names_the_legal_command(bugs):
 
 # ---------------------------------------------------------------- the approval gate, as a property
 
-STEPS = ["init", "analyze", "analyze-stop-reproduce", "analyze-stop-analyze", "analyze-retry",
-         "repro", "repro-not", "repro-bad", "root-cause", "root-cause-bad", "plan", "plan-low",
-         "plan-bad", "approve", "approve-in-claude", "reject", "fix", "fix-dry", "tests-fail",
-         "tests-pass", "auto-approve-on", "tamper-plan", "tamper-approval", "tamper-phase",
-         "rollback"]
-LOW_PLAN = dict(FIX_PLAN, changes=[{"file_path": "extra.py", "change_type": "create",
-                                    "proposed_code": "def helper():\n    return 1\n",
-                                    "explanation": "a new helper"}])
+STEPS = [
+    "init",
+    "analyze",
+    "analyze-stop-reproduce",
+    "analyze-stop-analyze",
+    "analyze-retry",
+    "repro",
+    "repro-not",
+    "repro-bad",
+    "root-cause",
+    "root-cause-bad",
+    "plan",
+    "plan-low",
+    "plan-bad",
+    "approve",
+    "approve-in-claude",
+    "reject",
+    "fix",
+    "fix-dry",
+    "tests-fail",
+    "tests-pass",
+    "auto-approve-on",
+    "tamper-plan",
+    "tamper-approval",
+    "tamper-phase",
+    "rollback",
+]
+LOW_PLAN = dict(
+    FIX_PLAN,
+    changes=[
+        {"file_path": "extra.py", "change_type": "create", "proposed_code": "def helper():\n    return 1\n", "explanation": "a new helper"}
+    ],
+)
 
 
 class _Project:
@@ -144,13 +177,15 @@ def _step(b: Bugs, name: str, monkeypatch) -> None:
     if name == "init":
         b.run("init", "property bug", "--id", i)
     elif name.startswith("analyze"):
-        extra = {"analyze": [], "analyze-retry": ["--retry"],
-                 "analyze-stop-reproduce": ["--stop-at", "reproduce"],
-                 "analyze-stop-analyze": ["--stop-at", "analyze"]}[name]
+        extra = {
+            "analyze": [],
+            "analyze-retry": ["--retry"],
+            "analyze-stop-reproduce": ["--stop-at", "reproduce"],
+            "analyze-stop-analyze": ["--stop-at", "analyze"],
+        }[name]
         b.run("analyze", i, *extra)
     elif name in ("repro", "repro-not", "repro-bad"):
-        doc = {"repro": REPRODUCTION, "repro-not": NOT_REPRODUCED,
-               "repro-bad": {"confirmed": True, "reproduction_steps": []}}[name]
+        doc = {"repro": REPRODUCTION, "repro-not": NOT_REPRODUCED, "repro-bad": {"confirmed": True, "reproduction_steps": []}}[name]
         b.record(i, "reproduction", doc)
     elif name in ("root-cause", "root-cause-bad"):
         b.record(i, "root-cause", ROOT_CAUSE if name == "root-cause" else {"summary": "x" * 101})
@@ -181,9 +216,12 @@ def _step(b: Bugs, name: str, monkeypatch) -> None:
         if name == "tamper-plan" and state.get("fix_plan"):
             state["fix_plan"]["summary"] += " (edited)"
         elif name == "tamper-approval" and state.get("fix_plan"):
-            state["approval_record"] = {"bug_id": i, "approved_by": "mallory",
-                                        "approved_at": "2026-01-01T00:00:00Z",
-                                        "fix_plan_hash": plan_hash(state["fix_plan"])}
+            state["approval_record"] = {
+                "bug_id": i,
+                "approved_by": "mallory",
+                "approved_at": "2026-01-01T00:00:00Z",
+                "fix_plan_hash": plan_hash(state["fix_plan"]),
+            }
         elif name == "tamper-phase":
             state["phase"] = "approved"
         state_file.write_text(json.dumps(state))
@@ -193,8 +231,20 @@ def _step(b: Bugs, name: str, monkeypatch) -> None:
 def sequences(draw):
     """Mostly the way to a fix (twice, with a retry), each step kept 3 times in 4, with up to
     two random steps — tampering included — before each."""
-    backbone = ["analyze", "repro", "root-cause", draw(st.sampled_from(["plan", "plan-low"])),
-                "approve", "fix", "analyze-retry", "repro", "root-cause", "plan", "approve", "fix"]
+    backbone = [
+        "analyze",
+        "repro",
+        "root-cause",
+        draw(st.sampled_from(["plan", "plan-low"])),
+        "approve",
+        "fix",
+        "analyze-retry",
+        "repro",
+        "root-cause",
+        "plan",
+        "approve",
+        "fix",
+    ]
     out = []
     for step in backbone:
         out += draw(st.lists(st.sampled_from(STEPS), max_size=2))
@@ -203,8 +253,7 @@ def sequences(draw):
     return out
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                 HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(sequences())
 def test_no_sequence_reaches_implementing_without_a_matching_approval(monkeypatch, steps):
     with tempfile.TemporaryDirectory() as tmp:
@@ -215,15 +264,18 @@ def test_no_sequence_reaches_implementing_without_a_matching_approval(monkeypatc
             before = json.loads(state_file.read_text())
             _step(b, name, monkeypatch)
             after = json.loads(state_file.read_text())
-            started = [t for t in after["transitions"][len(before["transitions"]):]
-                       if t["to_phase"] == "implementing"]
+            started = [t for t in after["transitions"][len(before["transitions"]) :] if t["to_phase"] == "implementing"]
             if started:
                 approval = before["approval_record"]
                 assert approval is not None
                 assert approval["fix_plan_hash"] == plan_hash(before["fix_plan"])
-                assert any(e["bug_id"] == "p" and e["fix_plan_hash"] == approval["fix_plan_hash"]
-                           and e["approved_at"] == approval["approved_at"]
-                           and e["approved_by"] == approval["approved_by"] for e in b.audit())
+                assert any(
+                    e["bug_id"] == "p"
+                    and e["fix_plan_hash"] == approval["fix_plan_hash"]
+                    and e["approved_at"] == approval["approved_at"]
+                    and e["approved_by"] == approval["approved_by"]
+                    for e in b.audit()
+                )
                 assert approval["approved_by"] in ("human", "auto:low_risk")
                 if approval["approved_by"] == "auto:low_risk":
                     assert low_risk(before["fix_plan"], {"min_test_cases": 2})["eligible"]

@@ -15,11 +15,21 @@ def test_happy_path(bugs, project_venv, monkeypatch):
 
     os.symlink(project_venv, bugs.p.root / ".venv")
     monkeypatch.setenv("AETHER_NOW", "2026-03-01T10:00:00Z")
-    out = bugs.run("init", "Login fails with special characters", "--test",
-                   "tests/test_calc.py::test_add", "--github-issue", "123", "--error",
-                   "assert -1 == 5", "--text")
-    assert out.stdout.splitlines()[:2] == ["Created bug investigation: login-fails-with-special-characters",
-                                           "Location: .aether/bugs/login-fails-with-special-characters/"]
+    out = bugs.run(
+        "init",
+        "Login fails with special characters",
+        "--test",
+        "tests/test_calc.py::test_add",
+        "--github-issue",
+        "123",
+        "--error",
+        "assert -1 == 5",
+        "--text",
+    )
+    assert out.stdout.splitlines()[:2] == [
+        "Created bug investigation: login-fails-with-special-characters",
+        "Location: .aether/bugs/login-fails-with-special-characters/",
+    ]
     i = "login-fails-with-special-characters"
     step = bugs.ok("analyze", i)["agent_step"]
     assert step["agent"] == "bug-researcher" and step["record"] == f"aether bug record {i} reproduction -"
@@ -31,17 +41,42 @@ def test_happy_path(bugs, project_venv, monkeypatch):
     assert planned["fix_plan_hash"] == plan_hash(bugs.state(i)["fix_plan"])
     assert "Risk: LOW" in planned["text"] and f"aether bug approve {i}" in planned["text"]
     approved = bugs.ok("approve", i, "--by", "ana")
-    assert approved["approval"] == {"bug_id": i, "approved_by": "ana", "approved_at": "2026-03-01T10:00:00Z",
-                                    "fix_plan_hash": planned["fix_plan_hash"], "given_via": "terminal",
-                                    "signals": AT_A_TERMINAL}
+    assert approved["approval"] == {
+        "bug_id": i,
+        "approved_by": "ana",
+        "approved_at": "2026-03-01T10:00:00Z",
+        "fix_plan_hash": planned["fix_plan_hash"],
+        "given_via": "terminal",
+        "signals": AT_A_TERMINAL,
+    }
     assert bugs.audit() == [approved["approval"]]
     assert bugs.ok("fix", i)["phase"] == "FIXED"
     phases_seen = [t["to_phase"] for t in bugs.history(i)]
-    assert phases_seen == ["reproducing", "reproduced", "analyzing", "analyzed", "planning", "planned",
-                           "approved", "implementing", "verifying", "fixed"]
+    assert phases_seen == [
+        "reproducing",
+        "reproduced",
+        "analyzing",
+        "analyzed",
+        "planning",
+        "planned",
+        "approved",
+        "implementing",
+        "verifying",
+        "fixed",
+    ]
     triggers = [t["trigger"] for t in bugs.history(i)]
-    assert triggers == ["user_command", "agent_output", "auto", "agent_output", "auto", "agent_output",
-                        "user_command", "user_command", "auto", "auto"]
+    assert triggers == [
+        "user_command",
+        "agent_output",
+        "auto",
+        "agent_output",
+        "auto",
+        "agent_output",
+        "user_command",
+        "user_command",
+        "auto",
+        "auto",
+    ]
     assert bugs.ok("history", i) == bugs.history(i)
 
 
@@ -154,9 +189,15 @@ def test_a_terminal_does_not_outweigh_claude_codes_variable(bugs):
     bugs.drive("a", "planned")
     master, slave = pty.openpty()
     try:
-        proc = subprocess.run([str(LAUNCHER), "bug", "approve", "a", "--by", "me"], stdin=slave,
-                              stderr=slave, stdout=subprocess.PIPE, cwd=bugs.p.root, timeout=60,
-                              env={**os.environ, "CLAUDECODE": "1"})
+        proc = subprocess.run(
+            [str(LAUNCHER), "bug", "approve", "a", "--by", "me"],
+            stdin=slave,
+            stderr=slave,
+            stdout=subprocess.PIPE,
+            cwd=bugs.p.root,
+            timeout=60,
+            env={**os.environ, "CLAUDECODE": "1"},
+        )
     finally:
         os.close(slave)
         os.close(master)
@@ -210,9 +251,12 @@ def test_forged_approval_not_in_the_audit_log_is_refused(bugs):
     bugs.drive("t", "planned")
     state = bugs.state("t")
     state["phase"] = "approved"
-    state["approval_record"] = {"bug_id": "t", "approved_by": "mallory",
-                                "approved_at": "2026-01-01T00:00:00Z",
-                                "fix_plan_hash": plan_hash(state["fix_plan"])}
+    state["approval_record"] = {
+        "bug_id": "t",
+        "approved_by": "mallory",
+        "approved_at": "2026-01-01T00:00:00Z",
+        "fix_plan_hash": plan_hash(state["fix_plan"]),
+    }
     bugs.write_state("t", state)
     assert bugs.run("fix", "t").error["code"] == "approval_not_audited"
     del state["approval_record"]
@@ -229,6 +273,7 @@ def test_hash_is_sha256_of_canonical_json():
 
 
 # ---------------------------------------------------------------- auto approval of LOW risk
+
 
 def test_auto_approve_low_risk_checks_the_criteria_itself(bugs):
     set_config(bugs.p, auto_approve_low_risk=True)
@@ -269,14 +314,21 @@ def test_low_risk_criteria():
     two_defs["changes"][0]["proposed_code"] += "\n\ndef other():\n    return 2\n"
     assert "the added code touches at most one function or class definition" in low_risk(two_defs, cfg)["failed"]
     untested = dict(LOW, test_cases=[dict(t, category="edge_case") for t in LOW["test_cases"]])
-    assert low_risk(untested, cfg)["failed"] == [
-        "it has at least min_test_cases tests, one of them a regression test"]
+    assert low_risk(untested, cfg)["failed"] == ["it has at least min_test_cases tests, one of them a regression test"]
     deleting = dict(LOW, changes=[{"file_path": "x.py", "change_type": "delete", "explanation": "x"}])
     assert "it only adds code (no file deleted, no existing line removed)" in low_risk(deleting, cfg)["failed"]
-    adding = dict(LOW, changes=[{"file_path": "calc.py", "change_type": "modify",
-                                 "current_code": "def add(a, b):\n",
-                                 "proposed_code": "def add(a, b):\n    assert b is not None\n",
-                                 "explanation": "guard"}])
+    adding = dict(
+        LOW,
+        changes=[
+            {
+                "file_path": "calc.py",
+                "change_type": "modify",
+                "current_code": "def add(a, b):\n",
+                "proposed_code": "def add(a, b):\n    assert b is not None\n",
+                "explanation": "guard",
+            }
+        ],
+    )
     assert low_risk(adding, cfg)["eligible"]
 
 
@@ -288,18 +340,22 @@ def test_status_panel_and_json(bugs, monkeypatch):
     bugs.drive("login-special-chars", "planned")
     text = bugs.run("status", "login-special-chars").stdout
     assert text.startswith("╭") and "Bug: login-special-chars" in text.splitlines()[0]
-    for piece in ("Phase: PLANNED (awaiting approval)", "Created: 2025-12-10 14:30:00",
-                  "Reproduction: CONFIRMED (high confidence)", "Root Cause: calc.py:3",
-                  "Summary: Use + in add()", "Tests: 2 new test cases", "Risk: LOW",
-                  "Next: aether bug approve login-special-chars"):
+    for piece in (
+        "Phase: PLANNED (awaiting approval)",
+        "Created: 2025-12-10 14:30:00",
+        "Reproduction: CONFIRMED (high confidence)",
+        "Root Cause: calc.py:3",
+        "Summary: Use + in add()",
+        "Tests: 2 new test cases",
+        "Risk: LOW",
+        "Next: aether bug approve login-special-chars",
+    ):
         assert piece in text, piece
     assert all(len(line) == 72 for line in text.splitlines())
     data = bugs.ok("status", "login-special-chars", "--json")
     assert data["phase"] == "PLANNED" and data["created_at"] == "2025-12-10T14:30:00Z"
-    assert data["root_cause"] == {"file": "calc.py", "line": 3, "confidence": "high",
-                                  "summary": ROOT_CAUSE["summary"]}
-    assert data["fix_plan"] == {"summary": "Use + in add()", "files_changed": 1, "test_cases": 2,
-                                "risk_level": "low"}
+    assert data["root_cause"] == {"file": "calc.py", "line": 3, "confidence": "high", "summary": ROOT_CAUSE["summary"]}
+    assert data["fix_plan"] == {"summary": "Use + in add()", "files_changed": 1, "test_cases": 2, "risk_level": "low"}
     assert data["reproduction"]["confirmed"] is True
 
 
@@ -323,15 +379,20 @@ def test_list_filters_limits_and_flags_corrupt_bugs(bugs, monkeypatch):
 
 
 def test_list_with_no_bugs(bugs):
-    assert bugs.ok("list", "--json") == {"bugs": [], "count": 0,
-                                         "text": bugs.ok("list", "--json")["text"]}
+    assert bugs.ok("list", "--json") == {"bugs": [], "count": 0, "text": bugs.ok("list", "--json")["text"]}
     assert "0 bugs found" in bugs.run("list").stdout
 
 
 def test_unknown_bug(bugs):
-    for args in (("status", "nope"), ("approve", "nope"), ("fix", "nope"), ("analyze", "nope"),
-                 ("reject", "nope", "--reason", "x"), ("history", "nope"),
-                 ("cost", "nope", "--agent", "a", "--input-tokens", "1", "--output-tokens", "1")):
+    for args in (
+        ("status", "nope"),
+        ("approve", "nope"),
+        ("fix", "nope"),
+        ("analyze", "nope"),
+        ("reject", "nope", "--reason", "x"),
+        ("history", "nope"),
+        ("cost", "nope", "--agent", "a", "--input-tokens", "1", "--output-tokens", "1"),
+    ):
         result = bugs.run(*args)
         assert result.code == 1 and result.error["code"] == "bug_not_found", args
     assert not (bugs.p.root / ".aether" / "bugs" / "nope").exists()
@@ -340,8 +401,7 @@ def test_unknown_bug(bugs):
 def test_json_round_trip_of_report_text(bugs, tmp_path):
     trace = tmp_path / "trace.txt"
     trace.write_text('Traceback (most recent call last):\n  File "x.py", line 1\n"quoted" ünï\n')
-    out = bugs.ok("init", "-", "--id", "u", "--stack-trace", f"@{trace}",
-                  input="Crash on start\nwith $(weird) `chars` and 'quotes' 🐜")
+    out = bugs.ok("init", "-", "--id", "u", "--stack-trace", f"@{trace}", input="Crash on start\nwith $(weird) `chars` and 'quotes' 🐜")
     report = bugs.state("u")["report"]
     assert report["description"] == "Crash on start\nwith $(weird) `chars` and 'quotes' 🐜"
     assert report["stack_trace"] == trace.read_text()

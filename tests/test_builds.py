@@ -65,8 +65,13 @@ COMMANDS = {
 # state → {command: state after it}; everything else must be refused naming the way forward.
 LEGAL = {
     "IDLE": {},
-    "READY": {"plan-start": "PLANNING", "plan-load": "READY", "build-start": "EXECUTING",
-              "build-start --resume": "EXECUTING", "phase-advance": "READY"},
+    "READY": {
+        "plan-start": "PLANNING",
+        "plan-load": "READY",
+        "build-start": "EXECUTING",
+        "build-start --resume": "EXECUTING",
+        "phase-advance": "READY",
+    },
     "PLANNING": {"plan-start": "PLANNING", "plan-load": "READY"},
     "EXECUTING": {"build-finish": "READY", "build-abort": "READY", "build-start --resume": "EXECUTING"},
     "COMPLETED": {"plan-start": "PLANNING", "plan-load": "READY"},
@@ -136,20 +141,22 @@ def test_build_start_returns_the_work(ready):
 
 def test_build_start_resets_spawn_tree(ready):
     colony = state(ready)
-    colony["spawn_tree"] = {"phase": 0, "status": "finished", "max_depth": 3, "waves": [], "spawn_requests": [],
-                            "nodes": {}}
+    colony["spawn_tree"] = {"phase": 0, "status": "finished", "max_depth": 3, "waves": [], "spawn_requests": [], "nodes": {}}
     ready.write("COLONY_STATE.json", colony)
     ready.run("build-start", 1).json
     assert state(ready)["spawn_tree"] is None
 
 
-@pytest.mark.parametrize("args,code,words", [
-    (["build-start", 2], "phase_out_of_order", "phase 1 (Phase 1 name) comes first"),
-    (["build-start", 9], "unknown_phase", "phases: 1, 2, 3"),
-    (["build-start", 0], "invalid_argument", "0"),
-    (["build-start", "x"], "invalid_argument", "x"),
-    (["build-start", "1.5"], "invalid_argument", "1.5"),
-])
+@pytest.mark.parametrize(
+    "args,code,words",
+    [
+        (["build-start", 2], "phase_out_of_order", "phase 1 (Phase 1 name) comes first"),
+        (["build-start", 9], "unknown_phase", "phases: 1, 2, 3"),
+        (["build-start", 0], "invalid_argument", "0"),
+        (["build-start", "x"], "invalid_argument", "x"),
+        (["build-start", "1.5"], "invalid_argument", "1.5"),
+    ],
+)
 def test_build_start_refusals(ready, args, code, words):
     err = ready.run(*args).error
     assert err["code"] == code and words in err["error"]
@@ -223,11 +230,14 @@ def test_abort_then_resume(ready):
     assert ready.run("build-start", 1, "--resume").json["previous_status"] == "failed"
 
 
-@pytest.mark.parametrize("args,code", [
-    (["build-abort", 1, "--reason", "  "], "invalid_reason"),
-    (["build-abort", 2, "--reason", "x"], "phase_mismatch"),
-    (["build-abort", 1], "invalid_argument"),
-])
+@pytest.mark.parametrize(
+    "args,code",
+    [
+        (["build-abort", 1, "--reason", "  "], "invalid_reason"),
+        (["build-abort", 2, "--reason", "x"], "phase_mismatch"),
+        (["build-abort", 1], "invalid_argument"),
+    ],
+)
 def test_abort_refusals(ready, args, code):
     ready.run("build-start", 1).json
     assert ready.run(*args).error["code"] == code
@@ -274,17 +284,19 @@ def test_finish_success_effects_on_every_file(ready):
 
 def test_finish_failure_records_errors_and_flags_patterns(ready):
     ready.run("build-start", 1).json
-    extra = {t: {"error": {"category": "Import", "severity": "high", "description": f"no module in {t}",
-                           "root_cause": "missing dependency"}} for t in ("1.1", "1.2", "1.3")}
-    out = ready.run("build-finish", 1, "--results", "-",
-                    input=results(ids(1), failed=("1.1", "1.2", "1.3"), **extra)).json
+    extra = {
+        t: {"error": {"category": "Import", "severity": "high", "description": f"no module in {t}", "root_cause": "missing dependency"}}
+        for t in ("1.1", "1.2", "1.3")
+    }
+    out = ready.run("build-finish", 1, "--results", "-", input=results(ids(1), failed=("1.1", "1.2", "1.3"), **extra)).json
     assert out["phase_status"] == "failed" and out["tasks"]["failed"] == 3
     assert [f["id"] for f in out["failed_tasks"]] == ["1.1", "1.2", "1.3"]
     assert out["flagged_patterns"] == ["import"]
     assert out["next"]["command"] == "aether next --build 1"
     errors = ready.load("errors.json")
     assert [(e["category"], e["task_id"], e["phase"], e["root_cause"]) for e in errors["errors"]] == [
-        ("import", t, 1, "missing dependency") for t in ("1.1", "1.2", "1.3")]
+        ("import", t, 1, "missing dependency") for t in ("1.1", "1.2", "1.3")
+    ]
     assert errors["flagged_patterns"][0]["category"] == "import"
     signals = [s for s in ready.load("pheromones.json")["signals"] if s.get("auto") and s["type"] != "INIT"]
     assert [s["type"] for s in signals] == ["FEEDBACK", "REDIRECT"]
@@ -295,21 +307,25 @@ def test_finish_failure_records_errors_and_flags_patterns(ready):
     assert statuses(ready) == ["failed", "pending", "pending"]
     # the pattern is flagged once: a later failure of the same category adds no REDIRECT
     ready.run("build-start", 1, "--resume").json
-    again = ready.run("build-finish", 1, "--results", "-",
-                      input=results(ids(1), failed=("1.1",), **extra)).json
+    again = ready.run("build-finish", 1, "--results", "-", input=results(ids(1), failed=("1.1",), **extra)).json
     assert again["flagged_patterns"] == [] and [s["type"] for s in again["signals_emitted"]] == ["FEEDBACK"]
 
 
 def test_failed_task_without_error_object_and_watcher_failure(ready):
     ready.run("build-start", 1).json
-    watcher = {"passed": False, "score": 41.5, "checks": [{"name": "pytest", "passed": False, "detail": "2 failed"},
-                                                        {"name": "imports", "passed": True}],
-               "summary": "tests fail"}
+    watcher = {
+        "passed": False,
+        "score": 41.5,
+        "checks": [{"name": "pytest", "passed": False, "detail": "2 failed"}, {"name": "imports", "passed": True}],
+        "summary": "tests fail",
+    }
     out = ready.run("build-finish", 1, "--results", "-", input=results(ids(1), failed=("1.2",), watcher=watcher)).json
     assert out["phase_status"] == "failed" and "score 41.5" in out["text"] and "1/2 checks" in out["text"]
     errors = ready.load("errors.json")["errors"]
     assert [(e["category"], e["severity"], e["task_id"]) for e in errors] == [
-        ("task_failure", "high", "1.2"), ("verification", "high", None)]
+        ("task_failure", "high", "1.2"),
+        ("verification", "high", None),
+    ]
     assert errors[0]["description"] == "1.2 failed" and "pytest" in errors[1]["description"]
 
 
@@ -323,18 +339,51 @@ def test_watcher_rejection_alone_fails_the_phase(ready):
 def test_spawn_outcomes_from_spawn_tree(ready):
     ready.run("build-start", 1).json
     colony = state(ready)
-    colony["spawn_tree"] = {"phase": 1, "status": "running", "max_depth": 3, "waves": [["b1", "s1"]],
-                            "spawn_requests": [],
-                            "nodes": {"b1": {"id": "b1", "caste": "builder", "tasks": ["1.1"], "depth": 1, "parent": None,
-                                             "children": ["s1"], "status": "completed", "wave": 1, "role": "worker"},
-                                      "s1": {"id": "s1", "caste": "scout", "tasks": [], "depth": 2, "parent": "b1",
-                                             "children": [], "status": "failed", "wave": 1, "role": "sub_spawn"},
-                                      "w1": {"id": "w1", "caste": "watcher", "tasks": [], "depth": 1, "parent": None,
-                                             "children": [], "status": "running", "wave": 1, "role": "reviewer"}}}
+    colony["spawn_tree"] = {
+        "phase": 1,
+        "status": "running",
+        "max_depth": 3,
+        "waves": [["b1", "s1"]],
+        "spawn_requests": [],
+        "nodes": {
+            "b1": {
+                "id": "b1",
+                "caste": "builder",
+                "tasks": ["1.1"],
+                "depth": 1,
+                "parent": None,
+                "children": ["s1"],
+                "status": "completed",
+                "wave": 1,
+                "role": "worker",
+            },
+            "s1": {
+                "id": "s1",
+                "caste": "scout",
+                "tasks": [],
+                "depth": 2,
+                "parent": "b1",
+                "children": [],
+                "status": "failed",
+                "wave": 1,
+                "role": "sub_spawn",
+            },
+            "w1": {
+                "id": "w1",
+                "caste": "watcher",
+                "tasks": [],
+                "depth": 1,
+                "parent": None,
+                "children": [],
+                "status": "running",
+                "wave": 1,
+                "role": "reviewer",
+            },
+        },
+    }
     ready.write("COLONY_STATE.json", colony)
     out = finish(ready, 1).json
-    assert out["spawn_outcomes"] == {"builder": {"successes": 1, "failures": 0},
-                                     "scout": {"successes": 0, "failures": 1}}
+    assert out["spawn_outcomes"] == {"builder": {"successes": 1, "failures": 0}, "scout": {"successes": 0, "failures": 1}}
     colony = state(ready)
     assert colony["spawn_tree"]["status"] == "finished" and colony["spawn_tree"]["nodes"]["b1"]["caste"] == "builder"
     assert colony["spawn_outcomes"]["builder"]["total_spawns"] == 1  # tree wins over task castes
@@ -350,28 +399,35 @@ def test_finish_only_needs_tasks_not_yet_completed(ready):
     assert out["phase_status"] == "completed" and out["tasks"]["completed"] == 3
 
 
-@pytest.mark.parametrize("doc,path,words", [
-    ({"tasks": "all"}, "tasks", "not an array"),
-    ([], "$", "JSON object"),
-    ({"tasks": [], "watcher": WATCHER_OK}, "tasks", "no outcome for tasks 1.1, 1.2, 1.3"),
-    ({"tasks": [{"id": "1.1", "status": "done"}]}, "tasks[0].status", "'done'"),
-    ({"tasks": [{"id": "2.1", "status": "completed"}]}, "tasks[0].id", "phase 1 has no task '2.1'"),
-    ({"tasks": [{"id": 1.1, "status": "completed"}]}, "tasks[0].id", "string"),
-    ({"tasks": [{"id": "1.1", "status": "completed"}] * 2}, "tasks[1].id", "also reported by tasks[0]"),
-    ({"tasks": [{"id": "1.1", "status": "completed", "caste": "queen"}]}, "tasks[0].caste", "unknown caste"),
-    ({"tasks": [{"id": "1.1", "status": "completed", "files_created": "a.py"}]}, "tasks[0].files_created", "list"),
-    ({"tasks": [{"id": "1.1", "status": "completed", "files_created": [""]}]}, "tasks[0].files_created[0]", "path"),
-    ({"tasks": [{"id": "1.1", "status": "completed", "summary": 5}]}, "tasks[0].summary", "string"),
-    ({"tasks": [{"id": "1.1", "status": "failed", "error": {"severity": "apocalyptic"}}]}, "tasks[0].error.severity", "unknown severity"),
-    ({"tasks": [{"id": "1.1", "status": "failed", "error": {"category": "x" * 100}}]}, "tasks[0].error.category", "limit"),
-    ({"tasks": [{"id": "1.1", "status": "failed", "error": "boom"}]}, "tasks[0].error", "must be an object"),
-    ({"tasks": []}, "watcher", "is missing"),
-    ({"tasks": [], "watcher": "passed"}, "watcher", "must be an object"),
-    ({"tasks": [], "watcher": {"passed": 1}}, "watcher.passed", "true or false"),
-    ({"tasks": [], "watcher": {"passed": True, "score": 101}}, "watcher.score", "0 to 100"),
-    ({"tasks": [], "watcher": {"passed": True, "checks": [{"passed": True}]}}, "watcher.checks[0].name", "non-empty"),
-    ({"tasks": [], "watcher": {"passed": True, "checks": {}}}, "watcher.checks", "must be a list"),
-])
+@pytest.mark.parametrize(
+    "doc,path,words",
+    [
+        ({"tasks": "all"}, "tasks", "not an array"),
+        ([], "$", "JSON object"),
+        ({"tasks": [], "watcher": WATCHER_OK}, "tasks", "no outcome for tasks 1.1, 1.2, 1.3"),
+        ({"tasks": [{"id": "1.1", "status": "done"}]}, "tasks[0].status", "'done'"),
+        ({"tasks": [{"id": "2.1", "status": "completed"}]}, "tasks[0].id", "phase 1 has no task '2.1'"),
+        ({"tasks": [{"id": 1.1, "status": "completed"}]}, "tasks[0].id", "string"),
+        ({"tasks": [{"id": "1.1", "status": "completed"}] * 2}, "tasks[1].id", "also reported by tasks[0]"),
+        ({"tasks": [{"id": "1.1", "status": "completed", "caste": "queen"}]}, "tasks[0].caste", "unknown caste"),
+        ({"tasks": [{"id": "1.1", "status": "completed", "files_created": "a.py"}]}, "tasks[0].files_created", "list"),
+        ({"tasks": [{"id": "1.1", "status": "completed", "files_created": [""]}]}, "tasks[0].files_created[0]", "path"),
+        ({"tasks": [{"id": "1.1", "status": "completed", "summary": 5}]}, "tasks[0].summary", "string"),
+        (
+            {"tasks": [{"id": "1.1", "status": "failed", "error": {"severity": "apocalyptic"}}]},
+            "tasks[0].error.severity",
+            "unknown severity",
+        ),
+        ({"tasks": [{"id": "1.1", "status": "failed", "error": {"category": "x" * 100}}]}, "tasks[0].error.category", "limit"),
+        ({"tasks": [{"id": "1.1", "status": "failed", "error": "boom"}]}, "tasks[0].error", "must be an object"),
+        ({"tasks": []}, "watcher", "is missing"),
+        ({"tasks": [], "watcher": "passed"}, "watcher", "must be an object"),
+        ({"tasks": [], "watcher": {"passed": 1}}, "watcher.passed", "true or false"),
+        ({"tasks": [], "watcher": {"passed": True, "score": 101}}, "watcher.score", "0 to 100"),
+        ({"tasks": [], "watcher": {"passed": True, "checks": [{"passed": True}]}}, "watcher.checks[0].name", "non-empty"),
+        ({"tasks": [], "watcher": {"passed": True, "checks": {}}}, "watcher.checks", "must be a list"),
+    ],
+)
 def test_invalid_results_report_each_defect(ready, doc, path, words):
     ready.run("build-start", 1).json
     before = snapshot(ready)
@@ -385,8 +441,7 @@ def test_invalid_results_report_each_defect(ready, doc, path, words):
 def test_a_non_finite_watcher_score_is_refused(ready, number):
     ready.run("build-start", 1).json
     before = snapshot(ready)
-    err = ready.run("build-finish", 1, "--results", "-",
-                    input='{"tasks": [], "watcher": {"passed": true, "score": %s}}' % number).error
+    err = ready.run("build-finish", 1, "--results", "-", input='{"tasks": [], "watcher": {"passed": true, "score": %s}}' % number).error
     assert err["code"] == "invalid_json"
     assert snapshot(ready) == before  # nothing written
 
@@ -404,8 +459,7 @@ def test_lightweight_needs_no_watcher_and_emits_feedback_only(project):
     project.run("plan-load", "-", input=json.dumps(make_plan(phases=2))).json
     project.run("build-start", 1).json
     extra = {t: {"error": {"category": "syntax"}} for t in ids(1)}
-    out = project.run("build-finish", 1, "--results", "-",
-                      input=results(ids(1), failed=tuple(ids(1)), watcher=None, **extra)).json
+    out = project.run("build-finish", 1, "--results", "-", input=results(ids(1), failed=tuple(ids(1)), watcher=None, **extra)).json
     assert out["flagged_patterns"] == ["syntax"]
     assert [s["type"] for s in out["signals_emitted"]] == ["FEEDBACK"]  # no REDIRECT in LIGHTWEIGHT
     assert out["watcher"] is None and "not run" in out["text"]
@@ -473,8 +527,7 @@ def test_advance_library_is_the_only_forward_move():
 # "cur"/"next" aim at the current phase (or the one after) so that runs get far into the plan;
 # the kinds are weighted towards building.
 OPS = st.tuples(
-    st.sampled_from(["step"] * 6 + ["start"] * 2 + ["finish"] * 2 + ["advance"] * 2
-                    + ["abort", "plan-start", "plan-load"]),
+    st.sampled_from(["step"] * 6 + ["start"] * 2 + ["finish"] * 2 + ["advance"] * 2 + ["abort", "plan-start", "plan-load"]),
     st.sampled_from(["cur", "cur", "cur", "next", 0, 1, 2, 3, 4]),
     st.booleans(),  # --resume / --force
     st.sampled_from(["ok", "ok", "ok", "task_failed", "watcher_failed"]),
@@ -505,8 +558,7 @@ def test_no_sequence_skips_a_phase(project, ops):
             failed = tuple(ids(phase)[:1]) if outcome == "task_failed" else ()
             watcher = dict(WATCHER_OK, passed=outcome != "watcher_failed")
             tasks = ids(phase) if 1 <= phase <= 3 else ["9.9"]
-            out = project.run("build-finish", phase, "--results", "-",
-                              input=results(tasks, failed=failed, watcher=watcher))
+            out = project.run("build-finish", phase, "--results", "-", input=results(tasks, failed=failed, watcher=watcher))
         elif kind == "abort":
             out = project.run("build-abort", phase, "--reason", "property test")
         elif kind == "advance":
@@ -545,6 +597,5 @@ def test_only_the_phase_pointer_writes_current_phase():
     import re
 
     package = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "aether"
-    writers = {p.name for p in package.rglob("*.py")
-               if re.search(r"\[\s*[\"']current_phase[\"']\s*\]\s*=[^=]", p.read_text())}
+    writers = {p.name for p in package.rglob("*.py") if re.search(r"\[\s*[\"']current_phase[\"']\s*\]\s*=[^=]", p.read_text())}
     assert writers == {"phase_advance.py"}

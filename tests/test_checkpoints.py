@@ -226,8 +226,7 @@ def test_restore_errors(repo, monkeypatch):
     from aether.state import checkpoints
 
     monkeypatch.chdir(repo.root)
-    for ref, code in (("refs/aether/checkpoints/nope", "unknown_checkpoint"), ("--all", "invalid_argument"),
-                      ("", "invalid_argument")):
+    for ref, code in (("refs/aether/checkpoints/nope", "unknown_checkpoint"), ("--all", "invalid_argument"), ("", "invalid_argument")):
         with pytest.raises(AetherError) as exc:
             checkpoints.restore(ref)
         assert exc.value.code == code

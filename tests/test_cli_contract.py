@@ -19,7 +19,7 @@ from conftest import LAUNCHER, REPO
 from aether.cli import COMMANDS
 
 PY = sys.executable
-NASTY = 'line one\nline "two" \'three\' $(rm -rf /) `id` ${HOME} \\n \\ back\\slash\t tab ünïcødé 🐜 \u200b end'
+NASTY = "line one\nline \"two\" 'three' $(rm -rf /) `id` ${HOME} \\n \\ back\\slash\t tab ünïcødé 🐜 \u200b end"
 
 
 def _resolvable(name: str) -> bool:
@@ -178,10 +178,10 @@ def test_largest_signal_round_trips_exactly(project):
 
 
 def test_invalid_utf8_in_argv(project):
-    proc = subprocess.run([str(LAUNCHER), "pheromone-emit", "FOCUS", b"bad bytes \xff\xfe here, long enough"],
-                          cwd=project.root, capture_output=True)
-    result = type("R", (), {"code": proc.returncode, "stdout": proc.stdout.decode(),
-                            "stderr": proc.stderr.decode()})
+    proc = subprocess.run(
+        [str(LAUNCHER), "pheromone-emit", "FOCUS", b"bad bytes \xff\xfe here, long enough"], cwd=project.root, capture_output=True
+    )
+    result = type("R", (), {"code": proc.returncode, "stdout": proc.stdout.decode(), "stderr": proc.stderr.decode()})
     assert "not valid UTF-8" in assert_failure(result, "invalid_utf8", 1)["error"]
     assert not project.file("pheromones.json").exists()
 
@@ -197,8 +197,9 @@ def test_empty_stdin(project):
 
 
 def test_output_is_utf8_whatever_the_locale(project):
-    result = project.sh("pheromone-emit", "FOCUS", "ünïcødé 🐜 signal content",
-                        env={"LC_ALL": "C", "LANG": "C", "PYTHONIOENCODING": "ascii"})
+    result = project.sh(
+        "pheromone-emit", "FOCUS", "ünïcødé 🐜 signal content", env={"LC_ALL": "C", "LANG": "C", "PYTHONIOENCODING": "ascii"}
+    )
     assert assert_success(result)["content"] == "ünïcødé 🐜 signal content"
 
 
@@ -225,8 +226,9 @@ def test_launcher_without_venv_says_how_to_install(tmp_path, folder):
 
 def test_launcher_uses_aether_venv(tmp_path, project):
     launcher = _copy_launcher(tmp_path / "elsewhere")
-    proc = subprocess.run([str(launcher), "version"], capture_output=True, text=True, cwd=project.root,
-                          env={**os.environ, "AETHER_VENV": str(REPO / ".venv")})
+    proc = subprocess.run(
+        [str(launcher), "version"], capture_output=True, text=True, cwd=project.root, env={**os.environ, "AETHER_VENV": str(REPO / ".venv")}
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["ok"] is True
 
@@ -260,23 +262,24 @@ main()
 
 
 def test_an_internal_error_is_an_envelope_not_a_traceback(project):
-    proc = subprocess.run([PY, "-c", FORCED_BUG, "pheromone-batch"], cwd=project.root,
-                          capture_output=True, text=True)
+    proc = subprocess.run([PY, "-c", FORCED_BUG, "pheromone-batch"], cwd=project.root, capture_output=True, text=True)
     result = type("R", (), {"code": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr})
     env = assert_failure(result, "internal_error", 3)
     assert "forced failure for the test" in env["error"] and "AETHER_DEBUG" in env["error"]
 
 
 def test_aether_debug_prints_the_traceback(project):
-    proc = subprocess.run([PY, "-c", FORCED_BUG, "pheromone-batch"], cwd=project.root,
-                          capture_output=True, text=True, env={**os.environ, "AETHER_DEBUG": "1"})
+    proc = subprocess.run(
+        [PY, "-c", FORCED_BUG, "pheromone-batch"], cwd=project.root, capture_output=True, text=True, env={**os.environ, "AETHER_DEBUG": "1"}
+    )
     assert proc.returncode == 3 and "Traceback" in proc.stderr
     assert json.loads(proc.stderr.strip().splitlines()[-1])["code"] == "internal_error"
 
 
 def test_interrupt_is_an_envelope_with_exit_130(project):
-    proc = subprocess.Popen([str(LAUNCHER), "pheromone-validate", "-"], cwd=project.root,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [str(LAUNCHER), "pheromone-validate", "-"], cwd=project.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:  # wait until it is blocked reading stdin, past start-up
         with open(f"/proc/{proc.pid}/wchan") as fh:
@@ -291,11 +294,25 @@ def test_interrupt_is_an_envelope_with_exit_130(project):
 
 
 def test_closed_pipe_is_quiet(project):
-    signals = [{"id": f"s{i}", "type": "FOCUS", "content": "x" * 200, "strength": 0.7,
-                "half_life_seconds": 3600, "created_at": "2026-01-01T00:00:00Z"} for i in range(2000)]
+    signals = [
+        {
+            "id": f"s{i}",
+            "type": "FOCUS",
+            "content": "x" * 200,
+            "strength": 0.7,
+            "half_life_seconds": 3600,
+            "created_at": "2026-01-01T00:00:00Z",
+        }
+        for i in range(2000)
+    ]
     project.write("pheromones.json", {"version": 1, "signals": signals})
-    proc = subprocess.run(["bash", "-c", f'"{LAUNCHER}" pheromone-batch | head -c 5; exit "${{PIPESTATUS[0]}}"'],
-                          cwd=project.root, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        ["bash", "-c", f'"{LAUNCHER}" pheromone-batch | head -c 5; exit "${{PIPESTATUS[0]}}"'],
+        cwd=project.root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.stdout == '{"ok"'
     assert proc.stderr == "" and proc.returncode == 0
 
@@ -311,7 +328,9 @@ def test_readme_lists_every_registered_command():
     start, end = text.index("<!-- commands:start -->"), text.index("<!-- commands:end -->")
     listed = set(re.findall(r"^\| `([a-z][a-z0-9-]*)", text[start:end], flags=re.M))
     shown = {n for n in COMMANDS if not guide.hidden(n)}
-    assert listed == shown, ("README.md's command table is out of date: run `make readme`",
-                             {"missing": sorted(shown - listed), "not shown": sorted(listed - shown)})
+    assert listed == shown, (
+        "README.md's command table is out of date: run `make readme`",
+        {"missing": sorted(shown - listed), "not shown": sorted(listed - shown)},
+    )
     named = set(re.findall(r"`([a-z][a-z0-9-]*)`", text[start:end].rsplit("**The steps", 1)[1]))
     assert named == set(COMMANDS) - shown, "the hidden steps the README names: run `make readme`"

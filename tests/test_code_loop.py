@@ -25,8 +25,14 @@ Division is not guarded.
 ### Recommendations
 1. return 0 for an empty list
 """
-PARTS_2 = {"tests": {"passed": 9, "failed": 1}, "types": {"errors": 0}, "lint": True, "coverage": 85,
-           "plan_alignment": 1, "spec_alignment": None}  # 55 of 85 applicable points → 64.7
+PARTS_2 = {
+    "tests": {"passed": 9, "failed": 1},
+    "types": {"errors": 0},
+    "lint": True,
+    "coverage": 85,
+    "plan_alignment": 1,
+    "spec_alignment": None,
+}  # 55 of 85 applicable points → 64.7
 
 
 def write(project, rel, text="x = 1\n"):
@@ -73,16 +79,16 @@ def test_full_build_whose_code_loop_stagnates_and_asks_the_user(project):
     # the verification waits for the refinement, as a wave's barrier
     assert project.run("spawn-start", "y1").error["code"] == "spawn_waiting"
     brief = ok(project, "spawn-start", "f1")["text"]
-    for piece in ("--- CODE LOOP REFINEMENT ---", "src/a.py:3 divides by zero", "return 0 for an empty list",
-                  "Files involved: src/a.py"):
+    for piece in ("--- CODE LOOP REFINEMENT ---", "src/a.py:3 divides by zero", "return 0 for an empty list", "Files involved: src/a.py"):
         assert piece in brief, piece
     write(project, "src/a.py", "def mean(xs):\n    return sum(xs) / len(xs) if xs else 0\n")
     ok(project, "spawn-finish", "f1", "-", input={"status": "completed", "files_modified": ["src/a.py"]})
     verify = ok(project, "spawn-start", "y1")
     assert verify["subagent_type"] == "ant:watcher" and '"score_parts"' in verify["text"]
     assert "execution" in verify["text"]  # FULL: the launch check
-    answer = "Ran everything.\n```json\n" + json.dumps({"status": "completed", "summary": "one test fails",
-                                                         "score_parts": PARTS_2}) + "\n```"
+    answer = (
+        "Ran everything.\n```json\n" + json.dumps({"status": "completed", "summary": "one test fails", "score_parts": PARTS_2}) + "\n```"
+    )
     ok(project, "spawn-finish", "y1", "-", input=answer)
     # iteration 2: scored from the verify ant's whole answer
     second = ok(project, "loop-score", "-", "--loop", loop, input=answer)["loop"]
@@ -101,8 +107,16 @@ def test_full_build_whose_code_loop_stagnates_and_asks_the_user(project):
     assert (third["decision"], third["score"]) == ("user_input", 47.1) and "stagnation" in third["reason"]
     assert third["refinement"] is None and third["next"]["command"] == f"aether loop-present {loop}"
     shown = project.run("loop-present", loop).stdout
-    for piece in ("Coding loop", "Stopped: stagnation", "Challenges (from the critic):", "Options:",
-                  "Accept as is", "Narrow the scope", "Recommendation:", f"aether feedback-store {loop} - --kind user"):
+    for piece in (
+        "Coding loop",
+        "Stopped: stagnation",
+        "Challenges (from the critic):",
+        "Options:",
+        "Accept as is",
+        "Narrow the scope",
+        "Recommendation:",
+        f"aether feedback-store {loop} - --kind user",
+    ):
         assert piece in shown, piece
     present = ok(project, "loop-present", loop, "--json")
     assert present["stop_reason"] == "stagnation" and present["recommendation"]["option"] == "guide"
@@ -128,14 +142,26 @@ def test_a_completing_loop_and_the_build_records_it(project):
     plan_waves(project, [worker("a", ["1.1"], writes=["a.py"]), worker("b", ["1.2"], writes=["b.py"])])
     run_node(project, "w1", {"status": "completed", "files_created": ["a.py"]}, ["a.py"])
     run_node(project, "w2", {"status": "completed", "files_created": ["b.py"]}, ["b.py"])
-    parts = {"tests": {"passed": 12, "failed": 0}, "types": True, "lint": True, "coverage": 91,
-             "plan_alignment": True, "spec_alignment": True}
+    parts = {
+        "tests": {"passed": 12, "failed": 0},
+        "types": True,
+        "lint": True,
+        "coverage": 91,
+        "plan_alignment": True,
+        "spec_alignment": True,
+    }
     done = ok(project, "loop-score", "-", "--loop", loop, input=parts)["loop"]
     assert done["decision"] == "complete" and done["refinement"] is None
     assert done["next"]["command"] == "aether build-finish 1 --results -"
     watcher = {"passed": True, "score": 100, "checks": [{"name": "tests", "passed": True, "detail": "12 passed"}]}
-    finished = ok(project, "build-finish", 1, "--results", "-", input={
-        "tasks": [{"id": "1.1", "status": "completed"}, {"id": "1.2", "status": "completed"}], "watcher": watcher})
+    finished = ok(
+        project,
+        "build-finish",
+        1,
+        "--results",
+        "-",
+        input={"tasks": [{"id": "1.1", "status": "completed"}, {"id": "1.2", "status": "completed"}], "watcher": watcher},
+    )
     assert finished["code_loop"]["status"] == "complete" and finished["code_loop"]["final_score"] == 100
     record = project.load("phase_records.json")["records"][-1]
     assert record["phase"] == 1 and record["files_created"] == ["a.py", "b.py"]
@@ -204,8 +230,9 @@ def test_one_commit_per_iteration_when_configured(repo):
     assert log == ["build iteration 2: score 70", "build iteration 1: Parser half done."]
     assert git(repo.root, "log", "-1", "--format=%an") == "Dev"  # the user's identity, not Aether's
     files = git(repo.root, "show", "--name-only", "--format=", "HEAD").splitlines()
-    assert files == ["lib.py"] and not any(".aether/data" in f for f in
-                                           git(repo.root, "show", "--name-only", "--format=", "HEAD~1").splitlines())
+    assert files == ["lib.py"] and not any(
+        ".aether/data" in f for f in git(repo.root, "show", "--name-only", "--format=", "HEAD~1").splitlines()
+    )
     iterations = repo.load("loops.json")["loops"][-1]["iterations"]
     assert [it["commit"] for it in iterations] == [first["commit"]["sha"], second["commit"]["sha"]]
     plan = ok(repo, "loop-init", "plan")["loop_id"]
@@ -238,28 +265,52 @@ def test_outside_git_a_configured_commit_only_warns(project):
 
 def verify_answer(parts, passed=True, findings=(), summary="checked"):
     """A verify ant's whole answer as its brief asks: the watcher report plus score_parts and findings."""
-    return "I ran the checks.\n```json\n" + json.dumps({
-        "passed": passed, "score": 90, "summary": summary,
-        "checks": [{"name": "tests", "passed": passed, "detail": "ran pytest"}],
-        "score_parts": parts, "findings": list(findings)}) + "\n```"
+    return (
+        "I ran the checks.\n```json\n"
+        + json.dumps(
+            {
+                "passed": passed,
+                "score": 90,
+                "summary": summary,
+                "checks": [{"name": "tests", "passed": passed, "detail": "ran pytest"}],
+                "score_parts": parts,
+                "findings": list(findings),
+            }
+        )
+        + "\n```"
+    )
 
 
-FULL_PARTS = {"tests": {"passed": 10, "failed": 0}, "types": {"errors": 0}, "lint": {"errors": 0},
-              "coverage": 90, "plan_alignment": 1, "spec_alignment": 1}
+FULL_PARTS = {
+    "tests": {"passed": 10, "failed": 0},
+    "types": {"errors": 0},
+    "lint": {"errors": 0},
+    "coverage": 90,
+    "plan_alignment": 1,
+    "spec_alignment": 1,
+}
 
 
 def test_a_refined_build_finishes_with_the_verify_ants_answer(project):
     loop = full_build(project)
-    first = ok(project, "loop-score", "-", "--loop", loop, input=verify_answer(
-        {**FULL_PARTS, "tests": {"passed": 9, "failed": 1}}, passed=False, summary="the empty list crashes",
-        findings=["src/a.py:3 ZeroDivisionError on an empty list",
-                  {"location": "src/a.py:3", "description": "no guard for len 0"}]))["loop"]
+    first = ok(
+        project,
+        "loop-score",
+        "-",
+        "--loop",
+        loop,
+        input=verify_answer(
+            {**FULL_PARTS, "tests": {"passed": 9, "failed": 1}},
+            passed=False,
+            summary="the empty list crashes",
+            findings=["src/a.py:3 ZeroDivisionError on an empty list", {"location": "src/a.py:3", "description": "no guard for len 0"}],
+        ),
+    )["loop"]
     assert first["decision"] == "refine" and first["refinement"]["spawns"] == ["f1"]  # only src/a.py is named
     # the verification's findings are the iteration's critic feedback: the refinement brief shows them
     critic = project.load("loops.json")["loops"][-1]["feedback"][-1]
     assert (critic["kind"], critic["iteration"], critic["source"]) == ("critic", 1, "loop-score")
-    assert critic["parsed"]["key_issues"] == ["src/a.py:3 ZeroDivisionError on an empty list",
-                                              "src/a.py:3 no guard for len 0"]
+    assert critic["parsed"]["key_issues"] == ["src/a.py:3 ZeroDivisionError on an empty list", "src/a.py:3 no guard for len 0"]
     brief = ok(project, "spawn-start", "f1")["text"]
     assert "src/a.py:3 ZeroDivisionError on an empty list" in brief and "Files involved: src/a.py" in brief
     write(project, "src/a.py", "def mean(xs):\n    return sum(xs) / len(xs) if xs else 0\n")
@@ -285,8 +336,7 @@ def test_a_verification_without_findings_adds_no_feedback(project):
     assert project.load("loops.json")["loops"][-1]["feedback"] == []
     # the critic's own feedback for an iteration wins over the verification's findings
     ok(project, "feedback-store", loop, "-", input=CRITIC_1)
-    ok(project, "loop-score", "-", "--loop", loop, input=verify_answer(FULL_PARTS | {"lint": False},
-                                                                         findings=["x.py:1 lint"]))
+    ok(project, "loop-score", "-", "--loop", loop, input=verify_answer(FULL_PARTS | {"lint": False}, findings=["x.py:1 lint"]))
     feedback = project.load("loops.json")["loops"][-1]["feedback"]
     assert [(f["kind"], f["iteration"], f.get("source")) for f in feedback] == [("critic", 2, None)]
 
@@ -295,8 +345,9 @@ def stagnate(project, loop):
     """Three verifications that gain less than 5 points: the loop asks the user."""
     parts = {**FULL_PARTS, "lint": {"errors": 2}, "coverage": 50}
     for _ in range(3):
-        out = ok(project, "loop-score", "-", "--loop", loop, input=verify_answer(
-            parts, findings=["src/b.py:1 lint: unused import"]))["loop"]
+        out = ok(project, "loop-score", "-", "--loop", loop, input=verify_answer(parts, findings=["src/b.py:1 lint: unused import"]))[
+            "loop"
+        ]
         if out["decision"] != "refine":
             return out
         ref = out["refinement"]
@@ -315,16 +366,15 @@ def test_the_users_answer_plans_the_next_round_of_a_stalled_code_loop(project):
     assert "src/b.py:1 lint: unused import" in project.run("loop-present", loop).stdout  # the challenges
     # a plan loop or a loop not waiting cannot be refined this way; nothing is stored then
     plan = ok(project, "loop-init", "plan")["loop_id"]
-    assert project.run("feedback-store", plan, "-", "--kind", "user", "--refine",
-                       input="more").error["code"] == "invalid_argument"
-    assert project.run("feedback-store", loop, "-", "--refine", input="Overall Score: 50").error["code"] == \
-        "invalid_argument"  # critic feedback
+    assert project.run("feedback-store", plan, "-", "--kind", "user", "--refine", input="more").error["code"] == "invalid_argument"
+    assert (
+        project.run("feedback-store", loop, "-", "--refine", input="Overall Score: 50").error["code"] == "invalid_argument"
+    )  # critic feedback
     answer = "Another round: fix the lint in src/a.py first; coverage can wait for phase 2."
     out = ok(project, "feedback-store", loop, "-", "--kind", "user", "--refine", input=answer)
     assert out["resumed"] is True and out["status"] == "active" and out["round"] == 2
     ref = out["refinement"]
-    assert ref["spawns"] == ["f3"] and out["next"]["commands"] == ["aether spawn-start f3",
-                                                                    f"aether spawn-start {ref['verify']}"]
+    assert ref["spawns"] == ["f3"] and out["next"]["commands"] == ["aether spawn-start f3", f"aether spawn-start {ref['verify']}"]
     tree = project.load("COLONY_STATE.json")["spawn_tree"]
     assert tree["nodes"]["f3"]["origin"] == "w1"  # src/a.py is named in the answer: only its worker refines
     assert tree["refinements"][str(ref["wave"])]["after"] == "user"

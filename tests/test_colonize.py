@@ -15,13 +15,16 @@ def make_sources(root, n, folder="src"):
         (root / folder / f"m{i:03}.py").write_text(f"def f{i}():\n    return {i}\n", "utf-8")
 
 
-@pytest.mark.parametrize("sources,groups", [
-    (0, [["structure", "stack", "conventions and risks"]]),
-    (colonize.ONE_COLONIZER_BELOW - 1, [["structure", "stack", "conventions and risks"]]),
-    (colonize.ONE_COLONIZER_BELOW, [["structure", "stack"], ["conventions and risks"]]),
-    (colonize.TWO_COLONIZERS_UP_TO, [["structure", "stack"], ["conventions and risks"]]),
-    (colonize.TWO_COLONIZERS_UP_TO + 1, [["structure"], ["stack"], ["conventions and risks"]]),
-])
+@pytest.mark.parametrize(
+    "sources,groups",
+    [
+        (0, [["structure", "stack", "conventions and risks"]]),
+        (colonize.ONE_COLONIZER_BELOW - 1, [["structure", "stack", "conventions and risks"]]),
+        (colonize.ONE_COLONIZER_BELOW, [["structure", "stack"], ["conventions and risks"]]),
+        (colonize.TWO_COLONIZERS_UP_TO, [["structure", "stack"], ["conventions and risks"]]),
+        (colonize.TWO_COLONIZERS_UP_TO + 1, [["structure"], ["stack"], ["conventions and risks"]]),
+    ],
+)
 def test_the_projects_size_decides_the_colonizers(project, sources, groups):
     make_sources(project.root, sources)
     ok(project, "colony-init", "Map this project")

@@ -13,9 +13,17 @@ def write_global(project, learnings):
 
 
 def entry(i, promoted=True, count=3, last_seen="2026-01-01T00:00:00Z"):
-    return {"id": f"global_1_{i:04x}", "content": f"lesson {i}: keep it simple", "category": "convention",
-            "tags": [], "source_projects": [f"p{j}" for j in range(count)], "occurrence_count": count,
-            "promoted": promoted, "first_seen": last_seen, "last_seen": last_seen}
+    return {
+        "id": f"global_1_{i:04x}",
+        "content": f"lesson {i}: keep it simple",
+        "category": "convention",
+        "tags": [],
+        "source_projects": [f"p{j}" for j in range(count)],
+        "occurrence_count": count,
+        "promoted": promoted,
+        "first_seen": last_seen,
+        "last_seen": last_seen,
+    }
 
 
 def feedback(project):
@@ -32,8 +40,7 @@ def test_default_mode_and_nothing_to_inject(project):
 
 def test_promoted_learnings_become_feedback_signals(project, monkeypatch):
     monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
-    learnings = [entry(i, count=3 + i) for i in range(7)] + [entry(20, promoted=False, count=2),
-                                                             entry(21, promoted=False, count=1)]
+    learnings = [entry(i, count=3 + i) for i in range(7)] + [entry(20, promoted=False, count=2), entry(21, promoted=False, count=1)]
     write_global(project, learnings)
     result = project.run("colony-init", "Build a notes app").json
     assert result["global_learnings_injected"] == learning.INIT_SIGNAL_LIMIT == 5

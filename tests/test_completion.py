@@ -37,19 +37,51 @@ def test_the_last_phase_completes_with_a_summary(project, _isolated_home):
     ok(project, "plan-load", "--from-loop", plan_loop)
     # a promoted global learning this project contributed to
     (_isolated_home / ".aether").mkdir(exist_ok=True)
-    (_isolated_home / ".aether" / "learnings.json").write_text(json.dumps({"version": 2, "learnings": [
-        {"id": "global_1_aaaa", "content": "pin your test runner's version", "category": "tooling", "tags": [],
-         "source_projects": ["proj_a", "proj_b", project_id], "occurrence_count": 3, "promoted": True},
-        {"id": "global_2_bbbb", "content": "someone else's", "category": None, "tags": [],
-         "source_projects": ["proj_z"], "occurrence_count": 3, "promoted": True}]}))
+    (_isolated_home / ".aether" / "learnings.json").write_text(
+        json.dumps(
+            {
+                "version": 2,
+                "learnings": [
+                    {
+                        "id": "global_1_aaaa",
+                        "content": "pin your test runner's version",
+                        "category": "tooling",
+                        "tags": [],
+                        "source_projects": ["proj_a", "proj_b", project_id],
+                        "occurrence_count": 3,
+                        "promoted": True,
+                    },
+                    {
+                        "id": "global_2_bbbb",
+                        "content": "someone else's",
+                        "category": None,
+                        "tags": [],
+                        "source_projects": ["proj_z"],
+                        "occurrence_count": 3,
+                        "promoted": True,
+                    },
+                ],
+            }
+        )
+    )
     tests = {"name": "tests", "passed": True, "detail": "14 passed"}
-    build_phase(project, 1, ["src/stats.py", "tests/test_stats.py"],
-                {"passed": True, "score": 93, "checks": [tests, {"name": "coverage", "passed": True, "detail": "88%"}]})
+    build_phase(
+        project,
+        1,
+        ["src/stats.py", "tests/test_stats.py"],
+        {"passed": True, "score": 93, "checks": [tests, {"name": "coverage", "passed": True, "detail": "88%"}]},
+    )
     ok(project, "phase-advance")
     ok(project, "build-start", 2, "--loop")
     ok(project, "build-abort", 2, "--reason", "restart with the loop bound")
-    parts = {"tests": {"passed": 20, "failed": 0}, "types": True, "lint": True, "coverage": 90,
-             "plan_alignment": True, "spec_alignment": True}
+    parts = {
+        "tests": {"passed": 20, "failed": 0},
+        "types": True,
+        "lint": True,
+        "coverage": 90,
+        "plan_alignment": True,
+        "spec_alignment": True,
+    }
     second = build_phase_resume(project, parts)
     assert second["phase_status"] == "completed"
     early = ok(project, "completion-summary", "--json")
@@ -68,9 +100,17 @@ def test_the_last_phase_completes_with_a_summary(project, _isolated_home):
     assert s["learnings"]["promoted"] == [{"id": "global_1_aaaa", "content": "pin your test runner's version", "projects": 3}]
     assert any("/ant:init" in step for step in s["next_steps"])
     text = done["text"]
-    for piece in ("Every phase is completed: the colony is COMPLETED.", "COLONY COMPLETE", "Phases: 2/2 completed",
-                  "Planning: score 86 after 2 iteration(s)", "Coding: 1 iteration(s) in 1 code loop(s) (phase 2: 100)",
-                  "+ src/stats.py", "tests 14 passed · coverage 88%", "★ pin your test runner's version", "Next steps:"):
+    for piece in (
+        "Every phase is completed: the colony is COMPLETED.",
+        "COLONY COMPLETE",
+        "Phases: 2/2 completed",
+        "Planning: score 86 after 2 iteration(s)",
+        "Coding: 1 iteration(s) in 1 code loop(s) (phase 2: 100)",
+        "+ src/stats.py",
+        "tests 14 passed · coverage 88%",
+        "★ pin your test runner's version",
+        "Next steps:",
+    ):
         assert piece in text, piece
     shown = project.run("completion-summary").stdout
     assert shown.rstrip("\n") == ok(project, "completion-summary", "--json")["text"]
@@ -84,8 +124,13 @@ def build_phase_resume(project, parts):
     ok(project, "spawn-start", "w1")
     (project.root / "src" / "cli.py").write_text("print('cli')\n")
     (project.root / "src" / "stats.py").write_text("# v2\n")
-    ok(project, "spawn-finish", "w1", "-", input={"status": "completed", "files_created": ["src/cli.py"],
-                                                  "files_modified": ["src/stats.py"]})
+    ok(
+        project,
+        "spawn-finish",
+        "w1",
+        "-",
+        input={"status": "completed", "files_created": ["src/cli.py"], "files_modified": ["src/stats.py"]},
+    )
     ok(project, "loop-score", "-", "--loop", started["code_loop"]["loop_id"], input=parts)
     return ok(project, "build-finish", 2, "--results", "-", input={"watcher": {"passed": True, "score": 99, "checks": []}})
 
@@ -94,8 +139,7 @@ def test_lightweight_completion_asks_for_the_projects_learnings(project):
     ok(project, "colony-init", "tiny script", "--mode", "LIGHTWEIGHT")
     ok(project, "plan-load", "-", input=make_plan(phases=1))
     ok(project, "build-start", 1)
-    out = ok(project, "build-finish", 1, "--results", "-", input={
-        "tasks": [{"id": f"1.{t}", "status": "completed"} for t in (1, 2, 3)]})
+    out = ok(project, "build-finish", 1, "--results", "-", input={"tasks": [{"id": f"1.{t}", "status": "completed"} for t in (1, 2, 3)]})
     assert out["learnings"]["extract_now"] is True  # the last phase is the project's end
     done = ok(project, "phase-advance")
     assert any(step.startswith("Record the project's learnings: aether learning-add 1") for step in done["summary"]["next_steps"])
@@ -115,10 +159,21 @@ def test_phase_records_survive_the_next_build_and_are_capped(project):
     ok(project, "plan-load", "-", input=make_plan(phases=2))
     for _ in range(3):
         ok(project, "build-start", 1, "--resume") if project.file("phase_records.json").exists() else ok(project, "build-start", 1)
-        ok(project, "build-finish", 1, "--results", "-", input={
-            "tasks": [{"id": "1.1", "status": "completed", "files_created": ["a.py"]},
-                      {"id": "1.2", "status": "failed"}, {"id": "1.3", "status": "completed"}],
-            "watcher": {"passed": True, "score": 80, "checks": []}})
+        ok(
+            project,
+            "build-finish",
+            1,
+            "--results",
+            "-",
+            input={
+                "tasks": [
+                    {"id": "1.1", "status": "completed", "files_created": ["a.py"]},
+                    {"id": "1.2", "status": "failed"},
+                    {"id": "1.3", "status": "completed"},
+                ],
+                "watcher": {"passed": True, "score": 80, "checks": []},
+            },
+        )
     records = project.load("phase_records.json")["records"]
     assert [r["status"] for r in records] == ["failed", "failed", "failed"]
     assert records[0]["files_created"] == ["a.py"] and records[0]["failed_tasks"] == ["1.2"]

@@ -27,24 +27,27 @@ def detect(project, *args, **kw):
 def add_tool_folders(root):
     """Everything a developer machine leaves in a project that is not its source."""
     venv_lib = {f".venv/lib/python3.11/site-packages/pkg/m{i}.py": "" for i in range(80)}
-    make(root, {
-        ".venv/pyvenv.cfg": "home = /usr/bin\n",
-        **venv_lib,
-        ".venv/lib/python3.11/site-packages/pkg/tests/test_x.py": "",
-        "myenv/pyvenv.cfg": "home = /usr/bin\n",  # a virtualenv under any name
-        "myenv/lib/thing.go": "package x\n",
-        ".aether/data/COLONY_STATE.json": "{}",
-        ".aether/workers/builder.md": "# builder\n",
-        ".claude/commands/ant/init.md": "x\n",
-        ".git/hooks/pre-commit.sh": "#!/bin/sh\n",
-        "node_modules/lib/index.js": "module.exports = 1\n",
-        "node_modules/lib/index.test.js": "test()\n",
-        "vendor/github.com/x/y.go": "package y\n",
-        "__pycache__/a.cpython-311.pyc": "",
-        "dist/bundle.js": "",
-        "build/lib/x.rs": "",
-        "target/debug/main.rs": "",
-    })
+    make(
+        root,
+        {
+            ".venv/pyvenv.cfg": "home = /usr/bin\n",
+            **venv_lib,
+            ".venv/lib/python3.11/site-packages/pkg/tests/test_x.py": "",
+            "myenv/pyvenv.cfg": "home = /usr/bin\n",  # a virtualenv under any name
+            "myenv/lib/thing.go": "package x\n",
+            ".aether/data/COLONY_STATE.json": "{}",
+            ".aether/workers/builder.md": "# builder\n",
+            ".claude/commands/ant/init.md": "x\n",
+            ".git/hooks/pre-commit.sh": "#!/bin/sh\n",
+            "node_modules/lib/index.js": "module.exports = 1\n",
+            "node_modules/lib/index.test.js": "test()\n",
+            "vendor/github.com/x/y.go": "package y\n",
+            "__pycache__/a.cpython-311.pyc": "",
+            "dist/bundle.js": "",
+            "build/lib/x.rs": "",
+            "target/debug/main.rs": "",
+        },
+    )
 
 
 # ---------------------------------------------------------------- each mode
@@ -138,8 +141,10 @@ def test_terms_are_whole_words(project):
 
 
 def test_related_languages_count_once_and_markup_is_no_language(project):
-    make(project.root, {"src/app.ts": "", "src/view.tsx": "", "jest.setup.js": "", "index.html": "",
-                        "style.css": "", "README.md": "", "config.yaml": ""})
+    make(
+        project.root,
+        {"src/app.ts": "", "src/view.tsx": "", "jest.setup.js": "", "index.html": "", "style.css": "", "README.md": "", "config.yaml": ""},
+    )
     result = detect(project, "--goal", "a small page")
     assert result["signals"]["languages"] == ["JavaScript/TypeScript"]
     assert result["signals"]["source_files"] == 3 and result["mode"] == "LIGHTWEIGHT"

@@ -70,8 +70,13 @@ def storm(tmp_path_factory):
     # The point is lost updates, not latency: a generous lock wait keeps a loaded machine honest.
     env.update(HOME=str(home), AETHER_HOME=str(home / ".aether"), AETHER_LOCK_TIMEOUT="120")
     procs = [
-        subprocess.Popen([sys.executable, "-c", WORKER, str(LAUNCHER), str(w), str(ROUNDS), PROJECT_SOURCE],
-                         cwd=root, env=env, stdout=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(LAUNCHER), str(w), str(ROUNDS), PROJECT_SOURCE],
+            cwd=root,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         for w in range(WORKERS)
     ]
     reports = []
@@ -140,7 +145,7 @@ def test_events_keep_the_newest_100(storm):
     assert len({e["id"] for e in events}) == len(events)
     for event in events:
         n = int(TAG.search(event["content"]).group(2))
-        expected = f"w{event['source'][len('worker-'):].zfill(2)}-n{n:03d}"
+        expected = f"w{event['source'][len('worker-') :].zfill(2)}-n{n:03d}"
         assert event["content"].rstrip("\n") == (f'{expected} "event"' if n % 2 else expected)
 
 

@@ -54,10 +54,22 @@ def assert_refused(result, *codes):
 
 
 COLONY = {"version": 1, "goal": "g", "state": "READY", "current_phase": 0, "mode": "STANDARD"}
-ERRORS = {"version": 1, "errors": [{"id": "err_1_aaaa", "category": "outside", "severity": "high",
-                                    "description": "SECRET FROM OUTSIDE", "root_cause": None,
-                                    "phase": None, "task_id": None,
-                                    "timestamp": "2026-01-01T00:00:00Z"}], "flagged_patterns": []}
+ERRORS = {
+    "version": 1,
+    "errors": [
+        {
+            "id": "err_1_aaaa",
+            "category": "outside",
+            "severity": "high",
+            "description": "SECRET FROM OUTSIDE",
+            "root_cause": None,
+            "phase": None,
+            "task_id": None,
+            "timestamp": "2026-01-01T00:00:00Z",
+        }
+    ],
+    "flagged_patterns": [],
+}
 
 
 @pytest.fixture
@@ -87,14 +99,32 @@ def link(path: Path, target: Path) -> None:
 # ---------------------------------------------------------------- hostile trees × commands
 
 STATE_COMMANDS = [
-    ("status",), ("colony-init", "a goal"), ("error-add", "build", "high", "x"),
-    ("error-summary",), ("error-pattern-check",), ("event-add", "note", "queen", "x"),
-    ("activity-log", "NOTE", "queen", "x"), ("activity-log-read",), ("activity-log-init", "1"),
-    ("decision-add", "x"), ("learning-add", "1", "x"), ("memory-compress",),
-    ("pheromone-emit", "FOCUS", "x"), ("pheromone-decay",), ("pheromone-cleanup",),
-    ("query", "goal"), ("state-restore", "errors"), ("colony-pause",), ("colony-resume",),
-    ("validate-state", "all"), ("research-plan", "-"), ("complexity-detect", "--apply"),
-    ("learning-promote", "x"), ("phase",), ("checkpoint-list",), ("friction-summary",),
+    ("status",),
+    ("colony-init", "a goal"),
+    ("error-add", "build", "high", "x"),
+    ("error-summary",),
+    ("error-pattern-check",),
+    ("event-add", "note", "queen", "x"),
+    ("activity-log", "NOTE", "queen", "x"),
+    ("activity-log-read",),
+    ("activity-log-init", "1"),
+    ("decision-add", "x"),
+    ("learning-add", "1", "x"),
+    ("memory-compress",),
+    ("pheromone-emit", "FOCUS", "x"),
+    ("pheromone-decay",),
+    ("pheromone-cleanup",),
+    ("query", "goal"),
+    ("state-restore", "errors"),
+    ("colony-pause",),
+    ("colony-resume",),
+    ("validate-state", "all"),
+    ("research-plan", "-"),
+    ("complexity-detect", "--apply"),
+    ("learning-promote", "x"),
+    ("phase",),
+    ("checkpoint-list",),
+    ("friction-summary",),
 ]
 
 
@@ -115,8 +145,7 @@ def scenario_backups(project, outside):
 
 def scenario_state_file(project, outside):
     seeded(project)
-    for name in ("errors.json", "COLONY_STATE.json", "pheromones.json", "events.json",
-                 "memory.json", "activity.log"):
+    for name in ("errors.json", "COLONY_STATE.json", "pheromones.json", "events.json", "memory.json", "activity.log"):
         link(project.data / name, outside / "errors.json" if name == "errors.json" else outside / "secret.txt")
 
 
@@ -269,9 +298,16 @@ BAD_PATHS = {
     "long name": "n" * 300 + ".py",
     "symlink out": "escape/x.py",
 }
-PATH_FIELDS = ["plan-waves writes", "plan-waves reads", "spawn-finish files_created",
-               "fix-plan file_path", "root-cause root_cause_file", "research-collect brief",
-               "bug init --test", "syntax-check"]
+PATH_FIELDS = [
+    "plan-waves writes",
+    "plan-waves reads",
+    "spawn-finish files_created",
+    "fix-plan file_path",
+    "root-cause root_cause_file",
+    "research-collect brief",
+    "bug init --test",
+    "syntax-check",
+]
 
 
 def hostile_paths(project, outside):
@@ -282,8 +318,7 @@ def hostile_paths(project, outside):
 
 def _plan_waves(project, field, path):
     start_build(project, tasks=2)
-    w = worker("w", ["1.1"], writes=[path] if field.endswith("writes") else ["src/ok.py"],
-               reads=[path] if field.endswith("reads") else [])
+    w = worker("w", ["1.1"], writes=[path] if field.endswith("writes") else ["src/ok.py"], reads=[path] if field.endswith("reads") else [])
     result = project.run("plan-waves", "-", input=json.dumps({"workers": [w]}))
     env = assert_refused(result, "invalid_plan", "invalid_report")  # a NUL: invalid_report
     assert env["code"] == "invalid_report" or env["defects"][0]["path"].startswith("workers[0].")
@@ -301,8 +336,7 @@ def _spawn_finish(project, field, path):
         if path.startswith((".git/", ".aether/")):  # inside the project: a claim that holds
             assert out["status"] == "completed"
         else:  # a path clipped for length names no file: missing
-            assert out["status"] == "failed" and out["unverified"][0]["problem"] in (
-                "outside_project", "invalid_path", "missing")
+            assert out["status"] == "failed" and out["unverified"][0]["problem"] in ("outside_project", "invalid_path", "missing")
     else:
         assert_refused(result, "invalid_report")
 
@@ -351,17 +385,22 @@ def _syntax_check(project, field, path):
         assert "root:" not in result.stdout  # never read /etc/passwd or outside files
 
 
-FIELD_RUNNERS = {"plan-waves writes": _plan_waves, "plan-waves reads": _plan_waves,
-                 "spawn-finish files_created": _spawn_finish, "fix-plan file_path": _bug_record,
-                 "root-cause root_cause_file": _bug_record, "research-collect brief": _research,
-                 "bug init --test": _bug_init_test, "syntax-check": _syntax_check}
+FIELD_RUNNERS = {
+    "plan-waves writes": _plan_waves,
+    "plan-waves reads": _plan_waves,
+    "spawn-finish files_created": _spawn_finish,
+    "fix-plan file_path": _bug_record,
+    "root-cause root_cause_file": _bug_record,
+    "research-collect brief": _research,
+    "bug init --test": _bug_init_test,
+    "syntax-check": _syntax_check,
+}
 
 
 ARGV_FIELDS = ("bug init --test", "syntax-check")  # given on the command line: argv holds no NUL
 
 
-@pytest.mark.parametrize("field, name", [(f, n) for f in PATH_FIELDS for n in BAD_PATHS
-                                         if not (n == "nul" and f in ARGV_FIELDS)])
+@pytest.mark.parametrize("field, name", [(f, n) for f in PATH_FIELDS for n in BAD_PATHS if not (n == "nul" and f in ARGV_FIELDS)])
 def test_bad_paths_in_every_field_that_names_a_file(project, outside, field, name):
     path = BAD_PATHS[name]
     hostile_paths(project, outside)
@@ -373,17 +412,16 @@ def test_bad_paths_in_every_field_that_names_a_file(project, outside, field, nam
 def test_hole_4_plan_waves_refuses_writes_outside_the_project(project, outside):
     hostile_paths(project, outside)
     start_build(project, tasks=2)
-    bad = ["../outside/x", "/etc/hosts", "~/.bashrc", ".git/config", ".aether/data/COLONY_STATE.json",
-           "escape/x.py"]
-    result = project.run("plan-waves", "-", input=json.dumps(
-        {"workers": [worker("w", ["1.1"], writes=bad, reads=["src/ok.py"])]}))
+    bad = ["../outside/x", "/etc/hosts", "~/.bashrc", ".git/config", ".aether/data/COLONY_STATE.json", "escape/x.py"]
+    result = project.run("plan-waves", "-", input=json.dumps({"workers": [worker("w", ["1.1"], writes=bad, reads=["src/ok.py"])]}))
     env = assert_refused(result, "invalid_plan")
     assert result.code == 1
     assert [d["path"] for d in env["defects"]] == [f"workers[0].writes[{k}]" for k in range(len(bad))]
     assert project.load("COLONY_STATE.json")["spawn_tree"] is None
     # a research brief may be read; .aether/data may not
-    ok = project.run("plan-waves", "-", input=json.dumps({"workers": [
-        worker("w", ["1.1"], writes=["src/a.py"], reads=[".aether/research/auth.md"])]}))
+    ok = project.run(
+        "plan-waves", "-", input=json.dumps({"workers": [worker("w", ["1.1"], writes=["src/a.py"], reads=[".aether/research/auth.md"])]})
+    )
     assert ok.json["waves"][0]["workers"][0]["reads"] == [".aether/research/auth.md"]
 
 
@@ -396,8 +434,7 @@ def test_project_path_rules(project, outside):
     for path in BAD_PATHS.values():
         assert containment.project_path(path, root=root)[1], path
     assert containment.project_path("./src//a.py", root=root) == ("src/a.py", None)
-    assert containment.project_path(".aether/research/x.md", root=root,
-                                    allowed=(".aether/research/",)) == (".aether/research/x.md", None)
+    assert containment.project_path(".aether/research/x.md", root=root, allowed=(".aether/research/",)) == (".aether/research/x.md", None)
 
 
 def test_make_dirs_creates_no_folder_below_a_link(project, outside, monkeypatch):

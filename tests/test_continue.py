@@ -37,9 +37,12 @@ def test_after_a_completed_phase(project):
     assert [n["command"] for n in out["next"]] == ["aether learning-add 1 - --each-line", "aether next --continue"]
     assert "Continue · phase 1" in project.run("continue-start", "--text").stdout
     ok(project, "learning-add", 1, "-", "--each-line", input="- small phases work\n")
-    assert ok(project, "continue-start")["learnings"] == {**out["learnings"], "extract_now": False, "already_extracted": True,
-                                                          "reason": "the build extracted them already (learning-add "
-                                                                    "refuses a second entry per phase)"}
+    assert ok(project, "continue-start")["learnings"] == {
+        **out["learnings"],
+        "extract_now": False,
+        "already_extracted": True,
+        "reason": "the build extracted them already (learning-add refuses a second entry per phase)",
+    }
 
 
 def test_learnings_answers_carry_the_categories_learning_promote_takes(project):
@@ -70,11 +73,21 @@ def test_a_failed_phase_is_not_advanced_and_lists_recovery(project):
 def test_flagged_tasks_come_from_the_failure_ladder(project):
     colony(project)
     finish(project, 1)
-    entry = {"id": "fail_1_aaaa", "build": "build_1", "phase": 1, "wave": 1, "worker": "d1", "task": "1.2",
-             "error": "boom", "normalized_error": "boom", "action": "flag", "reason": "the debugger could not fix it",
-             "files": [], "timestamp": "2026-02-04T10:00:00Z"}
-    project.write("failures.json", {"version": 1, "next_friction": 1, "history": [entry], "retry_log": [],
-                                    "friction": [], "aborts": []})
+    entry = {
+        "id": "fail_1_aaaa",
+        "build": "build_1",
+        "phase": 1,
+        "wave": 1,
+        "worker": "d1",
+        "task": "1.2",
+        "error": "boom",
+        "normalized_error": "boom",
+        "action": "flag",
+        "reason": "the debugger could not fix it",
+        "files": [],
+        "timestamp": "2026-02-04T10:00:00Z",
+    }
+    project.write("failures.json", {"version": 1, "next_friction": 1, "history": [entry], "retry_log": [], "friction": [], "aborts": []})
     flagged = ok(project, "continue-start")["verification"]["flagged_tasks"]
     assert flagged == [{"task": "1.2", "action": "flag", "reason": "the debugger could not fix it"}]
 
@@ -123,8 +136,13 @@ def test_states_continue_refuses(project):
 def test_hygiene_check_lists_oversized_state_files(project):
     colony(project, mode="FULL", phases=4)
     assert ok(project, "hygiene-check")["oversized_state_files"] == []
-    events = {"version": 1, "events": [{"id": f"evt_{i}", "type": "note", "source": "queen", "content": "x" * 3000,
-                                        "timestamp": "2026-02-04T10:00:00Z"} for i in range(100)]}
+    events = {
+        "version": 1,
+        "events": [
+            {"id": f"evt_{i}", "type": "note", "source": "queen", "content": "x" * 3000, "timestamp": "2026-02-04T10:00:00Z"}
+            for i in range(100)
+        ],
+    }
     project.write("events.json", events)
     memory = project.load("memory.json")
     memory["decisions"] = [{"id": f"d{i}", "type": "general", "content": "word " * 400, "phase": 1} for i in range(30)]
@@ -201,8 +219,16 @@ def test_continue_driven_runs_the_archivist_when_due_and_shows_its_report(projec
     spawn = ok(project, "next", "--continue")
     assert spawn["action"] == "spawn" and [s["id"] for s in spawn["spawns"]] == ["arch3"]
     assert spawn["spawns"][0]["subagent_type"] == "ant:architect"
-    report = ("Checked.\n```json\n" + json.dumps({"summary": "one stale file", "recommendations": [
-        {"file": "old.py", "issue": "stale", "recommendation": "delete it", "risk": "low"}]}) + "\n```")
+    report = (
+        "Checked.\n```json\n"
+        + json.dumps(
+            {
+                "summary": "one stale file",
+                "recommendations": [{"file": "old.py", "issue": "stale", "recommendation": "delete it", "risk": "low"}],
+            }
+        )
+        + "\n```"
+    )
     done = ok(project, "record", "arch3", "-", input=report)["next"]
     assert done["action"] == "done" and "Archivist after phase 3: one stale file" in done["text"]
     assert "old.py: stale — delete it (risk low)" in done["text"] and "You decide" in done["text"]

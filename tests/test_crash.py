@@ -70,8 +70,12 @@ def _check(data_dir, completed: set, in_flight: set, kills: int):
 
 def _final_write(data_dir, completed):
     """After the kills, the next writer gets the lock at once and cleans up temp files."""
-    proc = subprocess.run([str(LAUNCHER), "pheromone-emit", "FOCUS", "after the storm, all is well"],
-                          env={**_env(data_dir), "AETHER_LOCK_TIMEOUT": "5"}, capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(LAUNCHER), "pheromone-emit", "FOCUS", "after the storm, all is well"],
+        env={**_env(data_dir), "AETHER_LOCK_TIMEOUT": "5"},
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr  # within the 5 s lock timeout: no lock was left held
     completed.add("after the storm, all is well")
     assert [p.name for p in data_dir.iterdir() if ".tmp." in p.name] == []
@@ -86,8 +90,7 @@ def test_library_writers_killed_mid_write(tmp_path):
         procs = []
         for slot in range(2):
             name = f"g{generation:03d}s{slot}"
-            proc = subprocess.Popen([PY, "-c", LOOP_WRITER, name], env=_env(data_dir),
-                                    stdout=subprocess.PIPE, text=True)
+            proc = subprocess.Popen([PY, "-c", LOOP_WRITER, name], env=_env(data_dir), stdout=subprocess.PIPE, text=True)
             assert proc.stdout.readline().strip() == "ready"
             procs.append((name, proc))
         # Each writer's first write is awaited, so the storm writes on a busy machine too; the
@@ -126,8 +129,14 @@ def test_cli_writers_killed_at_random_moments(tmp_path):
         for _ in range(3):
             content = f"crash cli n{number:05d}"
             number += 1
-            procs.append((content, subprocess.Popen([str(LAUNCHER), "pheromone-emit", "FOCUS", content], env=env,
-                                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)))
+            procs.append(
+                (
+                    content,
+                    subprocess.Popen(
+                        [str(LAUNCHER), "pheromone-emit", "FOCUS", content], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+                    ),
+                )
+            )
         time.sleep(rng.uniform(0, 0.15))
         for content, proc in procs:  # noqa: B007
             if rng.random() < 0.8:

@@ -46,8 +46,9 @@ def test_a_phase_driven_by_next_and_record(drive_colony):
     write(p, "src/cli.py")
     last = ok(p, "record", "w3", "-", input=result(files_created=["src/cli.py"]))
     assert ids(last["next"]) == ["watch1"]
-    watcher = json.dumps({"passed": True, "score": 90, "summary": "ok",
-                          "checks": [{"name": "tests", "passed": True, "detail": "4 passed"}]})
+    watcher = json.dumps(
+        {"passed": True, "score": 90, "summary": "ok", "checks": [{"name": "tests", "passed": True, "detail": "4 passed"}]}
+    )
     finished = ok(p, "record", "watch1", "-", input="```json\n" + watcher + "\n```")
     assert finished["next"]["action"] in ("lessons", "done")
     tree = json.loads((p.data / "COLONY_STATE.json").read_text("utf-8"))["spawn_tree"]
@@ -57,8 +58,7 @@ def test_a_phase_driven_by_next_and_record(drive_colony):
         assert done["recorded"] == 2 and done["next"]["action"] == "done"
     assert ok(p, "next")["action"] == "done"
     ledger = json.loads((p.data / "spawns.json").read_text("utf-8"))
-    assert {s["local"]: s["status"] for s in ledger["spawns"]} == {
-        k: "recorded" for k in ("lead1", "w1", "w2", "r1", "v1", "w3", "watch1")}
+    assert {s["local"]: s["status"] for s in ledger["spawns"]} == {k: "recorded" for k in ("lead1", "w1", "w2", "r1", "v1", "w3", "watch1")}
     answer = p.root / ".aether" / "spawns" / ledger["runs"][-1]["scope"] / "w3.answer.md"
     assert answer.read_text("utf-8") == result(files_created=["src/cli.py"])
 
@@ -66,23 +66,37 @@ def test_a_phase_driven_by_next_and_record(drive_colony):
 def test_the_hooks_expand_the_brief_and_record_the_answer(drive_colony):
     p = drive_colony
     lead = ok(p, "next", "--build", "1")["spawns"][0]
-    tool_input = {"description": lead["description"], "prompt": lead["prompt"],
-                  "subagent_type": lead["subagent_type"], "run_in_background": False}
-    pre = p.run("agent-hook", "pre", input=json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Agent",
-                                                      "tool_input": tool_input, "tool_use_id": "t1"}))
+    tool_input = {
+        "description": lead["description"],
+        "prompt": lead["prompt"],
+        "subagent_type": lead["subagent_type"],
+        "run_in_background": False,
+    }
+    pre = p.run(
+        "agent-hook",
+        "pre",
+        input=json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Agent", "tool_input": tool_input, "tool_use_id": "t1"}),
+    )
     expanded = json.loads(pre.stdout)["hookSpecificOutput"]["updatedInput"]
     assert expanded["prompt"].startswith("[aether spawn ") and "--- PHASE LEAD ---" in expanded["prompt"]
-    response = {"status": "completed", "content": [{"type": "text", "text": json.dumps(ASSIGNMENT)}],
-                "totalTokens": 1234, "totalDurationMs": 5000, "totalToolUseCount": 3,
-                "usage": {"input_tokens": 1000, "output_tokens": 234}}
-    post = p.run("agent-hook", "post", input=json.dumps({"hook_event_name": "PostToolUse", "tool_name": "Agent",
-                                                        "tool_input": expanded, "tool_response": response}))
+    response = {
+        "status": "completed",
+        "content": [{"type": "text", "text": json.dumps(ASSIGNMENT)}],
+        "totalTokens": 1234,
+        "totalDurationMs": 5000,
+        "totalToolUseCount": 3,
+        "usage": {"input_tokens": 1000, "output_tokens": 234},
+    }
+    post = p.run(
+        "agent-hook",
+        "post",
+        input=json.dumps({"hook_event_name": "PostToolUse", "tool_name": "Agent", "tool_input": expanded, "tool_response": response}),
+    )
     context = json.loads(post.stdout)["hookSpecificOutput"]["additionalContext"]
     assert context.startswith("Aether recorded lead1 Phase Lead: 3 workers in 2 waves")
     assert "Aether next: ask" in context
     spawn = json.loads((p.data / "spawns.json").read_text("utf-8"))["spawns"][0]
-    assert spawn["usage"] == {"total_tokens": 1234, "duration_ms": 5000, "tool_uses": 3,
-                              "input_tokens": 1000, "output_tokens": 234}
+    assert spawn["usage"] == {"total_tokens": 1234, "duration_ms": 5000, "tool_uses": 3, "input_tokens": 1000, "output_tokens": 234}
     # a call that is not Aether's passes untouched
     assert p.run("agent-hook", "pre", input=json.dumps({"tool_input": {"prompt": "hello"}})).stdout == ""
 
@@ -117,16 +131,18 @@ def test_rules_lead_approval_and_abort():
     assert step(None) == {"do": "spawn_lead", "attempt": 1}
     assert step(None, lead_refusals=["x", "y"])["do"] == "stop"
     assert step(tree(status="awaiting_approval"))["do"] == "ask"
-    assert rules.next_build_step({"building": True, "tree": tree(status="awaiting_approval"), "approve": True,
-                                  "run": {}}) == {"do": "approve"}
+    assert rules.next_build_step({"building": True, "tree": tree(status="awaiting_approval"), "approve": True, "run": {}}) == {
+        "do": "approve"
+    }
     assert step(tree(status="aborted")) == {"do": "abort"}
 
 
 def test_rules_running_failures_and_ready_spawns():
     assert step(tree(node("w1", status="running"))) == {"do": "spawn", "nodes": ["w1"], "again": True}
     assert step(tree(node("w1", status="failed", failure_decided=False))) == {"do": "decide_failure", "node": "w1"}
-    t = tree(node("w1", status="completed"), node("r1", role="retry"), node("s1", role="sub_spawn"),
-             node("x1", role="rerun", waits_for=["s1"]))
+    t = tree(
+        node("w1", status="completed"), node("r1", role="retry"), node("s1", role="sub_spawn"), node("x1", role="rerun", waits_for=["s1"])
+    )
     assert step(t) == {"do": "spawn", "nodes": ["r1", "s1"]}
     t = tree(node("w1", status="completed"), node("x1", role="rerun", waits_for=["s1"]), node("s1", status="skipped"))
     assert step(t) == {"do": "spawn", "nodes": ["x1"]}
@@ -141,8 +157,7 @@ def test_rules_conflicts_review_and_rebuilds():
     assert step(tree(done, **checked)) == {"do": "review", "wave": 1}
     assert step(tree(done, **checked, review_skipped={"1": "single_worker_wave"})) == {"do": "finish"}
     rebuild = {"reviews": {"1": [{"action": "rebuild"}]}}
-    assert step(tree(done, node("b1", role="rebuild", status="completed"), **checked, **rebuild)) == \
-        {"do": "review", "wave": 1}
+    assert step(tree(done, node("b1", role="rebuild", status="completed"), **checked, **rebuild)) == {"do": "review", "wave": 1}
     passed = {"reviews": {"1": [{"action": "rebuild"}, {"action": "continue"}]}}
     assert step(tree(done, **checked, **passed)) == {"do": "finish"}
     assert step(tree(done, node("w2", wave=2), waves=2, **checked, **passed)) == {"do": "spawn", "nodes": ["w2"]}
@@ -153,11 +168,12 @@ def test_rules_verification_code_loop_and_the_end():
     assert step(done, verification={"spawn": True}) == {"do": "spawn_watcher"}
     answered = {"spawn": True, "answered": True}
     assert step(done, verification=answered, code_loop={"open": True}) == {"do": "score"}
-    assert step(done, verification={**answered, "scored": True}, code_loop={"open": True, "awaiting_user": True}) == \
-        {"do": "ask", "why": "code_loop"}
+    assert step(done, verification={**answered, "scored": True}, code_loop={"open": True, "awaiting_user": True}) == {
+        "do": "ask",
+        "why": "code_loop",
+    }
     assert step(done, verification={**answered, "scored": True}) == {"do": "finish"}
-    assert rules.next_build_step({"building": False, "run": {"finished": True, "lessons_due": True}}) == \
-        {"do": "lessons"}
+    assert rules.next_build_step({"building": False, "run": {"finished": True, "lessons_due": True}}) == {"do": "lessons"}
     assert rules.next_build_step({"building": False, "run": {"finished": True}}) == {"do": "done"}
 
 
@@ -168,11 +184,22 @@ def test_the_post_hook_keeps_the_ants_answer_without_claude_codes_notes(drive_co
     lead = ok(p, "next", "--build", "1")["spawns"][0]
     tool_input = {"description": lead["description"], "prompt": lead["prompt"], "subagent_type": lead["subagent_type"]}
     report = "Three workers.\n```json\n" + json.dumps(ASSIGNMENT) + "\n```"
-    response = {"status": "completed", "toolsUsed": ["Read"], "harnessNoteCount": 1, "harnessTailCount": 0,
-                "content": [{"type": "text", "text": "<tools-used-before-summary>Read</tools-used-before-summary>\n"},
-                            {"type": "text", "text": report}], "totalTokens": 10}
-    post = p.run("agent-hook", "post", input=json.dumps({"hook_event_name": "PostToolUse", "tool_name": "Agent",
-                                                        "tool_input": tool_input, "tool_response": response}))
+    response = {
+        "status": "completed",
+        "toolsUsed": ["Read"],
+        "harnessNoteCount": 1,
+        "harnessTailCount": 0,
+        "content": [
+            {"type": "text", "text": "<tools-used-before-summary>Read</tools-used-before-summary>\n"},
+            {"type": "text", "text": report},
+        ],
+        "totalTokens": 10,
+    }
+    post = p.run(
+        "agent-hook",
+        "post",
+        input=json.dumps({"hook_event_name": "PostToolUse", "tool_name": "Agent", "tool_input": tool_input, "tool_response": response}),
+    )
     assert "Aether recorded lead1 Phase Lead: 3 workers" in json.loads(post.stdout)["hookSpecificOutput"]["additionalContext"]
     ledger = json.loads((p.data / "spawns.json").read_text("utf-8"))
     answer = p.root / ".aether" / "spawns" / ledger["runs"][-1]["scope"] / "lead1.answer.md"
@@ -180,8 +207,12 @@ def test_the_post_hook_keeps_the_ants_answer_without_claude_codes_notes(drive_co
     # without the counts, the note alone is still left out
     from aether.colony import handback
 
-    bare = {"content": [{"type": "text", "text": "<tools-used-before-summary>Write, Bash</tools-used-before-summary>\n"},
-                        {"type": "text", "text": "done"}]}
+    bare = {
+        "content": [
+            {"type": "text", "text": "<tools-used-before-summary>Write, Bash</tools-used-before-summary>\n"},
+            {"type": "text", "text": "done"},
+        ]
+    }
     assert handback.answer_of(bare)[0] == "done"
     assert handback.answer_of({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]})[0] == "a\nb"
 
@@ -197,8 +228,11 @@ def test_a_stalled_code_loop_asks_for_the_answer_command_and_the_finish_asks_les
     ok(p, "next", "--build", "1")
     assert ok(p, "record", "lead1", "-", input="```json\n" + json.dumps(ASSIGNMENT) + "\n```")["next"]["action"] == "ask"
     finding = ["src/todo.py:1 F401 `os` imported but unused"]
-    asked = drive(p, ok(p, "next", "--build", "1", "--approve"),
-                  [verification(0.6, 1, finding), verification(0.8, 1, finding), verification(0.9, 1, finding)])
+    asked = drive(
+        p,
+        ok(p, "next", "--build", "1", "--approve"),
+        [verification(0.6, 1, finding), verification(0.8, 1, finding), verification(0.9, 1, finding)],
+    )
     # the loop stalled: the user is asked, and told only the way a driven build takes the answer
     assert asked["action"] == "ask" and "Stopped: stagnation" in asked["text"]
     assert "feedback-store" not in asked["text"]
@@ -213,17 +247,39 @@ def test_a_stalled_code_loop_asks_for_the_answer_command_and_the_finish_asks_les
     assert "learning-add" not in done["text"] and "Learnings:" not in done["text"]
     loop = json.loads((p.data / "loops.json").read_text("utf-8"))["loops"][-1]
     assert [(i["score"], i["decision"]) for i in loop["iterations"]] == [
-        (69, "refine"), (72, "refine"), (73.5, "user_input"), (100, "complete")]
+        (69, "refine"),
+        (72, "refine"),
+        (73.5, "user_input"),
+        (100, "complete"),
+    ]
 
 
 # ---------------------------------------------------------------- the failure ladder, abort and resume, through the driver
 
 
 def failed(task, error, confidence=90, scope="contained", files=("src/api.py",), category="logic"):
-    return "```json\n" + json.dumps({"status": "failed", "summary": error, "files_created": [], "files_modified": [],
-                                     "failure": {"task": task, "error": error, "root_cause": "?",
-                                                 "suggested_fix": "fix it", "confidence": confidence,
-                                                 "fix_scope": scope, "files": list(files), "category": category}}) + "\n```"
+    return (
+        "```json\n"
+        + json.dumps(
+            {
+                "status": "failed",
+                "summary": error,
+                "files_created": [],
+                "files_modified": [],
+                "failure": {
+                    "task": task,
+                    "error": error,
+                    "root_cause": "?",
+                    "suggested_fix": "fix it",
+                    "confidence": confidence,
+                    "fix_scope": scope,
+                    "files": list(files),
+                    "category": category,
+                },
+            }
+        )
+        + "\n```"
+    )
 
 
 def test_a_security_failure_aborts_the_phase_with_the_report(drive_colony):
@@ -249,8 +305,7 @@ def test_a_debugger_that_cannot_diagnose_skips_the_task_and_the_build_goes_on(dr
     ok(p, "record", "w1", "-", input=result(files_created=["src/todo.py"]))
     debug = ok(p, "record", "w2", "-", input=failed("1.3", "KeyError: 'id'", confidence=40))["next"]
     assert ids(debug) == ["d1"]
-    undiagnosable = "```json\n" + json.dumps({"status": "failed", "diagnosis": "UNDIAGNOSABLE: no idea",
-                                              "fix_applied": False}) + "\n```"
+    undiagnosable = "```json\n" + json.dumps({"status": "failed", "diagnosis": "UNDIAGNOSABLE: no idea", "fix_applied": False}) + "\n```"
     after = ok(p, "record", "d1", "-", input=undiagnosable)["next"]
     assert ids(after) == ["v1"]  # the task is failed, the wave goes on to its review
     tree = json.loads((p.data / "COLONY_STATE.json").read_text("utf-8"))["spawn_tree"]
@@ -261,9 +316,16 @@ def test_a_spawn_launched_but_never_recorded_is_handed_out_again(drive_colony):
     p = drive_colony
     wave = approved_wave(p)
     for spawn in wave["spawns"]:  # the PreToolUse hook put the briefs in; then the session died
-        pre = p.run("agent-hook", "pre", input=json.dumps({"tool_input": {
-            "prompt": spawn["prompt"], "description": spawn["description"], "subagent_type": spawn["subagent_type"]},
-            "tool_use_id": "t-" + spawn["id"]}))
+        pre = p.run(
+            "agent-hook",
+            "pre",
+            input=json.dumps(
+                {
+                    "tool_input": {"prompt": spawn["prompt"], "description": spawn["description"], "subagent_type": spawn["subagent_type"]},
+                    "tool_use_id": "t-" + spawn["id"],
+                }
+            ),
+        )
         assert json.loads(pre.stdout)["hookSpecificOutput"]["updatedInput"]["prompt"].startswith("[aether spawn")
     ledger = json.loads((p.data / "spawns.json").read_text("utf-8"))
     assert [s["status"] for s in ledger["spawns"] if s["local"] in ("w1", "w2")] == ["launched", "launched"]
@@ -298,11 +360,16 @@ def test_the_agent_hook_entry_skips_python_for_agent_calls_that_are_not_aethers(
     missing = tmp_path / "no-such-aether"  # a launcher that cannot run: the fast path never reaches it
     other = json.dumps({"tool_input": {"prompt": "find the config loader", "subagent_type": "Explore"}})
     for event in ("pre", "post"):
-        proc = subprocess.run(["sh", str(entry), event], input=other, capture_output=True, text=True,
-                              env={"PATH": f"{missing}:/usr/bin:/bin"})
+        proc = subprocess.run(
+            ["sh", str(entry), event], input=other, capture_output=True, text=True, env={"PATH": f"{missing}:/usr/bin:/bin"}
+        )
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
     lead = ok(drive_colony, "next", "--build", "1")["spawns"][0]
-    ours = json.dumps({"tool_input": {"prompt": lead["prompt"], "description": lead["description"],
-                                      "subagent_type": lead["subagent_type"]}, "tool_use_id": "t9"})
+    ours = json.dumps(
+        {
+            "tool_input": {"prompt": lead["prompt"], "description": lead["description"], "subagent_type": lead["subagent_type"]},
+            "tool_use_id": "t9",
+        }
+    )
     proc = subprocess.run(["sh", str(entry), "pre"], input=ours, capture_output=True, text=True, cwd=drive_colony.root)
     assert json.loads(proc.stdout)["hookSpecificOutput"]["updatedInput"]["prompt"].startswith("[aether spawn")

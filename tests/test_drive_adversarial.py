@@ -118,8 +118,15 @@ def test_a_string_tool_response_that_happens_to_be_json_is_the_answer(drive_colo
 def test_a_content_block_whose_text_is_not_text_is_skipped(drive_colony):
     p = drive_colony
     call = ok(p, "next", "--build", "1")["spawns"][0]
-    response = {"content": [{"type": "text", "text": 5}, {"type": "image", "source": {}}, "x", None,
-                            {"type": "text", "text": json.dumps(ASSIGNMENT)}]}
+    response = {
+        "content": [
+            {"type": "text", "text": 5},
+            {"type": "image", "source": {}},
+            "x",
+            None,
+            {"type": "text", "text": json.dumps(ASSIGNMENT)},
+        ]
+    }
     out = hook(p, "post", {"tool_input": call, "tool_response": response})
     assert context(out).startswith("Aether recorded lead1 Phase Lead: 3 workers")
 
@@ -137,11 +144,20 @@ def test_a_refused_plan_or_colonize_leaves_next_where_the_build_stands(drive_col
     assert again["action"] == "spawn" and again["spawns"] == handed["spawns"]
 
 
-@pytest.mark.parametrize("args", [
-    ("--resume",), ("--approve",), ("--plan", "--build", "1"), ("--colonize", "--plan"),
-    ("--colonize", "--build", "1"), ("--build", "1", "--approve", "--resume"), ("--force",),
-    ("--build", "1", "--force"), ("--build", "1", "--approve", "--answer", "refine", "more"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--resume",),
+        ("--approve",),
+        ("--plan", "--build", "1"),
+        ("--colonize", "--plan"),
+        ("--colonize", "--build", "1"),
+        ("--build", "1", "--approve", "--resume"),
+        ("--force",),
+        ("--build", "1", "--force"),
+        ("--build", "1", "--approve", "--answer", "refine", "more"),
+    ],
+)
 def test_contradicting_next_flags_are_usage_errors_that_change_nothing(drive_colony, args):
     p = drive_colony
     handed = wave(p)

@@ -9,16 +9,22 @@ ID = re.compile(r"^err_\d+_[0-9a-f]{4}$")
 
 def test_error_add_returns_id_and_stores_record(project, monkeypatch):
     monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
-    err_id = project.run("error-add", "Security", "HIGH", "token leaked in logs", 2,
-                         "--task-id", "2.3", "--root-cause", "debug print").json
+    err_id = project.run("error-add", "Security", "HIGH", "token leaked in logs", 2, "--task-id", "2.3", "--root-cause", "debug print").json
     assert ID.match(err_id) and err_id.startswith("err_1770199200_")
     data = project.load("errors.json")
     assert data["version"] == 1
-    assert data["errors"] == [{
-        "id": err_id, "category": "security", "severity": "high",
-        "description": "token leaked in logs", "root_cause": "debug print", "phase": 2,
-        "task_id": "2.3", "timestamp": "2026-02-04T10:00:00Z",
-    }]
+    assert data["errors"] == [
+        {
+            "id": err_id,
+            "category": "security",
+            "severity": "high",
+            "description": "token leaked in logs",
+            "root_cause": "debug print",
+            "phase": 2,
+            "task_id": "2.3",
+            "timestamp": "2026-02-04T10:00:00Z",
+        }
+    ]
     assert data["flagged_patterns"] == []
 
 
@@ -34,20 +40,23 @@ def test_description_round_trips_exactly_through_stdin(project):
     assert project.load("errors.json")["errors"][0]["description"] == text
 
 
-@pytest.mark.parametrize("args,code", [
-    (("runtime", "urgent", "x"), "invalid_severity"),
-    (("runtime", "", "x"), "invalid_severity"),
-    (("", "low", "x"), "invalid_category"),
-    (("   ", "low", "x"), "invalid_category"),
-    (("two\nlines", "low", "x"), "invalid_category"),
-    (("c" * 65, "low", "x"), "invalid_category"),
-    (("runtime", "low", "   "), "invalid_description"),
-    (("runtime", "low", "x", "two"), "invalid_argument"),
-    (("runtime", "low", "x", "-1"), "usage_error"),  # click reads -1 as an option
-    (("runtime", "low", "x", "1.5"), "invalid_argument"),
-    (("runtime", "low", "x" * 4001), "content_too_long"),
-    (("runtime", "low"), "invalid_argument"),  # missing DESCRIPTION
-])
+@pytest.mark.parametrize(
+    "args,code",
+    [
+        (("runtime", "urgent", "x"), "invalid_severity"),
+        (("runtime", "", "x"), "invalid_severity"),
+        (("", "low", "x"), "invalid_category"),
+        (("   ", "low", "x"), "invalid_category"),
+        (("two\nlines", "low", "x"), "invalid_category"),
+        (("c" * 65, "low", "x"), "invalid_category"),
+        (("runtime", "low", "   "), "invalid_description"),
+        (("runtime", "low", "x", "two"), "invalid_argument"),
+        (("runtime", "low", "x", "-1"), "usage_error"),  # click reads -1 as an option
+        (("runtime", "low", "x", "1.5"), "invalid_argument"),
+        (("runtime", "low", "x" * 4001), "content_too_long"),
+        (("runtime", "low"), "invalid_argument"),  # missing DESCRIPTION
+    ],
+)
 def test_bad_input_is_refused_and_nothing_written(project, args, code):
     err = project.run("error-add", *args).error
     assert err["code"] == code
@@ -75,29 +84,36 @@ def test_third_error_of_a_category_flags_a_pattern(project, monkeypatch):
     assert project.load("errors.json")["flagged_patterns"] == []
     monkeypatch.setenv("AETHER_NOW", "2026-02-04T12:00:00Z")
     project.run("error-add", "IMPORT", "low", "missing\nmodule 3")
-    assert project.load("errors.json")["flagged_patterns"] == [{
-        "category": "import", "count": 3, "first_seen": "2026-02-04T10:00:00Z",
-        "last_seen": "2026-02-04T12:00:00Z", "flagged_at": "2026-02-04T12:00:00Z",
-        "description": "recurring import errors; flagged on: missing module 3",
-    }]
+    assert project.load("errors.json")["flagged_patterns"] == [
+        {
+            "category": "import",
+            "count": 3,
+            "first_seen": "2026-02-04T10:00:00Z",
+            "last_seen": "2026-02-04T12:00:00Z",
+            "flagged_at": "2026-02-04T12:00:00Z",
+            "description": "recurring import errors; flagged on: missing module 3",
+        }
+    ]
     monkeypatch.setenv("AETHER_NOW", "2026-02-04T13:00:00Z")
     project.run("error-add", "import", "low", "again")
     (pattern,) = project.load("errors.json")["flagged_patterns"]
-    assert (pattern["count"], pattern["last_seen"], pattern["flagged_at"]) == (
-        4, "2026-02-04T13:00:00Z", "2026-02-04T12:00:00Z")
+    assert (pattern["count"], pattern["last_seen"], pattern["flagged_at"]) == (4, "2026-02-04T13:00:00Z", "2026-02-04T12:00:00Z")
 
 
 def test_pattern_check_and_summary(project, monkeypatch):
     monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
     assert project.run("error-pattern-check").json == []
     assert project.run("error-summary").json == {"total": 0, "by_category": {}, "by_severity": {}}
-    for category, severity in [("runtime", "high"), ("runtime", "low"), ("syntax", "low"),
-                               ("runtime", "critical"), ("syntax", "LOW")]:
+    for category, severity in [("runtime", "high"), ("runtime", "low"), ("syntax", "low"), ("runtime", "critical"), ("syntax", "LOW")]:
         project.run("error-add", category, severity, "something failed")
-    assert project.run("error-pattern-check").json == [{
-        "category": "runtime", "count": 3,
-        "first_seen": "2026-02-04T10:00:00Z", "last_seen": "2026-02-04T10:00:00Z",
-    }]
+    assert project.run("error-pattern-check").json == [
+        {
+            "category": "runtime",
+            "count": 3,
+            "first_seen": "2026-02-04T10:00:00Z",
+            "last_seen": "2026-02-04T10:00:00Z",
+        }
+    ]
     assert project.run("error-summary").json == {
         "total": 5,
         "by_category": {"runtime": 3, "syntax": 2},

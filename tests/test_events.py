@@ -11,14 +11,19 @@ def test_event_add_returns_the_event(project, monkeypatch):
     monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
     event = project.run("event-add", "phase_started", "queen", "Phase 1 started").json
     assert re.match(r"^evt_1770199200_[0-9a-f]{4}$", event["id"])
-    assert event == {"id": event["id"], "type": "phase_started", "source": "queen",
-                     "content": "Phase 1 started", "timestamp": "2026-02-04T10:00:00Z"}
+    assert event == {
+        "id": event["id"],
+        "type": "phase_started",
+        "source": "queen",
+        "content": "Phase 1 started",
+        "timestamp": "2026-02-04T10:00:00Z",
+    }
     data = project.load("events.json")
     assert data["version"] == 1 and data["events"] == [event]
 
 
 def test_event_content_round_trips_through_stdin(project):
-    text = 'line 1\nline "2" \'single\' $HOME `x` ✓ 🐜\n'
+    text = "line 1\nline \"2\" 'single' $HOME `x` ✓ 🐜\n"
     event = project.run("event-add", "note", "builder", "-", input=text).json
     assert event["content"] == text
     assert project.load("events.json")["events"][0]["content"] == text
@@ -45,14 +50,17 @@ def test_one_megabyte_on_stdin_is_refused_and_nothing_written(project):
     assert project.file("events.json").read_bytes() == before
 
 
-@pytest.mark.parametrize("args,code", [
-    (("", "queen", "c"), "invalid_argument"),
-    (("two words", "queen", "c"), "invalid_argument"),
-    (("type", "  ", "c"), "invalid_argument"),
-    (("type", "line\nbreak", "c"), "invalid_argument"),
-    (("type", "queen", " \n "), "invalid_content"),
-    (("type", "queen"), "invalid_argument"),
-])
+@pytest.mark.parametrize(
+    "args,code",
+    [
+        (("", "queen", "c"), "invalid_argument"),
+        (("two words", "queen", "c"), "invalid_argument"),
+        (("type", "  ", "c"), "invalid_argument"),
+        (("type", "line\nbreak", "c"), "invalid_argument"),
+        (("type", "queen", " \n "), "invalid_content"),
+        (("type", "queen"), "invalid_argument"),
+    ],
+)
 def test_event_add_bad_input(project, args, code):
     assert project.run("event-add", *args).error["code"] == code
     assert not project.file("events.json").exists()
@@ -80,11 +88,9 @@ def test_colony_init_creates_an_empty_activity_log(project):
 def test_activity_log_line_format(project, monkeypatch):
     monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:11:12Z")
     assert project.run("activity-log", "spawn", "queen", "builder for wave 1").json == "logged"
-    assert project.run("activity-log", "COMPLETE", "builder-ant", "-",
-                       input="done:\nfirst line\r\n  second line\t(tab)\n").json == "logged"
+    assert project.run("activity-log", "COMPLETE", "builder-ant", "-", input="done:\nfirst line\r\n  second line\t(tab)\n").json == "logged"
     assert log_text(project) == (
-        "[10:11:12] SPAWN queen: builder for wave 1\n"
-        "[10:11:12] COMPLETE builder-ant: done: ⏎ first line ⏎ second line (tab)\n"
+        "[10:11:12] SPAWN queen: builder for wave 1\n[10:11:12] COMPLETE builder-ant: done: ⏎ first line ⏎ second line (tab)\n"
     )
 
 
@@ -94,14 +100,17 @@ def test_activity_log_clips_a_huge_description(project):
     assert len(line) < 1100 and line.endswith("…")
 
 
-@pytest.mark.parametrize("args", [
-    ("", "queen", "x"),
-    ("TWO WORDS", "queen", "x"),
-    ("SPAWN", "", "x"),
-    ("SPAWN", "a:b", "x"),
-    ("SPAWN", "two\nlines", "x"),
-    ("SPAWN", "queen", "  \n "),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("", "queen", "x"),
+        ("TWO WORDS", "queen", "x"),
+        ("SPAWN", "", "x"),
+        ("SPAWN", "a:b", "x"),
+        ("SPAWN", "two\nlines", "x"),
+        ("SPAWN", "queen", "  \n "),
+    ],
+)
 def test_activity_log_bad_input(project, args):
     assert project.run("activity-log", *args).error["code"] == "invalid_argument"
     assert not project.file("activity.log").exists()
@@ -117,15 +126,13 @@ def test_activity_log_is_off_in_lightweight_mode(project):
 def test_activity_log_init_archives_without_overwriting(project, monkeypatch):
     monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
     first = project.run("activity-log-init", 1, "Setup").json
-    assert first == {"archived": False, "archive": None,
-                     "header": "# Phase 1: Setup -- 2026-02-04T10:00:00Z"}
+    assert first == {"archived": False, "archive": None, "header": "# Phase 1: Setup -- 2026-02-04T10:00:00Z"}
     project.run("activity-log", "SPAWN", "queen", "one")
     second = project.run("activity-log-init", 2).json
     assert second["archived"] is True
     archive = project.file("activity-phase-2.log")
     assert second["archive"] == str(archive)
-    assert archive.read_text(encoding="utf-8") == (
-        "# Phase 1: Setup -- 2026-02-04T10:00:00Z\n[10:00:00] SPAWN queen: one\n")
+    assert archive.read_text(encoding="utf-8") == ("# Phase 1: Setup -- 2026-02-04T10:00:00Z\n[10:00:00] SPAWN queen: one\n")
     # a retry of the same phase keeps the first archive and adds a suffix
     third = project.run("activity-log-init", 2, "Build\nAPI").json
     assert third["archive"] == str(project.file("activity-phase-2-2.log"))
@@ -184,9 +191,15 @@ def test_parallel_appends_keep_one_entry_per_line(project):
     from conftest import LAUNCHER
 
     project.data.mkdir(parents=True)
-    procs = [subprocess.Popen([str(LAUNCHER), "activity-log", "WORK", f"builder-{i}", "ünïcode " * 100],
-                              cwd=project.root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-             for i in range(8)]
+    procs = [
+        subprocess.Popen(
+            [str(LAUNCHER), "activity-log", "WORK", f"builder-{i}", "ünïcode " * 100],
+            cwd=project.root,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for i in range(8)
+    ]
     assert all(p.wait(timeout=60) == 0 for p in procs)
     lines = log_text(project).splitlines()
     assert sorted(line.split(" ")[2] for line in lines) == [f"builder-{i}:" for i in range(8)]

@@ -15,15 +15,20 @@ from aether.rules import failures as failures_rules
 from helpers.colony import plan_waves, run_worker, start_build, tree, worker
 
 
-def report(task="1.1", error="TypeError: x is undefined", confidence=90, scope="contained", files=("src/a.py",),
-           category="type", **extra):
-    return failures_rules.normalize_report({"task": task, "error": error, "confidence": confidence, "fix_scope": scope,
-                                      "files": list(files), "category": category, **extra})
+def report(task="1.1", error="TypeError: x is undefined", confidence=90, scope="contained", files=("src/a.py",), category="type", **extra):
+    return failures_rules.normalize_report(
+        {"task": task, "error": error, "confidence": confidence, "fix_scope": scope, "files": list(files), "category": category, **extra}
+    )
 
 
 def past(r, action, wave=1):
-    return {"task": r["task"], "wave": wave, "files": r["files"],
-            "normalized_error": failures_rules.normalize_error(r["error"]), "action": action}
+    return {
+        "task": r["task"],
+        "wave": wave,
+        "files": r["files"],
+        "normalized_error": failures_rules.normalize_error(r["error"]),
+        "action": action,
+    }
 
 
 def decide(r, history=(), pending=(), wave=1, streak=1, maps=None):
@@ -38,12 +43,15 @@ def test_first_failure_confident_and_contained_retries():
     assert (verdict["action"], verdict["step"], verdict["attempt"]) == ("retry", 3, 1)
 
 
-@pytest.mark.parametrize("confidence,scope,why", [
-    (79, "contained", "below 80%"),
-    (95, "requires other files", "outside the task"),
-    (95, "who knows", "scope is unknown"),
-    (100, None, "scope is unknown"),
-])
+@pytest.mark.parametrize(
+    "confidence,scope,why",
+    [
+        (79, "contained", "below 80%"),
+        (95, "requires other files", "outside the task"),
+        (95, "who knows", "scope is unknown"),
+        (100, None, "scope is unknown"),
+    ],
+)
 def test_first_failure_without_a_safe_fix_goes_to_the_debugger(confidence, scope, why):
     verdict = decide(report(confidence=confidence, scope=scope))
     assert verdict["action"] == "debug" and verdict["step"] == 3 and why in verdict["reason"]
@@ -61,16 +69,17 @@ def test_second_failure_debugs_third_flags_or_skips():
     assert "UNDIAGNOSABLE" in decide(undiagnosable, [past(undiagnosable, "debug")], maps=False)["reason"]
 
 
-@pytest.mark.parametrize("category", ["security", "Security Vulnerability", "missing-dependency",
-                                      "dependency_missing", "circular dependency", "dependency_cycle"])
+@pytest.mark.parametrize(
+    "category",
+    ["security", "Security Vulnerability", "missing-dependency", "dependency_missing", "circular dependency", "dependency_cycle"],
+)
 def test_abort_categories(category):
     verdict = decide(report(category=category))
     assert verdict["action"] == "abort_phase" and verdict["step"] == 2
 
 
 def test_recovery_breaker_more_than_ten_retries_and_debuggers():
-    history = [past(report(task=f"1.{i}", error=f"e{chr(97 + i)}", files=[f"f{i}"]), "retry" if i % 2 else "debug")
-               for i in range(10)]
+    history = [past(report(task=f"1.{i}", error=f"e{chr(97 + i)}", files=[f"f{i}"]), "retry" if i % 2 else "debug") for i in range(10)]
     fresh = report(task="1.99", error="another", files=["g"])
     verdict = decide(fresh, history)
     assert verdict["action"] == "abort_phase" and verdict["step"] == 1 and "number 11" in verdict["reason"]
@@ -88,8 +97,10 @@ def test_warning_past_five_retries():
 
 
 def test_same_file_in_more_than_two_failing_tasks_aborts_with_redesign():
-    history = [past(report(task="1.1", error="a", files=["core.py"]), "retry"),
-               past(report(task="1.2", error="b", files=["core.py", "x.py"]), "retry", wave=2)]
+    history = [
+        past(report(task="1.1", error="a", files=["core.py"]), "retry"),
+        past(report(task="1.2", error="b", files=["core.py", "x.py"]), "retry", wave=2),
+    ]
     verdict = decide(report(task="1.3", error="c", files=["core.py"]), history, wave=3)
     assert verdict["action"] == "abort_phase" and "core.py" in verdict["reason"] and "rethinking" in verdict["reason"]
     assert decide(report(task="1.2", error="c", files=["core.py"]), history, wave=3)["action"] == "debug"  # same task again
@@ -97,8 +108,10 @@ def test_same_file_in_more_than_two_failing_tasks_aborts_with_redesign():
 
 def test_same_error_in_three_tasks_or_two_of_a_wave_is_a_common_cause():
     e = "ModuleNotFoundError: No module named 'requests' (line 12)"
-    h = [past(report(task="1.1", error=e, files=["a"]), "retry", wave=1),
-         past(report(task="1.2", error=e.replace("12", "40"), files=["b"]), "retry", wave=2)]
+    h = [
+        past(report(task="1.1", error=e, files=["a"]), "retry", wave=1),
+        past(report(task="1.2", error=e.replace("12", "40"), files=["b"]), "retry", wave=2),
+    ]
     verdict = decide(report(task="1.3", error=e, files=["c"]), h, wave=3)
     assert verdict["action"] == "abort_phase" and "common cause" in verdict["reason"]
     pending = [{"task": "1.5", "wave": 4, "files": ["z"], "normalized_error": failures_rules.normalize_error(e)}]
@@ -125,17 +138,20 @@ def test_error_normalisation():
     assert failures_rules.normalize_error("no module named 'a'") != failures_rules.normalize_error("no module named 'b'")
 
 
-@pytest.mark.parametrize("bad,code", [
-    ({"error": "x"}, "invalid_report"),
-    ({"task": "1.1"}, "invalid_report"),
-    ({"task": "1.1", "error": "x", "confidence": 101}, "invalid_report"),
-    ({"task": "1.1", "error": "x", "confidence": "lots"}, "invalid_report"),
-    ({"task": "1.1", "error": "x", "confidence": float("nan")}, "invalid_report"),
-    ({"task": "1.1", "error": ["x"]}, "invalid_report"),
-    ({"task": "1.1", "error": "x", "files": "a.py\nb.py"}, None),
-    ({"task": 1.1, "error": "x", "confidence": "85%"}, None),
-    ("just text", "invalid_report"),
-])
+@pytest.mark.parametrize(
+    "bad,code",
+    [
+        ({"error": "x"}, "invalid_report"),
+        ({"task": "1.1"}, "invalid_report"),
+        ({"task": "1.1", "error": "x", "confidence": 101}, "invalid_report"),
+        ({"task": "1.1", "error": "x", "confidence": "lots"}, "invalid_report"),
+        ({"task": "1.1", "error": "x", "confidence": float("nan")}, "invalid_report"),
+        ({"task": "1.1", "error": ["x"]}, "invalid_report"),
+        ({"task": "1.1", "error": "x", "files": "a.py\nb.py"}, None),
+        ({"task": 1.1, "error": "x", "confidence": "85%"}, None),
+        ("just text", "invalid_report"),
+    ],
+)
 def test_report_validation(bad, code):
     if code is None:
         assert failures_rules.normalize_report(bad)["task"] == "1.1"
@@ -149,12 +165,20 @@ def test_report_validation(bad, code):
 
 
 REPORTS = st.builds(
-    lambda task, err, conf, scope, files, cat, maps: (failures_rules.normalize_report(
-        {"task": task, "error": err, "confidence": conf, "fix_scope": scope, "files": files, "category": cat}), maps),
-    st.sampled_from([f"1.{i}" for i in range(1, 8)]), st.sampled_from(["e1", "e2", "e3", "e4", "e5 UNDIAGNOSABLE"]),
-    st.integers(0, 100), st.sampled_from(["contained", "other_files", "", "requires other files"]),
+    lambda task, err, conf, scope, files, cat, maps: (
+        failures_rules.normalize_report(
+            {"task": task, "error": err, "confidence": conf, "fix_scope": scope, "files": files, "category": cat}
+        ),
+        maps,
+    ),
+    st.sampled_from([f"1.{i}" for i in range(1, 8)]),
+    st.sampled_from(["e1", "e2", "e3", "e4", "e5 UNDIAGNOSABLE"]),
+    st.integers(0, 100),
+    st.sampled_from(["contained", "other_files", "", "requires other files"]),
     st.lists(st.sampled_from(["a.py", "b.py", "c.py", "d.py"]), max_size=2),
-    st.sampled_from(["type", "logic", "security", "missing_dependency", "other"]), st.sampled_from([True, False, None]))
+    st.sampled_from(["type", "logic", "security", "missing_dependency", "other"]),
+    st.sampled_from([True, False, None]),
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -181,14 +205,19 @@ def test_every_history_maps_to_one_action_and_limits_hold(sequence):
 @pytest.fixture
 def wave(project):
     start_build(project)
-    plan_waves(project, [worker("a", ["1.1"], writes=["a.py"]), worker("b", ["1.2"], writes=["b.py"]),
-                         worker("c", ["1.3"], writes=["c.py"])])
+    plan_waves(
+        project, [worker("a", ["1.1"], writes=["a.py"]), worker("b", ["1.2"], writes=["b.py"]), worker("c", ["1.3"], writes=["c.py"])]
+    )
     return project
 
 
 def fail(project, node, task, error="TypeError: cannot read x", confidence=90, scope="contained", files=("a.py",), **extra):
-    return run_worker(project, node, "failed", failure={"task": task, "error": error, "confidence": confidence,
-                                                         "fix_scope": scope, "files": list(files), **extra})
+    return run_worker(
+        project,
+        node,
+        "failed",
+        failure={"task": task, "error": error, "confidence": confidence, "fix_scope": scope, "files": list(files), **extra},
+    )
 
 
 def test_retry_then_debugger_then_flag_through_the_cli(wave):
@@ -200,8 +229,17 @@ def test_retry_then_debugger_then_flag_through_the_cli(wave):
     assert repeat["already_decided"] and repeat["next"]["spawn"] == "r1"
     brief = wave.run("spawn-start", "r1").json["text"]
     assert "Previous error: TypeError: cannot read x" in brief
-    wave.run("spawn-finish", "r1", "-", input=json.dumps({"status": "failed", "failure": {
-        "task": "1.1", "error": "TypeError: still", "confidence": 50, "fix_scope": "contained", "files": ["a.py"]}})).json
+    wave.run(
+        "spawn-finish",
+        "r1",
+        "-",
+        input=json.dumps(
+            {
+                "status": "failed",
+                "failure": {"task": "1.1", "error": "TypeError: still", "confidence": 50, "fix_scope": "contained", "files": ["a.py"]},
+            }
+        ),
+    ).json
     second = wave.run("failure-decide", "--worker", "r1").json
     assert second["action"] == "debug" and second["next"]["caste"] == "builder"
     debugger = tree(wave)["nodes"]["d1"]
@@ -236,8 +274,9 @@ def test_a_recovery_records_friction(wave):
 
 def test_a_report_without_worker_finds_the_task_and_unknown_tasks_are_refused(wave):
     fail(wave, "w2", "1.2", files=["b.py"])
-    by_task = wave.run("failure-decide", "-", input=json.dumps(
-        {"task": "1.2", "error": "x", "confidence": 20, "fix_scope": "contained"})).json
+    by_task = wave.run(
+        "failure-decide", "-", input=json.dumps({"task": "1.2", "error": "x", "confidence": 20, "fix_scope": "contained"})
+    ).json
     assert by_task["worker"] == "w2" and by_task["action"] == "debug"
     err = wave.run("failure-decide", "-", input=json.dumps({"task": "9.9", "error": "x"})).error
     assert err["code"] == "unknown_task"
@@ -270,15 +309,31 @@ def test_common_cause_aborts_the_phase_and_stops_the_build(wave):
 
 def test_abort_report_outside_git(wave):
     assert wave.run("abort-report", 1).error["code"] == "no_abort"
-    fail(wave, "w1", "1.1", category="security", files=["a.py"],
-         hypotheses=[{"hypothesis": "token leaks to logs", "result": "confirmed"}], suggested_fix="redact it",
-         root_cause="logger prints headers")
+    fail(
+        wave,
+        "w1",
+        "1.1",
+        category="security",
+        files=["a.py"],
+        hypotheses=[{"hypothesis": "token leaks to logs", "result": "confirmed"}],
+        suggested_fix="redact it",
+        root_cause="logger prints headers",
+    )
     assert wave.run("failure-decide", "--worker", "w1").json["action"] == "abort_phase"
     text = wave.run("abort-report", 1).stdout
-    for piece in ("AETHER BUILD ABORTED — phase 1", "Task:   1.1 (task 1.1)", "category security",
-                  "token leaks to logs: confirmed", "Root cause: logger prints headers",
-                  "Suggested fix (90% confident): redact it", "Recovery options:", "/ant:build 1", "  - a.py",
-                  "Last good checkpoint: none recorded", "Abort tag: none (not a git repository)"):
+    for piece in (
+        "AETHER BUILD ABORTED — phase 1",
+        "Task:   1.1 (task 1.1)",
+        "category security",
+        "token leaks to logs: confirmed",
+        "Root cause: logger prints headers",
+        "Suggested fix (90% confident): redact it",
+        "Recovery options:",
+        "/ant:build 1",
+        "  - a.py",
+        "Last good checkpoint: none recorded",
+        "Abort tag: none (not a git repository)",
+    ):
         assert piece in text, piece
     assert wave.run("abort-report", 1, "--json").json["tag"] is None
 
@@ -295,7 +350,6 @@ def test_abort_report_tags_once_inside_git(project):
     assert first["checkpoint"]["ref"].startswith("refs/aether/checkpoints/phase-1-")
     tags = subprocess.run(["git", "tag", "-l"], cwd=project.root, capture_output=True, text=True).stdout.split()
     assert tags == ["aether/phase-1-aborted"]
-    message = subprocess.run(["git", "tag", "-l", "-n1", "aether/phase-1-aborted"], cwd=project.root,
-                             capture_output=True, text=True).stdout
+    message = subprocess.run(["git", "tag", "-l", "-n1", "aether/phase-1-aborted"], cwd=project.root, capture_output=True, text=True).stdout
     assert "Aborted: category missing_dependency" in message
     assert [e["type"] for e in project.load("events.json")["events"]].count("phase_aborted") == 1

@@ -22,8 +22,7 @@ def test_hole_5_help_words_in_a_free_text_position_are_stored(project, text):
 def test_help_still_shows_help(project):
     # a real process: click caches a command's help option, and an in-process test that builds a
     # bare click.Context (tests/readme_reference.py) leaves only `--help` in that cache
-    for args in (("error-add", "--help"), ("error-add", "-h"), ("plan-waves", "--approve", "--help"),
-                 ("bug", "approve", "--help")):
+    for args in (("error-add", "--help"), ("error-add", "-h"), ("plan-waves", "--approve", "--help"), ("bug", "approve", "--help")):
         result = project.sh(*args)
         assert result.code == 0 and result.stdout.startswith("Usage: aether"), args
 

@@ -31,42 +31,49 @@ def bash(command, agent=None):
     return denied(guard.decide(event))
 
 
-@pytest.mark.parametrize("command", [
-    "aether status",
-    "cd src && aether event-add x y z",
-    "echo hi | aether pheromone-emit FOCUS -",
-    "FOO=1 aether status",
-    "env -i aether status",
-    "/opt/plugin/bin/aether status",
-    "bash -c 'aether status'",
-    "echo $(aether status)",
-    "echo `aether version`",
-    "ls; aether version",
-    "xargs aether event-add < list",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "aether status",
+        "cd src && aether event-add x y z",
+        "echo hi | aether pheromone-emit FOCUS -",
+        "FOO=1 aether status",
+        "env -i aether status",
+        "/opt/plugin/bin/aether status",
+        "bash -c 'aether status'",
+        "echo $(aether status)",
+        "echo `aether version`",
+        "ls; aether version",
+        "xargs aether event-add < list",
+    ],
+)
 def test_subagents_may_not_run_aether(command):
     assert "Only the Queen" in bash(command, "ant:builder")
 
 
-@pytest.mark.parametrize("command", [
-    "grep -r aether src/",
-    "cat docs/aether.md",
-    "echo 'aether is a word'",
-    "ls .aether/data",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "grep -r aether src/",
+        "cat docs/aether.md",
+        "echo 'aether is a word'",
+        "ls .aether/data",
+    ],
+)
 def test_mentioning_aether_is_not_running_it(command):
     assert bash(command, "ant:builder") is None
 
 
 def test_the_queen_runs_anything():
     assert guard.decide({"tool_name": "Bash", "tool_input": {"command": "aether status"}}) == {
-        "permissionDecision": "allow", "permissionDecisionReason": "Aether's own helper"}
+        "permissionDecision": "allow",
+        "permissionDecisionReason": "Aether's own helper",
+    }
     assert guard.decide({"tool_name": "Bash", "tool_input": {"command": "rm -rf build"}}) is None
 
 
 def test_other_plugins_agents_are_not_judged():
-    assert guard.decide({"tool_name": "Bash", "agent_type": "other:agent",
-                         "tool_input": {"command": "aether status"}}) is None
+    assert guard.decide({"tool_name": "Bash", "agent_type": "other:agent", "tool_input": {"command": "aether status"}}) is None
 
 
 # ---------------------------------------------------------------- the Queen's own helper calls
@@ -76,81 +83,253 @@ def queen(command):
     return guard.decide({"tool_name": "Bash", "tool_input": {"command": command}})
 
 
-@pytest.mark.parametrize("command", [
-    "aether status", "aether next --build 1", "aether next", "aether version 2>&1",
-    "aether status >/dev/null", "aether a && aether b", "aether a; aether b", "aether a\naether b",
-    "echo 'a focus that matters' | aether pheromone-emit FOCUS -",
-    "aether pheromone-emit FOCUS - <<'EOF'\ninput $(validation) `on` every $endpoint\nEOF",
-    "aether record w1 - <<'EOF' && aether next\nthe answer\nEOF",
-    'aether decision-add "use sqlite"', "aether bug status b1", "aether bug approve --help",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "aether status",
+        "aether next --build 1",
+        "aether next",
+        "aether version 2>&1",
+        "aether status >/dev/null",
+        "aether a && aether b",
+        "aether a; aether b",
+        "aether a\naether b",
+        "echo 'a focus that matters' | aether pheromone-emit FOCUS -",
+        "aether pheromone-emit FOCUS - <<'EOF'\ninput $(validation) `on` every $endpoint\nEOF",
+        "aether record w1 - <<'EOF' && aether next\nthe answer\nEOF",
+        'aether decision-add "use sqlite"',
+        "aether bug status b1",
+        "aether bug approve --help",
+    ],
+)
 def test_the_queens_own_aether_calls_are_allowed(command):
     assert queen(command) == {"permissionDecision": "allow", "permissionDecisionReason": "Aether's own helper"}
 
 
-@pytest.mark.parametrize("command", [
-    "aether status > out.txt", "aether status >> log", "aether status | tee log", "aether status && rm -rf x",
-    "aether $(echo status)", "aether status $HOME", "FOO=1 aether status", "aether status &",
-    "aether pheromone-emit FOCUS - <<EOF\n$(rm -rf x)\nEOF", "cat f | aether record w1 -", "echo $(id) | aether x -",
-    "echo x > f | aether x -", "/opt/bin/aether status", "bin/aether status", "(aether status)",
-    "aether status || sh -c id", "f() { aether status; }; f", "aether uninstall --yes", "echo hi",
-    "aether status <(id)", "aether status 2> err.log", "x=1; aether status", "aether status; touch x",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "aether status > out.txt",
+        "aether status >> log",
+        "aether status | tee log",
+        "aether status && rm -rf x",
+        "aether $(echo status)",
+        "aether status $HOME",
+        "FOO=1 aether status",
+        "aether status &",
+        "aether pheromone-emit FOCUS - <<EOF\n$(rm -rf x)\nEOF",
+        "cat f | aether record w1 -",
+        "echo $(id) | aether x -",
+        "echo x > f | aether x -",
+        "/opt/bin/aether status",
+        "bin/aether status",
+        "(aether status)",
+        "aether status || sh -c id",
+        "f() { aether status; }; f",
+        "aether uninstall --yes",
+        "echo hi",
+        "aether status <(id)",
+        "aether status 2> err.log",
+        "x=1; aether status",
+        "aether status; touch x",
+    ],
+)
 def test_anything_else_with_aether_gets_no_decision(command):
     assert queen(command) is None
 
 
 def test_the_approval_gate_still_wins_for_the_queen():
-    for command in ("aether bug approve b1", "aether bug approve b1 && aether status",
-                    "echo y | aether bug approve b1 -", "aether bug app''rove b1"):
+    for command in (
+        "aether bug approve b1",
+        "aether bug approve b1 && aether status",
+        "echo y | aether bug approve b1 -",
+        "aether bug app''rove b1",
+    ):
         assert "the user's decision" in denied(queen(command))
 
 
 # ---------------------------------------------------------------- read-only castes
 
 READ_ONLY_WRITES = [  # forms that change files: refused for every read-only caste
-    "echo x > file.txt", "cat a >> b", "rm -f x", "mv a b", "sed -i s/a/b/ f", "git commit -m x",
-    "git -C . add .", "find . -name '*.pyc' -delete", "touch x", "python -c 1 && tee out.log",
-    "bash -c 'echo x > f'", "sh -c \"echo x >> f\"", "echo x >& f", "echo x 1<> f", "exec 1<>f",
-    "sed -Ei s/a/b/ f", "sed --in-place=.bak s/a/b/ f", "sed -i.bak s/a/b/ f", "sed -n -i s/a/b/ f",
-    "perl -pi -e s/a/b/ f", "perl -i -pe s/a/b/ f", "ruby -i -pe 'x' f", "sort -o f f", "sort --output=f f",
-    "sort -uo f f", "git diff --output=f", "git log --output=f", "tee f < x", "echo x | tee -a f", "dd if=x of=f",
-    "cp a b", "install -m 644 a b", "python3 -c \"open('f','w').write('x')\"",
-    "python3 -c \"import pathlib; pathlib.Path('f').write_text('x')\"", "python3 -c \"import os; os.remove('f')\"",
-    "python - <<'EOF'\nopen('f', 'a').write('x')\nEOF", "node -e \"require('fs').writeFileSync('f', 'x')\"",
-    "echo x >| f", "echo x &> f", "echo x &>> f", "tee f <<< x", "cat <<< x > f", "ls >(tee f)", "exec 3>f",
-    "exec >f", "{ echo x; } > f", "(echo x) > f", "while read l; do echo $l; done < a > f", "uniq a f",
-    "tree -o f", "file -C -m x", "env sh -c 'echo > f'", "command cp a b", "builtin echo x > f",
-    "f(){ cp a b; }; f", "alias w='cp a b'", "xargs -I{} cp {} b < list", "find . -name x -fprint f",
-    "awk '{print > \"f\"}' a", "awk 'BEGIN{printf \"x\" >> \"f\"}'", "vim -c wq f", "ed f <<< w", "ex -c wq f",
-    "truncate -s 0 f", "ln -s a b", "git stash", "git checkout -- f", "git apply p.diff", "curl -o f http://x",
-    "wget http://x", "patch < p.diff", "printf x > /tmp/f", "gzip f", "cat a > /dev/../tmp/f", "pip install x",
-    "python -m pip install x", "black .", "ruff check --fix .", "ruff format .", "npm install", "make install",
-    "go fmt ./...", "prettier --write .", "eslint --fix .", "cargo fmt", "jest -u", "mktemp",
-    "cat > f <<'EOF'\nx\nEOF", "python -c 'import shutil; shutil.rmtree(\"x\")'", "perl -e 'open(F, \">f\")'",
-    "git branch new", "git tag v1", "git reset --hard", "git restore f", "git clean -fd", "git worktree add ../x",
-    "git config user.name x", "git notes add -m x", "sed -n 'w out' f", "sed -n 's/a/b/w out' f",
+    "echo x > file.txt",
+    "cat a >> b",
+    "rm -f x",
+    "mv a b",
+    "sed -i s/a/b/ f",
+    "git commit -m x",
+    "git -C . add .",
+    "find . -name '*.pyc' -delete",
+    "touch x",
+    "python -c 1 && tee out.log",
+    "bash -c 'echo x > f'",
+    'sh -c "echo x >> f"',
+    "echo x >& f",
+    "echo x 1<> f",
+    "exec 1<>f",
+    "sed -Ei s/a/b/ f",
+    "sed --in-place=.bak s/a/b/ f",
+    "sed -i.bak s/a/b/ f",
+    "sed -n -i s/a/b/ f",
+    "perl -pi -e s/a/b/ f",
+    "perl -i -pe s/a/b/ f",
+    "ruby -i -pe 'x' f",
+    "sort -o f f",
+    "sort --output=f f",
+    "sort -uo f f",
+    "git diff --output=f",
+    "git log --output=f",
+    "tee f < x",
+    "echo x | tee -a f",
+    "dd if=x of=f",
+    "cp a b",
+    "install -m 644 a b",
+    "python3 -c \"open('f','w').write('x')\"",
+    "python3 -c \"import pathlib; pathlib.Path('f').write_text('x')\"",
+    "python3 -c \"import os; os.remove('f')\"",
+    "python - <<'EOF'\nopen('f', 'a').write('x')\nEOF",
+    "node -e \"require('fs').writeFileSync('f', 'x')\"",
+    "echo x >| f",
+    "echo x &> f",
+    "echo x &>> f",
+    "tee f <<< x",
+    "cat <<< x > f",
+    "ls >(tee f)",
+    "exec 3>f",
+    "exec >f",
+    "{ echo x; } > f",
+    "(echo x) > f",
+    "while read l; do echo $l; done < a > f",
+    "uniq a f",
+    "tree -o f",
+    "file -C -m x",
+    "env sh -c 'echo > f'",
+    "command cp a b",
+    "builtin echo x > f",
+    "f(){ cp a b; }; f",
+    "alias w='cp a b'",
+    "xargs -I{} cp {} b < list",
+    "find . -name x -fprint f",
+    "awk '{print > \"f\"}' a",
+    'awk \'BEGIN{printf "x" >> "f"}\'',
+    "vim -c wq f",
+    "ed f <<< w",
+    "ex -c wq f",
+    "truncate -s 0 f",
+    "ln -s a b",
+    "git stash",
+    "git checkout -- f",
+    "git apply p.diff",
+    "curl -o f http://x",
+    "wget http://x",
+    "patch < p.diff",
+    "printf x > /tmp/f",
+    "gzip f",
+    "cat a > /dev/../tmp/f",
+    "pip install x",
+    "python -m pip install x",
+    "black .",
+    "ruff check --fix .",
+    "ruff format .",
+    "npm install",
+    "make install",
+    "go fmt ./...",
+    "prettier --write .",
+    "eslint --fix .",
+    "cargo fmt",
+    "jest -u",
+    "mktemp",
+    "cat > f <<'EOF'\nx\nEOF",
+    "python -c 'import shutil; shutil.rmtree(\"x\")'",
+    "perl -e 'open(F, \">f\")'",
+    "git branch new",
+    "git tag v1",
+    "git reset --hard",
+    "git restore f",
+    "git clean -fd",
+    "git worktree add ../x",
+    "git config user.name x",
+    "git notes add -m x",
+    "sed -n 'w out' f",
+    "sed -n 's/a/b/w out' f",
 ]
 READ_ONLY_RUNS = [  # options and forms that run other commands: refused to every read-only caste too
-    "sed -n '1e id' f", "sed -n 'e id' f", "sed -n 's/x/id/e' f", "sed -n 'W out' f", "sed -n -f script.sed f",
-    "git -c core.fsmonitor='id>&2' status", "git -c core.pager='sh -c id' log", "git -c core.sshCommand=x fetch",
-    "git -c diff.external=x diff", "git diff --ext-diff", "git log -p --ext-diff", "git -c alias.x='!id' x",
-    "GIT_EXTERNAL_DIFF=x git diff", "GIT_PAGER='sh -c id' git log", "PAGER=x git log",
-    "git ls-remote --upload-pack=x origin", "git -c core.hooksPath=/tmp/h status", "git grep -O x",
-    "git --exec-path=/tmp log", "git --config-env=core.pager=X log", "find . -exec id \\;",
-    "find . -execdir id \\;", "find . -ok id \\;", "awk 'BEGIN{system(\"id\")}'", "awk '{print | \"sh\"}' f",
-    "awk 'BEGIN{\"id\" | getline x}'", "xargs id < list", "xargs -I{} sh -c 'id {}' < list",
-    "echo x | xargs sed -n p", "less +'!id' f", "more f", "man ls", "vim -c '!id' f", "ed f", "ex -c '!id' f",
-    "env id", "command id", "builtin eval id", "eval id", "source x.sh", ". x.sh", "f(){ id; }; f", "alias x=id",
-    "exec id", "rg --pre id x", "python3 -c 'import os; os.system(\"id\")'",
-    "python3 -c 'import subprocess; subprocess.run([\"id\"])'", "node -e \"require('child_process').execSync('id')\"",
-    "perl -e 'system(\"id\")'", "perl -e '`id`'", "bash -c \"$X\"", "echo id | sh", "sh < script.sh",
-    "$X status", "nohup id", "timeout 5 sh -c 'echo > f'", "watch id", "script -c id /dev/null",
-    "trap 'id' EXIT", "npx cowsay", "make", "tar --to-command=id -xf x.tar", "git difftool",
-    "git submodule foreach id", "git bisect run id", "git rebase --exec id main", "sudo id", "setsid id",
-    "PATH=. ls", "LD_PRELOAD=x.so ls", "BASH_ENV=x bash -c ls", "git -c core.editor=x commit",
-    "cat <<'EOF' | python3\nimport os; os.system('id')\nEOF", "echo \"open('f', 'w')\" | python3",
-    "cat x.js | node", "perl <<< 'system(\"id\")'", "deno eval 'Deno.writeTextFileSync(\"f\", \"x\")'",
+    "sed -n '1e id' f",
+    "sed -n 'e id' f",
+    "sed -n 's/x/id/e' f",
+    "sed -n 'W out' f",
+    "sed -n -f script.sed f",
+    "git -c core.fsmonitor='id>&2' status",
+    "git -c core.pager='sh -c id' log",
+    "git -c core.sshCommand=x fetch",
+    "git -c diff.external=x diff",
+    "git diff --ext-diff",
+    "git log -p --ext-diff",
+    "git -c alias.x='!id' x",
+    "GIT_EXTERNAL_DIFF=x git diff",
+    "GIT_PAGER='sh -c id' git log",
+    "PAGER=x git log",
+    "git ls-remote --upload-pack=x origin",
+    "git -c core.hooksPath=/tmp/h status",
+    "git grep -O x",
+    "git --exec-path=/tmp log",
+    "git --config-env=core.pager=X log",
+    "find . -exec id \\;",
+    "find . -execdir id \\;",
+    "find . -ok id \\;",
+    "awk 'BEGIN{system(\"id\")}'",
+    "awk '{print | \"sh\"}' f",
+    "awk 'BEGIN{\"id\" | getline x}'",
+    "xargs id < list",
+    "xargs -I{} sh -c 'id {}' < list",
+    "echo x | xargs sed -n p",
+    "less +'!id' f",
+    "more f",
+    "man ls",
+    "vim -c '!id' f",
+    "ed f",
+    "ex -c '!id' f",
+    "env id",
+    "command id",
+    "builtin eval id",
+    "eval id",
+    "source x.sh",
+    ". x.sh",
+    "f(){ id; }; f",
+    "alias x=id",
+    "exec id",
+    "rg --pre id x",
+    "python3 -c 'import os; os.system(\"id\")'",
+    "python3 -c 'import subprocess; subprocess.run([\"id\"])'",
+    "node -e \"require('child_process').execSync('id')\"",
+    "perl -e 'system(\"id\")'",
+    "perl -e '`id`'",
+    'bash -c "$X"',
+    "echo id | sh",
+    "sh < script.sh",
+    "$X status",
+    "nohup id",
+    "timeout 5 sh -c 'echo > f'",
+    "watch id",
+    "script -c id /dev/null",
+    "trap 'id' EXIT",
+    "npx cowsay",
+    "make",
+    "tar --to-command=id -xf x.tar",
+    "git difftool",
+    "git submodule foreach id",
+    "git bisect run id",
+    "git rebase --exec id main",
+    "sudo id",
+    "setsid id",
+    "PATH=. ls",
+    "LD_PRELOAD=x.so ls",
+    "BASH_ENV=x bash -c ls",
+    "git -c core.editor=x commit",
+    "cat <<'EOF' | python3\nimport os; os.system('id')\nEOF",
+    "echo \"open('f', 'w')\" | python3",
+    "cat x.js | node",
+    "perl <<< 'system(\"id\")'",
+    'deno eval \'Deno.writeTextFileSync("f", "x")\'',
 ]
 READ_ONLY_CASTES = ["ant:watcher", "ant:bug-researcher", "ant:root-cause-analyzer", "ant:colonizer"]
 
@@ -160,7 +339,7 @@ def test_read_only_castes_neither_write_nor_run_hidden_commands(command):
     for agent in READ_ONLY_CASTES:
         reason = bash(command, agent)
         assert reason, (command, agent)
-        assert ("read-only" in reason or "only reads and searches" in reason), reason
+        assert "read-only" in reason or "only reads and searches" in reason, reason
 
 
 @pytest.mark.parametrize("command", READ_ONLY_WRITES[:10])
@@ -169,21 +348,65 @@ def test_read_only_castes_cannot_write_with_bash(command):
 
 
 READS = [  # what every read-only caste (the search-only ones included) runs
-    "ls -la", "git diff HEAD~1", "git log --oneline", "grep -rn TODO . 2>/dev/null", "find . -name '*.py'",
-    "git status", "git diff", "grep -rn x src", "sed -n 1,20p f", "sed -n '/def /,/return/p' f", "cat f | head",
-    "find . -name '*.py' | xargs grep -l x", "wc -l f", "head -n 20 f", "sort f | uniq -c", "git show HEAD:f | head",
-    "git blame -L 1,3 f", "diff a b", "tree -L 2", "rg -n x src", "cut -d: -f1 f", "cd src && ls",
-    "git log -p -1 | head -50", "ls -la 2>/dev/null", "grep -c x f; echo done", "cat -n f | tail -5",
+    "ls -la",
+    "git diff HEAD~1",
+    "git log --oneline",
+    "grep -rn TODO . 2>/dev/null",
+    "find . -name '*.py'",
+    "git status",
+    "git diff",
+    "grep -rn x src",
+    "sed -n 1,20p f",
+    "sed -n '/def /,/return/p' f",
+    "cat f | head",
+    "find . -name '*.py' | xargs grep -l x",
+    "wc -l f",
+    "head -n 20 f",
+    "sort f | uniq -c",
+    "git show HEAD:f | head",
+    "git blame -L 1,3 f",
+    "diff a b",
+    "tree -L 2",
+    "rg -n x src",
+    "cut -d: -f1 f",
+    "cd src && ls",
+    "git log -p -1 | head -50",
+    "ls -la 2>/dev/null",
+    "grep -c x f; echo done",
+    "cat -n f | tail -5",
 ]
 CHECKS = [  # what read-only castes that verify also run: tests, checks, the program itself
-    "pytest -q 2>&1", "python -m pytest > /dev/null", "python3 -m pytest -q", ".venv/bin/python -m pytest tests/ -x",
-    "python3 -c 'import app; print(app.one())'", "python3 -c 'print(1 > 0)'", "python3 app.py --help",
-    "./run.sh", "ruff check .", "mypy src", "npm test", "go test ./...", "cargo test", "make test",
-    "node -e 'console.log(1)'", "PYTHONPATH=src python3 -m pytest", "timeout 60 python3 -m pytest",
-    "python3 - <<'EOF'\nprint(1 > 0)\nEOF", "awk '{print $1}' f", "echo $HOME", "black --check .",
-    "for f in *.py; do wc -l $f; done", "[ -f x ] && cat x", "git branch --show-current", "git branch -a",
-    "git stash list", "curl -s http://localhost:8000/health", "export X=1; python3 app.py",
-    "python3 -m app --version", "git log --format='%h %s' -3", "set -o pipefail; pytest -q | tail -3",
+    "pytest -q 2>&1",
+    "python -m pytest > /dev/null",
+    "python3 -m pytest -q",
+    ".venv/bin/python -m pytest tests/ -x",
+    "python3 -c 'import app; print(app.one())'",
+    "python3 -c 'print(1 > 0)'",
+    "python3 app.py --help",
+    "./run.sh",
+    "ruff check .",
+    "mypy src",
+    "npm test",
+    "go test ./...",
+    "cargo test",
+    "make test",
+    "node -e 'console.log(1)'",
+    "PYTHONPATH=src python3 -m pytest",
+    "timeout 60 python3 -m pytest",
+    "python3 - <<'EOF'\nprint(1 > 0)\nEOF",
+    "awk '{print $1}' f",
+    "echo $HOME",
+    "black --check .",
+    "for f in *.py; do wc -l $f; done",
+    "[ -f x ] && cat x",
+    "git branch --show-current",
+    "git branch -a",
+    "git stash list",
+    "curl -s http://localhost:8000/health",
+    "export X=1; python3 app.py",
+    "python3 -m app --version",
+    "git log --format='%h %s' -3",
+    "set -o pipefail; pytest -q | tail -3",
 ]
 
 
@@ -210,14 +433,15 @@ def test_a_refusal_says_what_to_use_instead():
 
 def test_builders_write(tmp_path):
     assert bash("echo x > f && git add f", "ant:builder") is None
-    assert guard.decide({"tool_name": "Write", "agent_type": "ant:builder",
-                         "tool_input": {"file_path": "src/x.py"}}) is None
+    assert guard.decide({"tool_name": "Write", "agent_type": "ant:builder", "tool_input": {"file_path": "src/x.py"}}) is None
 
 
 def test_file_tools(monkeypatch, tmp_path):
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
-    write = lambda agent, path: denied(guard.decide(  # noqa: E731
-        {"tool_name": "Write", "agent_type": agent, "tool_input": {"file_path": path}}))
+
+    def write(agent, path):
+        return denied(guard.decide({"tool_name": "Write", "agent_type": agent, "tool_input": {"file_path": path}}))
+
     assert "read-only" in write("ant:watcher", "src/x.py")
     assert write("ant:scout", ".aether/research/auth.md") is None
     assert write("ant:scout", str(tmp_path / ".aether/research/db.md")) is None
@@ -234,25 +458,34 @@ def test_scouts_write_notes_under_research_only(monkeypatch, tmp_path):
 
 
 def test_hook_protocol_end_to_end():
-    event = {"tool_name": "Bash", "agent_type": "ant:scout", "agent_id": "x",
-             "tool_input": {"command": "aether status"}}
-    proc = subprocess.run([sys.executable, str(GUARD)], input=json.dumps(event),
-                          capture_output=True, text=True, check=True)
+    event = {"tool_name": "Bash", "agent_type": "ant:scout", "agent_id": "x", "tool_input": {"command": "aether status"}}
+    proc = subprocess.run([sys.executable, str(GUARD)], input=json.dumps(event), capture_output=True, text=True, check=True)
     out = json.loads(proc.stdout)["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny" and out["hookEventName"] == "PreToolUse"
     allowed = subprocess.run([sys.executable, str(GUARD)], input="{}", capture_output=True, text=True)
     assert allowed.returncode == 0 and allowed.stdout == ""
     garbage = subprocess.run([sys.executable, str(GUARD)], input="not json", capture_output=True, text=True)
     assert garbage.returncode == 0 and garbage.stdout == ""
-    queen = subprocess.run([sys.executable, str(GUARD)], capture_output=True, text=True, check=True,
-                           input=json.dumps({"tool_name": "Bash", "tool_input": {"command": "aether next"}}))
-    assert json.loads(queen.stdout) == {"hookSpecificOutput": {
-        "hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "Aether's own helper"}}
+    queen = subprocess.run(
+        [sys.executable, str(GUARD)],
+        capture_output=True,
+        text=True,
+        check=True,
+        input=json.dumps({"tool_name": "Bash", "tool_input": {"command": "aether next"}}),
+    )
+    assert json.loads(queen.stdout) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "permissionDecisionReason": "Aether's own helper",
+        }
+    }
 
 
 def test_a_failing_guard_refuses_an_ant(monkeypatch):
     def broken(_script, _command):
         raise RuntimeError("boom")
+
     monkeypatch.setattr(guard, "bypass", broken)
     event = {"tool_name": "Bash", "agent_type": "ant:watcher", "tool_input": {"command": "ls"}}
     monkeypatch.setattr(sys, "stdin", __import__("io").StringIO(json.dumps(event)))
@@ -268,19 +501,32 @@ def test_a_failing_guard_refuses_an_ant(monkeypatch):
 REPRO = ".venv/bin/python - <<'EOF'\nfrom calc import last_n\nprint(last_n([1, 2, 3], 2) > [1])\nEOF"
 
 
-@pytest.mark.parametrize("command", [
-    ".venv/bin/python -m pytest tests/test_calc.py -v --tb=long 2>&1", REPRO,
-    "python3 -c 'print(1 > 0)'", "grep -rn last_n .", "git log --oneline -10",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ".venv/bin/python -m pytest tests/test_calc.py -v --tb=long 2>&1",
+        REPRO,
+        "python3 -c 'print(1 > 0)'",
+        "grep -rn last_n .",
+        "git log --oneline -10",
+    ],
+)
 def test_the_bug_researcher_runs_reproductions(command):
     assert bash(command, "ant:bug-researcher") is None
 
 
-@pytest.mark.parametrize("command", [
-    "cat > repro.py <<'EOF'\nprint(1)\nEOF", "echo x >> calc.py", "sed -i s/-n - 1/-n/ calc.py",
-    "git checkout -- calc.py", "rm -f tests/test_calc.py", REPRO + "\nrm calc.py",
-    "python - <<EOF\nx > 1\nEOF",  # an unquoted delimiter: the shell expands the body
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat > repro.py <<'EOF'\nprint(1)\nEOF",
+        "echo x >> calc.py",
+        "sed -i s/-n - 1/-n/ calc.py",
+        "git checkout -- calc.py",
+        "rm -f tests/test_calc.py",
+        REPRO + "\nrm calc.py",
+        "python - <<EOF\nx > 1\nEOF",  # an unquoted delimiter: the shell expands the body
+    ],
+)
 def test_the_bug_researcher_changes_no_file(command):
     reason = bash(command, "ant:bug-researcher")
     assert "read-only" in reason and "from stdin" in reason
@@ -289,47 +535,78 @@ def test_the_bug_researcher_changes_no_file(command):
 @pytest.mark.parametrize("agent", ["ant:bug-researcher", "ant:root-cause-analyzer", "ant:fix-planner"])
 def test_bug_agents_may_not_run_aether_or_write(agent):
     assert "Only the Queen" in bash("aether bug record b reproduction -", agent)
-    assert "read-only" in denied(guard.decide({"tool_name": "Write", "agent_type": agent,
-                                               "tool_input": {"file_path": "calc.py"}}))
+    assert "read-only" in denied(guard.decide({"tool_name": "Write", "agent_type": agent, "tool_input": {"file_path": "calc.py"}}))
 
 
-@pytest.mark.parametrize("command", [
-    "grep -rn 'def last_n' .", "find . -name '*.py' | xargs grep -l last_n", "ls -la src",
-    "cat calc.py", "head -n 20 calc.py", "sed -n '1,20p' calc.py", "git log --oneline -5",
-    "git blame -L 1,3 calc.py", "git show HEAD:calc.py | head", "wc -l calc.py", "cd src && ls",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "grep -rn 'def last_n' .",
+        "find . -name '*.py' | xargs grep -l last_n",
+        "ls -la src",
+        "cat calc.py",
+        "head -n 20 calc.py",
+        "sed -n '1,20p' calc.py",
+        "git log --oneline -5",
+        "git blame -L 1,3 calc.py",
+        "git show HEAD:calc.py | head",
+        "wc -l calc.py",
+        "cd src && ls",
+    ],
+)
 @pytest.mark.parametrize("agent", ["ant:root-cause-analyzer", "ant:fix-planner"])
 def test_the_analyzer_and_planner_search_and_read(agent, command):
     assert bash(command, agent) is None
 
 
-@pytest.mark.parametrize("command, word", [
-    (".venv/bin/python -m pytest tests/", "python"), ("python3 -c 'import calc'", "python3"),
-    ("pytest -q", "pytest"), ("sh -c 'grep x .'", "sh"), ("grep x . && node a.js", "node"),
-    ("sed 's/a/b/' calc.py", "sed without -n"), ("find . -exec cat {} +", "find -exec"),
-    ("git checkout -- calc.py", "git checkout"), ("ls\nmake test", "make"),
-    ("echo $(python3 -c 1)", "python3"), ("awk '{print}' calc.py", "awk"),
-])
+@pytest.mark.parametrize(
+    "command, word",
+    [
+        (".venv/bin/python -m pytest tests/", "python"),
+        ("python3 -c 'import calc'", "python3"),
+        ("pytest -q", "pytest"),
+        ("sh -c 'grep x .'", "sh"),
+        ("grep x . && node a.js", "node"),
+        ("sed 's/a/b/' calc.py", "sed without -n"),
+        ("find . -exec cat {} +", "find -exec"),
+        ("git checkout -- calc.py", "git checkout"),
+        ("ls\nmake test", "make"),
+        ("echo $(python3 -c 1)", "python3"),
+        ("awk '{print}' calc.py", "awk"),
+    ],
+)
 def test_the_analyzer_and_planner_run_nothing_else(command, word):
     for agent in ("ant:root-cause-analyzer", "ant:fix-planner"):
         reason = bash(command, agent)
         assert reason and f"`{word}` is refused" in reason and "only reads and searches" in reason
 
 
-@pytest.mark.parametrize("command", [
-    "aether bug approve b1", "aether bug approve b1 --by ana", "aether --pretty bug approve b1",
-    "cd . && aether bug approve b1", "/opt/ant/bin/aether bug approve b1",
-    "aether bug status b1; aether bug approve b1", "bash -c 'aether bug approve b1'",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "aether bug approve b1",
+        "aether bug approve b1 --by ana",
+        "aether --pretty bug approve b1",
+        "cd . && aether bug approve b1",
+        "/opt/ant/bin/aether bug approve b1",
+        "aether bug status b1; aether bug approve b1",
+        "bash -c 'aether bug approve b1'",
+    ],
+)
 def test_nobody_in_claude_code_approves_a_fix_plan(command):
     for agent in (None, "ant:builder", "other:agent"):
         assert "the user's decision" in bash(command, agent)
 
 
-@pytest.mark.parametrize("command", [
-    "aether bug status b1", "aether bug approve --help", "echo 'run aether bug approve b1 yourself'",
-    "aether bug fix b1 --dry-run",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "aether bug status b1",
+        "aether bug approve --help",
+        "echo 'run aether bug approve b1 yourself'",
+        "aether bug fix b1 --dry-run",
+    ],
+)
 def test_the_queen_may_show_what_approval_would_need(command):
     assert bash(command) is None
 
@@ -339,21 +616,29 @@ def test_a_newline_separates_commands():
     assert "Only the Queen" in bash("ls\naether status", "ant:builder")
 
 
-@pytest.mark.parametrize("command", [
-    REPRO, "python - <<-'EOF'\n\tx > 1\n\tEOF", 'cat <<"END"\na > b\nEND\n',
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        REPRO,
+        "python - <<-'EOF'\n\tx > 1\n\tEOF",
+        'cat <<"END"\na > b\nEND\n',
+    ],
+)
 def test_a_quoted_heredoc_body_is_data(command):
     assert bash(command, "ant:bug-researcher") is None
 
 
-@pytest.mark.parametrize("command", [
-    "python - <<EOF\nx\nEOF",                       # unquoted: the body expands $(…)
-    "python - <<'EOF'\nx\nEOF\nrm -rf src",           # more commands after the body
-    "python - <<'EOF'\nEOF\nrm x\nEOF",               # the body ends early
-    "echo \"<<'X'\"\nrm -rf src\nX",                 # the operator is inside quotes
-    "cat <<'A' <<'B'\nx\nA\ny\nB",                   # two here-documents (not read: refused)
-    "python - <<'EOF' $(\nx\nEOF",                    # an open substitution
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python - <<EOF\nx\nEOF",  # unquoted: the body expands $(…)
+        "python - <<'EOF'\nx\nEOF\nrm -rf src",  # more commands after the body
+        "python - <<'EOF'\nEOF\nrm x\nEOF",  # the body ends early
+        "echo \"<<'X'\"\nrm -rf src\nX",  # the operator is inside quotes
+        "cat <<'A' <<'B'\nx\nA\ny\nB",  # two here-documents (not read: refused)
+        "python - <<'EOF' $(\nx\nEOF",  # an open substitution
+    ],
+)
 def test_anything_else_is_judged_whole(command):
     assert "read-only" in bash(command, "ant:bug-researcher")
 
@@ -381,18 +666,44 @@ def isolated(tmp_path, monkeypatch):
     (root / "app.py").write_text("x = 1\n")
     data = root / ".aether" / "data"
     data.mkdir(parents=True)
-    spawns = [{"ref": f"{SCOPE}/{n}", "scope": SCOPE, "local": n, "kind": "node", "subagent_type": "ant:builder",
-               "status": "launched", "tool_use_id": f"toolu_{n}"} for n in ("w1", "w2")]
-    (data / "spawns.json").write_text(json.dumps({"version": 1, "spawns": spawns, "runs": [
-        {"scope": "b0-old", "command": "build", "done": True},
-        {"scope": SCOPE, "command": "build", "done": False, "isolation": {"on": True}}]}))
-    (data / "worktrees.json").write_text(json.dumps({"version": 1, "worktrees": [
-        {"scope": SCOPE, "node": n, "path": rel, "workdir": rel, "status": "active"}
-        for n, rel in (("w1", MINE), ("w2", SIBLING))]}))
+    spawns = [
+        {
+            "ref": f"{SCOPE}/{n}",
+            "scope": SCOPE,
+            "local": n,
+            "kind": "node",
+            "subagent_type": "ant:builder",
+            "status": "launched",
+            "tool_use_id": f"toolu_{n}",
+        }
+        for n in ("w1", "w2")
+    ]
+    (data / "spawns.json").write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "spawns": spawns,
+                "runs": [
+                    {"scope": "b0-old", "command": "build", "done": True},
+                    {"scope": SCOPE, "command": "build", "done": False, "isolation": {"on": True}},
+                ],
+            }
+        )
+    )
+    (data / "worktrees.json").write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "worktrees": [
+                    {"scope": SCOPE, "node": n, "path": rel, "workdir": rel, "status": "active"}
+                    for n, rel in (("w1", MINE), ("w2", SIBLING))
+                ],
+            }
+        )
+    )
     sessions = tmp_path / "home" / ".claude" / "projects" / "p"
     (sessions / "s1" / "subagents").mkdir(parents=True)
-    (sessions / "s1" / "subagents" / "agent-a1.meta.json").write_text(json.dumps(
-        {"agentType": "ant:builder", "toolUseId": "toolu_w1"}))
+    (sessions / "s1" / "subagents" / "agent-a1.meta.json").write_text(json.dumps({"agentType": "ant:builder", "toolUseId": "toolu_w1"}))
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(root))
     monkeypatch.delenv("AETHER_DATA_DIR", raising=False)
     return root, str(sessions / "s1.jsonl")
@@ -400,8 +711,9 @@ def isolated(tmp_path, monkeypatch):
 
 def builder(isolated, tool, agent_id="a1", **tool_input):
     root, transcript = isolated
-    return guard.decide({"tool_name": tool, "agent_type": "ant:builder", "agent_id": agent_id,
-                         "transcript_path": transcript, "tool_input": tool_input})
+    return guard.decide(
+        {"tool_name": tool, "agent_type": "ant:builder", "agent_id": agent_id, "transcript_path": transcript, "tool_input": tool_input}
+    )
 
 
 def run(isolated, form):
@@ -414,39 +726,95 @@ def run(isolated, form):
 
 M = f"cd {MINE} && "
 BUILDER_ESCAPES = [
-    M + "echo x > $CLAUDE_PROJECT_DIR/app.py", M + "echo x > ${CLAUDE_PROJECT_DIR}/app.py",
-    M + "cp app.py ../../../../app.py", M + "echo x > ../../../../app.py", M + "cd ../../../.. && rm app.py",
-    M + "cd - && rm app.py", M + "pushd ../../../.. && rm app.py", M + "popd; rm app.py",
-    M + "eval 'cd ../../../..' && rm app.py", M + "eval \"rm $CLAUDE_PROJECT_DIR/app.py\"",
-    M + "CDPATH={P} cd src && rm x.py", M + "export CDPATH={P}; cd src && rm x.py",
-    M + "bash -c 'rm {P}/app.py'", M + "sh -c \"echo x > {P}/app.py\"",
+    M + "echo x > $CLAUDE_PROJECT_DIR/app.py",
+    M + "echo x > ${CLAUDE_PROJECT_DIR}/app.py",
+    M + "cp app.py ../../../../app.py",
+    M + "echo x > ../../../../app.py",
+    M + "cd ../../../.. && rm app.py",
+    M + "cd - && rm app.py",
+    M + "pushd ../../../.. && rm app.py",
+    M + "popd; rm app.py",
+    M + "eval 'cd ../../../..' && rm app.py",
+    M + 'eval "rm $CLAUDE_PROJECT_DIR/app.py"',
+    M + "CDPATH={P} cd src && rm x.py",
+    M + "export CDPATH={P}; cd src && rm x.py",
+    M + "bash -c 'rm {P}/app.py'",
+    M + 'sh -c "echo x > {P}/app.py"',
     M + "python3 -c \"open('{P}/app.py', 'w').write('x')\"",
     M + "python3 -c \"open('../../../../app.py', 'w').write('x')\"",
-    M + "node -e \"require('fs').writeFileSync('{P}/app.py', 'x')\"", M + "perl -e 'unlink \"{P}/app.py\"'",
+    M + "node -e \"require('fs').writeFileSync('{P}/app.py', 'x')\"",
+    M + "perl -e 'unlink \"{P}/app.py\"'",
     M + "python3 - <<'EOF'\nopen('{P}/app.py', 'w').write('x')\nEOF",
-    ("Write", f"P/{SIBLING}/app.py"), ("Edit", f"{SIBLING}/app.py"), ("Write", f"P/.aether/spawns/{SCOPE}/w2.report.md"),
-    ("Write", "P/app.py"), ("Write", f"P/{MINE}/../w2/app.py"), ("Write", f"P/{MINE}/.git"),
-    M + "echo x > ../w2/app.py", f"cd {SIBLING} && echo x > app.py", "echo x > app.py", f"cd {MINE}; cd {{P}}; rm app.py",
-    M + "git update-ref refs/heads/main HEAD", M + "git config core.hooksPath /tmp/h", M + "git commit -am x",
-    M + "git branch feature", M + "git checkout -b feature", M + "git switch main", M + "git checkout main",
-    M + "git reset --hard HEAD~1", M + "git tag v1", M + "git -c core.hooksPath=/tmp/h status",
-    M + "git worktree add ../w3", M + "git push origin HEAD", M + "git fetch", M + "git pull", M + "git merge x",
-    M + "git rebase main", M + "git stash", M + "git notes add -m x", M + "git replace HEAD HEAD~1", M + "git gc",
-    M + "git prune", M + "git symbolic-ref HEAD refs/heads/x", M + "git -C {P} checkout -- app.py",
-    M + "git --git-dir={P}/.git status", M + "GIT_DIR={P}/.git git status", M + "X={P}; rm $X/app.py",
-    M + "D=../../../..; rm $D/app.py", M + "for f in ../../../../*.py; do rm $f; done", M + "cd ~ && ls",
-    M + "rm $HOME/app.py", M + "ln -s {P}/app.py link && echo x > link", M + "find ../../../.. -name '*.py' -delete",
-    M + "tar -C {P} -xf x.tar", M + "env -C {P} rm app.py", M + "echo $(cd ../../../.. && rm app.py)",
-    M + "(cd ../../../.. && rm app.py)", M + "bash <<'EOF'\ncd {P}\nrm app.py\nEOF", M + "echo 'rm {P}/app.py' | sh",
-    M + "bash -c 'cd ../../../.. && rm app.py'", M + "trap 'rm {P}/app.py' EXIT", M + "cd src && cd ../.. && ls",
-    M + "rm \"$(git rev-parse --show-toplevel)/../w2/app.py\"", M + "builtin cd ../../../.. && rm app.py",
-    M + "cp app.py ../../../../.aether/worktrees/b1-x/w2/", M + "rsync -a . ../w2/", M + "python3 -c 'import os; os.chdir(\"..\")'",
-    M + "sudo -u x sh -c 'rm {P}/app.py'", M + "alias ls='rm {P}/app.py'", M + "cd {P}/.aether/worktrees/b1-x/w2 && rm app.py",
-    M + "X=.; echo x > $X/$X/../w2/app.py", M + "X=src; X+=/../../w2; rm $X/app.py", M + "rm $ROOT/app.py; ROOT=src",
-    M + "X=src; printf -v X ../w2; rm $X/app.py", M + "X=src; read X < f; rm $X/app.py", M + "OLDPWD=src; rm $OLDPWD/app.py",
+    ("Write", f"P/{SIBLING}/app.py"),
+    ("Edit", f"{SIBLING}/app.py"),
+    ("Write", f"P/.aether/spawns/{SCOPE}/w2.report.md"),
+    ("Write", "P/app.py"),
+    ("Write", f"P/{MINE}/../w2/app.py"),
+    ("Write", f"P/{MINE}/.git"),
+    M + "echo x > ../w2/app.py",
+    f"cd {SIBLING} && echo x > app.py",
+    "echo x > app.py",
+    f"cd {MINE}; cd {{P}}; rm app.py",
+    M + "git update-ref refs/heads/main HEAD",
+    M + "git config core.hooksPath /tmp/h",
+    M + "git commit -am x",
+    M + "git branch feature",
+    M + "git checkout -b feature",
+    M + "git switch main",
+    M + "git checkout main",
+    M + "git reset --hard HEAD~1",
+    M + "git tag v1",
+    M + "git -c core.hooksPath=/tmp/h status",
+    M + "git worktree add ../w3",
+    M + "git push origin HEAD",
+    M + "git fetch",
+    M + "git pull",
+    M + "git merge x",
+    M + "git rebase main",
+    M + "git stash",
+    M + "git notes add -m x",
+    M + "git replace HEAD HEAD~1",
+    M + "git gc",
+    M + "git prune",
+    M + "git symbolic-ref HEAD refs/heads/x",
+    M + "git -C {P} checkout -- app.py",
+    M + "git --git-dir={P}/.git status",
+    M + "GIT_DIR={P}/.git git status",
+    M + "X={P}; rm $X/app.py",
+    M + "D=../../../..; rm $D/app.py",
+    M + "for f in ../../../../*.py; do rm $f; done",
+    M + "cd ~ && ls",
+    M + "rm $HOME/app.py",
+    M + "ln -s {P}/app.py link && echo x > link",
+    M + "find ../../../.. -name '*.py' -delete",
+    M + "tar -C {P} -xf x.tar",
+    M + "env -C {P} rm app.py",
+    M + "echo $(cd ../../../.. && rm app.py)",
+    M + "(cd ../../../.. && rm app.py)",
+    M + "bash <<'EOF'\ncd {P}\nrm app.py\nEOF",
+    M + "echo 'rm {P}/app.py' | sh",
+    M + "bash -c 'cd ../../../.. && rm app.py'",
+    M + "trap 'rm {P}/app.py' EXIT",
+    M + "cd src && cd ../.. && ls",
+    M + 'rm "$(git rev-parse --show-toplevel)/../w2/app.py"',
+    M + "builtin cd ../../../.. && rm app.py",
+    M + "cp app.py ../../../../.aether/worktrees/b1-x/w2/",
+    M + "rsync -a . ../w2/",
+    M + "python3 -c 'import os; os.chdir(\"..\")'",
+    M + "sudo -u x sh -c 'rm {P}/app.py'",
+    M + "alias ls='rm {P}/app.py'",
+    M + "cd {P}/.aether/worktrees/b1-x/w2 && rm app.py",
+    M + "X=.; echo x > $X/$X/../w2/app.py",
+    M + "X=src; X+=/../../w2; rm $X/app.py",
+    M + "rm $ROOT/app.py; ROOT=src",
+    M + "X=src; printf -v X ../w2; rm $X/app.py",
+    M + "X=src; read X < f; rm $X/app.py",
+    M + "OLDPWD=src; rm $OLDPWD/app.py",
     M + "mkdir -p a/b/c/d && ln -s ../../../../../w2 a/b/c/d/up && echo x > a/b/c/d/up/app.py",
-    M + "cat <<'EOF' | python3\nopen('{P}/app.py', 'w')\nEOF", M + "echo \"open('{P}/app.py', 'w')\" | python3",
-    M + "python3 <<< \"open('../w2/app.py', 'w')\"", M + "(cd src; cd ..; cd ..) && ls ../w2",
+    M + "cat <<'EOF' | python3\nopen('{P}/app.py', 'w')\nEOF",
+    M + "echo \"open('{P}/app.py', 'w')\" | python3",
+    M + "python3 <<< \"open('../w2/app.py', 'w')\"",
+    M + "(cd src; cd ..; cd ..) && ls ../w2",
 ]
 
 
@@ -477,19 +845,44 @@ def test_a_state_file_that_is_a_fifo_is_refused_not_waited_on(isolated):
 
 
 BUILDER_WORK = [
-    M + "python3 -m pytest -q", M + "git status", M + "git diff", M + "git add -A && git diff --cached",
-    M + "grep -rn x src", M + "sed -n 1,20p app.py", M + "cat app.py | head", M + "ls -la",
-    M + "find . -name '*.py'", M + "echo x > src/new.py", M + "mkdir -p src/pkg && touch src/pkg/__init__.py",
+    M + "python3 -m pytest -q",
+    M + "git status",
+    M + "git diff",
+    M + "git add -A && git diff --cached",
+    M + "grep -rn x src",
+    M + "sed -n 1,20p app.py",
+    M + "cat app.py | head",
+    M + "ls -la",
+    M + "find . -name '*.py'",
+    M + "echo x > src/new.py",
+    M + "mkdir -p src/pkg && touch src/pkg/__init__.py",
     M + "python3 -c \"import pathlib; p = pathlib.Path('app.py'); p.write_text(p.read_text().replace('1', '10'))\"",
-    f"cd {{P}}/{MINE} && ls", f"cd {MINE} || exit 1", f"# run the tests\ncd {MINE} && python3 -m pytest -q",
-    f"(cd {MINE} && ls)", M + "python3 /usr/lib/python3/dist-packages/x.py", M + "cat {P}/" + MINE + "/app.py",
-    M + "cd src && ls ..", M + "for f in src/*.py; do python3 -m py_compile $f; done", M + "git checkout -- app.py",
-    M + "git restore app.py", M + "python3 -m pytest -q 2>&1 | tail -20", M + "cat > src/x.py <<'EOF'\nprint('/etc')\nEOF",
-    M + "PYTHONPATH=$PWD python3 -m pytest", M + "git log --oneline -5", M + "rm -rf build && ls /tmp",
-    M + "python3 - <<'EOF'\nopen('src/y.py', 'w').write('y = 2')\nEOF", M + "echo $? && echo done",
-    M + "X=src/new.py; echo 1 > $X", M + "cp app.py /tmp/app.bak", M + "git branch --show-current",
-    M + "python3 < src/x.py", M + "ln -s ../app.py src/app_link.py", M + "for f in a b; do echo $f > src/$f.txt; done",
-    ("Write", f"P/{MINE}/app.py"), ("Edit", f"{MINE}/src/new.py"), ("Write", f"P/.aether/spawns/{SCOPE}/w1.report.md"),
+    f"cd {{P}}/{MINE} && ls",
+    f"cd {MINE} || exit 1",
+    f"# run the tests\ncd {MINE} && python3 -m pytest -q",
+    f"(cd {MINE} && ls)",
+    M + "python3 /usr/lib/python3/dist-packages/x.py",
+    M + "cat {P}/" + MINE + "/app.py",
+    M + "cd src && ls ..",
+    M + "for f in src/*.py; do python3 -m py_compile $f; done",
+    M + "git checkout -- app.py",
+    M + "git restore app.py",
+    M + "python3 -m pytest -q 2>&1 | tail -20",
+    M + "cat > src/x.py <<'EOF'\nprint('/etc')\nEOF",
+    M + "PYTHONPATH=$PWD python3 -m pytest",
+    M + "git log --oneline -5",
+    M + "rm -rf build && ls /tmp",
+    M + "python3 - <<'EOF'\nopen('src/y.py', 'w').write('y = 2')\nEOF",
+    M + "echo $? && echo done",
+    M + "X=src/new.py; echo 1 > $X",
+    M + "cp app.py /tmp/app.bak",
+    M + "git branch --show-current",
+    M + "python3 < src/x.py",
+    M + "ln -s ../app.py src/app_link.py",
+    M + "for f in a b; do echo $f > src/$f.txt; done",
+    ("Write", f"P/{MINE}/app.py"),
+    ("Edit", f"{MINE}/src/new.py"),
+    ("Write", f"P/.aether/spawns/{SCOPE}/w1.report.md"),
 ]
 
 
@@ -500,13 +893,20 @@ def test_an_isolated_builder_works_in_its_worktree(isolated, form):
 
 def test_the_ant_is_tied_to_its_own_worktree(isolated):
     root, transcript = isolated
-    subagents = Path(transcript[:-len(".jsonl")]) / "subagents"
+    subagents = Path(transcript[: -len(".jsonl")]) / "subagents"
     (subagents / "agent-a2.meta.json").write_text(json.dumps({"toolUseId": "toolu_w2"}))
     assert builder(isolated, "Bash", agent_id="a2", command=f"cd {SIBLING} && ls") is None
     assert "outside it" in denied(builder(isolated, "Write", agent_id="a2", file_path=str(root / MINE / "app.py")))
     # no record of the Agent call (the Queen passed the brief herself): the brief's WORKING COPY says which
-    (subagents / "agent-a3.jsonl").write_text(json.dumps({"type": "user", "message": {"role": "user", "content": (
-        f"--- WORKING COPY ---\n- Start EVERY Bash command with `cd {SIBLING} && ` — …")}}) + "\n")
+    (subagents / "agent-a3.jsonl").write_text(
+        json.dumps(
+            {
+                "type": "user",
+                "message": {"role": "user", "content": (f"--- WORKING COPY ---\n- Start EVERY Bash command with `cd {SIBLING} && ` — …")},
+            }
+        )
+        + "\n"
+    )
     assert builder(isolated, "Bash", agent_id="a3", command=f"cd {SIBLING} && ls") is None
     assert denied(builder(isolated, "Bash", agent_id="a3", command=M + "ls"))
     # neither: refused, never let through
@@ -545,17 +945,25 @@ ENTRY = GUARD.with_name("guard.sh")
 
 def hook(event: dict, path: str | None = None, entry: Path = ENTRY):
     env = {"PATH": path} if path is not None else None
-    proc = subprocess.run(["sh", str(entry)], input=json.dumps(event, separators=(",", ":")),  # as Claude Code
-                          capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        ["sh", str(entry)],
+        input=json.dumps(event, separators=(",", ":")),  # as Claude Code
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert proc.returncode == 0 and proc.stderr == ""
     return json.loads(proc.stdout)["hookSpecificOutput"] if proc.stdout else None
 
 
-@pytest.mark.parametrize("event", [
-    {"tool_name": "Bash", "tool_input": {"command": "rm -rf build && ls .aether"}},
-    {"tool_name": "Write", "tool_input": {"file_path": "x.py", "content": "print(1)\n"}},
-    {"tool_name": "Bash", "agent_type": "other:agent", "tool_input": {"command": "ls"}},
-])
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"tool_name": "Bash", "tool_input": {"command": "rm -rf build && ls .aether"}},
+        {"tool_name": "Write", "tool_input": {"file_path": "x.py", "content": "print(1)\n"}},
+        {"tool_name": "Bash", "agent_type": "other:agent", "tool_input": {"command": "ls"}},
+    ],
+)
 def test_calls_no_rule_concerns_pass_without_python(event, tmp_path):
     (tmp_path / "python3").write_text("#!/bin/sh\necho started >&2\nexit 9\n")
     (tmp_path / "python3").chmod(0o755)
@@ -563,13 +971,17 @@ def test_calls_no_rule_concerns_pass_without_python(event, tmp_path):
     assert guard.decide(event) is None  # and guard.py agrees
 
 
-@pytest.mark.parametrize("event, says", [
-    ({"tool_name": "Bash", "tool_input": {"command": "aether bug approve b1"}}, "the user's decision"),
-    ({"tool_name": "Bash", "agent_id": "a1", "agent_type": "ant:builder",
-      "tool_input": {"command": "aether status"}}, "Only the Queen"),
-    ({"tool_name": "Edit", "agent_id": "a1", "agent_type": "ant:watcher",
-      "tool_input": {"file_path": "x.py"}}, "read-only"),
-])
+@pytest.mark.parametrize(
+    "event, says",
+    [
+        ({"tool_name": "Bash", "tool_input": {"command": "aether bug approve b1"}}, "the user's decision"),
+        (
+            {"tool_name": "Bash", "agent_id": "a1", "agent_type": "ant:builder", "tool_input": {"command": "aether status"}},
+            "Only the Queen",
+        ),
+        ({"tool_name": "Edit", "agent_id": "a1", "agent_type": "ant:watcher", "tool_input": {"file_path": "x.py"}}, "read-only"),
+    ],
+)
 def test_the_shell_entry_hands_ours_to_the_guard(event, says):
     out = hook(event)
     assert out["permissionDecision"] == "deny" and says in out["permissionDecisionReason"]
@@ -577,7 +989,10 @@ def test_the_shell_entry_hands_ours_to_the_guard(event, says):
 
 def test_the_shell_entry_hands_the_queens_aether_calls_to_the_guard():
     assert hook({"tool_name": "Bash", "tool_input": {"command": "aether next --build 1"}}) == {
-        "hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "Aether's own helper"}
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "allow",
+        "permissionDecisionReason": "Aether's own helper",
+    }
     assert hook({"tool_name": "Bash", "tool_input": {"command": "touch x"}}) is None
 
 
@@ -588,20 +1003,31 @@ def _fake_python(tmp_path) -> str:
     return f"{tmp_path}:/usr/bin:/bin"
 
 
-@pytest.mark.parametrize("command", ["aether next --build 1", "aether status", "aether run --from=2 --budget 3M",
-                                     "aether phase 2", "aether next"])
+@pytest.mark.parametrize(
+    "command", ["aether next --build 1", "aether status", "aether run --from=2 --budget 3M", "aether phase 2", "aether next"]
+)
 def test_the_queens_plain_aether_call_is_allowed_without_python(command, tmp_path):
     event = {"tool_name": "Bash", "tool_input": {"command": command, "description": "next step"}}
-    allowed = {"hookEventName": "PreToolUse", "permissionDecision": "allow",
-               "permissionDecisionReason": "Aether's own helper"}
+    allowed = {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "Aether's own helper"}
     assert hook(event, _fake_python(tmp_path), _copy_of_hooks(tmp_path)) == allowed
     assert {"hookEventName": "PreToolUse", **guard.decide(event)} == allowed  # what guard.py says too
 
 
-@pytest.mark.parametrize("command", [
-    "aether bug status b1", "aether uninstall --yes", "aether status > x", "aether 'status'", "aether status; ls",
-    "aether status $HOME", "aether --pretty status", "aether x\ny", "aether debug", 'aether "a b"',
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "aether bug status b1",
+        "aether uninstall --yes",
+        "aether status > x",
+        "aether 'status'",
+        "aether status; ls",
+        "aether status $HOME",
+        "aether --pretty status",
+        "aether x\ny",
+        "aether debug",
+        'aether "a b"',
+    ],
+)
 def test_anything_less_plain_is_left_to_guard_py(command, tmp_path):
     event = {"tool_name": "Bash", "tool_input": {"command": command}}
     assert hook(event, _fake_python(tmp_path), _copy_of_hooks(tmp_path)) == "python"
@@ -618,7 +1044,7 @@ def test_without_the_parser_ants_are_refused_and_the_gate_holds(tmp_path):
     entry = _copy_of_hooks(tmp_path)
     bare = tmp_path / "bare"  # a python without tree-sitter: the system one, isolated from any venv
     bare.mkdir()
-    (bare / "python3").write_text(f"#!/bin/sh\nexec {sys.base_prefix}/bin/python3 -S \"$@\"\n")
+    (bare / "python3").write_text(f'#!/bin/sh\nexec {sys.base_prefix}/bin/python3 -S "$@"\n')
     (bare / "python3").chmod(0o755)
     path = f"{bare}:/usr/bin:/bin"
     ant = {"tool_name": "Bash", "agent_id": "a1", "agent_type": "ant:watcher", "tool_input": {"command": "ls"}}
@@ -626,8 +1052,9 @@ def test_without_the_parser_ants_are_refused_and_the_gate_holds(tmp_path):
     assert out["permissionDecision"] == "deny" and "make install" in out["permissionDecisionReason"]
     out = hook({"tool_name": "Bash", "tool_input": {"command": "aether bug approve b1"}}, path, entry)
     assert out["permissionDecision"] == "deny" and "the user's decision" in out["permissionDecisionReason"]
-    assert hook({"tool_name": "Bash", "tool_input": {"command": "aether status"}}, path, entry)[
-        "permissionDecision"] == "allow"  # plain: the sh entry allows it
+    assert (
+        hook({"tool_name": "Bash", "tool_input": {"command": "aether status"}}, path, entry)["permissionDecision"] == "allow"
+    )  # plain: the sh entry allows it
     assert hook({"tool_name": "Bash", "tool_input": {"command": "aether status > x"}}, path, entry) is None
     no_python = tmp_path / "nopython"
     no_python.mkdir()

@@ -7,15 +7,28 @@ import pytest
 NOW = "2026-02-04T10:00:00Z"
 LATER = "2026-02-04T11:30:00Z"
 
-PLAN = {"phases": [
-    {"id": 1, "name": "Foundation", "description": "skeleton",
-     "tasks": [{"id": "1.1", "description": "package", "depends_on": []},
-               {"id": "1.2", "description": "model", "depends_on": ["1.1"]},
-               {"id": "1.3", "description": "tests", "depends_on": []}],
-     "success_criteria": ["pytest runs green"]},
-    {"id": 2, "name": "API", "description": "endpoints",
-     "tasks": [{"id": "2.1", "description": "routes", "depends_on": []}],
-     "success_criteria": ["the API answers"]}]}
+PLAN = {
+    "phases": [
+        {
+            "id": 1,
+            "name": "Foundation",
+            "description": "skeleton",
+            "tasks": [
+                {"id": "1.1", "description": "package", "depends_on": []},
+                {"id": "1.2", "description": "model", "depends_on": ["1.1"]},
+                {"id": "1.3", "description": "tests", "depends_on": []},
+            ],
+            "success_criteria": ["pytest runs green"],
+        },
+        {
+            "id": 2,
+            "name": "API",
+            "description": "endpoints",
+            "tasks": [{"id": "2.1", "description": "routes", "depends_on": []}],
+            "success_criteria": ["the API answers"],
+        },
+    ]
+}
 
 
 @pytest.fixture
@@ -29,8 +42,12 @@ def building(project):
     """A colony in the middle of building phase 1: two workers planned in one wave."""
     project.run("plan-load", "-", input=json.dumps(PLAN)).json
     project.run("build-start", "1").json
-    plan = {"workers": [{"id": "a", "caste": "builder", "tasks": ["1.1", "1.2"], "writes": ["src/a.py"]},
-                        {"id": "b", "caste": "builder", "tasks": ["1.3"], "writes": ["tests/t.py"]}]}
+    plan = {
+        "workers": [
+            {"id": "a", "caste": "builder", "tasks": ["1.1", "1.2"], "writes": ["src/a.py"]},
+            {"id": "b", "caste": "builder", "tasks": ["1.3"], "writes": ["tests/t.py"]},
+        ]
+    }
     project.run("plan-waves", "-", input=json.dumps(plan)).json
     return project
 
@@ -54,8 +71,7 @@ def test_pause_saves_the_snapshot_note_and_event(colony):
     assert saved["session_id"] == colony.load("COLONY_STATE.json")["session_id"] == out["session_id"]
     snap = saved["snapshot"]
     assert snap == out["snapshot"]
-    assert (snap["goal"], snap["state"], snap["mode"], snap["current_phase"]) == (
-        "Build a todo API with tests", "READY", "STANDARD", 0)
+    assert (snap["goal"], snap["state"], snap["mode"], snap["current_phase"]) == ("Build a todo API with tests", "READY", "STANDARD", 0)
     assert [s["type"] for s in snap["signals"]] == ["INIT", "FOCUS"]  # strongest first
     assert snap["build"] is None and snap["phase"] is None
     assert snap["next"]["slash"] == "/ant:plan"
@@ -77,15 +93,16 @@ def test_pause_mid_build_records_the_running_build_and_the_resume_command(colony
     assert "aether next --build 1" in text
 
     snap = colony.load("handoff.json")["snapshot"]
-    assert snap["build"] == {"phase": 1, "name": "Foundation", "open_tasks": ["1.1", "1.2", "1.3"],
-                             "waves": 1, "workers": {"planned": 2}}
-    assert snap["phase"] == {"id": 1, "name": "Foundation", "status": "in_progress",
-                             "tasks": {"total": 3, "pending": 3, "in_progress": 0, "completed": 0,
-                                       "failed": 0, "skipped": 0}}
+    assert snap["build"] == {"phase": 1, "name": "Foundation", "open_tasks": ["1.1", "1.2", "1.3"], "waves": 1, "workers": {"planned": 2}}
+    assert snap["phase"] == {
+        "id": 1,
+        "name": "Foundation",
+        "status": "in_progress",
+        "tasks": {"total": 3, "pending": 3, "in_progress": 0, "completed": 0, "failed": 0, "skipped": 0},
+    }
     assert snap["open_errors"]["count"] == 1
     assert snap["open_errors"]["newest"][0]["description"] == "cannot import bcrypt"
-    assert snap["next"] == {"slash": "/ant:build 1", "command": "aether next --build 1",
-                            "reason": snap["next"]["reason"]}
+    assert snap["next"] == {"slash": "/ant:build 1", "command": "aether next --build 1", "reason": snap["next"]["reason"]}
 
 
 def test_resume_reports_the_note_what_changed_and_the_live_next_step(colony, monkeypatch):

@@ -41,12 +41,17 @@ def help_of(project, *command) -> str:
 
 CASES = [
     # (CLI module, command, owner, constant, new value, what the help then says)
-    ("aether.cli.loops", ["loop-init"], loops, "THRESHOLDS", {"plan": 81, "code": 97},
-     "(default: plan 81, code 97)"),
+    ("aether.cli.loops", ["loop-init"], loops, "THRESHOLDS", {"plan": 81, "code": 97}, "(default: plan 81, code 97)"),
     ("aether.cli.loops", ["loop-decide"], loops, "MAX_ITERATIONS", 7, "iteration 7 of a round"),
     ("aether.cli.loops", ["loop-decide"], loops, "STAGNATION_MIN_GAIN", 9, "less than 9 points"),
-    ("aether.cli.loops", ["loop-score"], loops, "SCORE_WEIGHTS", {"tests": 50, "lint": 50},
-     "the code review score's weights: tests 50, lint 50."),
+    (
+        "aether.cli.loops",
+        ["loop-score"],
+        loops,
+        "SCORE_WEIGHTS",
+        {"tests": 50, "lint": 50},
+        "the code review score's weights: tests 50, lint 50.",
+    ),
     ("aether.cli.loops", ["loop-score"], loops, "COVERAGE_TARGET", 70, "≥ 70 earns the points"),
     ("aether.cli.spawning", ["spawn-requests"], spawn_tree, "MAX_SUB_SPAWNS_PER_WORKER", 4, "(4 per worker"),
     ("aether.cli.spawning", ["spawn-requests"], spawn_tree, "MAX_SUB_SPAWNS_PER_WAVE", 6, "6 per wave)"),
@@ -54,8 +59,14 @@ CASES = [
     ("aether.cli.review", ["review-decide"], review, "SEVERITIES", ("CRITICAL", "LOW"), '"CRITICAL|LOW"'),
     ("aether.cli.learning", ["learning-promote"], learning, "PROMOTE_AT", 4, "at 4 distinct projects"),
     ("aether.cli.learning", ["learning-promote"], learning, "CAP", 120, "keeps 120 learnings"),
-    ("aether.cli.learning", ["learning-promote"], learning, "CATEGORIES", ("speed", "style", "safety"),
-     "--category TEXT speed, style or safety."),
+    (
+        "aether.cli.learning",
+        ["learning-promote"],
+        learning,
+        "CATEGORIES",
+        ("speed", "style", "safety"),
+        "--category TEXT speed, style or safety.",
+    ),
     ("aether.cli.learning", ["learning-inject"], learning, "INJECT_LIMIT", 12, "at most 12"),
     ("aether.cli.colony_init", ["colony-init"], learning, "INIT_SIGNAL_STRENGTH", 0.25, "(strength 0.25,"),
     ("aether.cli.colony_init", ["colony-init"], learning, "INIT_SIGNAL_LIMIT", 8, "the 8 strongest at most"),
@@ -70,8 +81,7 @@ CASES = [
     ("aether.cli.pheromones", ["pheromone-cleanup"], pheromones, "MIN_STRENGTH", 0.07, "weaker than 0.07"),
     ("aether.cli.pheromones", ["pheromone-decay"], pheromones, "EXPIRY_HALF_LIVES", 12, "past 12 half-lives"),
     ("aether.cli.pheromones", ["pheromone-validate"], pheromones, "MIN_CONTENT_LENGTH", 25, "at least 25 characters"),
-    ("aether.cli.pheromones", ["pheromone-emit"], pheromones, "DEFAULTS",
-     {"INIT": (1.0, None), "FOCUS": (0.6, 1800)}, "FOCUS 0.6."),
+    ("aether.cli.pheromones", ["pheromone-emit"], pheromones, "DEFAULTS", {"INIT": (1.0, None), "FOCUS": (0.6, 1800)}, "FOCUS 0.6."),
     ("aether.cli.memory", ["memory-compress"], memory, "MAX_PHASE_LEARNINGS", 25, "newest 25 phase learnings"),
     ("aether.cli.memory", ["decision-add"], memory, "MAX_DECISIONS", 35, "newest 35 are kept"),
     ("aether.cli.memory", ["learning-add"], memory, "MAX_PHASE_LEARNINGS", 25, "the newest 25 are kept"),
@@ -80,8 +90,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("cli_module,command,owner,name,value,says", CASES,
-                         ids=[f"{c[1][0]}-{c[3]}" for c in CASES])
+@pytest.mark.parametrize("cli_module,command,owner,name,value,says", CASES, ids=[f"{c[1][0]}-{c[3]}" for c in CASES])
 def test_help_quotes_the_owning_constant(project, cli_module, command, owner, name, value, says):
     importlib.reload(importlib.import_module(cli_module))  # fresh commands, as the reloads below make
     before = help_of(project, *command)
@@ -91,14 +100,17 @@ def test_help_quotes_the_owning_constant(project, cli_module, command, owner, na
     assert help_of(project, *command) == before
 
 
-@pytest.mark.parametrize("command,option,values", [
-    (["colony-init"], "--mode", modes.PROFILES),
-    (["mode-profile"], "--mode", modes.PROFILES),
-    (["mode-profile"], "--when", modes.WHEN),
-    (["pheromone-render"], "--caste", castes.CASTES),
-    (["pheromone-emit"], "TYPE", castes.SIGNAL_TYPES),
-    (["feedback-store"], "--kind", loops.FEEDBACK_KINDS),
-])
+@pytest.mark.parametrize(
+    "command,option,values",
+    [
+        (["colony-init"], "--mode", modes.PROFILES),
+        (["mode-profile"], "--mode", modes.PROFILES),
+        (["mode-profile"], "--when", modes.WHEN),
+        (["pheromone-render"], "--caste", castes.CASTES),
+        (["pheromone-emit"], "TYPE", castes.SIGNAL_TYPES),
+        (["feedback-store"], "--kind", loops.FEEDBACK_KINDS),
+    ],
+)
 def test_choices_come_from_their_owner(command, option, values):
     from aether.cli import COMMANDS
 
@@ -194,8 +206,9 @@ def test_no_hint_names_a_hidden_step(project):
         if path.parent.name == "cli":
             continue
         for i, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
-            if pattern.search(line) and not line.lstrip().startswith(("#", '"""')) \
-                    and not line.rstrip().endswith("# by hand"):  # a hidden step's answer, for its use by hand
+            if (
+                pattern.search(line) and not line.lstrip().startswith(("#", '"""')) and not line.rstrip().endswith("# by hand")
+            ):  # a hidden step's answer, for its use by hand
                 found.append(f"{path.relative_to(REPO)}:{i}: {line.strip()[:100]}")
     assert not found, "hints that name hidden steps:\n" + "\n".join(found)
 

@@ -34,16 +34,19 @@ def state_bytes(project) -> dict:
 # ---------------------------------------------------------------- the one strict JSON parser
 
 
-@pytest.mark.parametrize("text,why", [
-    ('["\\ud800"]', "surrogate"),
-    ('{"\\udfff": 1}', "surrogate"),
-    ('{"a": NaN}', "NaN"),
-    ('[Infinity]', "Infinity"),
-    ('[-Infinity]', "Infinity"),
-    ('[1e400]', "too large"),
-    ("[" * 100_000 + "]" * 100_000, "nested"),
-    ("[1" + "0" * 5000 + "]", "digits"),
-])
+@pytest.mark.parametrize(
+    "text,why",
+    [
+        ('["\\ud800"]', "surrogate"),
+        ('{"\\udfff": 1}', "surrogate"),
+        ('{"a": NaN}', "NaN"),
+        ("[Infinity]", "Infinity"),
+        ("[-Infinity]", "Infinity"),
+        ("[1e400]", "too large"),
+        ("[" * 100_000 + "]" * 100_000, "nested"),
+        ("[1" + "0" * 5000 + "]", "digits"),
+    ],
+)
 def test_strict_parser_refuses_what_is_not_json_data(text, why):
     with pytest.raises(inputs.JSONRefused, match=why):
         inputs.loads(text)
@@ -54,8 +57,14 @@ def test_strict_parser_refuses_what_is_not_json_data(text, why):
 
 
 def test_strict_parser_keeps_what_is_json():
-    assert inputs.loads('["\\ud83d\\udc1c", "\\u00e9", 1.5, -0, 1e308, "\\\\ud800"]') == \
-        ["🐜", "é", 1.5, 0, 1e308, "\\ud800"]  # a pair is a character; an escaped backslash is text
+    assert inputs.loads('["\\ud83d\\udc1c", "\\u00e9", 1.5, -0, 1e308, "\\\\ud800"]') == [
+        "🐜",
+        "é",
+        1.5,
+        0,
+        1e308,
+        "\\ud800",
+    ]  # a pair is a character; an escaped backslash is text
 
 
 def test_a_lone_surrogate_is_invalid_json_and_writes_nothing(project):
@@ -72,8 +81,7 @@ def test_a_lone_surrogate_is_invalid_json_and_writes_nothing(project):
     assert state_bytes(project) == before
 
 
-@pytest.mark.parametrize("doc", ['{"status": "completed", "summary": NaN}',
-                                 '{"status": "completed", "summary": "x", "n": 1e999}'])
+@pytest.mark.parametrize("doc", ['{"status": "completed", "summary": NaN}', '{"status": "completed", "summary": "x", "n": 1e999}'])
 def test_non_finite_numbers_are_invalid_json(project, doc):
     building(project)
     assert project.run("spawn-finish", "w1", "-", input=doc).error["code"] == "invalid_json"
@@ -195,11 +203,22 @@ def test_research_collect_is_bounded(project):
     quick(3.0, project.run, "research-collect", "-", input="a" * research.MAX_INPUT)
 
 
-@pytest.mark.parametrize("text", [
-    " " * 19_990 + "x", "Score " * 3300, "### " * 5000, "Overall Score: " + "9" * 19_000, "**" * 9999,
-    "Score" + " " * 19_990 + "x", "Score (" + "(" * 19_990, "- a\n" * 4999, "Score: " + " " * 19_990 + "*x",
-    "# " + " " * 19_990 + "x:", "1. " + " " * 19_990,
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        " " * 19_990 + "x",
+        "Score " * 3300,
+        "### " * 5000,
+        "Overall Score: " + "9" * 19_000,
+        "**" * 9999,
+        "Score" + " " * 19_990 + "x",
+        "Score (" + "(" * 19_990,
+        "- a\n" * 4999,
+        "Score: " + " " * 19_990 + "*x",
+        "# " + " " * 19_990 + "x:",
+        "1. " + " " * 19_990,
+    ],
+)
 def test_critic_feedback_is_parsed_in_linear_time(text):
     def parse():
         try:
@@ -261,9 +280,14 @@ def test_a_bad_pinned_clock_is_an_input_error(project, monkeypatch, value):
     assert project.file("events.json").read_bytes() == before
 
 
-@pytest.mark.parametrize("value,expected", [("1767225600", "2026-01-01T00:00:00Z"),
-                                            ("2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z"),
-                                            ("2026-01-01T01:00:00+01:00", "2026-01-01T00:00:00Z")])
+@pytest.mark.parametrize(
+    "value,expected",
+    [
+        ("1767225600", "2026-01-01T00:00:00Z"),
+        ("2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z"),
+        ("2026-01-01T01:00:00+01:00", "2026-01-01T00:00:00Z"),
+    ],
+)
 def test_a_good_pinned_clock(project, monkeypatch, value, expected):
     monkeypatch.setenv("AETHER_NOW", value)
     assert project.run("event-add", "note", "queen", "something happened").json["timestamp"] == expected
@@ -275,6 +299,5 @@ def test_learning_add_append_and_replace_exclude_each_other(project):
     err = project.run("learning-add", "1", "second lesson", "--append", "--replace").error
     assert err["code"] == "usage_error" and "--append" in err["error"]
     assert project.load("memory.json")["phase_learnings"][0]["learnings"] == ["first lesson"]
-    assert project.run("learning-add", "1", "second lesson", "--append").json["learnings"] == \
-        ["first lesson", "second lesson"]
+    assert project.run("learning-add", "1", "second lesson", "--append").json["learnings"] == ["first lesson", "second lesson"]
     assert project.run("learning-add", "1", "third", "--replace").json["learnings"] == ["third"]

@@ -18,18 +18,85 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "scripts" / "aether"
 
 LAYERS = {
     "core": ["exceptions", "text", "clock", "paths", "containment", "inputs", "output", "castes", "vocabulary"],
-    "rules": ["modes", "pheromones", "plans", "lifecycle", "contracts", "spawn_tree", "failures",
-              "waves", "review", "loops", "critique", "complexity", "colonize", "worktrees", "drive", "spend",
-              "models", "autopilot"],
-    "state": ["schemas", "store", "checkpoints", "events", "error_log", "memory", "pheromones",
-              "learning", "inspect_state", "spawns", "costs", "config_file", "settings", "worktrees"],
-    "steps": ["worktrees", "spawning", "syntax_check", "completion", "code_loop", "loops", "critique", "drafts",
-              "waves", "review", "build_results", "phase_advance", "build_start", "build_finish", "verification", "recovery", "skips", "failures", "plans"],
-    "colony": ["modes", "research", "between_phases", "complexity", "colony_init", "launch", "dispatch", "continue_drive", "build_drive",
-               "plan_drive", "colonize_drive", "autopilot", "drive", "handback", "session_start", "status", "handoff", "uninstall",
-               "watch"],
-    "bugs": ["exit_codes", "phases", "costs", "config", "fixer", "models", "reports", "storage",
-             "approval", "pipeline"],
+    "rules": [
+        "modes",
+        "pheromones",
+        "plans",
+        "lifecycle",
+        "contracts",
+        "spawn_tree",
+        "failures",
+        "waves",
+        "review",
+        "loops",
+        "critique",
+        "complexity",
+        "colonize",
+        "worktrees",
+        "drive",
+        "spend",
+        "models",
+        "autopilot",
+    ],
+    "state": [
+        "schemas",
+        "store",
+        "checkpoints",
+        "events",
+        "error_log",
+        "memory",
+        "pheromones",
+        "learning",
+        "inspect_state",
+        "spawns",
+        "costs",
+        "config_file",
+        "settings",
+        "worktrees",
+    ],
+    "steps": [
+        "worktrees",
+        "spawning",
+        "syntax_check",
+        "completion",
+        "code_loop",
+        "loops",
+        "critique",
+        "drafts",
+        "waves",
+        "review",
+        "build_results",
+        "phase_advance",
+        "build_start",
+        "build_finish",
+        "verification",
+        "recovery",
+        "skips",
+        "failures",
+        "plans",
+    ],
+    "colony": [
+        "modes",
+        "research",
+        "between_phases",
+        "complexity",
+        "colony_init",
+        "launch",
+        "dispatch",
+        "continue_drive",
+        "build_drive",
+        "plan_drive",
+        "colonize_drive",
+        "autopilot",
+        "drive",
+        "handback",
+        "session_start",
+        "status",
+        "handoff",
+        "uninstall",
+        "watch",
+    ],
+    "bugs": ["exit_codes", "phases", "costs", "config", "fixer", "models", "reports", "storage", "approval", "pipeline"],
 }
 # What each layer may use below itself (besides its own earlier modules).
 BELOW = {
@@ -113,8 +180,7 @@ def violations(path: pathlib.Path, source: str | None = None) -> list[str]:
         t_layer, t_rank = target_place
         if t_layer == layer:
             if t_rank >= rank and t_rank != -1:
-                found.append(f"{rel}:{line}: {module} imports {target}, which comes after it in {layer}/ "
-                             f"(sideways: move shared code down)")
+                found.append(f"{rel}:{line}: {module} imports {target}, which comes after it in {layer}/ (sideways: move shared code down)")
         elif t_layer not in BELOW[layer]:
             found.append(f"{rel}:{line}: {layer} imports {target} from {t_layer}/ (upward)")
     return found
@@ -167,11 +233,14 @@ def test_rule_functions_are_short():
     assert long == [], "split into named steps: " + ", ".join(long)
 
 
-@pytest.mark.parametrize("planted, expected", [
-    ("from aether.steps import build_start\n", "upward"),
-    ("def f():\n    from aether.core import clock\n", "inside a function"),
-    ("from aether.state import memory\n", "sideways"),
-])
+@pytest.mark.parametrize(
+    "planted, expected",
+    [
+        ("from aether.steps import build_start\n", "upward"),
+        ("def f():\n    from aether.core import clock\n", "inside a function"),
+        ("from aether.state import memory\n", "sideways"),
+    ],
+)
 def test_the_check_catches_a_planted_import(planted, expected):
     """A planted upward, function-local or sideways import is reported with its file and line."""
     target = PACKAGE / "state" / "events.py"

@@ -23,9 +23,17 @@ def write_global(project, data, name="learnings.json"):
 
 
 def entry(i, promoted=False, last_seen="2026-01-01T00:00:00Z", **extra):
-    base = {"id": f"global_1_{i:04x}", "content": f"learning number {i}", "category": None,
-            "tags": [], "source_projects": [f"p{i}"], "occurrence_count": 3 if promoted else 1,
-            "promoted": promoted, "first_seen": last_seen, "last_seen": last_seen}
+    base = {
+        "id": f"global_1_{i:04x}",
+        "content": f"learning number {i}",
+        "category": None,
+        "tags": [],
+        "source_projects": [f"p{i}"],
+        "occurrence_count": 3 if promoted else 1,
+        "promoted": promoted,
+        "first_seen": last_seen,
+        "last_seen": last_seen,
+    }
     base.update(extra)
     return base
 
@@ -48,8 +56,7 @@ def test_promotion_across_three_named_projects(project):
     content = "bcrypt with 12 rounds adds 800 ms per login; use 10"
     counts = []
     for source in ("alpha", "beta", "gamma"):
-        result = project.run("learning-promote", content, source, 2, "auth,bcrypt",
-                             "--category", "performance").json
+        result = project.run("learning-promote", content, source, 2, "auth,bcrypt", "--category", "performance").json
         counts.append((result["stored"], result["count"], result["promoted"]))
     assert counts == [(True, 1, False), (True, 2, False), (True, 3, True)]
     assert result["cap"] == 100 and result["newly_promoted"] is True
@@ -196,11 +203,22 @@ def test_oversized_store_is_brought_back_to_the_cap(project):
 V44 = {
     "version": 1,
     "learnings": [
-        {"id": "global_1738000000_ab12", "content": "Validate webhook signatures before parsing",
-         "source_project": "session_1738000000_x1", "source_phase": 2, "tags": ["security", "webhooks"],
-         "promoted_at": "2025-01-27T18:00:00Z"},
-        {"id": "global_1738000500_cd34", "content": "Keep fixtures small", "source_project": "session_x2",
-         "source_phase": 1, "tags": [], "promoted_at": "2025-01-28T10:00:00Z"},
+        {
+            "id": "global_1738000000_ab12",
+            "content": "Validate webhook signatures before parsing",
+            "source_project": "session_1738000000_x1",
+            "source_phase": 2,
+            "tags": ["security", "webhooks"],
+            "promoted_at": "2025-01-27T18:00:00Z",
+        },
+        {
+            "id": "global_1738000500_cd34",
+            "content": "Keep fixtures small",
+            "source_project": "session_x2",
+            "source_phase": 1,
+            "tags": [],
+            "promoted_at": "2025-01-28T10:00:00Z",
+        },
     ],
 }
 
@@ -227,8 +245,7 @@ def test_v44_learnings_load_as_promoted_and_survive_a_write(project):
 def test_corrupt_global_file_is_reported_and_kept(project):
     path = write_global(project, {"version": 2, "learnings": [{"id": 3}]})
     before = path.read_bytes()
-    for args in (("learning-promote", "lesson", "p"), ("learning-load",), ("learning-inject", "x"),
-                 ("learning-init-global",)):
+    for args in (("learning-promote", "lesson", "p"), ("learning-load",), ("learning-inject", "x"), ("learning-init-global",)):
         err = project.run(*args).error
         assert err["code"] == "state_corrupt", args
     path.write_text("{not json", encoding="utf-8")
@@ -241,11 +258,18 @@ def test_corrupt_global_file_is_reported_and_kept(project):
 
 
 def test_load_returns_promoted_only_strongest_first(project):
-    write_global(project, {"version": 2, "learnings": [
-        entry(1), entry(2, promoted=True, occurrence_count=3),
-        entry(3, promoted=True, occurrence_count=7), entry(4, promoted=True, occurrence_count=3,
-                                                            last_seen="2026-05-01T00:00:00Z"),
-    ]})
+    write_global(
+        project,
+        {
+            "version": 2,
+            "learnings": [
+                entry(1),
+                entry(2, promoted=True, occurrence_count=3),
+                entry(3, promoted=True, occurrence_count=7),
+                entry(4, promoted=True, occurrence_count=3, last_seen="2026-05-01T00:00:00Z"),
+            ],
+        },
+    )
     loaded = project.run("learning-load").json
     assert [e["id"] for e in loaded["learnings"]] == ["global_1_0003", "global_1_0004", "global_1_0002"]
     assert (loaded["count"], loaded["total"]) == (3, 4)
@@ -266,13 +290,19 @@ def test_init_global_creates_once(project):
 
 
 def test_inject_matches_tags_or_category_case_insensitively(project):
-    write_global(project, {"version": 2, "learnings": [
-        entry(1, tags=["Auth", "jwt"]),
-        entry(2, category="security"),
-        entry(3, tags=["perf"], promoted=True),
-        entry(4, tags=["authentication"]),  # "auth" is a keyword, not a substring
-        entry(5, category="performance", promoted=True, occurrence_count=5),
-    ]})
+    write_global(
+        project,
+        {
+            "version": 2,
+            "learnings": [
+                entry(1, tags=["Auth", "jwt"]),
+                entry(2, category="security"),
+                entry(3, tags=["perf"], promoted=True),
+                entry(4, tags=["authentication"]),  # "auth" is a keyword, not a substring
+                entry(5, category="performance", promoted=True, occurrence_count=5),
+            ],
+        },
+    )
     result = project.run("learning-inject", " AUTH , Security,perf").json
     assert result["keywords"] == ["auth", "security", "perf"]
     assert [e["id"] for e in result["learnings"]] == ["global_1_0003", "global_1_0001", "global_1_0002"]

@@ -13,19 +13,22 @@ from aether.rules import loops as loops_rules
 # ---------------------------------------------------------------- the rule
 
 
-@pytest.mark.parametrize("scores,threshold,decision", [
-    ([80], 80, "complete"),
-    ([79.99], 80, "refine"),
-    ([94], 95, "refine"),
-    ([95], 95, "complete"),
-    ([50, 60], 80, "refine"),            # two iterations: no stagnation window yet
-    ([50, 60, 64], 80, "refine"),        # +14 over 2
-    ([50, 52, 54], 80, "user_input"),    # +4 over 2: stagnation
-    ([60, 50, 64], 80, "user_input"),    # s[n] − s[n−2] = 4
-    ([10, 20, 30, 40, 50], 80, "user_input"),  # the 5th iteration: cap
-    ([10, 20, 30, 40, 85], 80, "complete"),    # complete beats the cap
-    ([50, 52, 54, 56, 85], 80, "complete"),
-])
+@pytest.mark.parametrize(
+    "scores,threshold,decision",
+    [
+        ([80], 80, "complete"),
+        ([79.99], 80, "refine"),
+        ([94], 95, "refine"),
+        ([95], 95, "complete"),
+        ([50, 60], 80, "refine"),  # two iterations: no stagnation window yet
+        ([50, 60, 64], 80, "refine"),  # +14 over 2
+        ([50, 52, 54], 80, "user_input"),  # +4 over 2: stagnation
+        ([60, 50, 64], 80, "user_input"),  # s[n] − s[n−2] = 4
+        ([10, 20, 30, 40, 50], 80, "user_input"),  # the 5th iteration: cap
+        ([10, 20, 30, 40, 85], 80, "complete"),  # complete beats the cap
+        ([50, 52, 54, 56, 85], 80, "complete"),
+    ],
+)
 def test_rule(scores, threshold, decision):
     assert loops_rules.rule(scores, threshold)[0] == decision
 
@@ -127,43 +130,83 @@ def score(project, parts, *extra):
 
 
 def test_full_marks_and_weights(project):
-    result = score(project, {"tests": {"passed": 10, "failed": 0}, "types": {"errors": 0}, "lint": True,
-                             "coverage": 80, "plan_alignment": True, "spec_alignment": 1}).json
+    result = score(
+        project,
+        {
+            "tests": {"passed": 10, "failed": 0},
+            "types": {"errors": 0},
+            "lint": True,
+            "coverage": 80,
+            "plan_alignment": True,
+            "spec_alignment": 1,
+        },
+    ).json
     assert result["score"] == 100 and result["possible"] == 100
     assert {k: v["weight"] for k, v in result["parts"].items()} == {
-        "tests": 30, "types": 15, "lint": 10, "coverage": 15, "plan_alignment": 15, "spec_alignment": 15}
+        "tests": 30,
+        "types": 15,
+        "lint": 10,
+        "coverage": 15,
+        "plan_alignment": 15,
+        "spec_alignment": 15,
+    }
 
 
 def test_failing_parts_and_fractions(project):
-    result = score(project, {"tests": {"passed": 9, "failed": 1}, "types": 2, "lint": {"errors": 0},
-                             "coverage": 79.9, "plan_alignment": 0.5, "spec_alignment": False}).json
+    result = score(
+        project,
+        {
+            "tests": {"passed": 9, "failed": 1},
+            "types": 2,
+            "lint": {"errors": 0},
+            "coverage": 79.9,
+            "plan_alignment": 0.5,
+            "spec_alignment": False,
+        },
+    ).json
     assert result["earned"] == 10 + 7.5 and result["score"] == 17.5
     assert result["parts"]["tests"]["reason"] == "9 passed, 1 failed"
     assert result["parts"]["coverage"]["reason"] == "79.9% < 80%"
 
 
 def test_parts_that_do_not_apply_leave_the_denominator(project):
-    result = score(project, {"tests": True, "types": None, "lint": "n/a", "plan_alignment": True,
-                             "spec_alignment": {"applies": False}}).json
+    result = score(
+        project, {"tests": True, "types": None, "lint": "n/a", "plan_alignment": True, "spec_alignment": {"applies": False}}
+    ).json
     assert result["possible"] == 45 and result["score"] == 100
     assert result["parts"]["coverage"] == {"weight": 15, "applies": False, "earned": 0, "reason": "does not apply"}
-    assert "coverage            - / 15  does not apply" in project.run("loop-score", "-", "--text", input=json.dumps({"tests": True})).stdout
+    assert (
+        "coverage            - / 15  does not apply" in project.run("loop-score", "-", "--text", input=json.dumps({"tests": True})).stdout
+    )
 
 
 def test_no_tests_run_earns_nothing(project):
     assert score(project, {"tests": {"passed": 0, "failed": 0}, "lint": True}).json["score"] == 25
 
 
-@pytest.mark.parametrize("parts", [{}, {"tests": None}, {"tests": "yes"}, {"coverage": 120}, {"types": -1},
-                                   {"tests": {"passed": -1, "failed": 0}}, {"plan_alignment": 1.5}, {"speed": 1}, []])
+@pytest.mark.parametrize(
+    "parts",
+    [
+        {},
+        {"tests": None},
+        {"tests": "yes"},
+        {"coverage": 120},
+        {"types": -1},
+        {"tests": {"passed": -1, "failed": 0}},
+        {"plan_alignment": 1.5},
+        {"speed": 1},
+        [],
+    ],
+)
 def test_bad_score_parts(project, parts):
     assert score(project, parts).error["code"] == "invalid_score"
 
 
 def test_score_feeds_the_loop(project):
     loop = start(project, "code")["loop_id"]
-    result = score(project, {"tests": True, "types": True, "lint": True, "coverage": 90,
-                             "plan_alignment": 0.9, "spec_alignment": True}, "--loop", loop).json
+    result = score(
+        project, {"tests": True, "types": True, "lint": True, "coverage": 90, "plan_alignment": 0.9, "spec_alignment": True}, "--loop", loop
+    ).json
     assert result["score"] == 98.5 and result["loop"]["decision"] == "complete"
     assert project.load("loops.json")["loops"][0]["iterations"][0]["score"] == 98.5
 

@@ -14,12 +14,18 @@ def entries(project, key):
 
 def test_decision_add_shape(project, monkeypatch):
     monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
-    decision = project.run("decision-add", "Use SQLite for storage", "--type", "architecture",
-                           "--context", "single user, no server", "--phase", 2).json
+    decision = project.run(
+        "decision-add", "Use SQLite for storage", "--type", "architecture", "--context", "single user, no server", "--phase", 2
+    ).json
     assert re.match(r"^dec_1770199200_[0-9a-f]{4}$", decision["id"])
-    assert decision == {"id": decision["id"], "type": "architecture", "content": "Use SQLite for storage",
-                        "context": "single user, no server", "phase": 2,
-                        "timestamp": "2026-02-04T10:00:00Z"}
+    assert decision == {
+        "id": decision["id"],
+        "type": "architecture",
+        "content": "Use SQLite for storage",
+        "context": "single user, no server",
+        "phase": 2,
+        "timestamp": "2026-02-04T10:00:00Z",
+    }
     stored = project.load("memory.json")
     assert stored["version"] == 1 and stored["decisions"] == [decision]
 
@@ -48,12 +54,15 @@ def test_decisions_keep_the_newest_30(project):
     assert decisions[0]["content"] == "decision 1" and decisions[-1]["content"] == "the 31st"
 
 
-@pytest.mark.parametrize("args,code", [
-    (("  ",), "invalid_content"),
-    (("x" * 4001,), "content_too_long"),
-    (("ok", "--phase", "two"), "invalid_argument"),
-    (("ok", "--type", "a\nb"), "invalid_argument"),
-])
+@pytest.mark.parametrize(
+    "args,code",
+    [
+        (("  ",), "invalid_content"),
+        (("x" * 4001,), "content_too_long"),
+        (("ok", "--phase", "two"), "invalid_argument"),
+        (("ok", "--type", "a\nb"), "invalid_argument"),
+    ],
+)
 def test_decision_add_bad_input(project, args, code):
     assert project.run("decision-add", *args).error["code"] == code
     assert not project.file("memory.json").exists()
@@ -64,12 +73,18 @@ def test_decision_add_bad_input(project, args, code):
 
 def test_learning_add_creates_the_phase_entry(project, monkeypatch):
     monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
-    entry = project.run("learning-add", 3, "bcrypt 12 rounds is slow", "use explicit transactions",
-                        "--phase-name", "Auth", "--errors-encountered", 2).json
+    entry = project.run(
+        "learning-add", 3, "bcrypt 12 rounds is slow", "use explicit transactions", "--phase-name", "Auth", "--errors-encountered", 2
+    ).json
     assert re.match(r"^learn_1770199200_[0-9a-f]{4}$", entry["id"])
-    assert entry == {"id": entry["id"], "phase": 3, "phase_name": "Auth",
-                     "learnings": ["bcrypt 12 rounds is slow", "use explicit transactions"],
-                     "errors_encountered": 2, "timestamp": "2026-02-04T10:00:00Z"}
+    assert entry == {
+        "id": entry["id"],
+        "phase": 3,
+        "phase_name": "Auth",
+        "learnings": ["bcrypt 12 rounds is slow", "use explicit transactions"],
+        "errors_encountered": 2,
+        "timestamp": "2026-02-04T10:00:00Z",
+    }
     assert entries(project, "phase_learnings") == [entry]
 
 
@@ -113,14 +128,17 @@ def test_phase_learnings_keep_the_newest_20(project):
     assert [e["phase"] for e in stored] == list(range(1, 21))
 
 
-@pytest.mark.parametrize("args,code", [
-    (("one", "x"), "invalid_argument"),
-    (("-2", "x"), "usage_error"),
-    (("1",), "invalid_argument"),
-    (("1", "   "), "invalid_content"),
-    (("1", "x" * 4001), "content_too_long"),
-    (("1", "x", "--errors-encountered", "many"), "invalid_argument"),
-])
+@pytest.mark.parametrize(
+    "args,code",
+    [
+        (("one", "x"), "invalid_argument"),
+        (("-2", "x"), "usage_error"),
+        (("1",), "invalid_argument"),
+        (("1", "   "), "invalid_content"),
+        (("1", "x" * 4001), "content_too_long"),
+        (("1", "x", "--errors-encountered", "many"), "invalid_argument"),
+    ],
+)
 def test_learning_add_bad_input(project, args, code):
     assert project.run("learning-add", *args).error["code"] == code
     assert not project.file("memory.json").exists()
@@ -148,10 +166,13 @@ def test_library_append_learnings_refuses_a_duplicate():
 def big_memory(learnings: int, decisions: int, words: int) -> dict:
     text = " ".join(["word"] * words)
     return {
-        "phase_learnings": [{"id": f"l{i}", "phase": i, "phase_name": "p", "learnings": [text],
-                             "errors_encountered": 0, "timestamp": "t"} for i in range(learnings)],
-        "decisions": [{"id": f"d{i}", "type": "general", "content": text, "context": None,
-                       "phase": None, "timestamp": "t"} for i in range(decisions)],
+        "phase_learnings": [
+            {"id": f"l{i}", "phase": i, "phase_name": "p", "learnings": [text], "errors_encountered": 0, "timestamp": "t"}
+            for i in range(learnings)
+        ],
+        "decisions": [
+            {"id": f"d{i}", "type": "general", "content": text, "context": None, "phase": None, "timestamp": "t"} for i in range(decisions)
+        ],
         "patterns": [],
     }
 
@@ -191,7 +212,8 @@ def test_compress_writes_nothing_when_nothing_is_dropped(project):
     assert project.file("memory.json").read_bytes() == before
 
 
-@pytest.mark.parametrize("bad,code", [("-5", "usage_error"), ("nan", "invalid_argument"),
-                                      ("1e3", "invalid_argument"), ("ten", "invalid_argument")])
+@pytest.mark.parametrize(
+    "bad,code", [("-5", "usage_error"), ("nan", "invalid_argument"), ("1e3", "invalid_argument"), ("ten", "invalid_argument")]
+)
 def test_compress_bad_threshold(project, bad, code):
     assert project.run("memory-compress", bad).error["code"] == code

@@ -12,18 +12,42 @@ from helpers.colony import make_plan, plan_waves, results, start_build, worker
 MODES = ("LIGHTWEIGHT", "STANDARD", "FULL")
 # seed 001's table, as the helper must answer it
 TABLE = {
-    "LIGHTWEIGHT": {"phase_count": [2, 3], "workers_per_wave_range": [1, 2], "workers_per_wave": 2,
-                    "spawn_limits": {"max_depth": 2, "max_workers": 3}, "reviewer": False, "watcher": "syntax",
-                    "watcher_checks": ["syntax"], "learning": "project_end", "auto_signals": ["FEEDBACK"],
-                    "activity_log": "off"},
-    "STANDARD": {"phase_count": [3, 6], "workers_per_wave_range": [2, 4], "workers_per_wave": 4,
-                 "spawn_limits": {"max_depth": 3, "max_workers": 5}, "reviewer": True, "watcher": "full",
-                 "watcher_checks": ["syntax", "imports", "tests"], "learning": "per_phase",
-                 "auto_signals": ["FEEDBACK", "REDIRECT"], "activity_log": "on"},
-    "FULL": {"phase_count": [4, 8], "workers_per_wave_range": [3, 5], "workers_per_wave": 5,
-             "spawn_limits": {"max_depth": 3, "max_workers": 5}, "reviewer": True, "watcher": "full+execution",
-             "watcher_checks": ["syntax", "imports", "tests", "execution"], "learning": "per_phase+inter_phase",
-             "auto_signals": ["INIT", "FOCUS", "REDIRECT", "FEEDBACK"], "activity_log": "detailed"},
+    "LIGHTWEIGHT": {
+        "phase_count": [2, 3],
+        "workers_per_wave_range": [1, 2],
+        "workers_per_wave": 2,
+        "spawn_limits": {"max_depth": 2, "max_workers": 3},
+        "reviewer": False,
+        "watcher": "syntax",
+        "watcher_checks": ["syntax"],
+        "learning": "project_end",
+        "auto_signals": ["FEEDBACK"],
+        "activity_log": "off",
+    },
+    "STANDARD": {
+        "phase_count": [3, 6],
+        "workers_per_wave_range": [2, 4],
+        "workers_per_wave": 4,
+        "spawn_limits": {"max_depth": 3, "max_workers": 5},
+        "reviewer": True,
+        "watcher": "full",
+        "watcher_checks": ["syntax", "imports", "tests"],
+        "learning": "per_phase",
+        "auto_signals": ["FEEDBACK", "REDIRECT"],
+        "activity_log": "on",
+    },
+    "FULL": {
+        "phase_count": [4, 8],
+        "workers_per_wave_range": [3, 5],
+        "workers_per_wave": 5,
+        "spawn_limits": {"max_depth": 3, "max_workers": 5},
+        "reviewer": True,
+        "watcher": "full+execution",
+        "watcher_checks": ["syntax", "imports", "tests", "execution"],
+        "learning": "per_phase+inter_phase",
+        "auto_signals": ["INIT", "FOCUS", "REDIRECT", "FEEDBACK"],
+        "activity_log": "detailed",
+    },
 }
 DERIVED = {  # spawn_watcher, helper_syntax_check, spawn_reviewer, activity_log_enabled, detailed_activity, execution_check
     "LIGHTWEIGHT": (False, True, False, False, False, False),
@@ -37,8 +61,10 @@ def test_every_row_for_every_mode(project, mode):
     info = project.run("mode-profile", "--mode", mode).json
     for key, value in TABLE[mode].items():
         assert info[key] == value, key
-    derived = tuple(info[k] for k in ("spawn_watcher", "helper_syntax_check", "spawn_reviewer",
-                                      "activity_log_enabled", "detailed_activity", "execution_check"))
+    derived = tuple(
+        info[k]
+        for k in ("spawn_watcher", "helper_syntax_check", "spawn_reviewer", "activity_log_enabled", "detailed_activity", "execution_check")
+    )
     assert derived == DERIVED[mode]
     assert info["auto_emit"] == {t: t in TABLE[mode]["auto_signals"] for t in ("INIT", "FOCUS", "REDIRECT", "FEEDBACK")}
     assert info["mode"] == mode and info["source"] == "argument"
@@ -48,12 +74,22 @@ def test_every_row_for_every_mode(project, mode):
     assert text.startswith(f"MODE {mode}") and f"{info['phase_count'][0]}–{info['phase_count'][1]}" in text
 
 
-@pytest.mark.parametrize("mode,when,last,expected", [
-    ("LIGHTWEIGHT", "build", False, False), ("LIGHTWEIGHT", "continue", False, False),
-    ("LIGHTWEIGHT", "build", True, True), ("LIGHTWEIGHT", "end", False, True), ("LIGHTWEIGHT", "between", False, False),
-    ("STANDARD", "build", False, True), ("STANDARD", "continue", False, True), ("STANDARD", "between", False, False),
-    ("FULL", "build", False, True), ("FULL", "between", False, True), ("FULL", "end", False, True),
-])
+@pytest.mark.parametrize(
+    "mode,when,last,expected",
+    [
+        ("LIGHTWEIGHT", "build", False, False),
+        ("LIGHTWEIGHT", "continue", False, False),
+        ("LIGHTWEIGHT", "build", True, True),
+        ("LIGHTWEIGHT", "end", False, True),
+        ("LIGHTWEIGHT", "between", False, False),
+        ("STANDARD", "build", False, True),
+        ("STANDARD", "continue", False, True),
+        ("STANDARD", "between", False, False),
+        ("FULL", "build", False, True),
+        ("FULL", "between", False, True),
+        ("FULL", "end", False, True),
+    ],
+)
 def test_learning_cadence_answers(project, mode, when, last, expected):
     project.run("colony-init", "goal", "--mode", mode).json
     project.run("plan-load", "-", input=json.dumps(make_plan(phases=2))).json
@@ -72,8 +108,9 @@ def test_without_a_colony_the_default_is_standard_and_when_is_optional(project):
     assert project.run("mode-profile", "--phase", "0").error["code"] == "invalid_argument"
 
 
-@pytest.mark.parametrize("mode,phase,due", [("FULL", 3, True), ("FULL", 6, True), ("FULL", 4, False),
-                                            ("STANDARD", 3, False), ("LIGHTWEIGHT", 3, False)])
+@pytest.mark.parametrize(
+    "mode,phase,due", [("FULL", 3, True), ("FULL", 6, True), ("FULL", 4, False), ("STANDARD", 3, False), ("LIGHTWEIGHT", 3, False)]
+)
 def test_archivist_every_third_phase_in_full(project, mode, phase, due):
     assert project.run("mode-profile", "--mode", mode, "--phase", phase).json["run_archivist"] is due
 
@@ -119,24 +156,27 @@ def test_reviewer_follows_the_mode(project, mode):
     for node in ("w1", "w2"):
         project.run("spawn-start", node).json
         (project.root / f"{'a' if node == 'w1' else 'b'}.py").write_text("x = 1\n")
-        project.run("spawn-finish", node, "-", input=json.dumps(
-            {"status": "completed", "files_created": [f"{'a' if node == 'w1' else 'b'}.py"]})).json
+        project.run(
+            "spawn-finish", node, "-", input=json.dumps({"status": "completed", "files_created": [f"{'a' if node == 'w1' else 'b'}.py"]})
+        ).json
     review = project.run("review-needed", 1).json
     assert review["needed"] is TABLE[mode]["reviewer"]
     if not TABLE[mode]["reviewer"]:
         assert review["skip"] == "mode_has_no_reviewer"
 
 
-@pytest.mark.parametrize("mode,signals", [("LIGHTWEIGHT", ["FEEDBACK"]), ("STANDARD", ["FEEDBACK", "REDIRECT"]),
-                                          ("FULL", ["FEEDBACK", "REDIRECT"])])
+@pytest.mark.parametrize(
+    "mode,signals", [("LIGHTWEIGHT", ["FEEDBACK"]), ("STANDARD", ["FEEDBACK", "REDIRECT"]), ("FULL", ["FEEDBACK", "REDIRECT"])]
+)
 def test_auto_signals_of_build_finish_follow_the_mode(project, mode, signals):
     project.run("colony-init", "goal", "--mode", mode).json
     project.run("plan-load", "-", input=json.dumps(make_plan(phases=2))).json
     project.run("build-start", 1).json
     extra = {t: {"error": {"category": "import"}} for t in ("1.1", "1.2", "1.3")}
     watcher = None if mode == "LIGHTWEIGHT" else {"passed": False, "score": 10, "checks": []}
-    out = project.run("build-finish", 1, "--results", "-",
-                      input=results(["1.1", "1.2", "1.3"], failed=("1.1", "1.2", "1.3"), watcher=watcher, **extra)).json
+    out = project.run(
+        "build-finish", 1, "--results", "-", input=results(["1.1", "1.2", "1.3"], failed=("1.1", "1.2", "1.3"), watcher=watcher, **extra)
+    ).json
     assert sorted({s["type"] for s in out["signals_emitted"]}) == sorted(signals)
 
 
@@ -178,8 +218,9 @@ def test_standard_still_requires_a_watcher_report(project):
     assert err["code"] == "invalid_results"
 
 
-@pytest.mark.parametrize("mode,last,expected", [("LIGHTWEIGHT", False, False), ("LIGHTWEIGHT", True, True),
-                                                ("STANDARD", False, True), ("FULL", False, True)])
+@pytest.mark.parametrize(
+    "mode,last,expected", [("LIGHTWEIGHT", False, False), ("LIGHTWEIGHT", True, True), ("STANDARD", False, True), ("FULL", False, True)]
+)
 def test_build_finish_says_when_to_extract_learnings(project, mode, last, expected):
     project.run("colony-init", "goal", "--mode", mode).json
     plan = make_plan(phases=1 if last else 2)

@@ -11,12 +11,15 @@ import json
 
 from helpers.colony import PHASE_PLAN, ok, worker, write
 
-ASSIGNMENT = {"phase": 1, "workers": [
-    worker("models", ["1.1"], writes=["src/todo.py"]),
-    worker("store", ["1.2"], writes=["src/todo.py", "src/store.py"], reads=["src/db.py"]),
-    worker("api", ["1.3"], writes=["src/api.py"], reads=["src/todo.py"]),
-    worker("cli", ["1.4"], writes=["src/cli.py"]),
-]}
+ASSIGNMENT = {
+    "phase": 1,
+    "workers": [
+        worker("models", ["1.1"], writes=["src/todo.py"]),
+        worker("store", ["1.2"], writes=["src/todo.py", "src/store.py"], reads=["src/db.py"]),
+        worker("api", ["1.3"], writes=["src/api.py"], reads=["src/todo.py"]),
+        worker("cli", ["1.4"], writes=["src/cli.py"]),
+    ],
+}
 SCOUT_REQUEST = """Both tasks done.
 **SPAWN REQUEST**
 - **caste**: scout
@@ -51,11 +54,25 @@ def test_a_whole_phase(project, monkeypatch):
     assert ok(p, "spawn-check")["active_workers"] == 2
     write(p, "src/todo.py", "src/store.py")
     assert finish(p, "w1", SCOUT_REQUEST)["verified"]
-    failed = finish(p, "w2", {"status": "failed", "summary": "api tests fail", "failure": {
-        "task": "1.3", "error": "AssertionError: expected 201, got 500", "root_cause": "missing validation",
-        "suggested_fix": "validate the payload before saving", "confidence": 85, "fix_scope": "contained",
-        "files": ["src/api.py"], "category": "logic",
-        "hypotheses": [{"hypothesis": "store rejects empty titles", "result": "confirmed"}]}})
+    failed = finish(
+        p,
+        "w2",
+        {
+            "status": "failed",
+            "summary": "api tests fail",
+            "failure": {
+                "task": "1.3",
+                "error": "AssertionError: expected 201, got 500",
+                "root_cause": "missing validation",
+                "suggested_fix": "validate the payload before saving",
+                "confidence": 85,
+                "fix_scope": "contained",
+                "files": ["src/api.py"],
+                "category": "logic",
+                "hypotheses": [{"hypothesis": "store rejects empty titles", "result": "confirmed"}],
+            },
+        },
+    )
     assert failed["next"] == "aether failure-decide --worker w2"
     queue = ok(p, "spawn-requests", "w1", "-", input=SCOUT_REQUEST)["queue"]
     assert [(q["id"], q["caste"], q["blocking"]) for q in queue] == [("s1", "scout", False)]
@@ -64,14 +81,34 @@ def test_a_whole_phase(project, monkeypatch):
     retry = ok(p, "failure-decide", "--worker", "w2")
     assert retry["action"] == "retry" and retry["next"]["spawn"] == "r1"
     assert "validate the payload before saving" in ok(p, "spawn-start", "r1")["text"]
-    finish(p, "r1", {"status": "failed", "failure": {"task": "1.3", "error": "AssertionError: expected 201, got 422",
-                                                      "confidence": 60, "fix_scope": "contained", "files": ["src/api.py"]}})
+    finish(
+        p,
+        "r1",
+        {
+            "status": "failed",
+            "failure": {
+                "task": "1.3",
+                "error": "AssertionError: expected 201, got 422",
+                "confidence": 60,
+                "fix_scope": "contained",
+                "files": ["src/api.py"],
+            },
+        },
+    )
     debug = ok(p, "failure-decide", "--worker", "r1")
     assert debug["action"] == "debug" and debug["next"]["spawn"] == "d1"
     assert "Second attempt error: AssertionError: expected 201, got 422" in ok(p, "spawn-start", "d1")["text"]
     write(p, "src/api.py")
-    fixed = finish(p, "d1", {"diagnosis": "status code mapped wrong", "fix_applied": True,
-                             "files_modified": ["src/api.py"], "verification": {"status": "pass", "details": "3 passed"}})
+    fixed = finish(
+        p,
+        "d1",
+        {
+            "diagnosis": "status code mapped wrong",
+            "fix_applied": True,
+            "files_modified": ["src/api.py"],
+            "verification": {"status": "pass", "details": "3 passed"},
+        },
+    )
     assert fixed["status"] == "completed" and fixed["friction"]["id"] == "FR-001"
 
     # The non-blocking scout runs after the wave's workers.
@@ -83,8 +120,17 @@ def test_a_whole_phase(project, monkeypatch):
     review = ok(p, "review-needed", 1)
     assert review["needed"] and review["reviewer"]["id"] == "v1"
     ok(p, "spawn-start", "v1")
-    critical = {"findings": [{"severity": "CRITICAL", "description": "src/store.py does not import",
-                              "location": "src/store.py:1", "recommendation": "fix the import"}], "summary": "import error"}
+    critical = {
+        "findings": [
+            {
+                "severity": "CRITICAL",
+                "description": "src/store.py does not import",
+                "location": "src/store.py:1",
+                "recommendation": "fix the import",
+            }
+        ],
+        "summary": "import error",
+    }
     decided = ok(p, "review-decide", 1, "-", input=json.dumps(critical))
     assert decided["action"] == "rebuild" and decided["rebuild"] == ["b1", "b2"]
     for node in decided["rebuild"]:
@@ -104,9 +150,13 @@ def test_a_whole_phase(project, monkeypatch):
     assert ok(p, "wave-conflicts", 2)["clean"]
     assert ok(p, "review-needed", 2)["skip"] == "single_worker_wave"
 
-    results = {"tasks": [{"id": t, "status": "completed", "caste": "builder", "worker_id": w, "summary": f"{t} done"}
-                         for t, w in (("1.1", "w1"), ("1.2", "w1"), ("1.3", "d1"), ("1.4", "w3"))],
-               "watcher": {"passed": True, "score": 96, "checks": [{"name": "tests", "passed": True}], "summary": "green"}}
+    results = {
+        "tasks": [
+            {"id": t, "status": "completed", "caste": "builder", "worker_id": w, "summary": f"{t} done"}
+            for t, w in (("1.1", "w1"), ("1.2", "w1"), ("1.3", "d1"), ("1.4", "w3"))
+        ],
+        "watcher": {"passed": True, "score": 96, "checks": [{"name": "tests", "passed": True}], "summary": "green"},
+    }
     summary = ok(p, "build-finish", 1, "--results", "-", input=json.dumps(results))
     assert summary["phase_status"] == "completed"
     assert ok(p, "phase-advance")["to"] == 2
@@ -119,10 +169,17 @@ def test_a_whole_phase(project, monkeypatch):
     assert tree["status"] == "finished" and tree["phase"] == 1 and tree["waves"] == [["w1", "w2"], ["w3"]]
     statuses = {nid: (n["role"], n["status"]) for nid, n in tree["nodes"].items()}
     assert statuses == {
-        "w1": ("worker", "completed"), "w2": ("worker", "failed"), "w3": ("worker", "completed"),
-        "r1": ("retry", "failed"), "d1": ("debugger", "completed"), "s1": ("sub_spawn", "completed"),
-        "v1": ("reviewer", "completed"), "v2": ("reviewer", "completed"),
-        "b1": ("rebuild", "completed"), "b2": ("rebuild", "completed")}
+        "w1": ("worker", "completed"),
+        "w2": ("worker", "failed"),
+        "w3": ("worker", "completed"),
+        "r1": ("retry", "failed"),
+        "d1": ("debugger", "completed"),
+        "s1": ("sub_spawn", "completed"),
+        "v1": ("reviewer", "completed"),
+        "v2": ("reviewer", "completed"),
+        "b1": ("rebuild", "completed"),
+        "b2": ("rebuild", "completed"),
+    }
     assert tree["nodes"]["s1"]["depth"] == 2 and tree["nodes"]["w1"]["children"] == ["s1", "b1"]
     assert tree["nodes"]["d1"]["parent"] == "r1" and tree["nodes"]["b2"]["parent"] == "d1"
     assert tree["rebuilds"] == {"1": 1} and [r["action"] for r in tree["reviews"]["1"]] == ["rebuild", "continue"]
@@ -143,9 +200,23 @@ def test_a_whole_phase(project, monkeypatch):
     assert failures["aborts"] == []
 
     events = [e["type"] for e in p.load("events.json")["events"]]
-    order = ["build_started", "waves_planned", "plan_approved", "spawn_started", "spawn_finished", "spawn_requests",
-             "failure_decided", "failure_decided", "wave_conflicts", "review_planned", "review_decided",
-             "review_decided", "review_skipped", "build_finished", "phase_advanced"]
+    order = [
+        "build_started",
+        "waves_planned",
+        "plan_approved",
+        "spawn_started",
+        "spawn_finished",
+        "spawn_requests",
+        "failure_decided",
+        "failure_decided",
+        "wave_conflicts",
+        "review_planned",
+        "review_decided",
+        "review_decided",
+        "review_skipped",
+        "build_finished",
+        "phase_advanced",
+    ]
     position = 0
     for kind in order:
         position = events.index(kind, position) + 1  # each appears, in this order

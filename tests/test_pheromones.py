@@ -57,16 +57,38 @@ def test_emit_rejects_empty_and_unknown_type(project):
 
 def test_batch_reports_bad_record_and_keeps_others(project, monkeypatch):
     monkeypatch.setenv("AETHER_NOW", "2026-01-01T01:00:00Z")
-    project.write("pheromones.json", {"signals": [
-        {"id": "a", "type": "FOCUS", "content": "c", "strength": 0.7, "half_life_seconds": 3600,
-         "created_at": "2026-01-01T00:00:00Z"},
-        {"id": "b", "type": "FOCUS", "content": "c", "strength": 0.7, "half_life_seconds": 3600,
-         "created_at": "yesterday-ish"},
-        {"id": "c", "type": "INIT", "content": "c", "strength": 1.0, "half_life_seconds": None,
-         "created_at": "2020-01-01T00:00:00.123456+02:00"},
-        {"id": "d", "type": "FOCUS", "content": "c", "strength": 0.7, "half_life_seconds": 3600,
-         "created_at": "2030-01-01T00:00:00+00:00"},
-    ]})
+    project.write(
+        "pheromones.json",
+        {
+            "signals": [
+                {
+                    "id": "a",
+                    "type": "FOCUS",
+                    "content": "c",
+                    "strength": 0.7,
+                    "half_life_seconds": 3600,
+                    "created_at": "2026-01-01T00:00:00Z",
+                },
+                {"id": "b", "type": "FOCUS", "content": "c", "strength": 0.7, "half_life_seconds": 3600, "created_at": "yesterday-ish"},
+                {
+                    "id": "c",
+                    "type": "INIT",
+                    "content": "c",
+                    "strength": 1.0,
+                    "half_life_seconds": None,
+                    "created_at": "2020-01-01T00:00:00.123456+02:00",
+                },
+                {
+                    "id": "d",
+                    "type": "FOCUS",
+                    "content": "c",
+                    "strength": 0.7,
+                    "half_life_seconds": 3600,
+                    "created_at": "2030-01-01T00:00:00+00:00",
+                },
+            ]
+        },
+    )
     rows = {row["id"]: row for row in project.run("pheromone-batch").json}
     assert rows["a"]["current_strength"] == 0.35
     assert rows["b"]["current_strength"] is None and rows["b"]["error"]

@@ -13,18 +13,35 @@ def ok(project, *args, input=None):
     return out.json
 
 
-PLAN = {"goal": "Build a todo API", "phases": [
-    {"id": 1, "name": "Core", "description": "store and API", "tasks": [
-        {"id": "1.1", "description": "the store", "depends_on": []},
-        {"id": "1.2", "description": "the API", "depends_on": ["1.1"]}],
-     "success_criteria": ["tests pass"]},
-    {"id": 2, "name": "CLI", "description": "a command line", "tasks": [
-        {"id": "2.1", "description": "the CLI", "depends_on": []}], "success_criteria": ["it runs"]}]}
+PLAN = {
+    "goal": "Build a todo API",
+    "phases": [
+        {
+            "id": 1,
+            "name": "Core",
+            "description": "store and API",
+            "tasks": [
+                {"id": "1.1", "description": "the store", "depends_on": []},
+                {"id": "1.2", "description": "the API", "depends_on": ["1.1"]},
+            ],
+            "success_criteria": ["tests pass"],
+        },
+        {
+            "id": 2,
+            "name": "CLI",
+            "description": "a command line",
+            "tasks": [{"id": "2.1", "description": "the CLI", "depends_on": []}],
+            "success_criteria": ["it runs"],
+        },
+    ],
+}
 
 
 def critique(score):
-    return (f"## Planning Assessment\n### Overall Score\n{score}\n### Assessment Summary\nok\n"
-            f"### Key Issues\n- more tests\n### Recommendations\n- add a test task")
+    return (
+        f"## Planning Assessment\n### Overall Score\n{score}\n### Assessment Summary\nok\n"
+        f"### Key Issues\n- more tests\n### Recommendations\n- add a test task"
+    )
 
 
 def ids(action):
@@ -124,9 +141,16 @@ def test_colonize_records_the_maps_itself(project, monkeypatch):
     action = ok(p, "next", "--colonize")
     assert action["action"] == "spawn" and all(s["subagent_type"] == "ant:colonizer" for s in action["spawns"])
     spawned = ids(action)
-    maps = {sid: {"status": "completed", "lens": "x", "summary": f"summary of {sid}",
-                  "findings": [{"area": "mod00.py", "note": "a constant"}],
-                  "suggested_signals": [{"type": "FOCUS", "content": f"keep {sid} small"}]} for sid in spawned}
+    maps = {
+        sid: {
+            "status": "completed",
+            "lens": "x",
+            "summary": f"summary of {sid}",
+            "findings": [{"area": "mod00.py", "note": "a constant"}],
+            "suggested_signals": [{"type": "FOCUS", "content": f"keep {sid} small"}],
+        }
+        for sid in spawned
+    }
     for sid in spawned[:-1]:
         assert "next" not in ok(p, "record", sid, "-", input="```json\n" + json.dumps(maps[sid]) + "\n```")
     done = ok(p, "record", spawned[-1], "-", input="no json at all")["next"]

@@ -33,25 +33,36 @@ Phase 2 mixes storage and API work.
 """
 
 
-@pytest.mark.parametrize("text,score", [
-    (SEED_SHAPE, 72),
-    ("### Overall Score\n\n**85**\n", 85),
-    ("Overall Score: 85/100\n", 85),
-    ("**Score:** 85%", 85),
-    ("- **Overall score**: 91.5", 91.5),
-    ("Score 62.\nother text", 62),
-    ("## Overall Score — 8.5/10", 85),
-    ("Overall score: 3 out of 5", 60),
-    ("Score: 40 (draft)\n### Overall Score\n77", 77),  # Overall beats a bare Score
-    ("OVERALL SCORE:\r\n\r\n90\r\n", 90),
-    ("Score breakdown: tests 30 points\n### Overall Score\n81", 81),  # a number later in a line is no score
-])
+@pytest.mark.parametrize(
+    "text,score",
+    [
+        (SEED_SHAPE, 72),
+        ("### Overall Score\n\n**85**\n", 85),
+        ("Overall Score: 85/100\n", 85),
+        ("**Score:** 85%", 85),
+        ("- **Overall score**: 91.5", 91.5),
+        ("Score 62.\nother text", 62),
+        ("## Overall Score — 8.5/10", 85),
+        ("Overall score: 3 out of 5", 60),
+        ("Score: 40 (draft)\n### Overall Score\n77", 77),  # Overall beats a bare Score
+        ("OVERALL SCORE:\r\n\r\n90\r\n", 90),
+        ("Score breakdown: tests 30 points\n### Overall Score\n81", 81),  # a number later in a line is no score
+    ],
+)
 def test_scores_in_the_shapes_models_write(text, score):
     assert critique_rules.parse(text)["score"] == score
 
 
-@pytest.mark.parametrize("text", ["No score here.", "### Overall Score\nvery good", "Score: 150",
-                                  "### Overall Score\n### Key Issues\n- x", "Score breakdown: tests 30 points"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "No score here.",
+        "### Overall Score\nvery good",
+        "Score: 150",
+        "### Overall Score\n### Key Issues\n- x",
+        "Score breakdown: tests 30 points",
+    ],
+)
 def test_no_readable_score_is_an_error_naming_the_heading(text):
     with pytest.raises(Exception) as info:
         critique_rules.parse(text)
@@ -61,11 +72,15 @@ def test_no_readable_score_is_an_error_naming_the_heading(text):
 def test_sections_are_parsed():
     parsed = critique_rules.parse(SEED_SHAPE)
     assert parsed["summary"] == "Solid phases; the test strategy is thin."
-    assert parsed["key_issues"] == ["No TDD steps in phase 1", "Phase 2 is too large: split storage from the API",
-                                    "Missing error-handling criteria"]
+    assert parsed["key_issues"] == [
+        "No TDD steps in phase 1",
+        "Phase 2 is too large: split storage from the API",
+        "Missing error-handling criteria",
+    ]
     assert parsed["recommendations"] == ["Add a failing-test task before each feature", "Split phase 2"]
-    loose = critique_rules.parse("**Overall Score:** 60\n**Key Issues**\nthe plan has no phases for deployment\n"
-                           "Recommendations:\n- add a deploy phase\n")
+    loose = critique_rules.parse(
+        "**Overall Score:** 60\n**Key Issues**\nthe plan has no phases for deployment\nRecommendations:\n- add a deploy phase\n"
+    )
     assert loose["key_issues"] == ["the plan has no phases for deployment"]
     assert loose["recommendations"] == ["add a deploy phase"]
 
@@ -157,11 +172,14 @@ def test_present_after_the_cap_recommends_narrowing(planning):
     assert "Stopped: the iteration cap was reached" in text and "3. Narrow the scope  ← recommended" in text
 
 
-@pytest.mark.parametrize("scores,round_two,option", [
-    ([72, 74, 76], False, "accept"),    # stagnation 4 points short of 80
-    ([40, 42, 44], False, "guide"),     # stagnation, first round
-    ([40, 42, 44], True, "narrow"),     # the user already guided a round, still far
-])
+@pytest.mark.parametrize(
+    "scores,round_two,option",
+    [
+        ([72, 74, 76], False, "accept"),  # stagnation 4 points short of 80
+        ([40, 42, 44], False, "guide"),  # stagnation, first round
+        ([40, 42, 44], True, "narrow"),  # the user already guided a round, still far
+    ],
+)
 def test_recommendation_rule(planning, scores, round_two, option):
     project, loop = planning
     if round_two:

@@ -120,8 +120,7 @@ def test_all_defects_at_once(colony):
     plan["phases"][2]["tasks"][1]["description"] = None
     err = load(colony, plan).error
     paths = {d["path"] for d in err["defects"]}
-    assert paths == {"phases[0].name", "phases[1].tasks[0].depends_on[0]", "phases[2].id",
-                     "phases[2].tasks[1].description"}
+    assert paths == {"phases[0].name", "phases[1].tasks[0].depends_on[0]", "phases[2].id", "phases[2].tasks[1].description"}
     assert "4 defects" in err["error"] and "+1 more" in err["error"]
 
 
@@ -140,13 +139,16 @@ def test_long_cycle_and_long_chain(colony):
     assert any(p.startswith("dependency cycle: 1.1 → 1.90 → 1.89") for p in problems)
 
 
-@pytest.mark.parametrize("payload,code", [
-    ("{not json", "invalid_json"),
-    ("[1, 2]", "invalid_plan"),
-    ('"a plan"', "invalid_plan"),
-    ("null", "invalid_plan"),
-    (b"\xff\xfe", "invalid_utf8"),
-])
+@pytest.mark.parametrize(
+    "payload,code",
+    [
+        ("{not json", "invalid_json"),
+        ("[1, 2]", "invalid_plan"),
+        ('"a plan"', "invalid_plan"),
+        ("null", "invalid_plan"),
+        (b"\xff\xfe", "invalid_utf8"),
+    ],
+)
 def test_garbage_input(colony, payload, code):
     assert colony.run("plan-load", "-", input=payload).error["code"] == code
 
@@ -175,8 +177,10 @@ def test_maps_to_criterion_is_kept_and_a_task_that_does_not_say_is_named(colony)
     del plan["phases"][1]["tasks"][2]["maps_to_criterion"]
     plan["phases"][2]["tasks"][1]["maps_to_criterion"] = None  # null says nothing either
     out = load(colony, plan).json
-    assert out["warnings"] == ["task(s) 2.3, 3.2 do not say `maps_to_criterion`: they count as mapping to a "
-                               "success criterion (a failure is flagged to the user, never skipped)"]
+    assert out["warnings"] == [
+        "task(s) 2.3, 3.2 do not say `maps_to_criterion`: they count as mapping to a "
+        "success criterion (a failure is flagged to the user, never skipped)"
+    ]
     stored = [[t.get("maps_to_criterion") for t in p["tasks"]] for p in colony.load("PROJECT_PLAN.json")["phases"]]
     assert stored == [[True, False, False], [True, False, None], [True, None, False]]
     assert "maps_to_criterion" not in colony.load("PROJECT_PLAN.json")["phases"][2]["tasks"][1]
@@ -214,8 +218,10 @@ def test_plan_load_refused_while_building(colony):
 
 
 def _finish_ok(project, phase, task_ids):
-    results = {"tasks": [{"id": t, "status": "completed"} for t in task_ids],
-               "watcher": {"passed": True, "score": 90, "checks": [], "summary": "fine"}}
+    results = {
+        "tasks": [{"id": t, "status": "completed"} for t in task_ids],
+        "watcher": {"passed": True, "score": 90, "checks": [], "summary": "fine"},
+    }
     return project.run("build-finish", phase, "--results", "-", input=json.dumps(results)).json
 
 

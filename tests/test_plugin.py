@@ -51,10 +51,17 @@ def test_manifest_names_the_plugin_and_its_parts():
         assert isinstance(m[key], str) and m[key]
     assert m["author"]["name"] and len(m["keywords"]) >= 3
     assert (REPO / m["commands"]).is_dir() and m["commands"].endswith("/.claude/commands/ant/")
-    assert [Path(p).stem for p in m["agents"]] == ["colonizer", "route-setter", "builder",
-                                                  "watcher", "scout", "architect",  # the castes
-                                                  "bug-researcher", "root-cause-analyzer",
-                                                  "fix-planner"]  # Bug Bash (`/ant:bug`)
+    assert [Path(p).stem for p in m["agents"]] == [
+        "colonizer",
+        "route-setter",
+        "builder",
+        "watcher",
+        "scout",
+        "architect",  # the castes
+        "bug-researcher",
+        "root-cause-analyzer",
+        "fix-planner",
+    ]  # Bug Bash (`/ant:bug`)
     assert all((REPO / p).is_file() for p in m["agents"])
 
 
@@ -86,24 +93,36 @@ def test_hooks_wire_the_guard_the_agent_hooks_and_the_bootstrap():
     assert {"Bash"} | guard.FILE_TOOLS <= matched and "Agent" not in matched
     # the briefs go in, the answers are recorded wherever Claude Code hands them back (the
     # subagent tool has been `Task` in some releases)
-    (agent_post,), (agent_failure,), (denied,) = hooks["PostToolUse"], hooks["PostToolUseFailure"], \
-        hooks["PermissionDenied"]
+    (agent_post,), (agent_failure,), (denied,) = hooks["PostToolUse"], hooks["PostToolUseFailure"], hooks["PermissionDenied"]
     assert agent_pre["matcher"] == agent_post["matcher"] == agent_failure["matcher"] == denied["matcher"] == "Agent|Task"
     (began,), (stop,), (prompt,) = hooks["SubagentStart"], hooks["SubagentStop"], hooks["UserPromptSubmit"]
     assert "matcher" not in began and "matcher" not in stop and "matcher" not in prompt
     start, restart = hooks["SessionStart"]
-    commands = [h["command"] for h in pre["hooks"] + agent_pre["hooks"] + agent_post["hooks"] + agent_failure["hooks"]
-                + denied["hooks"] + began["hooks"] + stop["hooks"] + prompt["hooks"] + start["hooks"] + restart["hooks"]]
-    assert commands == ['sh "${CLAUDE_PLUGIN_ROOT}/hooks/guard.sh"',
-                        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" pre',
-                        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" post',
-                        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" failure',
-                        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" denied',
-                        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" start',
-                        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" stop',
-                        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" prompt',
-                        'python3 "${CLAUDE_PLUGIN_ROOT}/hooks/bootstrap.py"',
-                        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/session.sh"']
+    commands = [
+        h["command"]
+        for h in pre["hooks"]
+        + agent_pre["hooks"]
+        + agent_post["hooks"]
+        + agent_failure["hooks"]
+        + denied["hooks"]
+        + began["hooks"]
+        + stop["hooks"]
+        + prompt["hooks"]
+        + start["hooks"]
+        + restart["hooks"]
+    ]
+    assert commands == [
+        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/guard.sh"',
+        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" pre',
+        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" post',
+        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" failure',
+        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" denied',
+        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" start',
+        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" stop',
+        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" prompt',
+        'python3 "${CLAUDE_PLUGIN_ROOT}/hooks/bootstrap.py"',
+        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/session.sh"',
+    ]
     assert "matcher" not in start  # startup, resume, /clear and compaction alike
     # the colony's context only where the conversation lost it (or was picked up again)
     assert set(restart["matcher"].split("|")) == {"clear", "compact", "resume"}
@@ -136,9 +155,17 @@ def test_claude_plugin_validate_passes_strict(claude_cli, profile):
     assert sorted(provides["agents"]) == sorted(f"ant:{Path(p).stem}" for p in load("plugin.json")["agents"])
     assert provides["bin"] == ["aether"]
     assert sorted((h["event"], h.get("matcher", "")) for h in provides["hooks"]) == [
-        ("PermissionDenied", "Agent|Task"), ("PostToolUse", "Agent|Task"), ("PostToolUseFailure", "Agent|Task"),
-        ("PreToolUse", "Agent|Task"), ("PreToolUse", "Bash|Write|Edit|MultiEdit|NotebookEdit"), ("SessionStart", ""),
-        ("SessionStart", "clear|compact|resume"), ("SubagentStart", ""), ("SubagentStop", ""), ("UserPromptSubmit", "")]
+        ("PermissionDenied", "Agent|Task"),
+        ("PostToolUse", "Agent|Task"),
+        ("PostToolUseFailure", "Agent|Task"),
+        ("PreToolUse", "Agent|Task"),
+        ("PreToolUse", "Bash|Write|Edit|MultiEdit|NotebookEdit"),
+        ("SessionStart", ""),
+        ("SessionStart", "clear|compact|resume"),
+        ("SubagentStart", ""),
+        ("SubagentStop", ""),
+        ("UserPromptSubmit", ""),
+    ]
     if profile:
         directory = report["directory"]
         assert directory["findings"] == [] and directory["failure"] is None
@@ -190,15 +217,16 @@ def run_hook(root: Path, data: Path | None, env: dict | None = None) -> subproce
     if data is not None:
         full["CLAUDE_PLUGIN_DATA"] = str(data)
     full.update(env or {})
-    return subprocess.run([sys.executable, str(root / "hooks" / "bootstrap.py")], input="{}",
-                          capture_output=True, text=True, env=full, timeout=60)
+    return subprocess.run(
+        [sys.executable, str(root / "hooks" / "bootstrap.py")], input="{}", capture_output=True, text=True, env=full, timeout=60
+    )
 
 
 def fake_venv(path: Path, marker: str | None = bootstrap.READY, content: str = "x") -> Path:
     """A folder the launcher takes for a venv: bin/python echoes its arguments."""
     (path / "bin").mkdir(parents=True)
     python = path / "bin" / "python"
-    python.write_text("#!/bin/sh\necho \"fake-python $*\"\n")
+    python.write_text('#!/bin/sh\necho "fake-python $*"\n')
     python.chmod(0o755)
     if marker:
         (path / marker).write_text(content)
@@ -208,8 +236,7 @@ def fake_venv(path: Path, marker: str | None = bootstrap.READY, content: str = "
 def launch(root: Path, *args, env: dict | None = None) -> subprocess.CompletedProcess:
     full = {k: v for k, v in os.environ.items() if k not in ("AETHER_VENV",)}
     full.update(env or {})
-    return subprocess.run([str(root / "bin" / "aether"), *args], capture_output=True, text=True,
-                          env=full, timeout=60)
+    return subprocess.run([str(root / "bin" / "aether"), *args], capture_output=True, text=True, env=full, timeout=60)
 
 
 def test_the_hook_does_nothing_outside_claude_code_and_in_a_set_up_checkout(tmp_path):
@@ -257,8 +284,9 @@ def test_a_ready_venv_is_a_quick_no_op_that_points_the_launcher_at_it(tmp_path):
 
 def test_the_launcher_reports_a_failed_install_with_its_reason(tmp_path):
     root = copy_plugin(tmp_path / "plugin")
-    venv = fake_venv(tmp_path / "data" / "venvs" / "k", marker=bootstrap.FAILED,
-                     content='pip install failed (exit 1); see /x/"install".log\n')
+    venv = fake_venv(
+        tmp_path / "data" / "venvs" / "k", marker=bootstrap.FAILED, content='pip install failed (exit 1); see /x/"install".log\n'
+    )
     (root / ".venv-location").write_text(f"{venv}\n")
     out = launch(root, "status")
     assert out.returncode == 2 and out.stdout == ""
@@ -359,23 +387,29 @@ def install_missing_a_module(tmp_path) -> Path:
 
 
 def test_self_check_names_the_module_that_does_not_import(install_missing_a_module, tmp_path):
-    proc = subprocess.run([sys.executable, "-c", bootstrap.LAUNCH, "self-check"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "PYTHONPATH": str(install_missing_a_module)})
+    proc = subprocess.run(
+        [sys.executable, "-c", bootstrap.LAUNCH, "self-check"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(install_missing_a_module)},
+    )
     assert (proc.returncode, proc.stdout) == (3, "")
     env = json.loads(proc.stderr)
     assert env["code"] == "self_check_failed" and env["missing"] == ["aether.rules.waves"]
     assert "(missing: aether.rules.waves; " in env["error"]
     assert "aether.steps.waves (ModuleNotFoundError: No module named 'aether.rules.waves')" in env["failed"]
-    assert "command plan-waves: aether.cli.waves:plan_waves (ModuleNotFoundError: No module named " \
-           "'aether.rules.waves')" in env["failed"]
+    assert "command plan-waves: aether.cli.waves:plan_waves (ModuleNotFoundError: No module named 'aether.rules.waves')" in env["failed"]
 
 
 def test_the_hooks_build_is_ready_only_when_the_self_check_passes(install_missing_a_module, tmp_path):
     bootstrap.check_install(sys.executable)  # this checkout's helper: whole
     python = tmp_path / "python"  # the venv's python, its package missing rules/waves.py
-    python.write_text(f'#!/bin/sh\n[ "$1" = "-I" ] && shift  # let PYTHONPATH reach the copy\n'
-                      f'PYTHONPATH="{install_missing_a_module}" exec "{sys.executable}" "$@"\n')
+    python.write_text(
+        f'#!/bin/sh\n[ "$1" = "-I" ] && shift  # let PYTHONPATH reach the copy\n'
+        f'PYTHONPATH="{install_missing_a_module}" exec "{sys.executable}" "$@"\n'
+    )
     python.chmod(0o755)
     with pytest.raises(RuntimeError) as failed:
         bootstrap.check_install(str(python))

@@ -60,21 +60,57 @@ BUDGET_AGENT = 2500
 BUDGET_ALWAYS_ON = 800
 
 # The v4.4 command set (seed 001 and DESIGN): each has its file, or is still to be written.
-ORIGINAL_COMMANDS = {"init", "colonize", "plan", "build", "continue", "status", "focus", "redirect",
-                     "feedback", "phase", "pause-colony", "resume-colony", "organize", "help"}
+ORIGINAL_COMMANDS = {
+    "init",
+    "colonize",
+    "plan",
+    "build",
+    "continue",
+    "status",
+    "focus",
+    "redirect",
+    "feedback",
+    "phase",
+    "pause-colony",
+    "resume-colony",
+    "organize",
+    "help",
+}
 PENDING_COMMANDS: set = set()  # none left: every original command has its file
 
 READ_ONLY_WORDS = {"echo", "cat", "head", "tail", "true", "sleep"}  # sleep: a retry's wait (granted too)
 # Subcommands that change nothing: a command calling only these may leave model invocation on.
 READ_ONLY_SUBCOMMANDS = {
-    "status", "phase", "pheromone-render", "pheromone-batch", "pheromone-validate",
-    "pheromone-decay", "pheromone-effective", "help", "version", "query", "validate-state",
-    "error-pattern-check", "error-summary", "activity-log-read", "spawn-check", "feedback-get",
+    "status",
+    "phase",
+    "pheromone-render",
+    "pheromone-batch",
+    "pheromone-validate",
+    "pheromone-decay",
+    "pheromone-effective",
+    "help",
+    "version",
+    "query",
+    "validate-state",
+    "error-pattern-check",
+    "error-summary",
+    "activity-log-read",
+    "spawn-check",
+    "feedback-get",
 }
-PLACEHOLDERS = {"n": "1", "phase": "1", "wave": "1", "caste": "builder", "type": "FOCUS",
-                "file": "colony", "id": "w1", "node": "w1", "threshold": "80", "score": "80"}
-PLUGIN_PATHS = (".aether/workers/", ".claude/", ".claude-plugin/", "docs/", "hooks/", "bin/",
-                "scripts/", "tests/")
+PLACEHOLDERS = {
+    "n": "1",
+    "phase": "1",
+    "wave": "1",
+    "caste": "builder",
+    "type": "FOCUS",
+    "file": "colony",
+    "id": "w1",
+    "node": "w1",
+    "threshold": "80",
+    "score": "80",
+}
+PLUGIN_PATHS = (".aether/workers/", ".claude/", ".claude-plugin/", "docs/", "hooks/", "bin/", "scripts/", "tests/")
 KNOWN_TOOLS = {"Read", "Write", "Edit", "Bash", "WebFetch", "WebSearch", "NotebookEdit"}
 WRITING_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
 RUNTIME_TEXT_FILES = ("activity.log",)
@@ -125,7 +161,7 @@ def _command_line(snippet: Snippet) -> tuple[str, str | None]:
     doc = re.search(r"<<-?\s*(\S+)", first)
     if not doc:
         return first, None
-    return first[: doc.start()] + first[doc.end():], doc.group(1)
+    return first[: doc.start()] + first[doc.end() :], doc.group(1)
 
 
 PLACEHOLDER = re.compile(r"<(\w[^<>]*)>")
@@ -169,8 +205,7 @@ def shell_problems(snippet: Snippet) -> list[str]:
                     problems.append(f"`{head}` is neither `aether` nor a read-only command")
                 for arg in part[1:]:
                     if "$ARGUMENTS" in arg and arg != "$ARGUMENTS":
-                        problems.append(f"$ARGUMENTS inside an argument ({arg!r}): pass it whole, "
-                                        f"or free text on stdin")
+                        problems.append(f"$ARGUMENTS inside an argument ({arg!r}): pass it whole, or free text on stdin")
             part = []
         else:
             part.append(word)
@@ -248,30 +283,67 @@ def subcommand_of(args: list[str]) -> str | None:
 
 # Steps run in a fresh project to record real answers: (args, stdin). Add the subcommands whose
 # fields your prompt names (answers are merged per subcommand: every field seen counts).
-PLAN = {"goal": "Build a todo API", "phases": [
-    {"id": 1, "name": "Foundation", "description": "skeleton", "success_criteria": ["tests run"],
-     "tasks": [{"id": "1.1", "description": "package", "depends_on": []},
-               {"id": "1.2", "description": "model", "depends_on": ["1.1"]},
-               {"id": "1.3", "description": "tests", "depends_on": []}]},
-    {"id": 2, "name": "API", "description": "endpoints", "success_criteria": ["answers"],
-     "tasks": [{"id": "2.1", "description": "routes", "depends_on": []}]}]}
+PLAN = {
+    "goal": "Build a todo API",
+    "phases": [
+        {
+            "id": 1,
+            "name": "Foundation",
+            "description": "skeleton",
+            "success_criteria": ["tests run"],
+            "tasks": [
+                {"id": "1.1", "description": "package", "depends_on": []},
+                {"id": "1.2", "description": "model", "depends_on": ["1.1"]},
+                {"id": "1.3", "description": "tests", "depends_on": []},
+            ],
+        },
+        {
+            "id": 2,
+            "name": "API",
+            "description": "endpoints",
+            "success_criteria": ["answers"],
+            "tasks": [{"id": "2.1", "description": "routes", "depends_on": []}],
+        },
+    ],
+}
+
+
 def _result(**fields) -> str:
     return "```json\n" + json.dumps({"status": "completed", "summary": "done", **fields}) + "\n```\n"
 
 
-FAILED = json.dumps({"status": "failed", "summary": "import fails", "failure": {
-    "task": "1.3", "error": "ImportError: no module named store", "root_cause": "missing module",
-    "suggested_fix": "add it", "confidence": 90, "fix_scope": "contained", "files": []}})
-REQUEST = ("--- SPAWN REQUEST ---\ncaste: scout\nreason: which argparse API\ncontext: stdlib\n"
-           "blocking: true\n--- END SPAWN REQUEST ---\n" + _result())
-CRITICAL = json.dumps({"findings": [{"severity": "CRITICAL", "description": "x.py fails to import"}],
-                       "summary": "import error"})
-WATCHER = json.dumps({"watcher": {"passed": True, "score": 90, "summary": "ok",
-                                  "checks": [{"name": "tests", "passed": True, "detail": "3 passed"}]}})
-ASSIGNMENT = json.dumps({"workers": [  # waves: w1 (1.1) and w2 (1.3), then w3 (1.2, after 1.1)
-    {"id": "a", "caste": "builder", "tasks": ["1.1"], "writes": ["a.py"]},
-    {"id": "b", "caste": "builder", "tasks": ["1.3"], "writes": ["b.py"]},
-    {"id": "c", "caste": "builder", "tasks": ["1.2"], "writes": ["c.py"], "depends_on": ["a"]}]})
+FAILED = json.dumps(
+    {
+        "status": "failed",
+        "summary": "import fails",
+        "failure": {
+            "task": "1.3",
+            "error": "ImportError: no module named store",
+            "root_cause": "missing module",
+            "suggested_fix": "add it",
+            "confidence": 90,
+            "fix_scope": "contained",
+            "files": [],
+        },
+    }
+)
+REQUEST = (
+    "--- SPAWN REQUEST ---\ncaste: scout\nreason: which argparse API\ncontext: stdlib\n"
+    "blocking: true\n--- END SPAWN REQUEST ---\n" + _result()
+)
+CRITICAL = json.dumps({"findings": [{"severity": "CRITICAL", "description": "x.py fails to import"}], "summary": "import error"})
+WATCHER = json.dumps(
+    {"watcher": {"passed": True, "score": 90, "summary": "ok", "checks": [{"name": "tests", "passed": True, "detail": "3 passed"}]}}
+)
+ASSIGNMENT = json.dumps(
+    {
+        "workers": [  # waves: w1 (1.1) and w2 (1.3), then w3 (1.2, after 1.1)
+            {"id": "a", "caste": "builder", "tasks": ["1.1"], "writes": ["a.py"]},
+            {"id": "b", "caste": "builder", "tasks": ["1.3"], "writes": ["b.py"]},
+            {"id": "c", "caste": "builder", "tasks": ["1.2"], "writes": ["c.py"], "depends_on": ["a"]},
+        ]
+    }
+)
 # A colony session after the steps above: colonize, the plan loop, a build of two waves
 # (approval, a sub-spawn and its rerun, a retry, a CRITICAL review and its rebuild),
 # verification, learnings, continue. `{subcommand.field}` in an argument is that field of the
@@ -295,19 +367,25 @@ BUILD_SCENARIO = [
     (("spawn-finish", "w2", "-"), FAILED),
     (("spawn-requests", "w1", "-"), REQUEST),
     (("failure-decide", "--worker", "w2"), None),
-    (("spawn-start", "r1"), None), (("spawn-finish", "r1", "-"), _result()),
-    (("spawn-start", "s1"), None), (("spawn-finish", "s1", "-"), _result()),
-    (("spawn-start", "x1"), None), (("spawn-finish", "x1", "-"), _result()),
+    (("spawn-start", "r1"), None),
+    (("spawn-finish", "r1", "-"), _result()),
+    (("spawn-start", "s1"), None),
+    (("spawn-finish", "s1", "-"), _result()),
+    (("spawn-start", "x1"), None),
+    (("spawn-finish", "x1", "-"), _result()),
     (("wave-conflicts", "1"), None),
     (("review-needed", "1"), None),
     (("spawn-start", "v1"), None),
     (("review-decide", "1", "-"), CRITICAL),
-    (("spawn-start", "b1"), None), (("spawn-finish", "b1", "-"), _result()),
-    (("spawn-start", "b2"), None), (("spawn-finish", "b2", "-"), _result()),
+    (("spawn-start", "b1"), None),
+    (("spawn-finish", "b1", "-"), _result()),
+    (("spawn-start", "b2"), None),
+    (("spawn-finish", "b2", "-"), _result()),
     (("review-needed", "1"), None),
     (("spawn-start", "v2"), None),
     (("review-decide", "1", "-"), json.dumps({"findings": [], "summary": "fine"})),
-    (("spawn-start", "w3"), None), (("spawn-finish", "w3", "-"), _result()),
+    (("spawn-start", "w3"), None),
+    (("spawn-finish", "w3", "-"), _result()),
     (("review-needed", "2"), None),
     (("verify-brief", "1"), None),
     (("build-finish", "1", "--results", "-"), WATCHER),
@@ -346,8 +424,10 @@ SCENARIO = [
     ("corrupt-global-learnings", None),  # the next init warns that none were injected
     (("colony-init", "--force", "-"), "A second goal for the same folder\n"),
     *BUILD_SCENARIO,
-    (("bug", "init", "--report", "-"), json.dumps({"description": "last_n returns one item too many",
-                                                  "id": "b1", "test": "tests/test_calc.py"})),
+    (
+        ("bug", "init", "--report", "-"),
+        json.dumps({"description": "last_n returns one item too many", "id": "b1", "test": "tests/test_calc.py"}),
+    ),
     (("bug", "analyze", "b1"), None),
 ]
 
@@ -389,16 +469,13 @@ def has_field(value, path: list[str]) -> bool:
 
 def test_the_prompt_files_are_found():
     names = {p.stem for p in command_files()}
-    assert {"init", "status", "phase", "focus", "redirect", "feedback", "pause-colony",
-            "resume-colony", "help"} <= names
-    assert {p.stem for p in agent_files()} >= {"colonizer", "route-setter", "builder", "watcher",
-                                               "scout", "architect"}
+    assert {"init", "status", "phase", "focus", "redirect", "feedback", "pause-colony", "resume-colony", "help"} <= names
+    assert {p.stem for p in agent_files()} >= {"colonizer", "route-setter", "builder", "watcher", "scout", "architect"}
 
 
 def test_every_original_command_exists_or_is_pending():
     names = {p.stem for p in command_files()}
-    assert not PENDING_COMMANDS & names, \
-        f"written now, so remove from PENDING_COMMANDS: {sorted(PENDING_COMMANDS & names)}"
+    assert not PENDING_COMMANDS & names, f"written now, so remove from PENDING_COMMANDS: {sorted(PENDING_COMMANDS & names)}"
     assert ORIGINAL_COMMANDS - names == PENDING_COMMANDS
 
 
@@ -416,13 +493,15 @@ def test_command_front_matter(path):
         assert isinstance(meta.get(key), str) and meta[key].strip(), f"{key} is missing or empty"
     tools = [t.strip() for t in meta["allowed-tools"].split(",")]
     assert "Bash(aether:*)" in tools
-    assert "$ARGUMENTS" not in body or isinstance(meta.get("argument-hint"), str), \
+    assert "$ARGUMENTS" not in body or isinstance(meta.get("argument-hint"), str), (
         "a command that takes arguments says which in argument-hint"
+    )
     writers = {subcommand_of(call) for s in shell_snippets(body) for call in aether_calls(s)}
     writers -= READ_ONLY_SUBCOMMANDS
     if writers:
-        assert meta.get("disable-model-invocation") is True, \
+        assert meta.get("disable-model-invocation") is True, (
             f"calls {sorted(writers)}, which change state: set disable-model-invocation: true"
+        )
 
 
 @pytest.mark.parametrize("path", agent_files(), ids=rel)
@@ -433,8 +512,7 @@ def test_agent_front_matter(path):
     for key in ("name", "description", "tools"):
         assert meta.get(key), f"{key} is missing"
     assert meta["name"] == path.stem
-    tools = meta["tools"] if isinstance(meta["tools"], list) else [
-        t.strip() for t in str(meta["tools"]).split(",")]
+    tools = meta["tools"] if isinstance(meta["tools"], list) else [t.strip() for t in str(meta["tools"]).split(",")]
     assert set(tools) <= KNOWN_TOOLS, f"unknown tools {sorted(set(tools) - KNOWN_TOOLS)}"
     assert "${" not in body.split("\n", 1)[0]
     sys.path.insert(0, str(REPO / "hooks"))
@@ -578,8 +656,7 @@ def test_the_checks_catch_bad_prompts(tmp_path):
         "```bash\naether pheromone-emit FOCUS - <<EOF\n$ARGUMENTS\nEOF\nrm -rf x && aether status\n```\n"
     )
     snippets = shell_snippets(bad)
-    assert [s.kind for s in snippets] == ["inline", "inline", "inline", "inline", "inline", "inline",
-                                          "bang", "block", "block"]
+    assert [s.kind for s in snippets] == ["inline", "inline", "inline", "inline", "inline", "inline", "bang", "block", "block"]
     assert parse_problem(["no-such-command"]).startswith("unknown_command")
     assert "no-such-flag" in parse_problem(["phase", "1", "--no-such-flag"])
     assert parse_problem(["phase", "$ARGUMENTS"]) is None
@@ -648,8 +725,7 @@ def test_the_quoted_bug_rules_carry_the_helpers_numbers():
     assert {"bug-researcher", "root-cause-analyzer", "fix-planner"} <= set(agents)
     for name in ("bug-researcher", "root-cause-analyzer", "fix-planner"):
         assert quoted_paragraphs(agents[name]), f"{name} quotes no rules"
-    row = next(line for line in CONTRACTS.read_text("utf-8").splitlines()
-               if line.startswith("| `reproduction_timeout_seconds` |"))
+    row = next(line for line in CONTRACTS.read_text("utf-8").splitlines() if line.startswith("| `reproduction_timeout_seconds` |"))
     minimum, maximum = config.TYPES["reproduction_timeout_seconds"][1], config.MAXIMA["reproduction_timeout_seconds"]
     assert f"integer {minimum} … {maximum}" in row and maximum * 1000 == config.BASH_TIMEOUT_MAX_MS
 

@@ -5,29 +5,68 @@ import json
 
 import pytest
 
-PLAN = {"goal": "A todo CLI", "phases": [
-    {"id": 1, "name": "Core", "description": "store and cli", "success_criteria": ["pytest passes"],
-     "tasks": [{"id": "1.1", "description": "store module", "depends_on": []},
-               {"id": "1.2", "description": "cli module", "depends_on": []},
-               {"id": "1.3", "description": "tests", "depends_on": []}]},
-    {"id": 2, "name": "Docs", "description": "readme", "success_criteria": ["a README"],
-     "tasks": [{"id": "2.1", "description": "readme", "depends_on": []}]},
-    {"id": 3, "name": "Polish", "description": "packaging", "success_criteria": ["installs"],
-     "tasks": [{"id": "3.1", "description": "pyproject", "depends_on": []}]}]}
+PLAN = {
+    "goal": "A todo CLI",
+    "phases": [
+        {
+            "id": 1,
+            "name": "Core",
+            "description": "store and cli",
+            "success_criteria": ["pytest passes"],
+            "tasks": [
+                {"id": "1.1", "description": "store module", "depends_on": []},
+                {"id": "1.2", "description": "cli module", "depends_on": []},
+                {"id": "1.3", "description": "tests", "depends_on": []},
+            ],
+        },
+        {
+            "id": 2,
+            "name": "Docs",
+            "description": "readme",
+            "success_criteria": ["a README"],
+            "tasks": [{"id": "2.1", "description": "readme", "depends_on": []}],
+        },
+        {
+            "id": 3,
+            "name": "Polish",
+            "description": "packaging",
+            "success_criteria": ["installs"],
+            "tasks": [{"id": "3.1", "description": "pyproject", "depends_on": []}],
+        },
+    ],
+}
 WATCHER = {"passed": True, "score": 88, "summary": "green", "checks": [{"name": "tests", "passed": True}]}
 
 
 def result(status="completed", created=(), modified=(), **extra):
-    return json.dumps({"status": status, "summary": extra.pop("summary", f"{status} work"),
-                       "files_created": list(created), "files_modified": list(modified), **extra})
+    return json.dumps(
+        {
+            "status": status,
+            "summary": extra.pop("summary", f"{status} work"),
+            "files_created": list(created),
+            "files_modified": list(modified),
+            **extra,
+        }
+    )
 
 
-def failed(task, error="AssertionError: add() returned None", confidence=60, scope="other_files",
-           category="logic"):
-    return json.dumps({"status": "failed", "summary": "tests fail", "failure": {
-        "task": task, "error": error, "root_cause": "add() does not return the item",
-        "suggested_fix": "return it", "confidence": confidence, "fix_scope": scope,
-        "files": ["todo/store.py"], "category": category}})
+def failed(task, error="AssertionError: add() returned None", confidence=60, scope="other_files", category="logic"):
+    return json.dumps(
+        {
+            "status": "failed",
+            "summary": "tests fail",
+            "failure": {
+                "task": task,
+                "error": error,
+                "root_cause": "add() does not return the item",
+                "suggested_fix": "return it",
+                "confidence": confidence,
+                "fix_scope": scope,
+                "files": ["todo/store.py"],
+                "category": category,
+            },
+        }
+    )
 
 
 @pytest.fixture
@@ -54,10 +93,11 @@ def run_spawn(project, node, answer):
     return project.run("spawn-finish", node, "-", input=answer).json
 
 
-THREE = [{"id": "store", "caste": "builder", "tasks": ["1.1"], "writes": ["todo/store.py"]},
-         {"id": "cli", "caste": "builder", "tasks": ["1.2"], "writes": ["todo/cli.py"]},
-         {"id": "tests", "caste": "builder", "tasks": ["1.3"], "writes": ["tests/test_todo.py"],
-          "depends_on": ["store", "cli"]}]
+THREE = [
+    {"id": "store", "caste": "builder", "tasks": ["1.1"], "writes": ["todo/store.py"]},
+    {"id": "cli", "caste": "builder", "tasks": ["1.2"], "writes": ["todo/cli.py"]},
+    {"id": "tests", "caste": "builder", "tasks": ["1.3"], "writes": ["tests/test_todo.py"], "depends_on": ["store", "cli"]},
+]
 
 
 # ---------------------------------------------------------------- build-start --approve
@@ -110,22 +150,29 @@ def build_with_recoveries(project):
     make(project, "todo/store.py", "todo/cli.py")
     project.run("spawn-start", "w1").json
     project.run("spawn-start", "w2").json
-    claim = project.run("spawn-finish", "w1", "-",
-                        input=result(created=["todo/store.py", "todo/__init__.py"])).json
+    claim = project.run("spawn-finish", "w1", "-", input=result(created=["todo/store.py", "todo/__init__.py"])).json
     assert claim["status"] == "failed" and claim["unverified"] == [{"path": "todo/__init__.py", "problem": "missing"}]
     project.run("spawn-finish", "w2", "-", input=result(created=["todo/cli.py"], summary="cli added")).json
     assert project.run("failure-decide", "--worker", "w1").json["action"] == "retry"
     make(project, "todo/__init__.py")
-    run_spawn(project, "r1", result(created=["todo/__init__.py"], modified=["todo/store.py"],
-                                    summary="package made"))
+    run_spawn(project, "r1", result(created=["todo/__init__.py"], modified=["todo/store.py"], summary="package made"))
     project.run("spawn-start", "w3").json
     assert project.run("spawn-finish", "w3", "-", input=failed("1.3")).json["status"] == "failed"
     assert project.run("failure-decide", "--worker", "w3").json["action"] == "debug"
     make(project, "tests/test_todo.py")
-    fixed = run_spawn(project, "d1", json.dumps({
-        "status": "completed", "diagnosis": "add() did not return the item", "fix_applied": True,
-        "files_modified": ["todo/store.py", "tests/test_todo.py"],
-        "verification": {"status": "pass", "details": "3 passed"}}))
+    fixed = run_spawn(
+        project,
+        "d1",
+        json.dumps(
+            {
+                "status": "completed",
+                "diagnosis": "add() did not return the item",
+                "fix_applied": True,
+                "files_modified": ["todo/store.py", "tests/test_todo.py"],
+                "verification": {"status": "pass", "details": "3 passed"},
+            }
+        ),
+    )
     assert fixed["status"] == "completed" and fixed["friction"]["id"] == "FR-002"
 
 
@@ -155,8 +202,12 @@ def test_tasks_flagged_skipped_or_never_run_are_reported_as_such(colony):
     colony.run("spawn-finish", "w2", "-", input=result(created=["todo/cli.py"])).json
     assert colony.run("failure-decide", "--worker", "w1").json["action"] == "debug"
     colony.run("spawn-start", "d1").json
-    colony.run("spawn-finish", "d1", "-", input=json.dumps({
-        "status": "failed", "diagnosis": "UNDIAGNOSABLE: the store is never imported", "fix_applied": False})).json
+    colony.run(
+        "spawn-finish",
+        "d1",
+        "-",
+        input=json.dumps({"status": "failed", "diagnosis": "UNDIAGNOSABLE: the store is never imported", "fix_applied": False}),
+    ).json
     decision = colony.run("failure-decide", "--worker", "d1", "--supporting").json
     assert decision["action"] == "skip"
     # w3 (wave 2) never runs
@@ -177,8 +228,7 @@ def test_a_flagged_task_fails_with_its_failure_report_as_the_error(colony):
     colony.run("spawn-finish", "w1", "-", input=failed("1.1", confidence=40, category="Import")).json
     colony.run("failure-decide", "--worker", "w1").json
     colony.run("spawn-start", "d1").json
-    colony.run("spawn-finish", "d1", "-", input=json.dumps({
-        "status": "failed", "diagnosis": "UNDIAGNOSABLE", "fix_applied": False})).json
+    colony.run("spawn-finish", "d1", "-", input=json.dumps({"status": "failed", "diagnosis": "UNDIAGNOSABLE", "fix_applied": False})).json
     assert colony.run("failure-decide", "--worker", "d1", "--maps-to-criterion").json["action"] == "flag"
     out = colony.run("build-finish", "1", "--results", "-", input=json.dumps({"watcher": WATCHER})).json
 
@@ -204,8 +254,7 @@ def test_results_without_tasks_need_a_spawn_tree_of_the_phase(colony):
 def test_results_with_tasks_are_still_taken_as_given(colony):
     start_build(colony, THREE[:1])
     tasks = [{"id": t, "status": "completed"} for t in ("1.1", "1.2", "1.3")]
-    out = colony.run("build-finish", "1", "--results", "-",
-                     input=json.dumps({"tasks": tasks, "watcher": WATCHER})).json
+    out = colony.run("build-finish", "1", "--results", "-", input=json.dumps({"tasks": tasks, "watcher": WATCHER})).json
     assert out["tasks_from"] == "results" and out["phase_status"] == "completed"
 
 
@@ -240,8 +289,7 @@ def test_verify_brief_in_full_mode_asks_for_an_execution_check_and_score_parts(p
 
     assert brief["depth"] == "full+execution" and "execution check" in brief["text"]
     loop_id = started["code_loop"]["loop_id"]
-    assert brief["code_loop"] == {"loop_id": loop_id, "threshold": 95,
-                                  "command": f"aether loop-score - --loop {loop_id}"}
+    assert brief["code_loop"] == {"loop_id": loop_id, "threshold": 95, "command": f"aether loop-score - --loop {loop_id}"}
     assert '"score_parts"' in brief["text"] and f"Code loop {loop_id}" in brief["text"]
     # the block the watcher is asked for is one loop-score reads
     block = brief["text"].split("```json\n", 1)[1].split("\n```", 1)[0]
@@ -252,8 +300,7 @@ def test_verify_brief_in_full_mode_asks_for_an_execution_check_and_score_parts(p
 def test_lightweight_spawns_no_watcher(project):
     project.run("colony-init", "--mode", "lightweight", "A todo CLI").json
     project.run("plan-load", "-", input=json.dumps(PLAN)).json
-    start_build(project, [{"id": "a", "caste": "builder", "tasks": ["1.1", "1.2", "1.3"],
-                           "writes": ["todo/store.py"]}])
+    start_build(project, [{"id": "a", "caste": "builder", "tasks": ["1.1", "1.2", "1.3"], "writes": ["todo/store.py"]}])
     (project.root / "todo").mkdir()
     (project.root / "todo" / "store.py").write_text("def add(x):\n    return x\n", "utf-8")
     run_spawn(project, "w1", result(created=["todo/store.py"]))
@@ -278,7 +325,7 @@ def test_verify_brief_refuses_outside_a_build_or_before_its_waves(colony):
 
 def test_build_finish_takes_the_watchers_whole_answer(colony):
     build_with_recoveries(colony)
-    answer = ("All checks pass.\n\n```json\n" + json.dumps(WATCHER) + "\n```\n")
+    answer = "All checks pass.\n\n```json\n" + json.dumps(WATCHER) + "\n```\n"
     out = colony.run("build-finish", "1", "--watcher", "-", input=answer).json
     assert out["tasks_from"] == "spawn_tree" and out["phase_status"] == "completed"
     assert out["watcher"]["score"] == 88 and out["watcher"]["summary"] == "green"

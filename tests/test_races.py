@@ -39,8 +39,17 @@ def interleave(monkeypatch, action):
 
 def parallel(project, args, n, input=b""):
     """Start n `aether ARGS` processes at once (each given `input` on stdin); [(exit code, envelope)]."""
-    procs = [subprocess.Popen([str(LAUNCHER), *map(str, args)], cwd=project.root, stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ)) for _ in range(n)]
+    procs = [
+        subprocess.Popen(
+            [str(LAUNCHER), *map(str, args)],
+            cwd=project.root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(os.environ),
+        )
+        for _ in range(n)
+    ]
     out = []
     for proc in procs:
         stdout, stderr = proc.communicate(input, timeout=120)
@@ -125,9 +134,17 @@ def test_the_build_record_holds_the_loop_as_the_lock_finds_it(project, monkeypat
     ok(project, "plan-load", "-", input=flat_plan(2, phases=2))
     loop = ok(project, "build-start", 1, "--loop")["code_loop"]["loop_id"]
     interleave(monkeypatch, lambda: ok(project, "loop-decide", loop, 97))
-    out = ok(project, "build-finish", 1, "--results", "-", input={
-        "tasks": [{"id": "1.1", "status": "completed"}, {"id": "1.2", "status": "completed"}],
-        "watcher": {"passed": True, "score": 97, "checks": []}})
+    out = ok(
+        project,
+        "build-finish",
+        1,
+        "--results",
+        "-",
+        input={
+            "tasks": [{"id": "1.1", "status": "completed"}, {"id": "1.2", "status": "completed"}],
+            "watcher": {"passed": True, "score": 97, "checks": []},
+        },
+    )
     assert out["code_loop"]["iterations"] == 1 and out["code_loop"]["final_score"] == 97
     record = project.load("phase_records.json")["records"][-1]["code_loop"]
     assert record["status"] == "complete" and record["scores"] == [97]

@@ -2,15 +2,19 @@
 options with their exact commands, resume after a manual fix, task-skip, phase-skip (only off a
 success criterion's path), checkpoint-list/restore, and friction records read back."""
 
-
 import pytest
 
 from helpers.colony import flat_plan, ok, plan_waves, run_worker, worker
 from helpers.git import git, init_repo
 
-FAIL = {"error": "ImportError: cannot import name 'Todo'", "root_cause": "circular import between models and store",
-        "suggested_fix": "move Todo into its own module", "confidence": 90, "fix_scope": "contained",
-        "category": "import"}
+FAIL = {
+    "error": "ImportError: cannot import name 'Todo'",
+    "root_cause": "circular import between models and store",
+    "suggested_fix": "move Todo into its own module",
+    "confidence": 90,
+    "fix_scope": "contained",
+    "category": "import",
+}
 
 
 def supporting(plan, *critical):
@@ -39,8 +43,10 @@ def write(project, rel, text="x = 1\n"):
 def aborted_build(project):
     """Phase 1: w1 fails, its retry fails with the same error as w2 → a common cause aborts the phase."""
     ok(project, "build-start", 1)
-    plan_waves(project, [worker("a", ["1.1"], writes=["src/a.py"]), worker("b", ["1.2"], writes=["src/b.py"]),
-                         worker("c", ["1.3"], writes=["src/c.py"])])
+    plan_waves(
+        project,
+        [worker("a", ["1.1"], writes=["src/a.py"]), worker("b", ["1.2"], writes=["src/b.py"]), worker("c", ["1.3"], writes=["src/c.py"])],
+    )
     for node in ("w1", "w2", "w3"):
         ok(project, "spawn-start", node)
     ok(project, "spawn-finish", "w1", "-", input={"status": "failed", "failure": {"task": "1.1", "files": ["src/a.py"], **FAIL}})
@@ -48,8 +54,13 @@ def aborted_build(project):
     ok(project, "spawn-finish", "w3", "-", input={"status": "completed", "files_created": ["src/c.py"]})
     assert ok(project, "failure-decide", "--worker", "w1")["action"] == "retry"
     ok(project, "spawn-start", "r1")
-    ok(project, "spawn-finish", "r1", "-", input={"status": "failed", "failure": {"task": "1.1", "files": ["src/a.py"],
-                                                                                  **FAIL, "confidence": 60}})
+    ok(
+        project,
+        "spawn-finish",
+        "r1",
+        "-",
+        input={"status": "failed", "failure": {"task": "1.1", "files": ["src/a.py"], **FAIL, "confidence": 60}},
+    )
     ok(project, "spawn-finish", "w2", "-", input={"status": "failed", "failure": {"task": "1.2", "files": ["src/b.py"], **FAIL}})
     verdict = ok(project, "failure-decide", "--worker", "r1")
     assert verdict["action"] == "abort_phase", verdict
@@ -63,9 +74,13 @@ def test_abort_report_and_status_show_the_retry_log_and_the_recovery_options(pro
     assert [(r["task"], r["attempt"], r["kind"], r["result"]) for r in report["retry_log"]] == [("1.1", 2, "retry", "failed")]
     assert report["retry_log"][0]["fix_applied"] == "move Todo into its own module"
     commands = {o["id"]: o["command"] for o in report["recovery"]}
-    assert commands == {"resume": "aether next --build 1", "skip_task": "aether task-skip 1.1 --reason -",
-                        "skip_phase": "aether phase-skip 1 --reason -", "restore": "aether checkpoint-restore --phase 1",
-                        "replan": "aether next --plan"}
+    assert commands == {
+        "resume": "aether next --build 1",
+        "skip_task": "aether task-skip 1.1 --reason -",
+        "skip_phase": "aether phase-skip 1 --reason -",
+        "restore": "aether checkpoint-restore --phase 1",
+        "replan": "aether next --plan",
+    }
     text = report["text"]
     assert "| Task | Attempt | Error | Fix applied | Result |" in text and "✗ still failing" in text
     assert "/ant:build 1 (`aether next --build 1`)" in text
@@ -93,8 +108,7 @@ def test_resume_after_a_manual_fix(project):
 
 
 def test_task_skip_rules(project):
-    plan_with(project, {"1.1": {"maps_to_criterion": True}, "1.2": {"maps_to_criterion": False}},
-              phases=2, tasks=4)
+    plan_with(project, {"1.1": {"maps_to_criterion": True}, "1.2": {"maps_to_criterion": False}}, phases=2, tasks=4)
     ok(project, "build-start", 1)
     ok(project, "build-abort", 1, "--reason", "stop")
     err = project.run("task-skip", "1.1", "--reason", "not needed").error
@@ -112,9 +126,17 @@ def test_task_skip_rules(project):
     # the resumed build keeps skipped tasks skipped and needs outcomes only for the others
     resumed = ok(project, "build-start", 1, "--resume")
     assert resumed["todo"] == ["1.3", "1.4"]
-    out = ok(project, "build-finish", 1, "--results", "-", input={
-        "tasks": [{"id": "1.3", "status": "completed"}, {"id": "1.4", "status": "completed"}],
-        "watcher": {"passed": True, "score": 90, "checks": []}})
+    out = ok(
+        project,
+        "build-finish",
+        1,
+        "--results",
+        "-",
+        input={
+            "tasks": [{"id": "1.3", "status": "completed"}, {"id": "1.4", "status": "completed"}],
+            "watcher": {"passed": True, "score": 90, "checks": []},
+        },
+    )
     assert out["phase_status"] == "completed" and out["tasks"]["skipped"] == 2
     assert project.run("task-skip", "1.3", "--reason", "late").error["code"] == "phase_completed"
     assert "task_skipped" in [e["type"] for e in project.load("events.json")["events"]]
@@ -138,9 +160,17 @@ def test_phase_skip_only_off_the_criterion_path(project):
     assert project.run("phase-skip", 2, "--reason", "x").error["code"] == "phase_out_of_order"
     for phase in (1,):
         ok(project, "build-start", phase)
-        ok(project, "build-finish", phase, "--results", "-", input={
-            "tasks": [{"id": f"{phase}.1", "status": "completed"}, {"id": f"{phase}.2", "status": "completed"}],
-            "watcher": {"passed": True, "score": 90, "checks": []}})
+        ok(
+            project,
+            "build-finish",
+            phase,
+            "--results",
+            "-",
+            input={
+                "tasks": [{"id": f"{phase}.1", "status": "completed"}, {"id": f"{phase}.2", "status": "completed"}],
+                "watcher": {"passed": True, "score": 90, "checks": []},
+            },
+        )
     ok(project, "phase-advance")
     skipped = ok(project, "phase-skip", 2, "--reason", "-", input="not needed for the demo")
     assert (skipped["status"], skipped["to"], skipped["skipped_tasks"]) == ("skipped", 3, ["2.1", "2.2"])
@@ -159,8 +189,12 @@ def test_a_task_the_plan_says_nothing_about_counts_as_critical_for_every_caller(
     plan_with(project, said=False, phases=2, tasks=2)
     ok(project, "build-start", 1)
     plan_waves(project, [worker("a", ["1.1"], writes=["src/a.py"]), worker("b", ["1.2"], writes=["src/b.py"])])
-    run_worker(project, "w1", "failed", failure={"task": "1.1", "error": "KeyError: 'id'", "confidence": 20,
-                                                 "fix_scope": "contained", "files": ["src/a.py"]})
+    run_worker(
+        project,
+        "w1",
+        "failed",
+        failure={"task": "1.1", "error": "KeyError: 'id'", "confidence": 20, "fix_scope": "contained", "files": ["src/a.py"]},
+    )
     assert ok(project, "failure-decide", "--worker", "w1")["action"] == "debug"
     run_worker(project, "d1", "failed", diagnosis="UNDIAGNOSABLE: no idea", fix_applied=False)
     flagged = ok(project, "failure-decide", "--worker", "d1")
@@ -179,8 +213,12 @@ def test_a_supporting_task_is_skipped_by_the_ladder_and_may_be_skipped_by_hand(p
     plan_with(project, phases=2, tasks=2)  # every task says maps_to_criterion: false
     ok(project, "build-start", 1)
     plan_waves(project, [worker("a", ["1.1"], writes=["src/a.py"]), worker("b", ["1.2"], writes=["src/b.py"])])
-    run_worker(project, "w1", "failed", failure={"task": "1.1", "error": "KeyError: 'id'", "confidence": 20,
-                                                 "fix_scope": "contained", "files": ["src/a.py"]})
+    run_worker(
+        project,
+        "w1",
+        "failed",
+        failure={"task": "1.1", "error": "KeyError: 'id'", "confidence": 20, "fix_scope": "contained", "files": ["src/a.py"]},
+    )
     ok(project, "failure-decide", "--worker", "w1")
     run_worker(project, "d1", "failed", diagnosis="UNDIAGNOSABLE: no idea", fix_applied=False)
     assert ok(project, "failure-decide", "--worker", "d1")["action"] == "skip"
@@ -192,9 +230,17 @@ def test_skipping_the_last_phase_completes_the_colony(project):
     plan_with(project, phases=2, tasks=2)
     for phase in (1,):
         ok(project, "build-start", phase)
-        ok(project, "build-finish", phase, "--results", "-", input={
-            "tasks": [{"id": "1.1", "status": "completed"}, {"id": "1.2", "status": "completed"}],
-            "watcher": {"passed": True, "score": 90, "checks": []}})
+        ok(
+            project,
+            "build-finish",
+            phase,
+            "--results",
+            "-",
+            input={
+                "tasks": [{"id": "1.1", "status": "completed"}, {"id": "1.2", "status": "completed"}],
+                "watcher": {"passed": True, "score": 90, "checks": []},
+            },
+        )
     ok(project, "phase-advance")
     out = ok(project, "phase-skip", 2, "--reason", "out of scope")
     assert out["to"] is None and out["state"] == "COMPLETED" and out["next"]["command"] == "aether completion-summary"
@@ -213,9 +259,17 @@ def test_checkpoint_list_and_restore_the_start_of_a_phase(project):
     write(project, "src/a.py", "a = 1\n")
     ok(project, "spawn-finish", "w1", "-", input={"status": "completed", "files_created": ["src/a.py"]})
     assert project.run("checkpoint-restore", "--phase", 1).error["code"] == "colony_executing"
-    ok(project, "build-finish", 1, "--results", "-", input={
-        "tasks": [{"id": "1.1", "status": "completed"}, {"id": "1.2", "status": "failed"}],
-        "watcher": {"passed": False, "score": 40, "checks": []}})
+    ok(
+        project,
+        "build-finish",
+        1,
+        "--results",
+        "-",
+        input={
+            "tasks": [{"id": "1.1", "status": "completed"}, {"id": "1.2", "status": "failed"}],
+            "watcher": {"passed": False, "score": 40, "checks": []},
+        },
+    )
     listed = ok(project, "checkpoint-list")
     assert listed["count"] == 1 and listed["checkpoints"][0]["label"] == "build-start phase 1"
     assert "build-start phase 1" in project.run("checkpoint-list", "--text").stdout
@@ -274,20 +328,31 @@ def test_checkpoint_restore_outside_git(project):
 
 
 def friction(n, task, root_cause, pattern=None, phase=1):
-    return {"id": f"FR-{n:03d}", "build": f"build_{phase}", "phase": phase, "task": task, "attempts": 2,
-            "root_cause": root_cause, "resolution": f"fixed {task}", "pattern": pattern, "node": "r1",
-            "timestamp": "2026-02-04T10:00:00Z"}
+    return {
+        "id": f"FR-{n:03d}",
+        "build": f"build_{phase}",
+        "phase": phase,
+        "task": task,
+        "attempts": 2,
+        "root_cause": root_cause,
+        "resolution": f"fixed {task}",
+        "pattern": pattern,
+        "node": "r1",
+        "timestamp": "2026-02-04T10:00:00Z",
+    }
 
 
 def test_recurring_friction_reaches_status_and_the_planner(project):
     plan_with(project)
     assert ok(project, "friction-summary") == {"total": 0, "recurring": [], "recent": [], "text": ""}
     assert ok(project, "plan-start")["friction"] is None
-    records = [friction(1, "1.1", "Port 8080 already in use"), friction(2, "1.3", "schema drift in users table"),
-               friction(3, "2.2", "port 9090 already in use", phase=2), friction(4, "2.3", "flaky clock in tests",
-                                                                                  pattern="seen before in 1/1.2", phase=2)]
-    project.write("failures.json", {"version": 1, "next_friction": 5, "history": [], "retry_log": [],
-                                    "friction": records, "aborts": []})
+    records = [
+        friction(1, "1.1", "Port 8080 already in use"),
+        friction(2, "1.3", "schema drift in users table"),
+        friction(3, "2.2", "port 9090 already in use", phase=2),
+        friction(4, "2.3", "flaky clock in tests", pattern="seen before in 1/1.2", phase=2),
+    ]
+    project.write("failures.json", {"version": 1, "next_friction": 5, "history": [], "retry_log": [], "friction": records, "aborts": []})
     summary = ok(project, "friction-summary")
     assert summary["total"] == 4
     assert [(g["count"], g["tasks"]) for g in summary["recurring"]] == [(2, ["1/1.1", "2/2.2"]), (1, ["2/2.3"])]
@@ -305,8 +370,7 @@ def test_a_damaged_friction_record_is_corrupt_state(project, field, value):
     plan_with(project)
     record = friction(1, "1.1", "Port 8080 already in use")
     record[field] = value
-    project.write("failures.json", {"version": 1, "next_friction": 2, "history": [], "retry_log": [],
-                                    "friction": [record], "aborts": []})
+    project.write("failures.json", {"version": 1, "next_friction": 2, "history": [], "retry_log": [], "friction": [record], "aborts": []})
     for args in (["friction-summary"], ["status", "--json"], ["colony-pause"]):
         err = project.run(*args).error
         assert err["code"] == "state_corrupt" and f"friction[0].{field}" in err["error"], args

@@ -32,8 +32,7 @@ Three services.
 
 @pytest.fixture
 def colony(project):
-    project.run("colony-init", "Build a todo API with FastAPI and PostgreSQL, with JWT authentication; "
-                               "deploy it with Docker.").json
+    project.run("colony-init", "Build a todo API with FastAPI and PostgreSQL, with JWT authentication; deploy it with Docker.").json
     return project
 
 
@@ -41,14 +40,17 @@ def plan(project, text, *extra):
     return project.run("research-plan", "-", *extra, input=text)
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("- one topic here\n- two topic here\n", ["one topic here", "two topic here"]),
-    ("1. first thing\n2) second thing\n\n\n3. third thing\n", ["first thing", "second thing", "third thing"]),
-    ("### Alpha caching\nwhy it matters\n\n### Beta queues\n", ["Alpha caching", "Beta queues"]),
-    ("**Auth flows**\n- [ ] OAuth2 refresh tokens\n- [x] session cookies\n", ["OAuth2 refresh tokens", "session cookies"]),
-    ("-   spaced   out   item  \n\t- tabbed nested item\n", ["spaced out item"]),
-    ("- dup item\n- DUP item\n- other\n", ["dup item", "other"]),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("- one topic here\n- two topic here\n", ["one topic here", "two topic here"]),
+        ("1. first thing\n2) second thing\n\n\n3. third thing\n", ["first thing", "second thing", "third thing"]),
+        ("### Alpha caching\nwhy it matters\n\n### Beta queues\n", ["Alpha caching", "Beta queues"]),
+        ("**Auth flows**\n- [ ] OAuth2 refresh tokens\n- [x] session cookies\n", ["OAuth2 refresh tokens", "session cookies"]),
+        ("-   spaced   out   item  \n\t- tabbed nested item\n", ["spaced out item"]),
+        ("- dup item\n- DUP item\n- other\n", ["dup item", "other"]),
+    ],
+)
 def test_list_formats(text, expected):
     assert [r["requirement"] for r in research.parse_list(text)] == expected
 
@@ -58,29 +60,33 @@ def test_a_research_section_with_nesting_continuations_and_blank_lines():
     assert [r["requirement"] for r in found] == [
         "FastAPI async best practices and error handling patterns",
         "PostgreSQL schema design for high-concurrency applications",
-        "React state management with Redux Toolkit"]
+        "React state management with Redux Toolkit",
+    ]
     assert found[0]["details"] == ["dependency injection", "background tasks"]
 
 
 def test_headings_give_details_when_there_is_no_list():
     found = research.parse_list("## Caching layer\nRedis or memcached?\nTTL policy\n## Rate limiting\n")
-    assert found == [{"requirement": "Caching layer", "details": ["Redis or memcached?", "TTL policy"]},
-                     {"requirement": "Rate limiting", "details": []}]
+    assert found == [
+        {"requirement": "Caching layer", "details": ["Redis or memcached?", "TTL policy"]},
+        {"requirement": "Rate limiting", "details": []},
+    ]
 
 
 def test_derived_requirements_name_a_technology_or_concern():
-    goal = ("Build a todo API with FastAPI and PostgreSQL, with JWT authentication. Make it nice for people. "
-            "Deploy it with Docker.")
+    goal = "Build a todo API with FastAPI and PostgreSQL, with JWT authentication. Make it nice for people. Deploy it with Docker."
     assert [r["requirement"] for r in research.derive(goal)] == [
-        "Build a todo API with FastAPI and PostgreSQL", "with JWT authentication", "Deploy it with Docker"]
+        "Build a todo API with FastAPI and PostgreSQL",
+        "with JWT authentication",
+        "Deploy it with Docker",
+    ]
     assert research.derive("Make something lovely for my friends.") == []
     assert research.names_topic("use Next.js with GraphQL and OAuth2") == ["Next.js", "GraphQL", "OAuth2"]
 
 
 def test_slugs_are_safe_and_unique():
     taken = set()
-    names = [research.slug(t, taken) for t in ("Ünïcödé façade — design!", "../../etc/passwd", "", "Ünïcödé façade design",
-                                               "x" * 200)]
+    names = [research.slug(t, taken) for t in ("Ünïcödé façade — design!", "../../etc/passwd", "", "Ünïcödé façade design", "x" * 200)]
     assert names[0] == "unicode-facade-design" and names[1] == "etc-passwd" and names[2] == "research"
     assert names[3] == "unicode-facade-design-2"
     assert len(names[4]) <= research.MAX_SLUG
@@ -96,8 +102,13 @@ def test_plan_from_a_list_renders_one_brief_per_scout(colony):
     assert all(x["subagent_type"] == "ant:scout" for x in t)
     assert "ONE message" in out["text"]
     brief = t[0]["text"]
-    for piece in ("Research: FastAPI async best practices", "  - dependency injection",
-                  f"BRIEF: {t[0]['brief_path']}", "ACTIVE PHEROMONES (as sensed by scout)", "scout r1 of 3"):
+    for piece in (
+        "Research: FastAPI async best practices",
+        "  - dependency injection",
+        f"BRIEF: {t[0]['brief_path']}",
+        "ACTIVE PHEROMONES (as sensed by scout)",
+        "scout r1 of 3",
+    ):
         assert piece in brief
     stored = colony.load("research.json")
     assert stored["version"] == 1 and [x["status"] for x in stored["plans"][-1]["tasks"]] == ["pending"] * 3
@@ -141,10 +152,12 @@ def test_collect_checks_each_returned_path(colony, tmp_path):
     secret = tmp_path / "secret.md"
     secret.write_text("not a brief")
     (folder / "escape.md").symlink_to(secret)
-    answers = (f"Done.\nBRIEF: {tasks[0]['brief_path']}\n"
-               f"BRIEF: {tasks[1]['brief_path']}\n"
-               "BRIEF: .aether/research/escape.md\n"
-               "BRIEF: ../../etc/notes.md\n")
+    answers = (
+        f"Done.\nBRIEF: {tasks[0]['brief_path']}\n"
+        f"BRIEF: {tasks[1]['brief_path']}\n"
+        "BRIEF: .aether/research/escape.md\n"
+        "BRIEF: ../../etc/notes.md\n"
+    )
     out = colony.run("research-collect", "-", input=answers).json
     assert out["paths"] == [tasks[0]["brief_path"]] and out["complete"] is False
     assert {r["problem"] for r in out["rejected"]} == {"empty", "outside_research_dir"}
@@ -165,10 +178,11 @@ def test_collect_accepts_json_and_extra_briefs(colony):
     folder.mkdir(parents=True)
     (colony.root / tasks[0]["brief_path"]).write_text("# redis\n")
     (folder / "bonus.md").write_text("# extra\n")
-    out = colony.run("research-collect", "-", input=json.dumps({"r1": tasks[0]["brief_path"],
-                                                                "r9": ".aether/research/bonus.md"})).json
+    out = colony.run("research-collect", "-", input=json.dumps({"r1": tasks[0]["brief_path"], "r9": ".aether/research/bonus.md"})).json
     assert out["paths"] == [tasks[0]["brief_path"], ".aether/research/bonus.md"] and out["complete"]
-    assert colony.run("research-collect", "-", input="[1, 2]").json["paths"] == [tasks[0]["brief_path"], ]
+    assert colony.run("research-collect", "-", input="[1, 2]").json["paths"] == [
+        tasks[0]["brief_path"],
+    ]
     assert colony.run("research-collect", "-", input='"just a string"').error["code"] == "invalid_json"
 
 

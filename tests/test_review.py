@@ -11,13 +11,16 @@ from aether.rules import review as review_rules
 
 from helpers.colony import plan_waves, run_worker, start_build, tree, worker
 
-CRITICAL = {"findings": [
-    {"severity": "low", "description": "typo in a docstring", "location": "a.py:3", "recommendation": "fix it"},
-    {"severity": "CRITICAL", "description": "import fails at start", "location": "b.py:1", "recommendation": "add the module"},
-    {"severity": "High", "description": "a test fails", "location": "tests/test_a.py", "recommendation": ""},
-], "summary": "b.py does not import", "critical_count": 1}
-CLEAN = {"findings": [{"severity": "MEDIUM", "description": "edge case", "location": "", "recommendation": "guard"}],
-         "summary": "fine"}
+CRITICAL = {
+    "findings": [
+        {"severity": "low", "description": "typo in a docstring", "location": "a.py:3", "recommendation": "fix it"},
+        {"severity": "CRITICAL", "description": "import fails at start", "location": "b.py:1", "recommendation": "add the module"},
+        {"severity": "High", "description": "a test fails", "location": "tests/test_a.py", "recommendation": ""},
+    ],
+    "summary": "b.py does not import",
+    "critical_count": 1,
+}
+CLEAN = {"findings": [{"severity": "MEDIUM", "description": "edge case", "location": "", "recommendation": "guard"}], "summary": "fine"}
 
 
 def built_wave(project, mode="STANDARD", workers=2):
@@ -38,8 +41,13 @@ def reviewed(project, wave, findings):
 def test_lightweight_has_no_reviewer(project):
     built_wave(project, mode="LIGHTWEIGHT")
     result = project.run("review-needed", 1).json
-    assert result == {"wave": 1, "needed": False, "skip": "mode_has_no_reviewer",
-                      "reason": "LIGHTWEIGHT mode has no reviewer", "text": "Reviewer skipped (LIGHTWEIGHT mode has no reviewer)."}
+    assert result == {
+        "wave": 1,
+        "needed": False,
+        "skip": "mode_has_no_reviewer",
+        "reason": "LIGHTWEIGHT mode has no reviewer",
+        "text": "Reviewer skipped (LIGHTWEIGHT mode has no reviewer).",
+    }
 
 
 def test_single_worker_wave_is_not_reviewed(project):
@@ -68,8 +76,14 @@ def test_a_wave_is_reviewed_only_once_every_spawn_of_it_ran(project):
     run_worker(project, "w1", created=["1.py"])
     project.run("spawn-start", "w2").json
     assert project.run("review-needed", 1).error["unfinished"] == ["w2"]  # running
-    project.run("spawn-finish", "w2", "-", input=json.dumps({"status": "failed", "failure": {
-        "task": "1.2", "error": "boom", "confidence": 95, "fix_scope": "contained", "files": ["2.py"]}})).json
+    project.run(
+        "spawn-finish",
+        "w2",
+        "-",
+        input=json.dumps(
+            {"status": "failed", "failure": {"task": "1.2", "error": "boom", "confidence": 95, "fix_scope": "contained", "files": ["2.py"]}}
+        ),
+    ).json
     assert project.run("failure-decide", "--worker", "w2").json["action"] == "retry"
     assert project.run("review-needed", 1).error["unfinished"] == ["r1"]  # a planned retry
     run_worker(project, "r1", created=["2.py"])
@@ -119,13 +133,16 @@ def test_a_wrong_critical_count_is_reported_not_trusted(project):
     assert result["action"] == "continue" and "critical_count 2" in result["warnings"][0]
 
 
-@pytest.mark.parametrize("doc,code", [
-    ('{"findings": [{"severity": "URGENT", "description": "x"}]}', "invalid_finding"),
-    ('{"findings": [{"severity": "LOW"}]}', "invalid_report"),
-    ('{"findings": "none"}', "invalid_finding"),
-    ('"text"', "invalid_finding"),
-    ("nope", "invalid_json"),
-])
+@pytest.mark.parametrize(
+    "doc,code",
+    [
+        ('{"findings": [{"severity": "URGENT", "description": "x"}]}', "invalid_finding"),
+        ('{"findings": [{"severity": "LOW"}]}', "invalid_report"),
+        ('{"findings": "none"}', "invalid_finding"),
+        ('"text"', "invalid_finding"),
+        ("nope", "invalid_json"),
+    ],
+)
 def test_bad_findings(project, doc, code):
     built_wave(project)
     assert project.run("review-decide", 1, "-", input=doc).error["code"] == code

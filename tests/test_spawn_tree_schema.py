@@ -53,8 +53,15 @@ DAMAGE = [
     (("status",), "paused", "status"),
     (("mode",), [], "mode"),
 ]
-COMMANDS = [["spawn-check"], ["status", "--json"], ["review-needed", 1], ["wave-conflicts", 1],
-            ["plan-waves", "--approve"], ["spawn-start", "w2"], ["continue-start"]]
+COMMANDS = [
+    ["spawn-check"],
+    ["status", "--json"],
+    ["review-needed", 1],
+    ["wave-conflicts", 1],
+    ["plan-waves", "--approve"],
+    ["spawn-start", "w2"],
+    ["continue-start"],
+]
 
 
 @pytest.fixture
@@ -83,8 +90,7 @@ def test_a_damaged_spawn_tree_is_corrupt_state_never_a_crash(building, path, val
     before = building.file("COLONY_STATE.json").read_bytes()
     report = building.run("validate-state", "colony").json
     assert report["pass"] is False and report["backup"].endswith("COLONY_STATE.json.1")
-    assert any(words in c.get("detail", c.get("message", json.dumps(c))) for c in report["checks"]
-               if not c["pass"]), report["checks"]
+    assert any(words in c.get("detail", c.get("message", json.dumps(c))) for c in report["checks"] if not c["pass"]), report["checks"]
     for args in COMMANDS:
         err = building.run(*args).error
         assert err["code"] == "state_corrupt" and "aether state-restore colony" in err["error"], (args, err)
@@ -116,13 +122,24 @@ def test_every_node_field_the_code_writes_passes_the_check(building):
     run = building.run
     (building.root / "pkg").mkdir()
     (building.root / "pkg" / "a.py").write_text("x = 1\n")
-    answer = ('```json\n{"status": "completed", "files_created": ["pkg/a.py"]}\n```\n--- SPAWN REQUEST ---\n'
-              'caste: scout\nreason: need the API docs\nblocking: true\n--- END SPAWN REQUEST ---\n')
+    answer = (
+        '```json\n{"status": "completed", "files_created": ["pkg/a.py"]}\n```\n--- SPAWN REQUEST ---\n'
+        "caste: scout\nreason: need the API docs\nblocking: true\n--- END SPAWN REQUEST ---\n"
+    )
     run("spawn-finish", "w1", "-", input=answer).json
     run("spawn-requests", "w1", "-", input=answer).json
     run("spawn-start", "w2").json
-    run("spawn-finish", "w2", "-", input=json.dumps({"status": "failed", "failure": {
-        "task": "1.3", "error": "boom", "confidence": 95, "fix_scope": "contained", "files": ["README.md"]}})).json
+    run(
+        "spawn-finish",
+        "w2",
+        "-",
+        input=json.dumps(
+            {
+                "status": "failed",
+                "failure": {"task": "1.3", "error": "boom", "confidence": 95, "fix_scope": "contained", "files": ["README.md"]},
+            }
+        ),
+    ).json
     run("failure-decide", "--worker", "w2").json
     for node in ("s1", "x1", "r1"):
         run("spawn-start", node).json
@@ -131,8 +148,7 @@ def test_every_node_field_the_code_writes_passes_the_check(building):
     run("spawn-start", "v1").json
     run("review-decide", 1, "-", input=json.dumps({"findings": [{"severity": "CRITICAL", "description": "x"}]})).json
     tree = building.load("COLONY_STATE.json")["spawn_tree"]
-    assert {n["role"] for n in tree["nodes"].values()} == {"worker", "sub_spawn", "rerun", "retry", "reviewer",
-                                                           "rebuild"}
+    assert {n["role"] for n in tree["nodes"].values()} == {"worker", "sub_spawn", "rerun", "retry", "reviewer", "rebuild"}
     assert building.run("validate-state", "colony").json["pass"] is True
 
 
@@ -140,16 +156,42 @@ def test_validation_of_a_large_tree_stays_cheap():
     """Validation runs on every read of COLONY_STATE: 500 nodes (the plan's worker cap) in a few ms."""
     nodes = {}
     for i in range(500):
-        nodes[f"w{i}"] = {"id": f"w{i}", "caste": "builder", "tasks": [f"1.{i}"], "depth": 1, "parent": None,
-                          "children": [], "status": "completed", "wave": 1 + i // 5, "role": "worker",
-                          "writes": [f"src/m{i}.py"], "reads": [], "depends_on": [], "merged_from": [],
-                          "started_at": "2026-02-04T10:00:00Z", "started_epoch": 1770199200.5,
-                          "finished_at": "2026-02-04T10:00:00Z", "seq": i, "summary": "done",
-                          "files_created": [f"src/m{i}.py"], "files_modified": []}
+        nodes[f"w{i}"] = {
+            "id": f"w{i}",
+            "caste": "builder",
+            "tasks": [f"1.{i}"],
+            "depth": 1,
+            "parent": None,
+            "children": [],
+            "status": "completed",
+            "wave": 1 + i // 5,
+            "role": "worker",
+            "writes": [f"src/m{i}.py"],
+            "reads": [],
+            "depends_on": [],
+            "merged_from": [],
+            "started_at": "2026-02-04T10:00:00Z",
+            "started_epoch": 1770199200.5,
+            "finished_at": "2026-02-04T10:00:00Z",
+            "seq": i,
+            "summary": "done",
+            "files_created": [f"src/m{i}.py"],
+            "files_modified": [],
+        }
     colony = schemas.FILES["colony"].default()
-    colony["spawn_tree"] = {"id": "b", "phase": 1, "status": "running", "max_depth": 3, "max_workers": 5,
-                            "workers_per_wave": 5, "waves": [[f"w{j}" for j in range(i, i + 5)] for i in range(0, 500, 5)],
-                            "nodes": nodes, "spawn_requests": [], "seq": 500, "counters": {"w": 500}}
+    colony["spawn_tree"] = {
+        "id": "b",
+        "phase": 1,
+        "status": "running",
+        "max_depth": 3,
+        "max_workers": 5,
+        "workers_per_wave": 5,
+        "waves": [[f"w{j}" for j in range(i, i + 5)] for i in range(0, 500, 5)],
+        "nodes": nodes,
+        "spawn_requests": [],
+        "seq": 500,
+        "counters": {"w": 500},
+    }
     assert schemas.FILES["colony"].validate(colony) == []
     best = min(_timed(lambda: schemas.FILES["colony"].validate(colony)) for _ in range(5))
     assert best < 0.025, f"{best * 1000:.1f} ms"

@@ -31,12 +31,13 @@ def two_workers(project, mode="STANDARD"):
 def test_spawn_check_without_a_build(project):
     assert project.run("spawn-check").error["code"] == "state_missing"
     project.run("colony-init", "Build a todo API").json
-    assert project.run("spawn-check").json == {"pass": True, "active_workers": 0, "max_workers": 5,
-                                               "current_depth": 1, "max_depth": 3}
+    assert project.run("spawn-check").json == {"pass": True, "active_workers": 0, "max_workers": 5, "current_depth": 1, "max_depth": 3}
 
 
-@pytest.mark.parametrize("mode,depth,ok", [("STANDARD", 2, True), ("STANDARD", 3, False),
-                                           ("LIGHTWEIGHT", 1, True), ("LIGHTWEIGHT", 2, False), ("FULL", 3, False)])
+@pytest.mark.parametrize(
+    "mode,depth,ok",
+    [("STANDARD", 2, True), ("STANDARD", 3, False), ("LIGHTWEIGHT", 1, True), ("LIGHTWEIGHT", 2, False), ("FULL", 3, False)],
+)
 def test_spawn_check_depth(project, mode, depth, ok):
     project.run("colony-init", "Build a todo API", "--mode", mode).json
     result = project.run("spawn-check", depth).json
@@ -82,7 +83,27 @@ def test_spawn_start_marks_running_and_returns_the_brief(project):
 def test_spawn_start_errors(project):
     project.run("colony-init", "Build a todo API").json
     assert project.run("spawn-start", "w1").error["code"] == "no_spawn_tree"
-    project.run("plan-load", "-", input=json.dumps({"goal": "g", "phases": [{"id": 1, "name": "P", "description": "d", "tasks": [{"id": "1.1", "description": "t", "depends_on": []}, {"id": "1.2", "description": "t2", "depends_on": ["1.1"]}], "success_criteria": ["c"]}]})).json
+    project.run(
+        "plan-load",
+        "-",
+        input=json.dumps(
+            {
+                "goal": "g",
+                "phases": [
+                    {
+                        "id": 1,
+                        "name": "P",
+                        "description": "d",
+                        "tasks": [
+                            {"id": "1.1", "description": "t", "depends_on": []},
+                            {"id": "1.2", "description": "t2", "depends_on": ["1.1"]},
+                        ],
+                        "success_criteria": ["c"],
+                    }
+                ],
+            }
+        ),
+    ).json
     project.run("build-start", 1).json
     plan_waves(project, [worker("a", ["1.1"]), worker("b", ["1.2"])])
     assert project.run("spawn-start", "ghost").error["code"] == "unknown_worker"
@@ -111,7 +132,7 @@ def test_finish_accepts_an_answer_with_a_fenced_result(project):
     two_workers(project)
     project.run("spawn-start", "w1").json
     (project.root / "a.py").write_text("print('hi')\n")
-    answer = "I did it.\n\n```json\n{\"status\": \"done\", \"summary\": \"wrote a.py\", \"files_created\": [\"./a.py\"]}\n```\n"
+    answer = 'I did it.\n\n```json\n{"status": "done", "summary": "wrote a.py", "files_created": ["./a.py"]}\n```\n'
     result = project.run("spawn-finish", "w1", "-", input=answer).json
     assert result["status"] == "completed" and result["verified"]
     node = tree(project)["nodes"]["w1"]
@@ -125,12 +146,19 @@ def test_claims_that_do_not_hold_fail_the_spawn(project, tmp_path):
     project.run("spawn-start", "w1").json
     outside = tmp_path / "outside.py"
     outside.write_text("x")
-    result = project.run("spawn-finish", "w1", "-", input=json.dumps({
-        "status": "completed", "files_created": ["a.py", "../outside.py", str(outside), "src"]})).json
+    result = project.run(
+        "spawn-finish",
+        "w1",
+        "-",
+        input=json.dumps({"status": "completed", "files_created": ["a.py", "../outside.py", str(outside), "src"]}),
+    ).json
     assert result["status"] == "failed" and result["verified"] is False
     assert {(p["path"], p["problem"]) for p in result["unverified"]} == {
-        ("a.py", "missing"), ("../outside.py", "outside_project"), (str(outside), "outside_project"),
-        ("src", "not_a_file")}
+        ("a.py", "missing"),
+        ("../outside.py", "outside_project"),
+        (str(outside), "outside_project"),
+        ("src", "not_a_file"),
+    }
     failure = tree(project)["nodes"]["w1"]["failure"]
     assert failure["category"] == "unverified_claim" and failure["task"] == "1.1"
     decided = project.run("failure-decide", "--worker", "w1").json
@@ -141,8 +169,7 @@ def test_claims_are_checked_against_git(project):
     subprocess.run(["git", "init", "-q"], cwd=project.root, check=True)
     (project.root / "old.py").write_text("old\n")
     (project.root / "tracked.py").write_text("v1\n")
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
     subprocess.run(["git", "add", "old.py", "tracked.py"], cwd=project.root, check=True)
     subprocess.run(["git", "commit", "-qm", "init"], cwd=project.root, check=True, env=env)
     past = time.time() - 3600
@@ -151,20 +178,27 @@ def test_claims_are_checked_against_git(project):
     project.run("spawn-start", "w1").json
     (project.root / "tracked.py").write_text("v2\n")
     (project.root / "new.py").write_text("new\n")
-    result = project.run("spawn-finish", "w1", "-", input=json.dumps({
-        "status": "completed", "files_created": ["new.py"], "files_modified": ["tracked.py", "old.py"]})).json
+    result = project.run(
+        "spawn-finish",
+        "w1",
+        "-",
+        input=json.dumps({"status": "completed", "files_created": ["new.py"], "files_modified": ["tracked.py", "old.py"]}),
+    ).json
     assert result["unverified"] == [{"path": "old.py", "problem": "unchanged"}]
     assert result["status"] == "failed"
 
 
-@pytest.mark.parametrize("payload,code", [
-    ("no json here", "invalid_json"),
-    ('{"summary": "no status"}', "invalid_report"),
-    ('{"status": "maybe"}', "invalid_report"),
-    ('[1, 2]', "invalid_report"),
-    ('{"status": "completed", "files_created": "a.py"}', None),  # one string is a list of one
-    ('{"status": "completed", "files_created": [{"p": 1}]}', "invalid_report"),
-])
+@pytest.mark.parametrize(
+    "payload,code",
+    [
+        ("no json here", "invalid_json"),
+        ('{"summary": "no status"}', "invalid_report"),
+        ('{"status": "maybe"}', "invalid_report"),
+        ("[1, 2]", "invalid_report"),
+        ('{"status": "completed", "files_created": "a.py"}', None),  # one string is a list of one
+        ('{"status": "completed", "files_created": [{"p": 1}]}', "invalid_report"),
+    ],
+)
 def test_finish_payload_errors(project, payload, code):
     two_workers(project)
     project.run("spawn-start", "w1").json
@@ -187,8 +221,12 @@ def test_a_debugger_result_is_read_from_its_own_fields(project):
     run_worker(project, "w1", "failed", failure={"task": "1.1", "error": "boom", "confidence": 10, "fix_scope": "contained"})
     assert project.run("failure-decide", "--worker", "w1").json["action"] == "debug"
     project.run("spawn-start", "d1").json
-    result = project.run("spawn-finish", "d1", "-", input=json.dumps({
-        "diagnosis": "UNDIAGNOSABLE: flaky", "fix_applied": False, "verification": {"status": "fail"}})).json
+    result = project.run(
+        "spawn-finish",
+        "d1",
+        "-",
+        input=json.dumps({"diagnosis": "UNDIAGNOSABLE: flaky", "fix_applied": False, "verification": {"status": "fail"}}),
+    ).json
     assert result["status"] == "failed"
     assert tree(project)["nodes"]["d1"]["failure"]["undiagnosable"] is True
 
@@ -203,7 +241,7 @@ FORMATS = {
     "bold_keys_colon_outside": "**SPAWN REQUEST**\n- **caste**: `scout`\n- **reason**: need the OAuth2 library docs\n- **context**: which flow fits\n- **blocking**: **true**\n**END SPAWN REQUEST**",
     "crlf": REQUEST.replace("\n", "\r\n"),
     "extra_spaces": "   ---   SPAWN REQUEST   ---  \n   caste  :   scout  \n reason :  need the OAuth2 library docs  \n context:which flow fits\n blocking :true\n  --- END SPAWN REQUEST ---  ",
-    "missing_end_line": "--- SPAWN REQUEST ---\ncaste: scout\nreason: need the OAuth2 library docs\ncontext: which flow fits\nblocking: true\n\nThat is all from me.\n```json\n{\"status\": \"completed\"}\n```",
+    "missing_end_line": '--- SPAWN REQUEST ---\ncaste: scout\nreason: need the OAuth2 library docs\ncontext: which flow fits\nblocking: true\n\nThat is all from me.\n```json\n{"status": "completed"}\n```',
     "heading": "### Spawn Request\nCaste: Scout\nReason: need the OAuth2 library docs\nContext: which flow fits\nBlocking: yes\n",
     "equals": "--- SPAWN_REQUEST ---\ncaste = ant:scout\nreason = need the OAuth2 library docs\ncontext = which flow fits\nblocking = true\n--- END_SPAWN_REQUEST ---",
     "multiline_context": "--- SPAWN REQUEST ---\ncaste: scout-ant\nreason: need the OAuth2 library docs\ncontext: which flow\n  fits\nblocking: true\n--- END SPAWN REQUEST ---",
@@ -243,8 +281,13 @@ def test_parser_never_crashes(text):
 def test_requests_are_validated_and_capped(project):
     two_workers(project)
     run_worker(project, "w1", created=["a.py"])
-    output = (REQUEST.replace("scout", "dragon") + REQUEST.replace("reason: need the OAuth2 library docs\n", "")
-              + REQUEST + REQUEST.replace("scout", "Architect") + REQUEST.replace("scout", "watcher"))
+    output = (
+        REQUEST.replace("scout", "dragon")
+        + REQUEST.replace("reason: need the OAuth2 library docs\n", "")
+        + REQUEST
+        + REQUEST.replace("scout", "Architect")
+        + REQUEST.replace("scout", "watcher")
+    )
     result = project.run("spawn-requests", "w1", "-", input=output).json
     assert [(q["id"], q["caste"]) for q in result["queue"]] == [("s1", "scout"), ("s2", "architect")]
     reasons = [i["ignored_because"] for i in result["ignored"]]
@@ -310,8 +353,9 @@ def test_requests_need_a_finished_parent(project):
 # ---------------------------------------------------------------- limits never exceeded
 
 
-OPS = st.lists(st.tuples(st.sampled_from(["start", "finish_ok", "finish_fail", "request", "decide"]),
-                         st.integers(0, 30)), min_size=1, max_size=25)
+OPS = st.lists(
+    st.tuples(st.sampled_from(["start", "finish_ok", "finish_fail", "request", "decide"]), st.integers(0, 30)), min_size=1, max_size=25
+)
 
 
 @settings(max_examples=25, deadline=None)
@@ -353,8 +397,13 @@ def test_no_sequence_of_calls_exceeds_depth_or_worker_limits(tmp_path_factory, m
 def test_an_old_shaped_spawn_tree_is_set_aside_not_corrupt(project):
     project.run("colony-init", "Build a todo API").json
     colony = project.load("COLONY_STATE.json")
-    old = {"root": "phase_lead", "waves": [{"id": 1, "workers": [{"caste": "builder", "tasks": ["3.1"], "depth": 1}]}],
-           "active_depth": 0, "max_depth": 3, "spawn_requests": []}
+    old = {
+        "root": "phase_lead",
+        "waves": [{"id": 1, "workers": [{"caste": "builder", "tasks": ["3.1"], "depth": 1}]}],
+        "active_depth": 0,
+        "max_depth": 3,
+        "spawn_requests": [],
+    }
     colony["spawn_tree"] = old
     project.write("COLONY_STATE.json", colony)
     assert project.run("spawn-check").json["active_workers"] == 0
@@ -366,8 +415,14 @@ def test_an_old_shaped_spawn_tree_is_set_aside_not_corrupt(project):
 def test_a_broken_spawn_tree_is_reported_as_corrupt(project):
     project.run("colony-init", "Build a todo API").json
     colony = project.load("COLONY_STATE.json")
-    colony["spawn_tree"] = {"phase": 1, "status": "running", "max_depth": 3, "waves": [], "spawn_requests": [],
-                            "nodes": {"w1": {"caste": "dragon", "depth": "one"}}}
+    colony["spawn_tree"] = {
+        "phase": 1,
+        "status": "running",
+        "max_depth": 3,
+        "waves": [],
+        "spawn_requests": [],
+        "nodes": {"w1": {"caste": "dragon", "depth": "one"}},
+    }
     project.write("COLONY_STATE.json", colony)
     err = project.run("spawn-check").error
     assert err["code"] == "state_corrupt" and "spawn_tree.nodes.w1.caste" in err["error"]

@@ -41,8 +41,7 @@ main()
 
 
 def probe(project, *args):
-    proc = subprocess.run([PY, "-I", "-c", PROBE, *map(str, args)], cwd=project.root,
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([PY, "-I", "-c", PROBE, *map(str, args)], cwd=project.root, capture_output=True, text=True, timeout=60)
     before, _, report = proc.stderr.rpartition("\nPROBE ")
     return proc, json.loads(report), before
 
@@ -61,23 +60,35 @@ def test_the_launcher_runs_the_startup_entry_point(tmp_path):
     fake.parent.mkdir(parents=True)
     fake.write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n')
     fake.chmod(0o755)
-    proc = subprocess.run([str(LAUNCHER), "status", "--json", "it's \"quoted\" ünïcode"],
-                          capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "AETHER_VENV": str(tmp_path / "venv")})
+    proc = subprocess.run(
+        [str(LAUNCHER), "status", "--json", 'it\'s "quoted" ünïcode'],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "AETHER_VENV": str(tmp_path / "venv")},
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[:-1] == [
-        "-I", "-c", "from aether.startup import main; main()", "status", "--json",
-        "it's \"quoted\" ünïcode"]
+        "-I",
+        "-c",
+        "from aether.startup import main; main()",
+        "status",
+        "--json",
+        'it\'s "quoted" ünïcode',
+    ]
 
 
-@pytest.mark.parametrize("args", [
-    ["version"],
-    ["pheromone-decay", "1", "1800", "3600"],
-    ["pheromone-emit", "FOCUS", "a focus signal, long enough to be kept"],
-    ["event-add", "probe_event", "tests", "an event with ünïcode"],
-    ["status", "--json"],
-    ["query", "length(signals)", "--file", "pheromones"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["version"],
+        ["pheromone-decay", "1", "1800", "3600"],
+        ["pheromone-emit", "FOCUS", "a focus signal, long enough to be kept"],
+        ["event-add", "probe_event", "tests", "an event with ünïcode"],
+        ["status", "--json"],
+        ["query", "length(signals)", "--file", "pheromones"],
+    ],
+)
 def test_rarely_used_modules_never_run_on_ordinary_calls(project, args):
     project.run("colony-init", "Build a small REST API with tests")
     proc, report, _ = probe(project, *args)
@@ -89,8 +100,7 @@ def test_rarely_used_modules_never_run_on_ordinary_calls(project, args):
 
 
 def test_failures_still_answer_with_an_envelope(project):
-    for args, code in ((["pheromone-decay", "nan", "1", "2"], 1), (["no-such-command"], 1),
-                       (["pheromone-emit", "FOCUS"], 1)):
+    for args, code in ((["pheromone-decay", "nan", "1", "2"], 1), (["no-such-command"], 1), (["pheromone-emit", "FOCUS"], 1)):
         proc, report, stderr = probe(project, *args)
         assert proc.returncode == code and proc.stdout == ""
         envelope = json.loads(stderr.strip().splitlines()[-1])
@@ -102,12 +112,15 @@ def test_failures_still_answer_with_an_envelope(project):
 def test_aether_debug_traceback_loads_what_it_needs(project):
     """An internal error under AETHER_DEBUG prints a real traceback: traceback, linecache and
     tokenize load on use and show the source lines."""
-    code = ("import aether.rules.pheromones as p\n"
-            "def boom(*a, **k):\n    raise RuntimeError('forced failure for the test')\n"
-            "p.batch = boom\n"
-            "from aether.startup import main\nmain()\n")
-    proc = subprocess.run([PY, "-I", "-c", code, "pheromone-batch"], cwd=project.root,
-                          capture_output=True, text=True, env={**os.environ, "AETHER_DEBUG": "1"})
+    code = (
+        "import aether.rules.pheromones as p\n"
+        "def boom(*a, **k):\n    raise RuntimeError('forced failure for the test')\n"
+        "p.batch = boom\n"
+        "from aether.startup import main\nmain()\n"
+    )
+    proc = subprocess.run(
+        [PY, "-I", "-c", code, "pheromone-batch"], cwd=project.root, capture_output=True, text=True, env={**os.environ, "AETHER_DEBUG": "1"}
+    )
     assert proc.returncode == 3
     assert "Traceback" in proc.stderr and "RuntimeError: forced failure for the test" in proc.stderr
     assert 'cli.main(args=args, prog_name="aether", standalone_mode=False)' in proc.stderr  # source
@@ -129,7 +142,8 @@ def test_a_lazy_module_loads_whole_on_first_use():
         "import json\n"
         "try:\n    json.loads('{')\nexcept ValueError:\n    text = traceback.format_exc()\n"
         "assert 'return _default_decoder.decode(s)' in text, text\n"  # a source line, via linecache
-        "print('ok')\n")
+        "print('ok')\n"
+    )
     assert proc.stdout.strip() == "ok"
 
 
@@ -138,7 +152,8 @@ def test_lazy_import_skips_modules_already_loaded_or_missing():
         "import sys, json\n"
         "from aether.startup import lazy_import\n"
         "print(lazy_import(('json', 'no_such_module_here', 'secrets')))\n"
-        "print(type(sys.modules['json']).__name__)\n")
+        "print(type(sys.modules['json']).__name__)\n"
+    )
     assert proc.stdout.split("\n")[:2] == ["['secrets']", "module"]
 
 
@@ -157,9 +172,11 @@ def test_the_library_is_untouched(project):
 
 def _hold(path):
     """Another process holding the kernel lock of `path` until killed."""
-    code = ("import fcntl, os, sys, time\n"
-            "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)\n"
-            "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(60)\n")
+    code = (
+        "import fcntl, os, sys, time\n"
+        "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(60)\n"
+    )
     os.makedirs(os.path.dirname(path), exist_ok=True)
     proc = subprocess.Popen([PY, "-c", code, path], stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "locked"
@@ -248,7 +265,8 @@ def test_a_filesystem_without_flock_is_an_error_not_a_soft_lock(lib, monkeypatch
 
 
 def test_the_bench_wires_the_orchestration_rows():
-    proc = subprocess.run([PY, "-c", "import run; print(sorted(run.HOOKS))"], cwd=REPO / "bench",
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [PY, "-c", "import run; print(sorted(run.HOOKS))"], cwd=REPO / "bench", capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["['history1000',", "'plan200']"]

@@ -71,15 +71,18 @@ def test_a_bad_field_fails_its_own_check(project):
     assert "state-restore colony" in report["hint"]
 
 
-@pytest.mark.parametrize("content,check", [
-    ("{not json", "json"),
-    (b"\xff\xfe{}", "json"),
-    ("[]", "object"),
-    ('{"version": 99, "errors": [], "flagged_patterns": []}', "version"),
-    ('{"version": "one", "errors": [], "flagged_patterns": []}', "version"),
-    ('{"errors": {}, "flagged_patterns": []}', "errors"),
-    ('{"errors": [{"id": 1}], "flagged_patterns": []}', "errors"),
-])
+@pytest.mark.parametrize(
+    "content,check",
+    [
+        ("{not json", "json"),
+        (b"\xff\xfe{}", "json"),
+        ("[]", "object"),
+        ('{"version": 99, "errors": [], "flagged_patterns": []}', "version"),
+        ('{"version": "one", "errors": [], "flagged_patterns": []}', "version"),
+        ('{"errors": {}, "flagged_patterns": []}', "errors"),
+        ('{"errors": [{"id": 1}], "flagged_patterns": []}', "errors"),
+    ],
+)
 def test_damaged_errors_file_is_a_failed_check(project, content, check):
     path = project.file("errors.json")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -90,9 +93,13 @@ def test_damaged_errors_file_is_a_failed_check(project, content, check):
 
 
 def test_cap_check(project):
-    project.write("errors.json", {"errors": [
-        {"id": f"e{i}", "category": "c", "severity": "low", "description": "d", "timestamp": "t"}
-        for i in range(60)], "flagged_patterns": []})
+    project.write(
+        "errors.json",
+        {
+            "errors": [{"id": f"e{i}", "category": "c", "severity": "low", "description": "d", "timestamp": "t"} for i in range(60)],
+            "flagged_patterns": [],
+        },
+    )
     bad = failed(project.run("validate-state", "errors").json)
     assert list(bad) == ["cap:errors"] and "60" in bad["cap:errors"] and "50" in bad["cap:errors"]
 
@@ -122,8 +129,7 @@ def test_query_defaults_to_colony(project):
 def test_query_other_files(project):
     project.run("colony-init", "a goal worth building")
     project.run("pheromone-emit", "FOCUS", "the login flow and its tests")
-    assert project.run("query", "signals[?type=='FOCUS'].content", "--file", "pheromones").json == [
-        "the login flow and its tests"]
+    assert project.run("query", "signals[?type=='FOCUS'].content", "--file", "pheromones").json == ["the login flow and its tests"]
     assert project.run("query", "length(events)", "--file", "events.json").json == 1
     assert project.run("query", "nothing_here", "--file", "errors").json is None
 
@@ -131,12 +137,23 @@ def test_query_other_files(project):
 def test_query_global_learnings_reads_v44_upgraded_and_writes_nothing(project):
     path = project.global_dir / "learnings.json"
     path.parent.mkdir(parents=True)
-    raw = json.dumps({"version": 1, "learnings": [{
-        "id": "global_1_abcd", "content": "pin dependencies", "source_project": "p1",
-        "source_phase": 2, "tags": ["deps"], "promoted_at": "2026-01-01T00:00:00Z"}]})
+    raw = json.dumps(
+        {
+            "version": 1,
+            "learnings": [
+                {
+                    "id": "global_1_abcd",
+                    "content": "pin dependencies",
+                    "source_project": "p1",
+                    "source_phase": 2,
+                    "tags": ["deps"],
+                    "promoted_at": "2026-01-01T00:00:00Z",
+                }
+            ],
+        }
+    )
     path.write_text(raw)
-    assert project.run("query", "learnings[0].[promoted, source_projects]", "--file", "learnings").json == [
-        True, ["p1"]]
+    assert project.run("query", "learnings[0].[promoted, source_projects]", "--file", "learnings").json == [True, ["p1"]]
     assert path.read_text() == raw
 
 
@@ -159,8 +176,7 @@ def test_query_unknown_file(project):
 # ---------------------------------------------------------------- corrupt files and state-restore
 
 SETUP = {
-    "colony": [("colony-init", "a goal worth building"),
-               ("colony-init", "another goal entirely", "--force")],
+    "colony": [("colony-init", "a goal worth building"), ("colony-init", "another goal entirely", "--force")],
     "errors": [("error-add", "runtime", "low", "first"), ("error-add", "runtime", "low", "second")],
     "events": [("event-add", "a", "queen", "first"), ("event-add", "b", "queen", "second")],
     "memory": [("decision-add", "first", "--phase", 1), ("decision-add", "second", "--phase", 1)],

@@ -11,13 +11,30 @@ from helpers.colony import finish, ids, make_plan, results
 
 def tree(phase=1):
     def node(nid, caste, parent, children, status, role="worker", depth=1, tasks=()):
-        return {"id": nid, "caste": caste, "tasks": list(tasks), "depth": depth, "parent": parent,
-                "children": children, "status": status, "wave": 1, "role": role}
+        return {
+            "id": nid,
+            "caste": caste,
+            "tasks": list(tasks),
+            "depth": depth,
+            "parent": parent,
+            "children": children,
+            "status": status,
+            "wave": 1,
+            "role": role,
+        }
 
-    return {"phase": phase, "status": "running", "max_depth": 3, "waves": [["w1", "w2"]], "spawn_requests": [],
-            "nodes": {"w1": node("w1", "builder", None, ["s1"], "completed", tasks=["1.1", "1.2"]),
-                      "s1": node("s1", "scout", "w1", [], "running", role="sub_spawn", depth=2),
-                      "w2": node("w2", "builder", None, [], "failed", tasks=["1.3"])}}
+    return {
+        "phase": phase,
+        "status": "running",
+        "max_depth": 3,
+        "waves": [["w1", "w2"]],
+        "spawn_requests": [],
+        "nodes": {
+            "w1": node("w1", "builder", None, ["s1"], "completed", tasks=["1.1", "1.2"]),
+            "s1": node("s1", "scout", "w1", [], "running", role="sub_spawn", depth=2),
+            "w2": node("w2", "builder", None, [], "failed", tasks=["1.3"]),
+        },
+    }
 
 
 def status(project):
@@ -178,8 +195,9 @@ def test_render_tree_nesting_and_bad_shapes():
     assert lines[1] == "Queen" and lines[2] == "└─ Wave 1"
     assert lines[3].startswith("   ├─ w1 builder [completed]") and "tasks 1.1, 1.2" in lines[3]
     assert lines[4].startswith("   │  └─ s1 scout sub-spawn [running]") and lines[5].startswith("   └─ w2 builder")
-    cyclic = {"nodes": {"a": {"caste": "builder", "parent": "b", "children": ["b"]},
-                        "b": {"caste": "scout", "parent": "a", "children": ["a"]}}}
+    cyclic = {
+        "nodes": {"a": {"caste": "builder", "parent": "b", "children": ["b"]}, "b": {"caste": "scout", "parent": "a", "children": ["a"]}}
+    }
     drawn = render_tree(cyclic)
     assert drawn.count("a builder") == 1 and drawn.count("b scout") == 1  # each node once, no endless walk
     assert render_tree({"nodes": []}).splitlines()[1:] == ["Queen"]

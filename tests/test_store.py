@@ -57,9 +57,12 @@ def test_write_goes_through_a_complete_temp_file_in_the_same_folder(lib, monkeyp
         return real_replace(src, dst, *a, **kw)
 
     monkeypatch.setattr(os, "replace", spy)
-    store.update("pheromones", lambda d: d["signals"].append(
-        {"id": "s1", "type": "FOCUS", "content": "x", "strength": 0.7,
-         "half_life_seconds": 3600, "created_at": "2026-01-01T00:00:00Z"}))
+    store.update(
+        "pheromones",
+        lambda d: d["signals"].append(
+            {"id": "s1", "type": "FOCUS", "content": "x", "strength": 0.7, "half_life_seconds": 3600, "created_at": "2026-01-01T00:00:00Z"}
+        ),
+    )
     assert len(seen) == 1
     src_dir, dst_dir, content = seen[0]
     assert src_dir == dst_dir == str(lib.data)
@@ -91,8 +94,7 @@ def test_readers_never_see_a_partial_file(project):
     for _ in range(30):
         emit(project, big)
     writer = subprocess.Popen(
-        ["bash", "-c", f'for i in $(seq 15); do "$0" pheromone-emit FOCUS "{big} $i" >/dev/null || exit 1; done',
-         str(LAUNCHER)],
+        ["bash", "-c", f'for i in $(seq 15); do "$0" pheromone-emit FOCUS "{big} $i" >/dev/null || exit 1; done', str(LAUNCHER)],
         cwd=project.root,
     )
     reads = 0
@@ -109,7 +111,7 @@ def test_readers_never_see_a_partial_file(project):
 
 
 def test_data_is_utf8_json_with_a_version(project):
-    emit(project, "ünïcødé 🐜 and \"quotes\" and \\ backslashes")
+    emit(project, 'ünïcødé 🐜 and "quotes" and \\ backslashes')
     raw = project.file("pheromones.json").read_bytes()
     assert "🐜".encode() in raw  # ensure_ascii=False
     assert json.loads(raw)["version"] == schemas.FILES["pheromones"].version
@@ -176,8 +178,12 @@ def test_corrupt_file_is_never_overwritten(project, how):
         emit(project, f"valid signal {n} before the damage")
     newest_valid = backups(project)[0]
     bad = _corrupt(project, how)
-    writes = [("pheromone-emit", "FOCUS", "a signal that must not land"), ("pheromone-cleanup",),
-              ("colony-init", "a new goal"), ("colony-init", "--force", "a new goal")]
+    writes = [
+        ("pheromone-emit", "FOCUS", "a signal that must not land"),
+        ("pheromone-cleanup",),
+        ("colony-init", "a new goal"),
+        ("colony-init", "--force", "a new goal"),
+    ]
     for args in writes:
         result = project.run(*args)
         err = result.error
@@ -189,9 +195,18 @@ def test_corrupt_file_is_never_overwritten(project, how):
     assert not project.file("COLONY_STATE.json").exists()  # colony-init wrote nothing at all
 
 
-PLAN = {"goal": "g", "phases": [{"id": 1, "name": "One", "description": "the first phase",
-                                 "tasks": [{"id": "1.1", "description": "a task", "depends_on": []}],
-                                 "success_criteria": ["it works"]}]}
+PLAN = {
+    "goal": "g",
+    "phases": [
+        {
+            "id": 1,
+            "name": "One",
+            "description": "the first phase",
+            "tasks": [{"id": "1.1", "description": "a task", "depends_on": []}],
+            "success_criteria": ["it works"],
+        }
+    ],
+}
 
 # A write command per state file: (file, where it lives, command to run twice, setup commands)
 WRITERS = [
@@ -425,8 +440,7 @@ def test_lock_timeout_is_a_clean_error(project):
     holder = _start(HOLD_FLOCK, str(project.file("pheromones.json.lock")), cwd=project.root, expect="locked")
     try:
         started = time.monotonic()
-        result = project.sh("pheromone-emit", "FOCUS", "a signal that waits for the lock",
-                            env={"AETHER_LOCK_TIMEOUT": "0.3"}, timeout=20)
+        result = project.sh("pheromone-emit", "FOCUS", "a signal that waits for the lock", env={"AETHER_LOCK_TIMEOUT": "0.3"}, timeout=20)
         elapsed = time.monotonic() - started
         err = result.error
         assert (result.code, err["code"]) == (2, "lock_timeout")
@@ -447,8 +461,11 @@ def test_writer_waits_for_a_lock_that_is_released_in_time(project):
     try:
         waiter = subprocess.Popen(
             [str(LAUNCHER), "pheromone-emit", "FOCUS", "a patient signal waiting"],
-            cwd=project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env={**os.environ, "AETHER_LOCK_TIMEOUT": "30"})
+            cwd=project.root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "AETHER_LOCK_TIMEOUT": "30"},
+        )
         time.sleep(0.5)
         assert waiter.poll() is None  # still waiting
     finally:
@@ -464,15 +481,13 @@ def test_a_writer_killed_holding_the_lock_never_blocks_the_next(project):
     emit(project)
     before = project.file("pheromones.json").read_bytes()
     env = {**os.environ, "AETHER_DATA_DIR": str(project.data)}
-    proc = subprocess.Popen([PY, "-c", HOLD_IN_UPDATE], cwd=project.root, env=env,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([PY, "-c", HOLD_IN_UPDATE], cwd=project.root, env=env, stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "holding"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert project.file("pheromones.json").read_bytes() == before  # its change never landed
     # with a 2 s lock timeout, success proves the dead writer's lock was gone
-    result = project.sh("pheromone-emit", "FOCUS", "the next writer gets through",
-                        env={"AETHER_LOCK_TIMEOUT": "2"})
+    result = project.sh("pheromone-emit", "FOCUS", "the next writer gets through", env={"AETHER_LOCK_TIMEOUT": "2"})
     assert result.code == 0, result.stderr
     assert signal_count(project) == 2
 
@@ -494,8 +509,7 @@ for _ in range(30):
     store.update_many(names, lambda files: None)
 """
     env = {**os.environ, "AETHER_DATA_DIR": str(project.data), "AETHER_LOCK_TIMEOUT": "20"}
-    procs = [subprocess.Popen([PY, "-c", code, order], cwd=project.root, env=env)
-             for order in ("pheromones,events", "events,pheromones")]
+    procs = [subprocess.Popen([PY, "-c", code, order], cwd=project.root, env=env) for order in ("pheromones,events", "events,pheromones")]
     assert [p.wait(timeout=60) for p in procs] == [0, 0]
 
 
@@ -524,14 +538,12 @@ def _blocked_data_dir(project, how):
     raise AssertionError(how)
 
 
-@pytest.mark.parametrize("how", ["data_dir_is_a_file", "parent_is_a_file", "lock_is_a_folder",
-                                 "backups_is_a_file", "proc"])
+@pytest.mark.parametrize("how", ["data_dir_is_a_file", "parent_is_a_file", "lock_is_a_folder", "backups_is_a_file", "proc"])
 def test_unwritable_data_folder_is_a_clean_error(project, how):
     data_dir = _blocked_data_dir(project, how)
     target = project.data / "pheromones.json"
     before = target.read_bytes() if target.exists() else None
-    result = project.sh("pheromone-emit", "FOCUS", "a signal with nowhere to go",
-                        env={"AETHER_DATA_DIR": str(data_dir)})
+    result = project.sh("pheromone-emit", "FOCUS", "a signal with nowhere to go", env={"AETHER_DATA_DIR": str(data_dir)})
     err = result.error  # one JSON line on stderr, nothing on stdout
     assert (result.code, err["code"]) == (2, "state_unwritable"), err
     assert "Traceback" not in result.stderr

@@ -96,9 +96,18 @@ def test_a_blocked_backup_slot_leaves_the_colony_as_it_was(project):
     """The review's case: build-start writes the plan and the colony; the plan's backups cannot
     rotate (slot 3 is a non-empty folder), so nothing may change."""
     project.run("colony-init", "Build a todo API").json
-    plan = {"goal": "Build a todo API", "phases": [
-        {"id": 1, "name": "Base", "description": "the base", "tasks": [{"id": "1.1", "description": "set up"}],
-         "success_criteria": ["it runs"]}]}
+    plan = {
+        "goal": "Build a todo API",
+        "phases": [
+            {
+                "id": 1,
+                "name": "Base",
+                "description": "the base",
+                "tasks": [{"id": "1.1", "description": "set up"}],
+                "success_criteria": ["it runs"],
+            }
+        ],
+    }
     project.run("plan-load", "-", input=json.dumps(plan)).json
     backups = project.data / ".backups"
     backups.mkdir(exist_ok=True)

@@ -41,8 +41,12 @@ def test_lists_without_removing(tmp_path):
 
     result = json.loads(out.stdout)["result"]
     listed = {os.path.relpath(i["path"], home) for i in result["remove"]}
-    assert listed == {".aether/.backups", ".aether/learnings.json", ".aether/learnings.json.lock",
-                      ".claude/plugins/data/ant-aether/venvs/0.1.0-abc123"}
+    assert listed == {
+        ".aether/.backups",
+        ".aether/learnings.json",
+        ".aether/learnings.json.lock",
+        ".claude/plugins/data/ant-aether/venvs/0.1.0-abc123",
+    }
     assert [os.path.relpath(k["path"], home) for k in result["kept"]] == [".aether/notes-of-mine.txt"]
     assert result["done"] is False and (glob / "learnings.json").exists() and (venvs / "0.1.0-abc123").exists()
     assert "Would remove" in _run(home, project).stdout

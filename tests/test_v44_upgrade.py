@@ -18,47 +18,104 @@ V44 = {
         "session_id": "session_1769936400_a1b2c3",
         "initialized_at": "2026-02-01T09:00:00Z",
         "workers": {c: "idle" for c in CASTES},
-        "spawn_outcomes": {c: {"alpha": 3, "beta": 1, "total_spawns": 2, "successes": 2, "failures": 0}
-                           for c in CASTES},
+        "spawn_outcomes": {c: {"alpha": 3, "beta": 1, "total_spawns": 2, "successes": 2, "failures": 0} for c in CASTES},
         "spawn_tree": {},
     },
-    "pheromones.json": {"signals": [
-        {"id": "init_1769936400", "type": "INIT", "content": "Build a REST API", "strength": 1.0,
-         "half_life_seconds": None, "created_at": "2026-02-01T09:00:00Z"},
-        {"id": "focus_1769940000", "type": "FOCUS", "content": "auth endpoints first", "strength": 0.7,
-         "half_life_seconds": 3600, "created_at": "2026-02-01T10:00:00Z", "source": "user", "auto": False},
-    ]},
+    "pheromones.json": {
+        "signals": [
+            {
+                "id": "init_1769936400",
+                "type": "INIT",
+                "content": "Build a REST API",
+                "strength": 1.0,
+                "half_life_seconds": None,
+                "created_at": "2026-02-01T09:00:00Z",
+            },
+            {
+                "id": "focus_1769940000",
+                "type": "FOCUS",
+                "content": "auth endpoints first",
+                "strength": 0.7,
+                "half_life_seconds": 3600,
+                "created_at": "2026-02-01T10:00:00Z",
+                "source": "user",
+                "auto": False,
+            },
+        ]
+    },
     "PROJECT_PLAN.json": {
         "goal": "Build a REST API",
         "generated_at": "2026-02-01T09:30:00Z",
-        "phases": [{
-            "id": 1, "name": "Setup", "description": "skeleton", "status": "completed",
-            "tasks": [{"id": "1.1", "description": "init repo", "status": "completed", "depends_on": []}],
-            "success_criteria": ["server starts"],
-        }],
+        "phases": [
+            {
+                "id": 1,
+                "name": "Setup",
+                "description": "skeleton",
+                "status": "completed",
+                "tasks": [{"id": "1.1", "description": "init repo", "status": "completed", "depends_on": []}],
+                "success_criteria": ["server starts"],
+            }
+        ],
     },
     "errors.json": {
         "errors": [
-            {"id": f"err_17699400{i}0_ab1{i}", "category": "runtime", "severity": "HIGH",
-             "description": f"crash {i}", "root_cause": None, "phase": 1, "task_id": None,
-             "timestamp": f"2026-02-01T10:0{i}:00Z"} for i in range(3)
+            {
+                "id": f"err_17699400{i}0_ab1{i}",
+                "category": "runtime",
+                "severity": "HIGH",
+                "description": f"crash {i}",
+                "root_cause": None,
+                "phase": 1,
+                "task_id": None,
+                "timestamp": f"2026-02-01T10:0{i}:00Z",
+            }
+            for i in range(3)
         ],
-        "flagged_patterns": [{"category": "runtime", "count": 3, "first_seen": "2026-02-01T10:00:00Z",
-                              "last_seen": "2026-02-01T10:02:00Z", "flagged_at": "2026-02-01T10:02:00Z",
-                              "description": "runtime errors recur"}],
+        "flagged_patterns": [
+            {
+                "category": "runtime",
+                "count": 3,
+                "first_seen": "2026-02-01T10:00:00Z",
+                "last_seen": "2026-02-01T10:02:00Z",
+                "flagged_at": "2026-02-01T10:02:00Z",
+                "description": "runtime errors recur",
+            }
+        ],
     },
     "memory.json": {
-        "phase_learnings": [{"id": "learn_1769940000_aaaa", "phase": 1, "phase_name": "Setup",
-                             "learnings": ["keep the skeleton small"], "errors_encountered": 3,
-                             "timestamp": "2026-02-01T11:00:00Z"}],
-        "decisions": [{"id": "dec_1769940000_bbbb", "type": "architecture", "content": "Flask over Django",
-                       "context": "small API", "phase": 1, "timestamp": "2026-02-01T11:00:00Z"}],
+        "phase_learnings": [
+            {
+                "id": "learn_1769940000_aaaa",
+                "phase": 1,
+                "phase_name": "Setup",
+                "learnings": ["keep the skeleton small"],
+                "errors_encountered": 3,
+                "timestamp": "2026-02-01T11:00:00Z",
+            }
+        ],
+        "decisions": [
+            {
+                "id": "dec_1769940000_bbbb",
+                "type": "architecture",
+                "content": "Flask over Django",
+                "context": "small API",
+                "phase": 1,
+                "timestamp": "2026-02-01T11:00:00Z",
+            }
+        ],
         "patterns": [{"name": "free-form pattern kept as is"}],
     },
-    "events.json": {"events": [
-        {"id": "evt_1769936400_cccc", "type": "colony_initialized", "source": "queen",
-         "content": "Colony initialized", "timestamp": "2026-02-01T09:00:00Z"},
-    ]},
+    "events.json": {
+        "events": [
+            {
+                "id": "evt_1769936400_cccc",
+                "type": "colony_initialized",
+                "source": "queen",
+                "content": "Colony initialized",
+                "timestamp": "2026-02-01T09:00:00Z",
+            },
+        ]
+    },
 }
 
 
@@ -85,8 +142,7 @@ def assert_kept(original, upgraded):
 
 def test_reads_do_not_rewrite_v44_files(v44):
     before = {name: v44.file(name).read_bytes() for name in V44}
-    assert v44.run("error-summary").json == {"total": 3, "by_category": {"runtime": 3},
-                                             "by_severity": {"high": 3}}
+    assert v44.run("error-summary").json == {"total": 3, "by_category": {"runtime": 3}, "by_severity": {"high": 3}}
     assert v44.run("error-pattern-check").json[0]["count"] == 3
     assert v44.run("query", "mode").json == "FULL"
     assert v44.run("validate-state", "all").json["pass"] is True
@@ -117,8 +173,7 @@ def test_memory_writes_upgrade_memory_json(v44):
     assert data["patterns"] == V44["memory.json"]["patterns"]
     entry = data["phase_learnings"][0]
     original = V44["memory.json"]["phase_learnings"][0]
-    assert {k: entry[k] for k in original if k != "learnings"} == {k: v for k, v in original.items()
-                                                                   if k != "learnings"}
+    assert {k: entry[k] for k in original if k != "learnings"} == {k: v for k, v in original.items() if k != "learnings"}
     assert entry["learnings"] == ["keep the skeleton small", "another lesson"]
     assert [e["phase"] for e in data["phase_learnings"]] == [1, 2]
 

@@ -20,10 +20,20 @@ class Pane:
         assert shutil.which("tmux"), "the live view is tested in tmux: install it (apt-get install tmux)"
         self.name = f"aether-watch-{os.getpid()}-{time.monotonic_ns()}"
         self.socket = str(tmp_path / "tmux.sock")
-        env = " ".join(f"{k}={v}" for k, v in {"HOME": os.environ["HOME"], "AETHER_HOME": os.environ["AETHER_HOME"],
-                                                **(env_extra or {})}.items())
-        self.tmux("new-session", "-d", "-s", self.name, "-x", str(width), "-y", "50",
-                  f"cd {project.root} && env {env} {LAUNCHER} watch --interval 0.2; sleep 30")
+        env = " ".join(
+            f"{k}={v}" for k, v in {"HOME": os.environ["HOME"], "AETHER_HOME": os.environ["AETHER_HOME"], **(env_extra or {})}.items()
+        )
+        self.tmux(
+            "new-session",
+            "-d",
+            "-s",
+            self.name,
+            "-x",
+            str(width),
+            "-y",
+            "50",
+            f"cd {project.root} && env {env} {LAUNCHER} watch --interval 0.2; sleep 30",
+        )
 
     def tmux(self, *args):
         return subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True, timeout=20)
@@ -65,8 +75,13 @@ def test_the_live_view_follows_a_colony_through_a_wave(project, pane_for):
     project.run("plan-load", "-", input=json.dumps(make_plan())).json
     pane.wait_for("Phase 1 name")
     project.run("build-start", 1).json
-    plan = {"phase": 1, "workers": [{"id": "api", "caste": "builder", "tasks": ["1.1", "1.2"], "writes": ["src/api.py"]},
-                                    {"id": "db", "caste": "builder", "tasks": ["1.3"], "writes": ["src/db.py"]}]}
+    plan = {
+        "phase": 1,
+        "workers": [
+            {"id": "api", "caste": "builder", "tasks": ["1.1", "1.2"], "writes": ["src/api.py"]},
+            {"id": "db", "caste": "builder", "tasks": ["1.3"], "writes": ["src/db.py"]},
+        ],
+    }
     project.run("plan-waves", "-", input=json.dumps(plan)).json
     project.run("plan-waves", "--approve")
     project.run("spawn-start", "w1").json

@@ -21,28 +21,35 @@ def building(project):
 
 
 def test_same_file_writers_merge_into_the_worker_with_most_references(building):
-    result = plan_waves(building, [
-        worker("a", ["1.1"], writes=["src/models.py"]),
-        worker("b", ["1.2"], writes=["src/models.py", "src/api.py"], reads=["README.md"], caste="scout"),
-        worker("c", ["1.3"], writes=["src/cli.py"]),
-    ])
+    result = plan_waves(
+        building,
+        [
+            worker("a", ["1.1"], writes=["src/models.py"]),
+            worker("b", ["1.2"], writes=["src/models.py", "src/api.py"], reads=["README.md"], caste="scout"),
+            worker("c", ["1.3"], writes=["src/cli.py"]),
+        ],
+    )
     assert [[w["plan_id"] for w in wave["workers"]] for wave in result["waves"]] == [["b", "c"]]
     merged = result["waves"][0]["workers"][0]
     assert merged["tasks"] == ["1.2", "1.1"]
     assert merged["caste"] == "builder"  # castes differed: the merged worker builds
     assert merged["writes"] == ["src/models.py", "src/api.py"]
-    assert result["merges"] == [{"into": merged["id"], "merged": ["a"], "files": ["src/models.py"],
-                                 "tasks": ["1.2", "1.1"], "caste": "builder"}]
+    assert result["merges"] == [
+        {"into": merged["id"], "merged": ["a"], "files": ["src/models.py"], "tasks": ["1.2", "1.1"], "caste": "builder"}
+    ]
     assert "Merged a into w1 (same file: src/models.py)" in result["text"]
 
 
 def test_merges_are_transitive_and_reads_do_not_merge(building):
-    result = plan_waves(building, [
-        worker("a", ["1.1"], writes=["x.py"]),
-        worker("b", ["1.2"], writes=["x.py", "y.py"]),
-        worker("c", ["1.3"], writes=["y.py"]),
-        worker("d", ["1.4"], writes=["z.py"], reads=["x.py"]),
-    ])
+    result = plan_waves(
+        building,
+        [
+            worker("a", ["1.1"], writes=["x.py"]),
+            worker("b", ["1.2"], writes=["x.py", "y.py"]),
+            worker("c", ["1.3"], writes=["y.py"]),
+            worker("d", ["1.4"], writes=["z.py"], reads=["x.py"]),
+        ],
+    )
     ids = [[w["plan_id"] for w in wave["workers"]] for wave in result["waves"]]
     assert ids == [["b", "d"]]
     assert sorted(result["waves"][0]["workers"][0]["tasks"]) == ["1.1", "1.2", "1.3"]
@@ -50,19 +57,25 @@ def test_merges_are_transitive_and_reads_do_not_merge(building):
 
 
 def test_same_caste_merge_keeps_its_caste_and_paths_are_normalised(building):
-    result = plan_waves(building, [
-        worker("a", ["1.1"], writes=["./src//a.py"], caste="architect"),
-        worker("b", ["1.2"], writes=["src/a.py"], caste="architect"),
-    ])
+    result = plan_waves(
+        building,
+        [
+            worker("a", ["1.1"], writes=["./src//a.py"], caste="architect"),
+            worker("b", ["1.2"], writes=["src/a.py"], caste="architect"),
+        ],
+    )
     only = result["waves"][0]["workers"]
     assert len(only) == 1 and only[0]["caste"] == "architect" and only[0]["writes"] == ["src/a.py"]
 
 
 def test_writers_of_one_file_in_different_waves_stay_apart(building):
-    result = plan_waves(building, [
-        worker("a", ["1.1"], writes=["x.py"]),
-        worker("b", ["1.2"], writes=["x.py"], depends_on=["a"]),
-    ])
+    result = plan_waves(
+        building,
+        [
+            worker("a", ["1.1"], writes=["x.py"]),
+            worker("b", ["1.2"], writes=["x.py"], depends_on=["a"]),
+        ],
+    )
     assert [[w["plan_id"] for w in wave["workers"]] for wave in result["waves"]] == [["a"], ["b"]]
     assert result["merges"] == []
 
@@ -72,12 +85,15 @@ def test_writers_of_one_file_in_different_waves_stay_apart(building):
 
 def test_dependencies_from_the_plan_and_explicit_ones_become_wave_order(project):
     start_build(project, plan=flat_plan(4, deps={"1.3": ["1.1"]}))
-    result = plan_waves(project, [
-        worker("a", ["1.1"], writes=["a.py"]),
-        worker("b", ["1.2"], writes=["b.py"], depends_on=["c"]),
-        worker("c", ["1.3"], writes=["c.py"]),
-        worker("d", ["1.4"], writes=["d.py"]),
-    ])
+    result = plan_waves(
+        project,
+        [
+            worker("a", ["1.1"], writes=["a.py"]),
+            worker("b", ["1.2"], writes=["b.py"], depends_on=["c"]),
+            worker("c", ["1.3"], writes=["c.py"]),
+            worker("d", ["1.4"], writes=["d.py"]),
+        ],
+    )
     order = [[w["plan_id"] for w in wave["workers"]] for wave in result["waves"]]
     assert order == [["a", "d"], ["c"], ["b"]]
     by_plan = {w["plan_id"]: w for wave in result["waves"] for w in wave["workers"]}
@@ -86,9 +102,19 @@ def test_dependencies_from_the_plan_and_explicit_ones_become_wave_order(project)
 
 def test_a_dependency_cycle_is_an_error_and_writes_nothing(building):
     before = building.load("COLONY_STATE.json")
-    err = building.run("plan-waves", "-", input=json.dumps({"workers": [
-        worker("a", ["1.1"], depends_on=["c"]), worker("b", ["1.2"], depends_on=["a"]),
-        worker("c", ["1.3"], depends_on=["b"])]})).error
+    err = building.run(
+        "plan-waves",
+        "-",
+        input=json.dumps(
+            {
+                "workers": [
+                    worker("a", ["1.1"], depends_on=["c"]),
+                    worker("b", ["1.2"], depends_on=["a"]),
+                    worker("c", ["1.3"], depends_on=["b"]),
+                ]
+            }
+        ),
+    ).error
     assert err["code"] == "dependency_cycle"
     assert "a → c → b → a" in err["error"]  # a needs c, c needs b, b needs a
     assert building.load("COLONY_STATE.json") == before
@@ -109,20 +135,30 @@ def test_workers_per_wave_follow_the_mode(project, mode):
 
 def test_lightweight_auto_approves(project):
     start_build(project, mode="LIGHTWEIGHT", tasks=8)
-    result = plan_waves(project, [worker(f"w{i}", [f"1.{i}"], writes=["same.py" if i < 3 else f"{i}.py"])
-                                  for i in range(1, 9)], approve=False)
+    result = plan_waves(
+        project, [worker(f"w{i}", [f"1.{i}"], writes=["same.py" if i < 3 else f"{i}.py"]) for i in range(1, 9)], approve=False
+    )
     assert result["approval"]["required"] is False and result["status"] == "approved"
     assert result["approval"]["approved_by"] == "auto:LIGHTWEIGHT"
 
 
-@pytest.mark.parametrize("workers,required", [
-    ([worker("a", ["1.1", "1.2"], writes=["a.py"]), worker("b", ["1.3", "1.4"], writes=["b.py"])], False),
-    ([worker("a", ["1.1", "1.2", "1.3"], writes=["a.py"]), worker("b", ["1.4", "1.5"], writes=["b.py"])], True),  # 5 tasks
-    ([worker("a", ["1.1"], writes=["a.py"]), worker("b", ["1.2"]), worker("c", ["1.3"])], True),  # 3 workers
-    ([worker("a", ["1.1"], writes=["a.py"]), worker("b", ["1.2"], reads=["a.py"])], True),  # a shared file
-    ([worker("a", ["1.1"]), worker("b", ["1.2"], depends_on=["a"]), worker("c", ["1.3"], writes=["c.py"], depends_on=["b"])], True),  # 3 waves
-    ([worker("a", ["1.1"], writes=["x.py"]), worker("b", ["1.2"], writes=["x.py"]), worker("c", ["1.3"])], False),  # merged first: 2 workers
-])
+@pytest.mark.parametrize(
+    "workers,required",
+    [
+        ([worker("a", ["1.1", "1.2"], writes=["a.py"]), worker("b", ["1.3", "1.4"], writes=["b.py"])], False),
+        ([worker("a", ["1.1", "1.2", "1.3"], writes=["a.py"]), worker("b", ["1.4", "1.5"], writes=["b.py"])], True),  # 5 tasks
+        ([worker("a", ["1.1"], writes=["a.py"]), worker("b", ["1.2"]), worker("c", ["1.3"])], True),  # 3 workers
+        ([worker("a", ["1.1"], writes=["a.py"]), worker("b", ["1.2"], reads=["a.py"])], True),  # a shared file
+        (
+            [worker("a", ["1.1"]), worker("b", ["1.2"], depends_on=["a"]), worker("c", ["1.3"], writes=["c.py"], depends_on=["b"])],
+            True,
+        ),  # 3 waves
+        (
+            [worker("a", ["1.1"], writes=["x.py"]), worker("b", ["1.2"], writes=["x.py"]), worker("c", ["1.3"])],
+            False,
+        ),  # merged first: 2 workers
+    ],
+)
 def test_standard_approval_is_judged_after_merging(building, workers, required):
     result = plan_waves(building, workers, approve=False)
     assert result["approval"]["required"] is required, result["approval"]
@@ -162,22 +198,28 @@ def test_approve_needs_a_plan_awaiting_approval(building):
 # ---------------------------------------------------------------- bad plans
 
 
-@pytest.mark.parametrize("doc,code", [
-    ("not json", "invalid_json"),
-    ("[]", "invalid_plan"),
-    ('{"workers": []}', "invalid_plan"),
-    ('{"workers": "a"}', "invalid_plan"),
-    ('{"workers": [{"caste": "queen", "tasks": ["1.1"]}]}', "invalid_plan"),
-    ('{"workers": [{"caste": "builder", "tasks": []}]}', "invalid_plan"),
-    ('{"workers": [{"caste": "builder", "tasks": [{"id": 1}]}]}', "invalid_plan"),
-    ('{"workers": [{"caste": "builder", "tasks": ["1.1"], "writes": [1.5, {"x": 1}]}]}', "invalid_report"),
-    ('{"workers": [{"caste": "builder", "tasks": ["1.1"]}, {"caste": "scout", "tasks": ["1.1"]}]}', "task_assigned_twice"),
-    ('{"workers": [{"caste": "builder", "tasks": ["9.9"]}]}', "unknown_task"),
-    ('{"workers": [{"caste": "builder", "tasks": ["1.1"], "depends_on": ["ghost"]}]}', "unknown_dependency"),
-    ('{"workers": [{"id": "a", "caste": "builder", "tasks": ["1.1"]}, {"id": "a", "caste": "builder", "tasks": ["1.2"]}]}', "invalid_plan"),
-    ('{"phase": 2, "workers": [{"caste": "builder", "tasks": ["2.1"]}]}', "wrong_phase"),
-    ('{"phase": true, "workers": [{"caste": "builder", "tasks": ["1.1"]}]}', "invalid_plan"),
-])
+@pytest.mark.parametrize(
+    "doc,code",
+    [
+        ("not json", "invalid_json"),
+        ("[]", "invalid_plan"),
+        ('{"workers": []}', "invalid_plan"),
+        ('{"workers": "a"}', "invalid_plan"),
+        ('{"workers": [{"caste": "queen", "tasks": ["1.1"]}]}', "invalid_plan"),
+        ('{"workers": [{"caste": "builder", "tasks": []}]}', "invalid_plan"),
+        ('{"workers": [{"caste": "builder", "tasks": [{"id": 1}]}]}', "invalid_plan"),
+        ('{"workers": [{"caste": "builder", "tasks": ["1.1"], "writes": [1.5, {"x": 1}]}]}', "invalid_report"),
+        ('{"workers": [{"caste": "builder", "tasks": ["1.1"]}, {"caste": "scout", "tasks": ["1.1"]}]}', "task_assigned_twice"),
+        ('{"workers": [{"caste": "builder", "tasks": ["9.9"]}]}', "unknown_task"),
+        ('{"workers": [{"caste": "builder", "tasks": ["1.1"], "depends_on": ["ghost"]}]}', "unknown_dependency"),
+        (
+            '{"workers": [{"id": "a", "caste": "builder", "tasks": ["1.1"]}, {"id": "a", "caste": "builder", "tasks": ["1.2"]}]}',
+            "invalid_plan",
+        ),
+        ('{"phase": 2, "workers": [{"caste": "builder", "tasks": ["2.1"]}]}', "wrong_phase"),
+        ('{"phase": true, "workers": [{"caste": "builder", "tasks": ["1.1"]}]}', "invalid_plan"),
+    ],
+)
 def test_bad_plans_are_refused_with_a_precise_code(building, doc, code):
     err = building.run("plan-waves", "-", input=doc).error
     assert err["code"] == code, err
@@ -198,8 +240,12 @@ def test_model_output_with_a_fenced_plan_and_unicode_paths(building):
 
 
 def test_delegation_tree_text(building):
-    text = building.run("plan-waves", "--text", "-", input=json.dumps({"workers": [
-        worker("a", ["1.1"], writes=["a.py"]), worker("b", ["1.2"], depends_on=["a"])]})).stdout
+    text = building.run(
+        "plan-waves",
+        "--text",
+        "-",
+        input=json.dumps({"workers": [worker("a", ["1.1"], writes=["a.py"]), worker("b", ["1.2"], depends_on=["a"])]}),
+    ).stdout
     assert text.splitlines()[0].startswith("Phase 1 spawn tree — STANDARD, 2 workers in 2 waves")
     assert "├─ Wave 1" in text and "└─ Wave 2" in text
     assert "w1 builder [planned] · tasks 1.1 · writes a.py" in text
@@ -210,8 +256,9 @@ def test_delegation_tree_text(building):
 
 
 def test_wave_conflicts_reports_files_two_workers_touched(building):
-    plan_waves(building, [worker("a", ["1.1"], writes=["a.py"]), worker("b", ["1.2"], writes=["b.py"]),
-                          worker("c", ["1.3"], writes=["c.py"])])
+    plan_waves(
+        building, [worker("a", ["1.1"], writes=["a.py"]), worker("b", ["1.2"], writes=["b.py"]), worker("c", ["1.3"], writes=["c.py"])]
+    )
     run_worker(building, "w1", created=["a.py"], modified=["shared.py"])
     run_worker(building, "w2", created=["b.py"], modified=["shared.py"])
     run_worker(building, "w3", created=["c.py"])
@@ -223,8 +270,9 @@ def test_wave_conflicts_reports_files_two_workers_touched(building):
 
 def test_a_retry_touching_its_own_file_is_no_conflict(building):
     plan_waves(building, [worker("a", ["1.1"], writes=["a.py"]), worker("b", ["1.2"], writes=["b.py"])])
-    run_worker(building, "w1", "failed", failure={"task": "1.1", "error": "boom", "confidence": 95,
-                                                   "fix_scope": "contained", "files": ["a.py"]})
+    run_worker(
+        building, "w1", "failed", failure={"task": "1.1", "error": "boom", "confidence": 95, "fix_scope": "contained", "files": ["a.py"]}
+    )
     run_worker(building, "w2", created=["b.py"])
     assert building.run("failure-decide", "--worker", "w1").json["action"] == "retry"
     run_worker(building, "r1", modified=["a.py"])
@@ -242,9 +290,16 @@ def assignment_plans(draw):
     workers = []
     for i in range(n):
         deps = draw(st.lists(st.sampled_from([f"w{j}" for j in range(i)]), max_size=2)) if i else []
-        workers.append({"id": f"w{i}", "caste": draw(st.sampled_from(["builder", "scout", "architect"])),
-                        "tasks": [f"1.{i}"], "writes": draw(st.lists(st.sampled_from(files), max_size=3)),
-                        "reads": draw(st.lists(st.sampled_from(files), max_size=2)), "depends_on": deps})
+        workers.append(
+            {
+                "id": f"w{i}",
+                "caste": draw(st.sampled_from(["builder", "scout", "architect"])),
+                "tasks": [f"1.{i}"],
+                "writes": draw(st.lists(st.sampled_from(files), max_size=3)),
+                "reads": draw(st.lists(st.sampled_from(files), max_size=2)),
+                "depends_on": deps,
+            }
+        )
     order = draw(st.permutations(workers))
     return list(order), draw(st.sampled_from(list(modes.PROFILES)))
 

@@ -31,16 +31,22 @@ def leftovers(p) -> tuple:
 
 
 def test_results_merge_in_wave_order_then_by_task_id():
-    nodes = [{"id": "w3", "wave": 1, "tasks": ["1.10"], "seq": 1}, {"id": "w1", "wave": 1, "tasks": ["1.2"], "seq": 3},
-             {"id": "r1", "wave": 1, "tasks": ["1.2"], "seq": 5}, {"id": "w9", "wave": 2, "tasks": ["2.1"], "seq": 0},
-             {"id": "w2", "wave": 1, "tasks": ["1.9"], "seq": 2}]
+    nodes = [
+        {"id": "w3", "wave": 1, "tasks": ["1.10"], "seq": 1},
+        {"id": "w1", "wave": 1, "tasks": ["1.2"], "seq": 3},
+        {"id": "r1", "wave": 1, "tasks": ["1.2"], "seq": 5},
+        {"id": "w9", "wave": 2, "tasks": ["2.1"], "seq": 0},
+        {"id": "w2", "wave": 1, "tasks": ["1.9"], "seq": 2},
+    ]
     assert [n["id"] for n in worktree_rules.order(nodes)] == ["w1", "r1", "w2", "w3", "w9"]
 
 
 def test_a_conflict_is_a_failure_report_the_ladder_retries():
-    report = worktree_rules.conflict_report({"id": "w2", "tasks": ["1.2"], "caste": "builder"},
-                                     [{"path": "app.py", "why": "both changed the same lines",
-                                       "hunks": ["<<<<<<< project\nA\n=======\nB\n>>>>>>> w2"]}], "aether/b1-x/w2")
+    report = worktree_rules.conflict_report(
+        {"id": "w2", "tasks": ["1.2"], "caste": "builder"},
+        [{"path": "app.py", "why": "both changed the same lines", "hunks": ["<<<<<<< project\nA\n=======\nB\n>>>>>>> w2"]}],
+        "aether/b1-x/w2",
+    )
     assert report["category"] == "merge_conflict" and report["files"] == ["app.py"]
     assert report["confidence"] >= 80 and report["fix_scope"] == "contained"
     assert "kept on aether/b1-x/w2" in report["error"] and ">>>>>>> w2" in report["error"]
@@ -147,11 +153,13 @@ def test_clean_removes_what_a_crash_left_and_never_the_users_own(worktree_colony
     git(p.root, "worktree", "add", "-q", "--detach", str(p.root / ".aether" / "worktrees" / "b0-dead" / "w9"), "HEAD")
     assert ok(p, "worktrees", "--json")["stale"] == [".aether/worktrees/b0-dead/w9"]
     assert ok(p, "worktrees", "--clean", "--json")["removed"] == [".aether/worktrees/b0-dead/w9"]
-    kept = [line.split()[1] for line in git(p.root, "worktree", "list", "--porcelain").splitlines()
-            if line.startswith("worktree ")]
+    kept = [line.split()[1] for line in git(p.root, "worktree", "list", "--porcelain").splitlines() if line.startswith("worktree ")]
     assert kept == [str(p.root), str(mine)]  # the user's worktree and branches are never touched
     assert sorted(git(p.root, "branch", "--format=%(refname:short)").split()) == [
-        "aether-like", "aether/hand-made", git(p.root, "branch", "--show-current").strip()]
+        "aether-like",
+        "aether/hand-made",
+        git(p.root, "branch", "--show-current").strip(),
+    ]
 
 
 # ---------------------------------------------------------------- on or off
@@ -167,7 +175,10 @@ def test_isolation_is_off_outside_git_in_lightweight_with_submodules_and_by_sett
         cached.cache_clear()
     (p.root / ".aether" / "config.yaml").write_text("build:\n  isolation: off\n", "utf-8")
     assert worktrees.decide("STANDARD", {"ref": "x"}, "b1-x") == {
-        "on": False, "why": "off (build.isolation: off in config.yaml)", "scope": "b1-x"}
+        "on": False,
+        "why": "off (build.isolation: off in config.yaml)",
+        "scope": "b1-x",
+    }
     (p.root / ".aether" / "config.yaml").write_text("build:\n  isolation: sometimes\n", "utf-8")
     with pytest.raises(AetherError) as exc:
         worktrees.decide("STANDARD", {"ref": "x"}, "b1-x")
@@ -208,16 +219,26 @@ def guarded(p, monkeypatch) -> tuple:
     wave = start_wave(p)
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(p.root))
     call = {k: wave["spawns"][0][k] for k in ("description", "prompt", "subagent_type")}
-    p.run("agent-hook", "pre", input=json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Agent",
-                                                 "tool_input": call, "tool_use_id": "toolu_w1"}))
+    p.run(
+        "agent-hook",
+        "pre",
+        input=json.dumps({"hook_event_name": "PreToolUse", "tool_name": "Agent", "tool_input": call, "tool_use_id": "toolu_w1"}),
+    )
     session = p.root.parent / "claude-session"
     (session / "s1" / "subagents").mkdir(parents=True)
     (session / "s1" / "subagents" / "agent-a1.meta.json").write_text(json.dumps({"toolUseId": "toolu_w1"}))
     guard = _guard()
 
     def denied(tool, **tool_input):
-        decision = guard.decide({"agent_type": "ant:builder", "agent_id": "a1", "tool_name": tool,
-                                 "transcript_path": str(session / "s1.jsonl"), "tool_input": tool_input})
+        decision = guard.decide(
+            {
+                "agent_type": "ant:builder",
+                "agent_id": "a1",
+                "tool_name": tool,
+                "transcript_path": str(session / "s1.jsonl"),
+                "tool_input": tool_input,
+            }
+        )
         return decision["permissionDecisionReason"] if decision and decision["permissionDecision"] == "deny" else None
 
     return guard, denied, tree(p)["nodes"]["w1"]["worktree"]
@@ -265,6 +286,7 @@ def test_a_builder_that_breaks_its_copys_git_link_never_reaches_the_users_reposi
     def work(copy):
         (copy / "new.py").write_text("NEW = 1\n", "utf-8")
         (copy / ".git").unlink()  # gone: git must not fall back to the project's repository
+
     one_builder(p, work)
     assert (p.root / "new.py").read_text("utf-8") == "NEW = 1\n"
     assert "# the user's edit" in (p.root / "app.py").read_text("utf-8") and (p.root / "notes.txt").exists()
@@ -290,6 +312,7 @@ def test_odd_names_modes_and_shapes_merge_exactly(worktree_colony):
         (copy / "notes.txt").mkdir()
         (copy / "notes.txt" / "inside.txt").write_text("I\n", "utf-8")
         (copy / "blob.bin").write_bytes(bytes(range(256)))
+
     one_builder(p, work)
     r = p.root
     assert (r / "a\nb.txt").read_text("utf-8") == "A\n" and (r / "trailing .txt").read_text("utf-8") == "T\n"
@@ -315,8 +338,10 @@ def test_a_rerun_starts_from_the_merged_state_with_what_its_helper_made(worktree
     p = worktree_colony
     start_wave(p)
     (workdir(p, "w1") / "part.py").write_text("PART = 1\n", "utf-8")
-    request = "--- SPAWN REQUEST ---\ncaste: builder\nreason: a helper module first\ncontext: helper.py\n" \
-              "blocking: true\n--- END SPAWN REQUEST ---\n"
+    request = (
+        "--- SPAWN REQUEST ---\ncaste: builder\nreason: a helper module first\ncontext: helper.py\n"
+        "blocking: true\n--- END SPAWN REQUEST ---\n"
+    )
     ok(p, "record", "w2", "-", input=done())
     helper = ok(p, "record", "w1", "-", input=request + done(created=["part.py"]))["next"]
     (helper_id,) = [s["id"] for s in helper["spawns"]]
@@ -369,12 +394,20 @@ def test_the_guard_reads_every_command_of_a_builder_not_only_its_first_word(work
     def refused(command):
         return decide("Bash", command=command)
 
-    for bad in (f"cd {mine} && echo x > {p.root}/app.py", f"cd {mine} && cd ../../../.. && rm app.py",
-                f"cd {mine} && git -C {p.root} checkout -- app.py", f"cd {mine} && git --git-dir={p.root}/.git status"):
+    for bad in (
+        f"cd {mine} && echo x > {p.root}/app.py",
+        f"cd {mine} && cd ../../../.. && rm app.py",
+        f"cd {mine} && git -C {p.root} checkout -- app.py",
+        f"cd {mine} && git --git-dir={p.root}/.git status",
+    ):
         assert refused(bad), bad
-    for good in (f"cd {mine} || exit 1", f"# run the tests\ncd {mine} && python3 -m pytest -q",
-                 f"(cd {mine} && ls)", f"cd {mine} && python3 /usr/lib/python3/dist-packages/x.py",
-                 f"cd {mine} && cat {p.root / mine}/app.py"):
+    for good in (
+        f"cd {mine} || exit 1",
+        f"# run the tests\ncd {mine} && python3 -m pytest -q",
+        f"(cd {mine} && ls)",
+        f"cd {mine} && python3 /usr/lib/python3/dist-packages/x.py",
+        f"cd {mine} && cat {p.root / mine}/app.py",
+    ):
         assert refused(good) is None, good
     assert decide("Write", file_path=str(p.root / mine / ".git"), content="gitdir: /x")
 

@@ -37,11 +37,28 @@ def events(p, kind: str) -> list:
 
 
 def failed(task: str, error: str) -> str:
-    return "```json\n" + json.dumps({"status": "failed", "summary": error, "files_created": [], "files_modified": [],
-                                     "failure": {"task": task, "error": error, "root_cause": "?",
-                                                 "suggested_fix": "fix it", "confidence": 90,
-                                                 "fix_scope": "contained", "files": ["app.py"],
-                                                 "category": "logic"}}) + "\n```"
+    return (
+        "```json\n"
+        + json.dumps(
+            {
+                "status": "failed",
+                "summary": error,
+                "files_created": [],
+                "files_modified": [],
+                "failure": {
+                    "task": task,
+                    "error": error,
+                    "root_cause": "?",
+                    "suggested_fix": "fix it",
+                    "confidence": 90,
+                    "fix_scope": "contained",
+                    "files": ["app.py"],
+                    "category": "logic",
+                },
+            }
+        )
+        + "\n```"
+    )
 
 
 def brief_of(p, action: dict, node: str) -> str:
@@ -247,6 +264,7 @@ def test_a_folder_in_the_way_of_a_file_changes_nothing_and_names_the_path(worktr
     def work(copy):
         (copy / "a.py").write_text("A = 1\n", "utf-8")
         (copy / "out").write_text("a file\n", "utf-8")
+
     one_builder(p, work)
     w1 = tree(p)["nodes"]["w1"]
     assert w1["merge"] == "conflict" and w1["failure"]["files"] == ["out"]
@@ -263,6 +281,7 @@ def test_a_file_in_the_way_of_a_folder_changes_nothing_and_names_the_path(worktr
         (copy / "a.py").write_text("A = 1\n", "utf-8")
         (copy / "secret").mkdir()
         (copy / "secret" / "x.py").write_text("X = 1\n", "utf-8")
+
     one_builder(p, work)
     w1 = tree(p)["nodes"]["w1"]
     assert w1["merge"] == "conflict" and w1["failure"]["files"] == ["secret/x.py"]
@@ -281,6 +300,7 @@ def test_a_write_that_fails_after_the_checks_is_rolled_back(worktree_colony, mon
         if path.endswith("z.py"):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path + ".tmp.123")
         return real(path, payload, mode)
+
     monkeypatch.setattr(store, "write_bytes_atomic", disk_full)
 
     def work(copy):
@@ -289,6 +309,7 @@ def test_a_write_that_fails_after_the_checks_is_rolled_back(worktree_colony, mon
         (copy / "sub").mkdir()
         (copy / "sub" / "new.py").write_text("NEW = 1\n", "utf-8")
         (copy / "z.py").write_text("Z = 1\n", "utf-8")
+
     one_builder(p, work)
     w1 = tree(p)["nodes"]["w1"]
     assert w1["merge"] == "conflict" and w1["failure"]["files"] == ["z.py"]
@@ -301,9 +322,22 @@ def test_a_write_that_fails_after_the_checks_is_rolled_back(worktree_colony, mon
 # ---------------------------------------------------------------- 9. git's environment, and locks
 
 
-LOCATING = ("GIT_DIR", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE",
-            "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
-            "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0", "GIT_INDEX_FILE", "GIT_WORK_TREE")
+LOCATING = (
+    "GIT_DIR",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_CONFIG_KEY_0",
+    "GIT_CONFIG_VALUE_0",
+    "GIT_INDEX_FILE",
+    "GIT_WORK_TREE",
+)
 
 
 def test_git_env_drops_every_variable_that_locates_a_repository(monkeypatch):
@@ -364,9 +398,12 @@ def _fake_git(tmp_path: Path) -> dict:
     folder = tmp_path / "fakebin"
     folder.mkdir()
     script = folder / "git"
-    script.write_text("#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in add|worktree|update-ref|write-tree)\n"
-                      "  echo 'fatal: simulated failure' >&2; exit 128;; esac; done\n"
-                      f"exec {shutil.which('git')} \"$@\"\n", "utf-8")
+    script.write_text(
+        '#!/bin/sh\nfor a in "$@"; do case "$a" in add|worktree|update-ref|write-tree)\n'
+        "  echo 'fatal: simulated failure' >&2; exit 128;; esac; done\n"
+        f'exec {shutil.which("git")} "$@"\n',
+        "utf-8",
+    )
     script.chmod(0o755)
     return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
 

@@ -20,19 +20,19 @@ CALC = '''def last_n(items, n):
     return items[-n - 1:]
 '''
 CALC_FIXED = CALC.replace("items[-n - 1:]", "items[-n:]")
-CALC_TEST = '''from calc import last_n
+CALC_TEST = """from calc import last_n
 
 
 def test_last_two():
     assert last_n([1, 2, 3, 4], 2) == [3, 4]
-'''
+"""
 ERROR = "assert [2, 3, 4] == [3, 4]"
 REPRODUCTION = {
     "confirmed": True,
     "reproduction_steps": [".venv/bin/python -m pytest tests/test_calc.py -v --tb=long"],
     "test_output": "FAILED tests/test_calc.py::test_last_two - " + ERROR,
     "error_message": "AssertionError: " + ERROR,
-    "stack_trace": 'tests/test_calc.py:5: in test_last_two\n    assert last_n([1, 2, 3, 4], 2) == [3, 4]',
+    "stack_trace": "tests/test_calc.py:5: in test_last_two\n    assert last_n([1, 2, 3, 4], 2) == [3, 4]",
     "affected_files": ["calc.py", "tests/test_calc.py"],
     "related_code_snippets": {"calc.py": "return items[-n - 1:]"},
     "confidence": "high",
@@ -42,9 +42,11 @@ REPRODUCTION = {
 }
 ROOT_CAUSE = {
     "summary": "last_n slices from -n - 1, one item before the last n",
-    "execution_trace": ["test_last_two calls last_n([1, 2, 3, 4], 2)",
-                        "last_n skips the n <= 0 guard and evaluates items[-n - 1:]",
-                        "items[-3:] is [2, 3, 4]: one item too many"],
+    "execution_trace": [
+        "test_last_two calls last_n([1, 2, 3, 4], 2)",
+        "last_n skips the n <= 0 guard and evaluates items[-n - 1:]",
+        "items[-3:] is [2, 3, 4]: one item too many",
+    ],
     "root_cause_file": "calc.py",
     "root_cause_line": 5,
     "root_cause_code": "return items[-n - 1:]",
@@ -55,15 +57,28 @@ ROOT_CAUSE = {
 }
 FIX_PLAN = {
     "summary": "Slice the last n items from -n",
-    "changes": [{"file_path": "calc.py", "change_type": "modify",
-                 "current_code": "    return items[-n - 1:]\n",
-                 "proposed_code": "    return items[-n:]\n",
-                 "explanation": "Start the slice n items from the end."}],
+    "changes": [
+        {
+            "file_path": "calc.py",
+            "change_type": "modify",
+            "current_code": "    return items[-n - 1:]\n",
+            "proposed_code": "    return items[-n:]\n",
+            "explanation": "Start the slice n items from the end.",
+        }
+    ],
     "test_cases": [
-        {"name": "test_last_n_two", "description": "the last two of four", "category": "regression",
-         "test_code": "def test_last_n_two():\n    from calc import last_n\n    assert last_n([1, 2, 3, 4], 2) == [3, 4]\n"},
-        {"name": "test_last_n_all", "description": "n equal to the length", "category": "edge_case",
-         "test_code": "def test_last_n_all():\n    from calc import last_n\n    assert last_n([1, 2], 2) == [1, 2]\n"},
+        {
+            "name": "test_last_n_two",
+            "description": "the last two of four",
+            "category": "regression",
+            "test_code": "def test_last_n_two():\n    from calc import last_n\n    assert last_n([1, 2, 3, 4], 2) == [3, 4]\n",
+        },
+        {
+            "name": "test_last_n_all",
+            "description": "n equal to the length",
+            "category": "edge_case",
+            "test_code": "def test_last_n_all():\n    from calc import last_n\n    assert last_n([1, 2], 2) == [1, 2]\n",
+        },
     ],
     "risk_level": "low",
     "risk_explanation": "One slice in one function; the n <= 0 guard is unchanged.",

@@ -55,12 +55,14 @@ def body_of(name: str) -> str:
 def queen_turn(n: int, *also: Matcher) -> Matcher:
     """The Queen's n-th model turn of the latest slash command (1 = right after the command),
     and every extra matcher given."""
+
     def test(request):
         if request.thread != "main":
             return False
         start = command_index(request)
         answered = sum(1 for m in request.messages[start:] if m.get("role") == "assistant")
         return answered == n - 1
+
     this = Matcher(f"queen_turn({n})", test)
     for extra in also:
         this = this & extra
@@ -123,8 +125,7 @@ def spawn_agents(request) -> list[dict]:
     """One foreground Agent call per spawn-start answer in the last message: the wave."""
     calls = []
     for started in helper_results(request):
-        calls.append(agent(started["subagent_type"], started["text"],
-                           f"{started['id']} {started['caste']}"))
+        calls.append(agent(started["subagent_type"], started["text"], f"{started['id']} {started['caste']}"))
     return calls
 
 
@@ -136,19 +137,22 @@ def json_block(data: dict, before: str = "") -> str:
 
 
 def worker_result(summary: str, created=(), modified=(), before: str = "") -> str:
-    return json_block({"status": "completed", "summary": summary, "files_created": list(created),
-                       "files_modified": list(modified), "failure": None}, before)
+    return json_block(
+        {"status": "completed", "summary": summary, "files_created": list(created), "files_modified": list(modified), "failure": None},
+        before,
+    )
 
 
 def spawn_request(caste: str, reason: str, context: str, blocking: bool = True) -> str:
-    return (f"--- SPAWN REQUEST ---\ncaste: {caste}\nreason: {reason}\ncontext: {context}\n"
-            f"blocking: {'true' if blocking else 'false'}\n--- END SPAWN REQUEST ---")
+    return (
+        f"--- SPAWN REQUEST ---\ncaste: {caste}\nreason: {reason}\ncontext: {context}\n"
+        f"blocking: {'true' if blocking else 'false'}\n--- END SPAWN REQUEST ---"
+    )
 
 
 def is_spawn(node_id: str) -> Matcher:
     """A subagent whose brief is spawn `node_id`'s (`You are w1, …`)."""
-    return Matcher(f"is_spawn({node_id})",
-                   lambda r: re.search(rf"^You are {re.escape(node_id)}, ", r.first_user_text, re.M))
+    return Matcher(f"is_spawn({node_id})", lambda r: re.search(rf"^You are {re.escape(node_id)}, ", r.first_user_text, re.M))
 
 
 # ---------------------------------------------------------------- the helper drives (aether next)
@@ -173,11 +177,11 @@ def next_action(request) -> dict:
     else from the helper's answer (`aether next` / `aether record`) in the last tool result."""
     for line in hook_lines(request):
         if line.startswith(NEXT_SPAWN):
-            return {"action": "spawn", "spawns": json.loads(line[len(NEXT_SPAWN):])}
+            return {"action": "spawn", "spawns": json.loads(line[len(NEXT_SPAWN) :])}
     lines = hook_lines(request)
     for i, line in enumerate(lines):
         if line.startswith("Aether next: "):
-            shown = "\n".join(lines[i + 1:]) if line.endswith("show the user this text:") else line
+            shown = "\n".join(lines[i + 1 :]) if line.endswith("show the user this text:") else line
             return {"action": line[13:].split(" ", 1)[0], "text": shown}
     results = helper_results(request)
     nexts = [r["next"] for r in results if isinstance(r.get("next"), dict)]  # `aether record`s: the last one's
@@ -192,14 +196,18 @@ def spawn_next(request) -> list[dict]:
     its `model` when the helper set one)."""
     action = next_action(request)
     assert action["action"] == "spawn", action
-    return [agent(s["subagent_type"], s["prompt"], s["description"], **({"model": s["model"]} if s.get("model") else {}))
-            for s in action["spawns"]]
+    return [
+        agent(s["subagent_type"], s["prompt"], s["description"], **({"model": s["model"]} if s.get("model") else {}))
+        for s in action["spawns"]
+    ]
 
 
 def is_ref(local: str) -> Matcher:
     """A subagent whose brief is spawn `local`'s (`[aether spawn .aether/spawns/<run>/<local>.md]`)."""
-    return Matcher(f"is_ref({local})", lambda r: re.search(
-        rf"^\[aether spawn \.aether/spawns/[\w-]+/{re.escape(local)}\.md\]", r.first_user_text, re.M))
+    return Matcher(
+        f"is_ref({local})",
+        lambda r: re.search(rf"^\[aether spawn \.aether/spawns/[\w-]+/{re.escape(local)}\.md\]", r.first_user_text, re.M),
+    )
 
 
 def body_line(request, text: str, **fill) -> str:
@@ -243,6 +251,7 @@ class Queen:
 def queen_reply(lessons: str):
     """The Queen of a driven loop: she spawns what the last action hands out, writes the lessons
     it asks for (`lessons`), or shows its text — what /ant:build's and /ant:run's bodies say."""
+
     def reply(request):
         action = next_action(request)
         if action["action"] == "spawn":
@@ -250,4 +259,5 @@ def queen_reply(lessons: str):
         if action["action"] == "lessons":
             return bash(f"aether record lessons - <<'EOF'\n{lessons}EOF")
         return say(action["text"])
+
     return reply

@@ -64,8 +64,7 @@ def bash(command: str, description: str | None = None, timeout_ms: int | None = 
     return tool("Bash", **args)
 
 
-def agent(subagent_type: str, prompt: str, description: str | None = None,
-          background: bool = False, **extra) -> dict:
+def agent(subagent_type: str, prompt: str, description: str | None = None, background: bool = False, **extra) -> dict:
     """An `Agent` tool call (the subagent tool; `Task` in older Claude Code).
 
     `background=False` makes Claude Code wait for the agent: several such calls in one reply
@@ -177,21 +176,31 @@ class Request:
                 continue
             for c in content:
                 if isinstance(c, dict) and c.get("type") == "tool_result":
-                    found.append({"tool_use_id": c.get("tool_use_id"), "text": _text_of(c),
-                                  "is_error": bool(c.get("is_error"))})
+                    found.append({"tool_use_id": c.get("tool_use_id"), "text": _text_of(c), "is_error": bool(c.get("is_error"))})
         return found
 
     def tool_uses(self) -> list[dict]:
         """Every tool_use block the assistant sent earlier in this conversation."""
-        return [c for m in self.messages if m.get("role") == "assistant"
-                and isinstance(m.get("content"), list)
-                for c in m["content"] if isinstance(c, dict) and c.get("type") == "tool_use"]
+        return [
+            c
+            for m in self.messages
+            if m.get("role") == "assistant" and isinstance(m.get("content"), list)
+            for c in m["content"]
+            if isinstance(c, dict) and c.get("type") == "tool_use"
+        ]
 
     def to_json(self) -> dict:
-        return {"index": self.index, "method": self.method, "path": self.path,
-                "thread": self.thread, "step": self.step, "error": self.error,
-                "reply": self.reply, "headers": self.headers,
-                "body": self.body if self.raw_body is None else self.raw_body}
+        return {
+            "index": self.index,
+            "method": self.method,
+            "path": self.path,
+            "thread": self.thread,
+            "step": self.step,
+            "error": self.error,
+            "reply": self.reply,
+            "headers": self.headers,
+            "body": self.body if self.raw_body is None else self.raw_body,
+        }
 
     def summary(self, width: int = 160, with_first: bool = True) -> list[str]:
         """Readable lines: thread, model, the last message (and the first user message)."""
@@ -199,13 +208,11 @@ class Request:
             return [f"{self.method} {self.path}"]
         last = self.last
         content = last.get("content")
-        kinds = (",".join(sorted({c.get("type", "?") for c in content if isinstance(c, dict)}))
-                 if isinstance(content, list) else "text")
+        kinds = ",".join(sorted({c.get("type", "?") for c in content if isinstance(c, dict)})) if isinstance(content, list) else "text"
         text = " ".join(self.last_text.split())
         if len(text) > width:
             text = text[:width] + "…"
-        lines = [f"thread={self.thread} model={self.model} messages={len(self.messages)}",
-                 f"last {last.get('role')} [{kinds}]: {text}"]
+        lines = [f"thread={self.thread} model={self.model} messages={len(self.messages)}", f"last {last.get('role')} [{kinds}]: {text}"]
         if with_first:
             lines.append(f"first user (end): …{' '.join(self.first_user_text.split())[-width:]}")
         return lines
@@ -241,8 +248,7 @@ class Matcher:
         """`label ✓` or `label ✗` per part, to show why a step did not match."""
         return f"{self.label} {'✓' if self(req) else '✗'}"
 
-    def reply(self, *blocks, usage: dict | None = None, label: str | None = None,
-              delay: float = 0) -> Step:
+    def reply(self, *blocks, usage: dict | None = None, label: str | None = None, delay: float = 0) -> Step:
         """The step answering a matching request with these blocks (or a function of it).
 
         `usage` overrides the token counts reported; `delay` (seconds) holds the answer back,
@@ -301,8 +307,7 @@ def last_contains(text: str) -> Matcher:
 
 def tool_result_contains(text: str) -> Matcher:
     """The last message is a tool result and one of its results holds `text`."""
-    return Matcher(f"tool_result_contains({text!r})",
-                   lambda r: any(text in t["text"] for t in r.tool_results()))
+    return Matcher(f"tool_result_contains({text!r})", lambda r: any(text in t["text"] for t in r.tool_results()))
 
 
 def tool_results(count: int) -> Matcher:
@@ -317,8 +322,7 @@ def tool_error() -> Matcher:
 
 def turn(n: int) -> Matcher:
     """The request is the n-th model turn of its conversation (1 = first)."""
-    return Matcher(f"turn({n})",
-                   lambda r: sum(1 for m in r.messages if m.get("role") == "assistant") == n - 1)
+    return Matcher(f"turn({n})", lambda r: sum(1 for m in r.messages if m.get("role") == "assistant") == n - 1)
 
 
 def main(*also: Matcher) -> Matcher:
@@ -338,8 +342,7 @@ def subagent(name: str | Matcher | None = None, *also: Matcher) -> Matcher:
 
 
 class Step:
-    def __init__(self, when: Matcher, blocks, usage: dict | None = None, label: str | None = None,
-                 delay: float = 0):
+    def __init__(self, when: Matcher, blocks, usage: dict | None = None, label: str | None = None, delay: float = 0):
         self.when = when
         self.delay = delay
         self.blocks = blocks  # blocks, or one callable(request) -> block | [blocks]
@@ -380,8 +383,7 @@ def safeguard_results(request_body: dict, blocks: list[dict]) -> list | None:
     Without a verdict Claude Code says the check "isn't getting through" and asks the person for
     every action; with `not_flagged` for each, auto mode runs as it does against the real API."""
     asked = request_body.get("safeguards") if isinstance(request_body, dict) else None
-    if not (isinstance(asked, list) and any(isinstance(g, dict) and g.get("type") == "dangerous_tool_use"
-                                            for g in asked)):
+    if not (isinstance(asked, list) and any(isinstance(g, dict) and g.get("type") == "dangerous_tool_use" for g in asked)):
         return None
     verdicts = {b["id"]: {"type": "evaluated", "outcome": "not_flagged"} for b in blocks if b["type"] == "tool_use"}
     return [{"type": "dangerous_tool_use", "status": {"type": "available", "tool_uses": verdicts}}]
@@ -390,9 +392,16 @@ def safeguard_results(request_body: dict, blocks: list[dict]) -> list | None:
 def _sse(blocks: list[dict], model: str, usage: dict, safeguards: list | None = None) -> bytes:
     """The streamed form of one assistant message, as Claude Code's SDK expects it."""
     stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
-    start = {"id": f"msg_e2e_{next(_ids):04d}", "type": "message", "role": "assistant",
-             "model": model, "content": [], "stop_reason": None, "stop_sequence": None,
-             "usage": {"input_tokens": usage["input_tokens"], "output_tokens": 1}}
+    start = {
+        "id": f"msg_e2e_{next(_ids):04d}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": usage["input_tokens"], "output_tokens": 1},
+    }
     events = [{"type": "message_start", "message": start}]
     for i, b in enumerate(blocks):
         if b["type"] == "text":
@@ -402,8 +411,7 @@ def _sse(blocks: list[dict], model: str, usage: dict, safeguards: list | None = 
             opening = {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}
             raw = json.dumps(b["input"], ensure_ascii=False)
             # several pieces, as the real API streams a tool's input
-            deltas = [{"type": "input_json_delta", "partial_json": raw[k:k + 64]}
-                      for k in range(0, len(raw), 64)]
+            deltas = [{"type": "input_json_delta", "partial_json": raw[k : k + 64]} for k in range(0, len(raw), 64)]
         events.append({"type": "content_block_start", "index": i, "content_block": opening})
         events += [{"type": "content_block_delta", "index": i, "delta": d} for d in deltas]
         events.append({"type": "content_block_stop", "index": i})
@@ -412,15 +420,21 @@ def _sse(blocks: list[dict], model: str, usage: dict, safeguards: list | None = 
         delta["safeguard_results"] = safeguards
     events.append({"type": "message_delta", "delta": delta, "usage": {"output_tokens": usage["output_tokens"]}})
     events.append({"type": "message_stop"})
-    return "".join(f"event: {e['type']}\ndata: {json.dumps(e, ensure_ascii=False)}\n\n"
-                   for e in events).encode("utf-8")
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e, ensure_ascii=False)}\n\n" for e in events).encode("utf-8")
 
 
 def _message(blocks: list[dict], model: str, usage: dict) -> dict:
     stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
-    return {"id": f"msg_e2e_{next(_ids):04d}", "type": "message", "role": "assistant",
-            "model": model, "content": blocks, "stop_reason": stop, "stop_sequence": None,
-            "usage": usage}
+    return {
+        "id": f"msg_e2e_{next(_ids):04d}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": blocks,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": usage,
+    }
 
 
 class FakeAPI:
@@ -430,8 +444,7 @@ class FakeAPI:
     body): requests whose system prompt holds that body are that agent's conversation.
     """
 
-    def __init__(self, script: list[Step] = (), agents: dict[str, str] | None = None,
-                 log_path=None):
+    def __init__(self, script: list[Step] = (), agents: dict[str, str] | None = None, log_path=None):
         self.steps = list(script)
         for s in self.steps:
             if not isinstance(s, Step):
@@ -452,8 +465,7 @@ class FakeAPI:
             fake = api
 
         self._server = _Server(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
-                                        daemon=True, name="fake-api")
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True, name="fake-api")
         self._thread.start()
         return self
 
@@ -529,8 +541,7 @@ class FakeAPI:
     def usage_for(self, req: Request, blocks: list[dict]) -> dict:
         step = self.steps[req.step] if req.step is not None else None
         out = sum(len(json.dumps(b, ensure_ascii=False)) for b in blocks) // 4 + 1
-        usage = {"input_tokens": DEFAULT_INPUT_TOKENS, "output_tokens": out,
-                 "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        usage = {"input_tokens": DEFAULT_INPUT_TOKENS, "output_tokens": out, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
         if step and step.usage:
             usage.update(step.usage)
         return usage
@@ -561,9 +572,13 @@ class FakeAPI:
         previous, repeats = None, []
         for r in self.requests + [None]:
             if r is not None:
-                how = (f"REFUSED: {r.error}" if r.error
-                       else f"step {r.step} ({self.steps[r.step].label})" if r.step is not None
-                       else "side request")
+                how = (
+                    f"REFUSED: {r.error}"
+                    if r.error
+                    else f"step {r.step} ({self.steps[r.step].label})"
+                    if r.step is not None
+                    else "side request"
+                )
                 shown = r.summary(with_first=firsts.get(r.thread) != r.first_user_text)
                 firsts[r.thread] = r.first_user_text
                 if r.error and (shown[:2], how) == previous:  # Claude Code retrying
@@ -643,8 +658,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self._send(status, json.dumps(obj, ensure_ascii=False).encode("utf-8"))
 
     def _error(self, status: int, message: str) -> None:
-        self._json(status, {"type": "error",
-                            "error": {"type": "invalid_request_error", "message": message}})
+        self._json(status, {"type": "error", "error": {"type": "invalid_request_error", "message": message}})
 
     def _handle(self, method: str) -> None:
         fake = self.fake
@@ -660,8 +674,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if method == "GET" and endpoint.startswith("/v1/models"):
             fake._record(req, "other")
             fake._log(req)
-            return self._json(200, {"data": [], "has_more": False, "first_id": None,
-                                    "last_id": None})
+            return self._json(200, {"data": [], "has_more": False, "first_id": None, "last_id": None})
         if not req.is_turn:
             fake._record(req, "other", f"unknown endpoint {method} {self.path}")
             fake._log(req)
@@ -669,16 +682,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         blocks = fake._answer(req)
         fake._log(req)
         if blocks is None:
-            return self._error(400, f"fake model server: request #{req.index} "
-                                    f"(thread {req.thread}) {req.error}; see the test's report")
+            return self._error(400, f"fake model server: request #{req.index} (thread {req.thread}) {req.error}; see the test's report")
         usage = fake.usage_for(req, blocks)
         delay = fake.steps[req.step].delay if req.step is not None else 0
         if delay:
             time.sleep(delay)
         req.answered_at = time.monotonic()
         if req.body.get("stream"):
-            return self._send(200, _sse(blocks, req.model, usage, safeguard_results(req.body, blocks)),
-                              "text/event-stream")
+            return self._send(200, _sse(blocks, req.model, usage, safeguard_results(req.body, blocks)), "text/event-stream")
         return self._json(200, _message(blocks, req.model, usage))
 
     def do_POST(self) -> None:

@@ -67,8 +67,7 @@ def _candidates() -> list[Path]:
     if override:
         return [Path(override)]
     # npm's shim first; the platform package's own binary when the postinstall step was blocked.
-    return [NODE_MODULES / ".bin" / "claude",
-            *sorted(NODE_MODULES.glob("@anthropic-ai/claude-code-*/claude"))]
+    return [NODE_MODULES / ".bin" / "claude", *sorted(NODE_MODULES.glob("@anthropic-ai/claude-code-*/claude"))]
 
 
 def claude_binary() -> Path:
@@ -80,9 +79,14 @@ def claude_binary() -> Path:
             continue
         home = tempfile.mkdtemp(prefix="aether-e2e-version-")
         try:
-            proc = subprocess.run([str(path), "--version"], capture_output=True, text=True,
-                                  timeout=60, stdin=subprocess.DEVNULL,
-                                  env={**_base_env(), "HOME": home})
+            proc = subprocess.run(
+                [str(path), "--version"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                stdin=subprocess.DEVNULL,
+                env={**_base_env(), "HOME": home},
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             tried.append(f"{path}: {exc}")
             continue
@@ -95,7 +99,8 @@ def claude_binary() -> Path:
     raise SetupError(
         f"Claude Code {CLAUDE_VERSION} is not installed for the end-to-end tests. "
         f"Run `{INSTALL_COMMAND}` in {REPO} (needs Node.js and npm; it runs `npm ci` in "
-        f"tests/e2e). Looked at: " + "; ".join(tried or ["nothing"]))
+        f"tests/e2e). Looked at: " + "; ".join(tried or ["nothing"])
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,11 +150,16 @@ def plugin_agents(plugin_dir: Path) -> dict[str, str]:
 
 def _base_env() -> dict:
     """A clean environment: no `aether` on PATH, no CLAUDE*, ANTHROPIC* or AETHER* variables."""
-    path = [p for p in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep)
-            if p and not os.path.exists(os.path.join(p, "aether"))]
-    env = {"PATH": os.pathsep.join(path), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-           "TERM": "dumb", "SHELL": shutil.which("bash") or "/bin/bash",
-           "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    path = [p for p in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep) if p and not os.path.exists(os.path.join(p, "aether"))]
+    env = {
+        "PATH": os.pathsep.join(path),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TERM": "dumb",
+        "SHELL": shutil.which("bash") or "/bin/bash",
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }
     for keep in ("USER", "LOGNAME", "TMPDIR", "TZ"):
         if os.environ.get(keep):
             env[keep] = os.environ[keep]
@@ -174,8 +184,7 @@ def _tail(text: str, lines: int = 40) -> str:
 class Run:
     """What one `claude -p` run did: exit code, stream events, model requests, files."""
 
-    def __init__(self, *, argv, prompt, code, stdout, stderr, api: FakeAPI, seconds, dir,
-                 project, home, timed_out=False):
+    def __init__(self, *, argv, prompt, code, stdout, stderr, api: FakeAPI, seconds, dir, project, home, timed_out=False):
         self.argv, self.prompt, self.code = argv, prompt, code
         self.stdout, self.stderr, self.api = stdout, stderr, api
         self.seconds, self.dir, self.project, self.home = seconds, dir, project, home
@@ -186,8 +195,7 @@ class Run:
                 event = json.loads(line)
             except ValueError:
                 event = None
-            self.events.append(event if isinstance(event, dict)
-                               else {"type": "unparsed", "line": line})
+            self.events.append(event if isinstance(event, dict) else {"type": "unparsed", "line": line})
 
     # -- model requests ---------------------------------------------------------------------
 
@@ -203,8 +211,7 @@ class Run:
 
     def subagent_turns(self, name: str | None = None):
         """Model turns of subagents: of agent `name` ("probe:prober"), or of every subagent."""
-        return [r for r in self.api.turns()
-                if (r.thread == name if name else r.thread not in ("main", "side"))]
+        return [r for r in self.api.turns() if (r.thread == name if name else r.thread not in ("main", "side"))]
 
     @property
     def side_turns(self):
@@ -254,26 +261,29 @@ class Run:
             if e.get("type") != "user":
                 continue
             for block in (e.get("message") or {}).get("content") or []:
-                if isinstance(block, dict) and block.get("type") == "tool_result" \
-                        and block.get("tool_use_id") == tool_id:
+                if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("tool_use_id") == tool_id:
                     content = block.get("content")
-                    text = content if isinstance(content, str) else "\n".join(
-                        c.get("text", "") for c in content or [] if isinstance(c, dict))
-                    return {"text": text, "is_error": bool(block.get("is_error")),
-                            "details": e.get("tool_use_result")}
+                    text = (
+                        content if isinstance(content, str) else "\n".join(c.get("text", "") for c in content or [] if isinstance(c, dict))
+                    )
+                    return {"text": text, "is_error": bool(block.get("is_error")), "details": e.get("tool_use_result")}
         raise KeyError(f"no tool result for {tool_id} in the stream")
 
     # -- reporting --------------------------------------------------------------------------
 
     def report(self) -> str:
-        head = [f"claude run: {' '.join(self.argv[:3])} …  exit={self.code} "
-                f"seconds={self.seconds:.1f}{'  TIMED OUT' if self.timed_out else ''}",
-                f"project: {self.project}", f"files:   {self.dir}/(requests.jsonl, stream.jsonl, "
-                f"stderr.txt, report.txt)"]
+        head = [
+            f"claude run: {' '.join(self.argv[:3])} …  exit={self.code} "
+            f"seconds={self.seconds:.1f}{'  TIMED OUT' if self.timed_out else ''}",
+            f"project: {self.project}",
+            f"files:   {self.dir}/(requests.jsonl, stream.jsonl, stderr.txt, report.txt)",
+        ]
         if self.result:
-            head.append(f"result: is_error={self.result.get('is_error')} "
-                        f"terminal_reason={self.result.get('terminal_reason')} "
-                        f"text={self.text[:300]!r}")
+            head.append(
+                f"result: is_error={self.result.get('is_error')} "
+                f"terminal_reason={self.result.get('terminal_reason')} "
+                f"text={self.text[:300]!r}"
+            )
         if self.permission_denials:
             head.append("permission denials: " + json.dumps(self.permission_denials)[:600])
         if self.stderr.strip():
@@ -320,31 +330,52 @@ class ClaudeCode:
         for marker in (".git", ".aether"):
             found = _ancestor_with(self.project.parent, marker)
             if found:
-                raise SetupError(f"the e2e fixture project {self.project} lies under {found}, "
-                                 f"which has a {marker}; point --basetemp (or TMPDIR) elsewhere")
+                raise SetupError(
+                    f"the e2e fixture project {self.project} lies under {found}, "
+                    f"which has a {marker}; point --basetemp (or TMPDIR) elsewhere"
+                )
 
     def env(self, url: str = "http://127.0.0.1:9", extra: dict | None = None) -> dict:
         """The environment `claude` runs with (model server at `url`; port 9 refuses)."""
-        return {**_base_env(), "HOME": str(self.home), "ANTHROPIC_BASE_URL": url,
-                "ANTHROPIC_API_KEY": DUMMY_API_KEY, **(extra or {})}
+        return {**_base_env(), "HOME": str(self.home), "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": DUMMY_API_KEY, **(extra or {})}
 
-    def cli(self, *args, timeout: float = 120, env: dict | None = None,
-            cwd: Path | None = None) -> subprocess.CompletedProcess:
+    def cli(self, *args, timeout: float = 120, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
         """Run another `claude` subcommand (`plugin validate …`) with this home, no model."""
-        return subprocess.run([str(self.binary), *map(str, args)], cwd=cwd or self.project,
-                              env=self.env(extra=env), capture_output=True, text=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            [str(self.binary), *map(str, args)],
+            cwd=cwd or self.project,
+            env=self.env(extra=env),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
 
-    def aether(self, *args, input: str | None = None, env: dict | None = None,
-               cwd: Path | None = None) -> subprocess.CompletedProcess:
+    def aether(self, *args, input: str | None = None, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
         """Run the repository's `bin/aether` in the fixture project (to set up or inspect state)."""
-        return subprocess.run([str(REPO / "bin" / "aether"), *map(str, args)],
-                              cwd=cwd or self.project, env=self.env(extra=env), input=input,
-                              capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            [str(REPO / "bin" / "aether"), *map(str, args)],
+            cwd=cwd or self.project,
+            env=self.env(extra=env),
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
-    def run(self, prompt: str | list[str], script: list[Step], *, plugin_dirs=None, args=(), env=None,
-            timeout: float | None = None, check: bool = True, agents: dict | None = None,
-            cwd: Path | None = None) -> Run:
+    def run(
+        self,
+        prompt: str | list[str],
+        script: list[Step],
+        *,
+        plugin_dirs=None,
+        args=(),
+        env=None,
+        timeout: float | None = None,
+        check: bool = True,
+        agents: dict | None = None,
+        cwd: Path | None = None,
+    ) -> Run:
         """Run `claude -p PROMPT` once; with `check` (default) fail unless it went to script.
 
         A list of prompts is sent as user messages of one session, in order (stream-json input:
@@ -368,14 +399,21 @@ class ClaudeCode:
         argv += ["--output-format", "stream-json", "--verbose", *args]
         stdin = None
         if messages:
-            stdin = "".join(json.dumps({"type": "user", "message": {"role": "user", "content": m}}) + "\n"
-                            for m in messages).encode("utf-8")
+            stdin = "".join(json.dumps({"type": "user", "message": {"role": "user", "content": m}}) + "\n" for m in messages).encode(
+                "utf-8"
+            )
         with api:
             full_env = self.env(api.url, env)
             started = time.monotonic()
-            proc = subprocess.Popen(argv, cwd=cwd or self.project, env=full_env,
-                                    stdin=subprocess.PIPE if messages else subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd or self.project,
+                env=full_env,
+                stdin=subprocess.PIPE if messages else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
             timed_out = False
             try:
                 out, err = proc.communicate(input=stdin, timeout=timeout)
@@ -388,17 +426,25 @@ class ClaudeCode:
                     proc.kill()
                     out, err = b"", b"(output lost: a child process kept the pipes open)"
             seconds = time.monotonic() - started
-        run = Run(argv=argv, prompt=prompt, code=proc.returncode,
-                  stdout=out.decode("utf-8", "replace"), stderr=err.decode("utf-8", "replace"),
-                  api=api, seconds=seconds, dir=run_dir, project=cwd or self.project,
-                  home=self.home, timed_out=timed_out)
+        run = Run(
+            argv=argv,
+            prompt=prompt,
+            code=proc.returncode,
+            stdout=out.decode("utf-8", "replace"),
+            stderr=err.decode("utf-8", "replace"),
+            api=api,
+            seconds=seconds,
+            dir=run_dir,
+            project=cwd or self.project,
+            home=self.home,
+            timed_out=timed_out,
+        )
         self.runs.append(run)
         (run_dir / "stream.jsonl").write_text(run.stdout, "utf-8")
         (run_dir / "stderr.txt").write_text(run.stderr, "utf-8")
         (run_dir / "report.txt").write_text(run.report() + "\n", "utf-8")
         if timed_out:
-            raise E2EFailure(f"claude -p did not finish within {timeout:.0f} s (killed)\n"
-                             + run.report())
+            raise E2EFailure(f"claude -p did not finish within {timeout:.0f} s (killed)\n" + run.report())
         return run.check() if check else run
 
 
@@ -439,8 +485,9 @@ def run_and_kill(claude, prompt: str, script: list, ready, *, env=None, wait: fl
     killed = False
     with api, open(out_path, "wb") as out, open(err_path, "wb") as err:
         started = time.monotonic()
-        proc = subprocess.Popen(argv, cwd=claude.project, env=claude.env(api.url, env), stdin=subprocess.DEVNULL,
-                                stdout=out, stderr=err, start_new_session=True)
+        proc = subprocess.Popen(
+            argv, cwd=claude.project, env=claude.env(api.url, env), stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
+        )
         try:
             while time.monotonic() - started < wait and proc.poll() is None:
                 if ready(proc.pid):
@@ -451,14 +498,22 @@ def run_and_kill(claude, prompt: str, script: list, ready, *, env=None, wait: fl
             kill_tree(proc.pid)
             proc.wait(timeout=30)
         seconds = time.monotonic() - started
-    run = Run(argv=argv, prompt=prompt, code=proc.returncode, stdout=out_path.read_text("utf-8", "replace"),
-              stderr=err_path.read_text("utf-8", "replace"), api=api, seconds=seconds, dir=run_dir,
-              project=claude.project, home=claude.home)
+    run = Run(
+        argv=argv,
+        prompt=prompt,
+        code=proc.returncode,
+        stdout=out_path.read_text("utf-8", "replace"),
+        stderr=err_path.read_text("utf-8", "replace"),
+        api=api,
+        seconds=seconds,
+        dir=run_dir,
+        project=claude.project,
+        home=claude.home,
+    )
     claude.runs.append(run)
     (run_dir / "report.txt").write_text(run.report() + "\n", "utf-8")
     if not killed:
-        raise E2EFailure(f"the run was not ready to be killed within {wait:.0f} s (exit {proc.returncode})\n"
-                         + run.report())
+        raise E2EFailure(f"the run was not ready to be killed within {wait:.0f} s (exit {proc.returncode})\n" + run.report())
     return run
 
 
@@ -469,8 +524,7 @@ def run_and_kill(claude, prompt: str, script: list, ready, *, env=None, wait: fl
 class Session:
     """What one interactive session did: the model requests, the screen at the end, the files."""
 
-    def __init__(self, *, argv, prompts, api: FakeAPI, screen: str, seconds: float, dir, project, home,
-                 timed_out: bool):
+    def __init__(self, *, argv, prompts, api: FakeAPI, screen: str, seconds: float, dir, project, home, timed_out: bool):
         self.argv, self.prompts, self.api, self.screen = argv, prompts, api, screen
         self.seconds, self.dir, self.project, self.home, self.timed_out = seconds, dir, project, home, timed_out
 
@@ -486,10 +540,12 @@ class Session:
         return [r for r in self.api.turns() if (r.thread == name if name else r.thread not in ("main", "side"))]
 
     def report(self) -> str:
-        head = [f"interactive session: {' '.join(self.prompts)}  seconds={self.seconds:.1f}"
-                f"{'  TIMED OUT' if self.timed_out else ''}", f"project: {self.project}",
-                f"files:   {self.dir}/(requests.jsonl, screen.txt, report.txt)",
-                "screen (tail):\n" + _tail(self.screen, 30)]
+        head = [
+            f"interactive session: {' '.join(self.prompts)}  seconds={self.seconds:.1f}{'  TIMED OUT' if self.timed_out else ''}",
+            f"project: {self.project}",
+            f"files:   {self.dir}/(requests.jsonl, screen.txt, report.txt)",
+            "screen (tail):\n" + _tail(self.screen, 30),
+        ]
         return "\n".join(head) + "\n" + self.api.report()
 
     def check(self, *, all_steps_used: bool = True) -> Session:
@@ -511,8 +567,7 @@ def _trust(home: Path, project: Path) -> None:
     config = home / ".claude.json"
     data = json.loads(config.read_text("utf-8")) if config.exists() else {}
     data.update(hasCompletedOnboarding=True, theme="dark")
-    data.setdefault("projects", {})[str(project)] = {"hasTrustDialogAccepted": True,
-                                                     "hasCompletedProjectOnboarding": True}
+    data.setdefault("projects", {})[str(project)] = {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
     data["customApiKeyResponses"] = {"approved": [DUMMY_API_KEY[-20:]], "rejected": []}
     config.write_text(json.dumps(data), "utf-8")
 
@@ -521,15 +576,23 @@ def _tmux(*args, check=True) -> subprocess.CompletedProcess:
     return subprocess.run([TMUX, *args], capture_output=True, text=True, check=check, timeout=30)
 
 
-def interactive(claude: ClaudeCode, prompts: list[str], script: list[Step], *, plugin_dirs=None, env=None,
-                timeout: float | None = None, check: bool = True, quiet: float = QUIET_SECONDS) -> Session:
+def interactive(
+    claude: ClaudeCode,
+    prompts: list[str],
+    script: list[Step],
+    *,
+    plugin_dirs=None,
+    env=None,
+    timeout: float | None = None,
+    check: bool = True,
+    quiet: float = QUIET_SECONDS,
+) -> Session:
     """Type each prompt into Claude Code's interactive TUI (in tmux, auto mode: the default) and
     wait after each until the model server has been quiet for `quiet` seconds (after the last,
     with `check`, also until every step is used): a session the person would see settled. With
     `check`, fail unless every request matched a step and every step was used."""
     if TMUX is None:
-        raise SetupError("tmux is not installed: the interactive end-to-end tests drive Claude Code's TUI in tmux "
-                         "(apt-get install tmux)")
+        raise SetupError("tmux is not installed: the interactive end-to-end tests drive Claude Code's TUI in tmux (apt-get install tmux)")
     plugins = [Path(p) for p in (plugin_dirs or claude.plugin_dirs)]
     known = {}
     for p in plugins:
@@ -544,8 +607,7 @@ def interactive(claude: ClaudeCode, prompts: list[str], script: list[Step], *, p
     screen, timed_out = "", False
     with api:
         full = {**claude.env(api.url, env), "TERM": "xterm-256color"}
-        command = "exec env -i " + " ".join(f"{k}={_quote(v)}" for k, v in full.items()) + " " + \
-            " ".join(_quote(a) for a in argv)
+        command = "exec env -i " + " ".join(f"{k}={_quote(v)}" for k, v in full.items()) + " " + " ".join(_quote(a) for a in argv)
         started = time.monotonic()
         _tmux("new-session", "-d", "-s", name, "-x", "200", "-y", "50", "-c", str(claude.project), command)
         try:
@@ -560,8 +622,17 @@ def interactive(claude: ClaudeCode, prompts: list[str], script: list[Step], *, p
         finally:
             _tmux("kill-session", "-t", name, check=False)
         seconds = time.monotonic() - started
-    session = Session(argv=argv, prompts=prompts, api=api, screen=screen, seconds=seconds, dir=run_dir,
-                      project=claude.project, home=claude.home, timed_out=timed_out)
+    session = Session(
+        argv=argv,
+        prompts=prompts,
+        api=api,
+        screen=screen,
+        seconds=seconds,
+        dir=run_dir,
+        project=claude.project,
+        home=claude.home,
+        timed_out=timed_out,
+    )
     claude.runs.append(session)
     (run_dir / "screen.txt").write_text(screen, "utf-8")
     (run_dir / "report.txt").write_text(session.report() + "\n", "utf-8")
@@ -596,4 +667,5 @@ def _settle(api: FakeAPI, deadline: float, quiet: float, every: bool) -> bool:
             return False
         newest = max(r.answered_at or r.received_at for r in api.requests)
         return time.monotonic() - newest >= quiet and (not every or not api.unused_steps)
+
     return _wait_for(settled, deadline)

@@ -18,19 +18,20 @@ pytestmark = pytest.mark.e2e
 # Run quietly by the model; the last one slips past the guard (nothing it can read names the
 # helper or the word) so that the helper's own check is what refuses it.
 HIDDEN = base64.b64encode(
-    b"env -u CLAUDECODE -u CLAUDE_CODE_ENTRYPOINT python3 -c \"import pty, sys; "
-    b"sys.exit(pty.spawn(['aether', 'bug', 'app' + 'rove', 'last-n']) >> 8)\"").decode()
+    b'env -u CLAUDECODE -u CLAUDE_CODE_ENTRYPOINT python3 -c "import pty, sys; '
+    b"sys.exit(pty.spawn(['aether', 'bug', 'app' + 'rove', 'last-n']) >> 8)\""
+).decode()
 ATTEMPTS = [
     f"env -u CLAUDECODE aether bug approve {BUG}",
-    f"env -u CLAUDECODE -u CLAUDE_CODE_ENTRYPOINT aether bug app\"\"rove {BUG}",
-    f"env -i PATH=\"$PATH\" HOME=\"$HOME\" aether bug approve {BUG}",
+    f'env -u CLAUDECODE -u CLAUDE_CODE_ENTRYPOINT aether bug app""rove {BUG}',
+    f'env -i PATH="$PATH" HOME="$HOME" aether bug approve {BUG}',
     f"unset CLAUDECODE; aether bug approve {BUG}",
     f"CLAUDECODE= aether bug approve {BUG}",
     f"export CLAUDECODE=0; aether bug approve {BUG}",
     f"aether bug a\\pprove {BUG}",
     f"aether bug $'\\x61pprove' {BUG}",
     f"W=approve; aether bug $W {BUG}",
-    f"eval \"aether bug app\"\"rove {BUG}\"",
+    f'eval "aether bug app""rove {BUG}"',
     f"script -qec 'aether bug approve {BUG}' /dev/null",
     f"python3 -c \"import pty; pty.spawn(['aether', 'bug', 'approve', '{BUG}'])\"",
     f"echo {HIDDEN} | base64 -d | sh",
@@ -39,11 +40,13 @@ ATTEMPTS = [
 
 def planned_bug(claude) -> None:
     make_project(claude.project)
-    for args, doc in ((("bug", "init", "last_n drops an item", "--id", BUG), None),
-                      (("bug", "analyze", BUG), None),
-                      (("bug", "record", BUG, "reproduction", "-"), REPRODUCTION),
-                      (("bug", "record", BUG, "root-cause", "-"), ROOT_CAUSE),
-                      (("bug", "record", BUG, "fix-plan", "-"), FIX_PLAN)):
+    for args, doc in (
+        (("bug", "init", "last_n drops an item", "--id", BUG), None),
+        (("bug", "analyze", BUG), None),
+        (("bug", "record", BUG, "reproduction", "-"), REPRODUCTION),
+        (("bug", "record", BUG, "root-cause", "-"), ROOT_CAUSE),
+        (("bug", "record", BUG, "fix-plan", "-"), FIX_PLAN),
+    ):
         done = claude.aether(*args, input=json.dumps(doc) if doc else None, env=NOW)
         assert done.returncode == 0, done.stderr
 
@@ -54,8 +57,7 @@ def test_no_way_around_the_gate_from_inside_claude_code(claude):
     steps = [main(turn(1)).reply(bash(probe))]
     steps += [main(turn(n + 2)).reply(bash(cmd)) for n, cmd in enumerate(ATTEMPTS)]
     steps.append(main(turn(len(ATTEMPTS) + 2)).reply(say("The user must approve it in a terminal.")))
-    run = claude.run("Approve the fix plan of bug last-n.", steps, env=NOW,
-                     args=["--allowedTools", "Bash"], timeout=300)
+    run = claude.run("Approve the fix plan of bug last-n.", steps, env=NOW, args=["--allowedTools", "Bash"], timeout=300)
     calls = run.tool_calls("Bash")
     assert len(calls) == len(ATTEMPTS) + 1
     seen = run.tool_result(calls[0])["text"].split()

@@ -41,12 +41,20 @@ pytestmark = pytest.mark.e2e
 PAYLOAD_FIXTURE = REPO / "tests" / "fixtures" / "agent_post_tool_use.json"
 HOOKPROBE = FIXTURES / "hookprobe"
 LESSONS = "- one small module per phase keeps each build short\n"
-VERIFIED = json_block({"passed": True, "score": 92, "summary": "the module imports",
-                       "checks": [{"name": "imports", "passed": True, "detail": "python3 -c 'import mods' ok"}]})
+VERIFIED = json_block(
+    {
+        "passed": True,
+        "score": 92,
+        "summary": "the module imports",
+        "checks": [{"name": "imports", "passed": True, "detail": "python3 -c 'import mods' ok"}],
+    }
+)
 # usage of each ant's last turn (Claude Code's totalTokens = its input + output)
-LEAD_USE, BUILD_USE, WATCH_USE = ({"input_tokens": 3000, "output_tokens": 200},
-                                  {"input_tokens": 6000, "output_tokens": 400},
-                                  {"input_tokens": 2500, "output_tokens": 100})
+LEAD_USE, BUILD_USE, WATCH_USE = (
+    {"input_tokens": 3000, "output_tokens": 200},
+    {"input_tokens": 6000, "output_tokens": 400},
+    {"input_tokens": 2500, "output_tokens": 100},
+)
 
 
 def _shape(value):
@@ -59,24 +67,28 @@ def _shape(value):
 
 
 def test_the_agent_result_the_post_hook_sees_matches_the_fixture(claude):
-    run = claude.run("/hookprobe:spawn", [
-        main().reply(agent("hookprobe:prober", "Say hello.", "probe once", model="haiku")),
-        subagent("hookprobe:prober").reply(say("hello"), usage={"input_tokens": 1200, "output_tokens": 30}),
-        main(tool_results(1)).reply(say("done")),
-    ], plugin_dirs=[HOOKPROBE])
+    run = claude.run(
+        "/hookprobe:spawn",
+        [
+            main().reply(agent("hookprobe:prober", "Say hello.", "probe once", model="haiku")),
+            subagent("hookprobe:prober").reply(say("hello"), usage={"input_tokens": 1200, "output_tokens": 30}),
+            main(tool_results(1)).reply(say("done")),
+        ],
+        plugin_dirs=[HOOKPROBE],
+    )
     (payload_file,) = sorted(Path(claude.project).glob("PostToolUse-*.json"))
     payload = json.loads(payload_file.read_text("utf-8"))
     response = payload["tool_response"]
     # what the spend cap counts: Claude Code's totalTokens (input + output of the agent's last turn)
-    assert (response["totalTokens"], response["usage"]["input_tokens"], response["usage"]["output_tokens"]) == (
-        1230, 1200, 30)
+    assert (response["totalTokens"], response["usage"]["input_tokens"], response["usage"]["output_tokens"]) == (1230, 1200, 30)
     assert response["resolvedModel"].startswith("claude-haiku")  # the Agent call's `model` took effect
     assert [r.model for r in run.requests if r.thread == "hookprobe:prober"][0] == response["resolvedModel"]
     if os.environ.get("AETHER_E2E_WRITE_FIXTURE"):
         PAYLOAD_FIXTURE.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", "utf-8")
     fixture = json.loads(PAYLOAD_FIXTURE.read_text("utf-8"))
-    assert _shape(fixture) == _shape(payload), "Claude Code's PostToolUse payload changed: refresh the fixture " \
-                                               "with AETHER_E2E_WRITE_FIXTURE=1"
+    assert _shape(fixture) == _shape(payload), (
+        "Claude Code's PostToolUse payload changed: refresh the fixture with AETHER_E2E_WRITE_FIXTURE=1"
+    )
 
 
 # ---------------------------------------------------------------- a colony and its scripted ants
@@ -87,10 +99,18 @@ def plan(phases: int, wide_phase: int | None = None) -> dict:
     out = []
     for i in range(1, phases + 1):
         names = [f"mods/m{i}.py"] + ([f"mods/m{i}_2.py"] if i == wide_phase else [])
-        out.append({"id": i, "name": f"Module {i}", "description": f"the module m{i}",
-                    "tasks": [{"id": f"{i}.{j}", "description": f"write {n}", "depends_on": [],
-                               "maps_to_criterion": False} for j, n in enumerate(names, start=1)],
-                    "success_criteria": [f"mods.m{i} imports"]})
+        out.append(
+            {
+                "id": i,
+                "name": f"Module {i}",
+                "description": f"the module m{i}",
+                "tasks": [
+                    {"id": f"{i}.{j}", "description": f"write {n}", "depends_on": [], "maps_to_criterion": False}
+                    for j, n in enumerate(names, start=1)
+                ],
+                "success_criteria": [f"mods.m{i} imports"],
+            }
+        )
     return {"goal": "Small modules", "phases": out}
 
 
@@ -117,9 +137,17 @@ def lead_answer(request) -> dict:
     phase = brief_phase(request)
     tasks = re.search(r"Tasks to assign: (.*)", request.first_user_text).group(1).split(", ")
     files = [f"mods/m{phase}.py" if t.endswith(".1") else f"mods/m{phase}_2.py" for t in tasks]
-    return say(json_block({"phase": phase, "workers": [
-        {"id": f"m{t.replace('.', '_')}", "caste": "builder", "tasks": [t], "writes": [f]}
-        for t, f in zip(tasks, files)]}, "One builder per module."))
+    return say(
+        json_block(
+            {
+                "phase": phase,
+                "workers": [
+                    {"id": f"m{t.replace('.', '_')}", "caste": "builder", "tasks": [t], "writes": [f]} for t, f in zip(tasks, files)
+                ],
+            },
+            "One builder per module.",
+        )
+    )
 
 
 def leads(n: int) -> list:
@@ -132,8 +160,10 @@ def builders(project: Path, local: str, n: int) -> list:
     done = lambda r: say(worker_result(f"{brief_file(r)} written", created=[brief_file(r)]))  # noqa: E731
     steps = []
     for _ in range(n):
-        steps += [subagent("ant:builder", is_ref(local), turn(1)).reply(write),
-                  subagent("ant:builder", is_ref(local), turn(2)).reply(done, usage=BUILD_USE)]
+        steps += [
+            subagent("ant:builder", is_ref(local), turn(1)).reply(write),
+            subagent("ant:builder", is_ref(local), turn(2)).reply(done, usage=BUILD_USE),
+        ]
     return steps
 
 
@@ -159,8 +189,12 @@ def shown(run) -> str:
 def test_three_phases_built_unattended_in_one_session_to_completed(claude):
     project = prepare(claude, 3, "STANDARD", config="models:\n  watcher: haiku\n")
     # per phase: lead, builder, watcher, lessons → 4 actions; + the first call and the last text
-    script = queen("", 14) + leads(3) + builders(project, "w1", 3) + [
-        subagent("ant:watcher", is_ref("watch1")).reply(say(VERIFIED), usage=WATCH_USE) for _ in range(3)]
+    script = (
+        queen("", 14)
+        + leads(3)
+        + builders(project, "w1", 3)
+        + [subagent("ant:watcher", is_ref("watch1")).reply(say(VERIFIED), usage=WATCH_USE) for _ in range(3)]
+    )
     run = claude.run("/ant:run", script, env=NOW, timeout=600)
 
     assert run.permission_denials == []
@@ -202,12 +236,26 @@ IMPORT_ERROR = "ImportError: cannot import name 'config' from 'mods'"
 def failing(request):
     name = brief_file(request)
     task = "2.1" if name == "mods/m2.py" else "2.2"
-    return say(json_block({"status": "failed", "summary": f"{name} does not import", "files_created": [],
-                           "files_modified": [],
-                           "failure": {"task": task, "error": IMPORT_ERROR, "root_cause": "mods/config.py is missing",
-                                       "suggested_fix": "add mods/config.py with the shared settings",
-                                       "confidence": 85, "fix_scope": "contained", "files": ["mods/config.py"],
-                                       "category": "import"}}))
+    return say(
+        json_block(
+            {
+                "status": "failed",
+                "summary": f"{name} does not import",
+                "files_created": [],
+                "files_modified": [],
+                "failure": {
+                    "task": task,
+                    "error": IMPORT_ERROR,
+                    "root_cause": "mods/config.py is missing",
+                    "suggested_fix": "add mods/config.py with the shared settings",
+                    "confidence": 85,
+                    "fix_scope": "contained",
+                    "files": ["mods/config.py"],
+                    "category": "import",
+                },
+            }
+        )
+    )
 
 
 def test_a_common_cause_abort_stops_the_run_and_from_2_completes_it(claude):
@@ -216,9 +264,12 @@ def test_a_common_cause_abort_stops_the_run_and_from_2_completes_it(claude):
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "the colony's start")
     # run, lead(1), w1(1), lead(2), w1+w2(2) → abort: the stop's text
-    script = queen("", 6) + leads(2) + builders(project, "w1", 1) + [
-        subagent("ant:builder", is_ref("w1")).reply(failing),
-        subagent("ant:builder", is_ref("w2")).reply(failing)]
+    script = (
+        queen("", 6)
+        + leads(2)
+        + builders(project, "w1", 1)
+        + [subagent("ant:builder", is_ref("w1")).reply(failing), subagent("ant:builder", is_ref("w2")).reply(failing)]
+    )
     first = claude.run("/ant:run", script, env=NOW, timeout=400)
     assert first.permission_denials == []
     text = shown(first)
@@ -271,8 +322,7 @@ def test_a_low_cap_stops_the_run_with_nothing_half_recorded(claude):
     # the raised cap goes on where it stopped
     script = queen("--budget 200k", 6) + leads(1) + builders(project, "w1", 2)
     second = claude.run("/ant:run --budget 200k", script, env=NOW, timeout=300)
-    assert [c["input"]["description"] for c in second.tool_calls("Agent")] == [
-        "w1 builder", "lead1 route-setter", "w1 builder"]
+    assert [c["input"]["description"] for c in second.tool_calls("Agent")] == ["w1 builder", "lead1 route-setter", "w1 builder"]
     assert "DONE: the colony is COMPLETED" in shown(second)
 
 
@@ -306,8 +356,7 @@ def test_a_run_killed_mid_wave_resumes_in_a_new_session(claude):
     assert calls[0]["input"]["prompt"] == first_call["input"]["prompt"]  # the same spawn, the same brief
     ledger = state(claude, "spawns.json")
     phase1 = [s for s in ledger["spawns"] if s["scope"].startswith("b1-")]
-    assert [(s["local"], s["status"], s["via"]) for s in phase1] == [("lead1", "recorded", "hook"),
-                                                                     ("w1", "recorded", "hook")]
+    assert [(s["local"], s["status"], s["via"]) for s in phase1] == [("lead1", "recorded", "hook"), ("w1", "recorded", "hook")]
     # one run, resumed: each phase built, then closed as /ant:continue closes it
     assert [r["command"] for r in ledger["runs"]] == ["run", "build", "continue", "build", "continue"]
     assert "DONE: the colony is COMPLETED" in shown(resumed)
@@ -322,8 +371,7 @@ def context_seen(request) -> str:
     marker = "SessionStart hook additional context: "
     for m in request.messages:
         content = m.get("content")
-        blocks = [content] if isinstance(content, str) else [b.get("text", "") for b in content or []
-                                                              if isinstance(b, dict)]
+        blocks = [content] if isinstance(content, str) else [b.get("text", "") for b in content or [] if isinstance(b, dict)]
         for text in blocks:
             if marker + "Aether:" in text:
                 found = text.split(marker, 1)[1]
@@ -349,10 +397,17 @@ def test_the_context_is_put_back_after_clear_and_compact_and_absent_without_a_co
 
     session = [e for e in cleared.events if e.get("type") == "system" and e.get("subtype") == "init"][0]["session_id"]
     summary = Matcher("compaction", lambda r: "Respond with TEXT ONLY" in r.last_text)
-    compacted = claude.run(["/compact", question], [summary.reply(say("We talked about the colony.")),
-                                                   summary.reply(say("We talked about the colony.")),
-                                                   main(last_contains(question)).reply(say("Mid-run."))],
-                           args=["--resume", session], env=NOW, check=False)
+    compacted = claude.run(
+        ["/compact", question],
+        [
+            summary.reply(say("We talked about the colony.")),
+            summary.reply(say("We talked about the colony.")),
+            main(last_contains(question)).reply(say("Mid-run.")),
+        ],
+        args=["--resume", session],
+        env=NOW,
+        check=False,
+    )
     compacted.check(all_steps_used=False)
     asked = [r for r in compacted.requests if r.thread == "main" and question in r.last_text][-1]
     assert "the run is stopped: the spend cap" in context_seen(asked)

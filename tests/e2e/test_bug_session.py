@@ -44,23 +44,28 @@ pytestmark = pytest.mark.e2e
 
 RETRY_LINE = "Your previous result was rejected. Fix these defects:"
 
-INVALID_REPRODUCTION = {"confirmed": True, "reproduction_steps": [], "confidence": "certain",
-                        "attempts": 1}
+INVALID_REPRODUCTION = {"confirmed": True, "reproduction_steps": [], "confidence": "certain", "attempts": 1}
 
 # What each agent's model turns cost (the fake model reports these; Claude Code sums them).
-USAGE = {"researcher": {"input_tokens": 4000, "output_tokens": 300},
-         "researcher-retry": {"input_tokens": 5000, "output_tokens": 400},
-         "analyzer": {"input_tokens": 6000, "output_tokens": 500},
-         "planner": {"input_tokens": 7000, "output_tokens": 900}}
+USAGE = {
+    "researcher": {"input_tokens": 4000, "output_tokens": 300},
+    "researcher-retry": {"input_tokens": 5000, "output_tokens": 400},
+    "analyzer": {"input_tokens": 6000, "output_tokens": 500},
+    "planner": {"input_tokens": 7000, "output_tokens": 900},
+}
 
 
 # ---------------------------------------------------------------- the fixture project
 
 
 def project_tests(root: Path, *paths: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(root / ".venv" / "bin" / "python"), "-m", "pytest", "-q",
-                           "-p", "no:cacheprovider", *paths], cwd=root, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [str(root / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", *paths],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def bug_state(claude) -> dict:
@@ -79,8 +84,7 @@ def command_body(request) -> str:
 
 def body_command(request, command: str) -> str:
     """The body's shell command written as `command` (or `command <<'EOF'` with its heredoc)."""
-    found = [s.text for s in shell_snippets(command_body(request))
-             if s.text == command or s.text.startswith(command + " <<")]
+    found = [s.text for s in shell_snippets(command_body(request)) if s.text == command or s.text.startswith(command + " <<")]
     assert found, f"the body has no command {command!r}"
     return found[0]
 
@@ -88,7 +92,7 @@ def body_command(request, command: str) -> str:
 def answer(request) -> dict:
     """The helper's envelope in the last tool result (an error's comes after `Exit code N`)."""
     text = request.tool_results()[0]["text"]
-    return json.loads(text[text.index("{"):])
+    return json.loads(text[text.index("{") :])
 
 
 def step_of(request) -> dict:
@@ -98,8 +102,7 @@ def step_of(request) -> dict:
 def task(step: dict) -> str:
     """The agent's task as the body describes it: `key: value` lines from agent_step."""
     lines = [f"bug_id: {BUG}", "read_first: " + ", ".join(step["reads"])]
-    lines += [f"{key}: {step[key]}" for key in ("max_attempts", "timeout_seconds", "bash_timeout_ms",
-                                                 "min_test_cases") if key in step]
+    lines += [f"{key}: {step[key]}" for key in ("max_attempts", "timeout_seconds", "bash_timeout_ms", "min_test_cases") if key in step]
     return "\n".join(lines)
 
 
@@ -120,8 +123,7 @@ def usage_tokens(request) -> int:
 
 
 def record_cost(name: str):
-    return lambda r: bash(f"aether bug cost {BUG} --agent {name} --input-tokens {usage_tokens(r)} "
-                          f"--output-tokens 0")
+    return lambda r: bash(f"aether bug cost {BUG} --agent {name} --input-tokens {usage_tokens(r)} --output-tokens 0")
 
 
 def record_result(request):
@@ -135,9 +137,11 @@ def json_block(doc: dict) -> str:
 
 def after(command_start: str) -> Matcher:
     """The last tool call of the conversation was a Bash command starting with this."""
+
     def test(r):
         uses = r.tool_uses()
         return uses[-1]["name"] == "Bash" and uses[-1]["input"]["command"].startswith(command_start)
+
     return Matcher(f"after({command_start!r})", test)
 
 
@@ -150,7 +154,7 @@ def retry_agent(request):
     """The same agent again: the same task, the defects one a line, its previous ```json block."""
     texts = [t["text"] for t in request.tool_results(last_only=False)]
     rejected = next(answer_text for answer_text in reversed(texts) if '"invalid_agent_output"' in answer_text)
-    defects = json.loads(rejected[rejected.index("{"):])["defects"]
+    defects = json.loads(rejected[rejected.index("{") :])["defects"]
     first = next(u for u in request.tool_uses() if u["name"] == "Agent")
     previous = "```json\n" + reported_json(request) + "\n```"
     prompt = "\n".join([first["input"]["prompt"], RETRY_LINE, *defects, previous])
@@ -168,12 +172,19 @@ def test_a_bug_from_report_to_fixed(claude):
     description = 'last_n(items, 2) returns 3 items — "one too many"; it\'s off by one'
     report = {"description": description, "id": BUG, "test": "tests/test_calc.py", "error": ERROR}
     init = claude.run(
-        f'/ant:bug init {description} --id {BUG} --test tests/test_calc.py --error "{ERROR}"', [
-            main().reply(lambda r: bash(body_command(r, "aether bug init --report -").replace(
-                "<the JSON object, in its ```json fence>",
-                "```json\n" + json.dumps(report, ensure_ascii=False) + "\n```"))),
+        f'/ant:bug init {description} --id {BUG} --test tests/test_calc.py --error "{ERROR}"',
+        [
+            main().reply(
+                lambda r: bash(
+                    body_command(r, "aether bug init --report -").replace(
+                        "<the JSON object, in its ```json fence>", "```json\n" + json.dumps(report, ensure_ascii=False) + "\n```"
+                    )
+                )
+            ),
             main(tool_result_contains('"phase":"CREATED"')).reply(say(f"Created. Next: /ant:bug analyze {BUG}")),
-        ], env=NOW)
+        ],
+        env=NOW,
+    )
     assert init.permission_denials == []
     assert "aether bug init --report - <<'EOF'" in init.bash_commands()[0]
     saved = bug_state(claude)["report"]
@@ -183,44 +194,51 @@ def test_a_bug_from_report_to_fixed(claude):
     # /ant:bug analyze — three agents, one rejected result sent back, through PLANNED.
     researcher = subagent("ant:bug-researcher", ~first_user_contains(RETRY_LINE))
     analyzer, planner = subagent("ant:root-cause-analyzer"), subagent("ant:fix-planner")
-    run = claude.run(f"/ant:bug analyze {BUG}", [
-        main(turn(1)).reply(lambda r: bash(body_command(r, "aether bug analyze <id>").replace("<id>", BUG))),
-        main(tool_result_contains('"step":"reproduce"')).reply(
-            lambda r: agent("ant:bug-researcher", task(step_of(r)), "Reproduce the bug")),
-        (researcher & turn(1)).reply(bash(".venv/bin/python -m pytest tests/test_calc.py -v --tb=long 2>&1",
-                                          timeout_ms=300000)),
-        (researcher & tool_result_contains("1 failed")).reply(say(json_block(INVALID_REPRODUCTION)),
-                                                              usage=USAGE["researcher"]),
-        main(tool_result_contains("<usage>subagent_tokens")).reply(record_cost("bug-researcher")),
-        main(after("aether bug cost"), tool_result_contains('"phase":"REPRODUCING"')).reply(record_result),
-        main(tool_error(), tool_result_contains('"invalid_agent_output"')).reply(retry),
-        main(after("sleep")).reply(retry_agent),
-        subagent("ant:bug-researcher", first_user_contains(RETRY_LINE)).reply(
-            say(json_block(REPRODUCTION)), usage=USAGE["researcher-retry"]),
-        main(tool_result_contains("<usage>subagent_tokens")).reply(record_cost("bug-researcher")),
-        main(after("aether bug cost"), tool_result_contains('"phase":"REPRODUCING"')).reply(record_result),
-        main(tool_result_contains('"step":"analyze"'), after("aether bug record")).reply(
-            lambda r: agent("ant:root-cause-analyzer", task(step_of(r)), "Find the root cause")),
-        (analyzer & turn(1)).reply(bash("grep -rn 'def last_n' --include=*.py .")),
-        (analyzer & turn(2)).reply(bash(".venv/bin/python -m pytest tests/test_calc.py -q")),
-        (analyzer & turn(3) & tool_error()).reply(lambda r: tool("Read", file_path=str(claude.project / "calc.py"))),
-        (analyzer & turn(4)).reply(say(json_block(ROOT_CAUSE)), usage=USAGE["analyzer"]),
-        main(tool_result_contains("<usage>subagent_tokens")).reply(record_cost("root-cause-analyzer")),
-        main(after("aether bug cost"), tool_result_contains('"phase":"ANALYZING"')).reply(record_result),
-        main(tool_result_contains('"step":"plan"'), after("aether bug record")).reply(
-            lambda r: agent("ant:fix-planner", task(step_of(r)), "Plan the fix")),
-        (planner & turn(1)).reply(bash("sed -n '1,10p' calc.py")),
-        (planner & turn(2)).reply(say(json_block(FIX_PLAN)), usage=USAGE["planner"]),
-        main(tool_result_contains("<usage>subagent_tokens")).reply(record_cost("fix-planner")),
-        main(after("aether bug cost"), tool_result_contains('"phase":"PLANNING"')).reply(record_result),
-        main(tool_result_contains('"phase":"PLANNED"')).reply(
-            say(f"Planned. Review it, then run `aether bug approve {BUG}` in your terminal.")),
-    ], env=NOW, timeout=300)
+    run = claude.run(
+        f"/ant:bug analyze {BUG}",
+        [
+            main(turn(1)).reply(lambda r: bash(body_command(r, "aether bug analyze <id>").replace("<id>", BUG))),
+            main(tool_result_contains('"step":"reproduce"')).reply(
+                lambda r: agent("ant:bug-researcher", task(step_of(r)), "Reproduce the bug")
+            ),
+            (researcher & turn(1)).reply(bash(".venv/bin/python -m pytest tests/test_calc.py -v --tb=long 2>&1", timeout_ms=300000)),
+            (researcher & tool_result_contains("1 failed")).reply(say(json_block(INVALID_REPRODUCTION)), usage=USAGE["researcher"]),
+            main(tool_result_contains("<usage>subagent_tokens")).reply(record_cost("bug-researcher")),
+            main(after("aether bug cost"), tool_result_contains('"phase":"REPRODUCING"')).reply(record_result),
+            main(tool_error(), tool_result_contains('"invalid_agent_output"')).reply(retry),
+            main(after("sleep")).reply(retry_agent),
+            subagent("ant:bug-researcher", first_user_contains(RETRY_LINE)).reply(
+                say(json_block(REPRODUCTION)), usage=USAGE["researcher-retry"]
+            ),
+            main(tool_result_contains("<usage>subagent_tokens")).reply(record_cost("bug-researcher")),
+            main(after("aether bug cost"), tool_result_contains('"phase":"REPRODUCING"')).reply(record_result),
+            main(tool_result_contains('"step":"analyze"'), after("aether bug record")).reply(
+                lambda r: agent("ant:root-cause-analyzer", task(step_of(r)), "Find the root cause")
+            ),
+            (analyzer & turn(1)).reply(bash("grep -rn 'def last_n' --include=*.py .")),
+            (analyzer & turn(2)).reply(bash(".venv/bin/python -m pytest tests/test_calc.py -q")),
+            (analyzer & turn(3) & tool_error()).reply(lambda r: tool("Read", file_path=str(claude.project / "calc.py"))),
+            (analyzer & turn(4)).reply(say(json_block(ROOT_CAUSE)), usage=USAGE["analyzer"]),
+            main(tool_result_contains("<usage>subagent_tokens")).reply(record_cost("root-cause-analyzer")),
+            main(after("aether bug cost"), tool_result_contains('"phase":"ANALYZING"')).reply(record_result),
+            main(tool_result_contains('"step":"plan"'), after("aether bug record")).reply(
+                lambda r: agent("ant:fix-planner", task(step_of(r)), "Plan the fix")
+            ),
+            (planner & turn(1)).reply(bash("sed -n '1,10p' calc.py")),
+            (planner & turn(2)).reply(say(json_block(FIX_PLAN)), usage=USAGE["planner"]),
+            main(tool_result_contains("<usage>subagent_tokens")).reply(record_cost("fix-planner")),
+            main(after("aether bug cost"), tool_result_contains('"phase":"PLANNING"')).reply(record_result),
+            main(tool_result_contains('"phase":"PLANNED"')).reply(
+                say(f"Planned. Review it, then run `aether bug approve {BUG}` in your terminal.")
+            ),
+        ],
+        env=NOW,
+        timeout=300,
+    )
 
     # The command's own calls were all granted (the one denial is the guard's, below); only
     # the rejected result failed.
-    assert [d["tool_input"]["command"] for d in run.permission_denials] == [
-        ".venv/bin/python -m pytest tests/test_calc.py -q"]
+    assert [d["tool_input"]["command"] for d in run.permission_denials] == [".venv/bin/python -m pytest tests/test_calc.py -q"]
     queen = run.tool_calls("Bash")
     failed = [c["input"]["command"].split("\n")[0] for c in queen if run.tool_result(c)["is_error"]]
     assert failed == [f"aether bug record {BUG} reproduction - <<'EOF'"]
@@ -229,10 +247,8 @@ def test_a_bug_from_report_to_fixed(claude):
     # Each agent ran with its own file as system prompt, exactly its tools, and the task the
     # Queen wrote from the helper's agent_step.
     known = plugin_agents(REPO)
-    spawned = [(c["input"]["subagent_type"], c["input"]["prompt"], c["input"]["run_in_background"])
-               for c in run.tool_calls("Agent")]
-    assert [s[0] for s in spawned] == ["ant:bug-researcher", "ant:bug-researcher",
-                                       "ant:root-cause-analyzer", "ant:fix-planner"]
+    spawned = [(c["input"]["subagent_type"], c["input"]["prompt"], c["input"]["run_in_background"]) for c in run.tool_calls("Agent")]
+    assert [s[0] for s in spawned] == ["ant:bug-researcher", "ant:bug-researcher", "ant:root-cause-analyzer", "ant:fix-planner"]
     assert not any(s[2] for s in spawned)
     for name, prompt, _ in spawned:
         turns = run.subagent_turns(name)
@@ -250,9 +266,11 @@ def test_a_bug_from_report_to_fixed(claude):
     assert ran["text"].startswith("Exit code 1") and "1 failed" in ran["text"] and ERROR in ran["text"]
 
     # The rejected result went back to the same agent with the helper's defect list.
-    defects = ["reproduction_steps: has 0 entries, needs at least 1 when confirmed is true",
-               "affected_files: needs at least 1 entry when confirmed is true",
-               "confidence: must be one of high, medium, low, found 'certain'"]
+    defects = [
+        "reproduction_steps: has 0 entries, needs at least 1 when confirmed is true",
+        "affected_files: needs at least 1 entry when confirmed is true",
+        "confidence: must be one of high, medium, low, found 'certain'",
+    ]
     assert retried.startswith(first + "\n" + RETRY_LINE + "\n" + "\n".join(defects) + "\n")
     assert retried.endswith("```json\n" + json.dumps(INVALID_REPRODUCTION, indent=2) + "\n```")
     sleep = next(c for c in queen if c["input"]["command"].startswith("sleep"))
@@ -270,8 +288,12 @@ def test_a_bug_from_report_to_fixed(claude):
     assert state["phase"] == "planned"
     spent = [(c["agent_name"], c["phase"], c["input_tokens"], c["output_tokens"]) for c in state["costs"]]
     shown = [usage_tokens(t) for t in run.main_turns if "[Subagent hand-back]" in t.last_text]
-    assert [s[:2] for s in spent] == [("bug-researcher", "reproducing"), ("bug-researcher", "reproducing"),
-                                      ("root-cause-analyzer", "analyzing"), ("fix-planner", "planning")]
+    assert [s[:2] for s in spent] == [
+        ("bug-researcher", "reproducing"),
+        ("bug-researcher", "reproducing"),
+        ("root-cause-analyzer", "analyzing"),
+        ("fix-planner", "planning"),
+    ]
     assert [s[2] for s in spent] == shown and all(s[3] == 0 for s in spent)
     # Claude Code's count is the agent's last model turn, input and output together.
     assert shown == [sum(USAGE[k].values()) for k in ("researcher", "researcher-retry", "analyzer", "planner")]
@@ -282,11 +304,15 @@ def test_a_bug_from_report_to_fixed(claude):
         assert (claude.project / ".aether" / "bugs" / BUG / name).is_file()
 
     # /ant:bug approve — the command shows the plan; approving from Claude Code is refused.
-    approve = claude.run(f"/ant:bug approve {BUG}", [
-        main(turn(1)).reply(lambda r: bash(body_command(r, "aether bug status <id>").replace("<id>", BUG))),
-        main(tool_result_contains("Fix Plan:")).reply(bash(f"aether bug approve {BUG}")),
-        main(tool_error()).reply(say(f"Run `aether bug approve {BUG}` in your terminal.")),
-    ], env=NOW)
+    approve = claude.run(
+        f"/ant:bug approve {BUG}",
+        [
+            main(turn(1)).reply(lambda r: bash(body_command(r, "aether bug status <id>").replace("<id>", BUG))),
+            main(tool_result_contains("Fix Plan:")).reply(bash(f"aether bug approve {BUG}")),
+            main(tool_error()).reply(say(f"Run `aether bug approve {BUG}` in your terminal.")),
+        ],
+        env=NOW,
+    )
     status, refused = [approve.tool_result(c) for c in approve.tool_calls("Bash")]
     assert "PLANNED (awaiting approval)" in status["text"]
     assert refused["is_error"] and "the user's decision" in refused["text"]
@@ -303,16 +329,20 @@ def test_a_bug_from_report_to_fixed(claude):
     assert approval["fix_plan_hash"] == state["transitions"][-1]["metadata"]["fix_plan_hash"]
 
     # /ant:bug fix — applied, tests written and run with the project's interpreter: FIXED.
-    fix = claude.run(f"/ant:bug fix {BUG}", [
-        main(turn(1)).reply(lambda r: bash(body_command(r, "aether bug fix <id>").replace("<id>", BUG))),
-        main(tool_result_contains('"phase":"FIXED"')).reply(say("Fixed.")),
-    ], env=NOW, timeout=300)
+    fix = claude.run(
+        f"/ant:bug fix {BUG}",
+        [
+            main(turn(1)).reply(lambda r: bash(body_command(r, "aether bug fix <id>").replace("<id>", BUG))),
+            main(tool_result_contains('"phase":"FIXED"')).reply(say("Fixed.")),
+        ],
+        env=NOW,
+        timeout=300,
+    )
     assert fix.bash_commands() == [f"aether bug fix {BUG}"] and fix.permission_denials == []
     done = json.loads(fix.tool_result(fix.tool_calls("Bash")[0])["text"])["result"]
     assert done["phase"] == "FIXED" and done["implementation"]["tests_failed"] == 0
     assert done["implementation"]["test_command"][0] == str(claude.project / ".venv" / "bin" / "python")
-    assert {t["name"] for t in done["implementation"]["tests"]} == {
-        "test_last_n_two", "test_last_n_all", "test_last_two"}
+    assert {t["name"] for t in done["implementation"]["tests"]} == {"test_last_n_two", "test_last_n_all", "test_last_two"}
     assert (claude.project / "calc.py").read_text("utf-8") == CALC_FIXED
     written = (claude.project / "tests" / "test_bug_last_n.py").read_text("utf-8")
     assert written.startswith(f"# aether bug {BUG}: regression tests")
@@ -329,23 +359,42 @@ def test_list_status_and_reject_with_a_reason_in_a_heredoc(claude):
 
     helper("init", "--report", "-", input=json.dumps({"description": "flaky import", "id": "flaky"}))
     helper("analyze", "flaky")
-    helper("record", "flaky", "reproduction", "-", input="Could not make it fail.\n```json\n" + json.dumps(
-        {"confirmed": False, "reproduction_steps": ["python -c 'import calc'"], "attempts": 3,
-         "notes": "imports cleanly on every try"}) + "\n```\n")
+    helper(
+        "record",
+        "flaky",
+        "reproduction",
+        "-",
+        input="Could not make it fail.\n```json\n"
+        + json.dumps(
+            {"confirmed": False, "reproduction_steps": ["python -c 'import calc'"], "attempts": 3, "notes": "imports cleanly on every try"}
+        )
+        + "\n```\n",
+    )
 
-    listed = claude.run("/ant:bug list", [
-        main(turn(1)).reply(lambda r: bash(body_command(r, "aether bug list"))),
-        main(tool_result_contains("Bug Investigations")).reply(say("One bug.")),
-    ], env=NOW)
+    listed = claude.run(
+        "/ant:bug list",
+        [
+            main(turn(1)).reply(lambda r: bash(body_command(r, "aether bug list"))),
+            main(tool_result_contains("Bug Investigations")).reply(say("One bug.")),
+        ],
+        env=NOW,
+    )
     (shown,) = [listed.tool_result(c)["text"] for c in listed.tool_calls("Bash")]
     assert "flaky" in shown and "NOT_REPRODUCIBLE" in shown and "reject" in shown
 
     reason = 'Can\'t reproduce — "works on my machine"; $(not run) `nor this`'
-    rejected = claude.run(f"/ant:bug reject flaky {reason}", [
-        main(turn(1)).reply(lambda r: bash(body_command(r, "aether bug reject <id> --reason -").replace(
-            "<id>", "flaky").replace("<the reason>", reason))),
-        main(tool_result_contains('"phase":"WONT_FIX"')).reply(say("Closed as won't fix.")),
-    ], env=NOW)
+    rejected = claude.run(
+        f"/ant:bug reject flaky {reason}",
+        [
+            main(turn(1)).reply(
+                lambda r: bash(
+                    body_command(r, "aether bug reject <id> --reason -").replace("<id>", "flaky").replace("<the reason>", reason)
+                )
+            ),
+            main(tool_result_contains('"phase":"WONT_FIX"')).reply(say("Closed as won't fix.")),
+        ],
+        env=NOW,
+    )
     assert rejected.permission_denials == []
     state = json.loads((claude.project / ".aether/bugs/flaky/state.json").read_text("utf-8"))
     assert state["phase"] == "wont_fix"

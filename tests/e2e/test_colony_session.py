@@ -61,8 +61,7 @@ pytestmark = pytest.mark.e2e
 GOAL = "A tiny todo CLI in Python: add items and list them"
 FOCUS = "keep the store in memory first; no database yet"
 PYTEST = "python3 -m pytest -q -p no:cacheprovider tests"
-AGENT_FILES = {name: REPO / ".aether" / "workers" / f"{name}.md"
-               for name in ("route-setter", "builder", "watcher", "scout")}
+AGENT_FILES = {name: REPO / ".aether" / "workers" / f"{name}.md" for name in ("route-setter", "builder", "watcher", "scout")}
 
 # ---------------------------------------------------------------- the code the ants write
 
@@ -78,12 +77,12 @@ def add(text):
 def items():
     return list(_items)
 '''
-STORE_BUG = '''    _items.append({"id": len(_items) + 1, "text": text})
-'''
-STORE_FIX = '''    item = {"id": len(_items) + 1, "text": text}
+STORE_BUG = """    _items.append({"id": len(_items) + 1, "text": text})
+"""
+STORE_FIX = """    item = {"id": len(_items) + 1, "text": text}
     _items.append(item)
     return item
-'''
+"""
 CLI = '''"""The todo command line."""
 
 import argparse
@@ -96,11 +95,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     return args
 '''
-CLI_SUBCOMMANDS_OLD = '''    parser = argparse.ArgumentParser(prog="todo")
+CLI_SUBCOMMANDS_OLD = """    parser = argparse.ArgumentParser(prog="todo")
     args = parser.parse_args(argv)
     return args
-'''
-CLI_SUBCOMMANDS_NEW = '''    parser = argparse.ArgumentParser(prog="todo")
+"""
+CLI_SUBCOMMANDS_NEW = """    parser = argparse.ArgumentParser(prog="todo")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("add").add_argument("text")
     sub.add_parser("list")
@@ -111,8 +110,8 @@ CLI_SUBCOMMANDS_NEW = '''    parser = argparse.ArgumentParser(prog="todo")
         for item in items():
             print(item["id"], item["text"])
     return 0
-'''
-TESTS = '''from todo import store
+"""
+TESTS = """from todo import store
 
 
 def test_add_returns_the_item():
@@ -123,77 +122,155 @@ def test_add_returns_the_item():
 def test_items_lists_what_was_added():
     store.add("bread")
     assert "bread" in [i["text"] for i in store.items()]
-'''
-RESEARCH_NOTE = ("# argparse subcommands\n\nUse `parser.add_subparsers(dest=\"command\", required=True)` and "
-                 "one `add_parser` per command (Python 3.7+).\n")
+"""
+RESEARCH_NOTE = (
+    '# argparse subcommands\n\nUse `parser.add_subparsers(dest="command", required=True)` and one `add_parser` per command (Python 3.7+).\n'
+)
 
 # ---------------------------------------------------------------- what the planner and critic say
 
-PLAN_V1 = {"goal": GOAL, "phases": [
-    {"id": 1, "name": "Everything", "description": "store, CLI and packaging at once",
-     "tasks": [{"id": "1.1", "description": "store and CLI", "depends_on": []},
-               {"id": "1.2", "description": "packaging", "depends_on": ["1.1"]}],
-     "success_criteria": ["it works"]}]}
-PLAN_V2 = {"goal": GOAL, "phases": [
-    {"id": 1, "name": "Core", "description": "the in-memory store, the CLI and their tests",
-     "tasks": [{"id": "1.1", "description": "todo/store.py: add() and items() in memory", "depends_on": []},
-               {"id": "1.2", "description": "todo/cli.py: `add` and `list` subcommands", "depends_on": []},
-               {"id": "1.3", "description": "tests/test_todo.py for the store", "depends_on": ["1.1"]}],
-     "success_criteria": ["`python3 -m pytest` passes", "`todo add milk` then `todo list` shows milk"]},
-    {"id": 2, "name": "Persistence", "description": "keep the items in a JSON file",
-     "tasks": [{"id": "2.1", "description": "save and load the items", "depends_on": ["1.1"]},
-               {"id": "2.2", "description": "the CLI uses the saved items", "depends_on": ["2.1"]},
-               {"id": "2.3", "description": "tests for save and load", "depends_on": ["2.1"]}],
-     "success_criteria": ["items survive a restart"]},
-    {"id": 3, "name": "Packaging", "description": "install it as a command",
-     "tasks": [{"id": "3.1", "description": "pyproject.toml with a console script", "depends_on": []},
-               {"id": "3.2", "description": "README with usage", "depends_on": []},
-               {"id": "3.3", "description": "an install test", "depends_on": ["3.1"]}],
-     "success_criteria": ["`pip install .` gives a `todo` command"]}]}
+PLAN_V1 = {
+    "goal": GOAL,
+    "phases": [
+        {
+            "id": 1,
+            "name": "Everything",
+            "description": "store, CLI and packaging at once",
+            "tasks": [
+                {"id": "1.1", "description": "store and CLI", "depends_on": []},
+                {"id": "1.2", "description": "packaging", "depends_on": ["1.1"]},
+            ],
+            "success_criteria": ["it works"],
+        }
+    ],
+}
+PLAN_V2 = {
+    "goal": GOAL,
+    "phases": [
+        {
+            "id": 1,
+            "name": "Core",
+            "description": "the in-memory store, the CLI and their tests",
+            "tasks": [
+                {"id": "1.1", "description": "todo/store.py: add() and items() in memory", "depends_on": []},
+                {"id": "1.2", "description": "todo/cli.py: `add` and `list` subcommands", "depends_on": []},
+                {"id": "1.3", "description": "tests/test_todo.py for the store", "depends_on": ["1.1"]},
+            ],
+            "success_criteria": ["`python3 -m pytest` passes", "`todo add milk` then `todo list` shows milk"],
+        },
+        {
+            "id": 2,
+            "name": "Persistence",
+            "description": "keep the items in a JSON file",
+            "tasks": [
+                {"id": "2.1", "description": "save and load the items", "depends_on": ["1.1"]},
+                {"id": "2.2", "description": "the CLI uses the saved items", "depends_on": ["2.1"]},
+                {"id": "2.3", "description": "tests for save and load", "depends_on": ["2.1"]},
+            ],
+            "success_criteria": ["items survive a restart"],
+        },
+        {
+            "id": 3,
+            "name": "Packaging",
+            "description": "install it as a command",
+            "tasks": [
+                {"id": "3.1", "description": "pyproject.toml with a console script", "depends_on": []},
+                {"id": "3.2", "description": "README with usage", "depends_on": []},
+                {"id": "3.3", "description": "an install test", "depends_on": ["3.1"]},
+            ],
+            "success_criteria": ["`pip install .` gives a `todo` command"],
+        },
+    ],
+}
 
 
 def assessment(score: int, summary: str, issue: str, recommendation: str) -> str:
-    return (f"## Planning Assessment\n### Overall Score\n{score}\n### Assessment Summary\n{summary}\n"
-            f"### Detailed Feedback\n- see the key issues\n### Key Issues\n- {issue}\n"
-            f"### Recommendations\n- {recommendation}")
+    return (
+        f"## Planning Assessment\n### Overall Score\n{score}\n### Assessment Summary\n{summary}\n"
+        f"### Detailed Feedback\n- see the key issues\n### Key Issues\n- {issue}\n"
+        f"### Recommendations\n- {recommendation}"
+    )
 
 
-CRITIQUE_1 = assessment(70, "One phase does everything; no tests are planned.",
-                        "no test strategy and no phase boundaries",
-                        "split into core, persistence and packaging phases with test tasks")
-CRITIQUE_2 = assessment(86, "Three phases that build on each other, each with tests.",
-                        "packaging could come earlier", "keep it as it is")
+CRITIQUE_1 = assessment(
+    70,
+    "One phase does everything; no tests are planned.",
+    "no test strategy and no phase boundaries",
+    "split into core, persistence and packaging phases with test tasks",
+)
+CRITIQUE_2 = assessment(86, "Three phases that build on each other, each with tests.", "packaging could come earlier", "keep it as it is")
 
 # ---------------------------------------------------------------- what the other ants say
 
-ASSIGNMENT = {"phase": 1, "workers": [
-    {"id": "store", "caste": "builder", "tasks": ["1.1"], "writes": ["todo/store.py", "todo/__init__.py"]},
-    {"id": "cli", "caste": "builder", "tasks": ["1.2"], "writes": ["todo/cli.py"], "reads": ["todo/store.py"]},
-    {"id": "tests", "caste": "builder", "tasks": ["1.3"], "writes": ["tests/test_todo.py"],
-     "reads": ["todo/store.py"], "depends_on": ["store"]}]}
-W3_FAILURE = {"status": "failed", "summary": "tests fail: store.add returns None",
-              "files_created": ["tests/test_todo.py"], "files_modified": [],
-              "failure": {"task": "1.3", "caste": "builder",
-                          "error": "TypeError: 'NoneType' object is not subscriptable",
-                          "root_cause": "store.add() does not return the item it adds",
-                          "suggested_fix": "return the item from add() in todo/store.py", "confidence": 60,
-                          "fix_scope": "other_files", "files": ["todo/store.py"], "category": "logic",
-                          "hypotheses": [{"hypothesis": "add() returns None", "result": "confirmed"}],
-                          "maps_to_criterion": True}}
-DEBUG_RESULT = {"status": "completed", "diagnosis": "add() appended the item but returned None",
-                "fix_applied": True, "files_modified": ["todo/store.py"],
-                "verification": {"status": "pass", "details": "2 passed"}}
-CRITICAL = {"findings": [{"severity": "CRITICAL", "description": "todo/cli.py imports todo.storage, which does not exist",
-                          "location": "todo/cli.py:5", "recommendation": "import from todo.store"},
-                         {"severity": "LOW", "description": "no docstring on main()", "location": "todo/cli.py:8",
-                          "recommendation": "add one"}],
-            "summary": "the CLI cannot be imported", "critical_count": 1}
-CLEAN = {"findings": [{"severity": "LOW", "description": "no docstring on main()", "location": "todo/cli.py:8",
-                       "recommendation": "add one"}], "summary": "the wave runs", "critical_count": 0}
-WATCHER_REPORT = {"passed": True, "score": 90, "summary": "tests pass and the CLI adds and lists",
-                  "checks": [{"name": "syntax", "passed": True, "detail": "4 files compile"},
-                             {"name": "imports", "passed": True, "detail": "todo.cli and todo.store import"},
-                             {"name": "tests", "passed": True, "detail": "2 passed"}]}
+ASSIGNMENT = {
+    "phase": 1,
+    "workers": [
+        {"id": "store", "caste": "builder", "tasks": ["1.1"], "writes": ["todo/store.py", "todo/__init__.py"]},
+        {"id": "cli", "caste": "builder", "tasks": ["1.2"], "writes": ["todo/cli.py"], "reads": ["todo/store.py"]},
+        {
+            "id": "tests",
+            "caste": "builder",
+            "tasks": ["1.3"],
+            "writes": ["tests/test_todo.py"],
+            "reads": ["todo/store.py"],
+            "depends_on": ["store"],
+        },
+    ],
+}
+W3_FAILURE = {
+    "status": "failed",
+    "summary": "tests fail: store.add returns None",
+    "files_created": ["tests/test_todo.py"],
+    "files_modified": [],
+    "failure": {
+        "task": "1.3",
+        "caste": "builder",
+        "error": "TypeError: 'NoneType' object is not subscriptable",
+        "root_cause": "store.add() does not return the item it adds",
+        "suggested_fix": "return the item from add() in todo/store.py",
+        "confidence": 60,
+        "fix_scope": "other_files",
+        "files": ["todo/store.py"],
+        "category": "logic",
+        "hypotheses": [{"hypothesis": "add() returns None", "result": "confirmed"}],
+        "maps_to_criterion": True,
+    },
+}
+DEBUG_RESULT = {
+    "status": "completed",
+    "diagnosis": "add() appended the item but returned None",
+    "fix_applied": True,
+    "files_modified": ["todo/store.py"],
+    "verification": {"status": "pass", "details": "2 passed"},
+}
+CRITICAL = {
+    "findings": [
+        {
+            "severity": "CRITICAL",
+            "description": "todo/cli.py imports todo.storage, which does not exist",
+            "location": "todo/cli.py:5",
+            "recommendation": "import from todo.store",
+        },
+        {"severity": "LOW", "description": "no docstring on main()", "location": "todo/cli.py:8", "recommendation": "add one"},
+    ],
+    "summary": "the CLI cannot be imported",
+    "critical_count": 1,
+}
+CLEAN = {
+    "findings": [{"severity": "LOW", "description": "no docstring on main()", "location": "todo/cli.py:8", "recommendation": "add one"}],
+    "summary": "the wave runs",
+    "critical_count": 0,
+}
+WATCHER_REPORT = {
+    "passed": True,
+    "score": 90,
+    "summary": "tests pass and the CLI adds and lists",
+    "checks": [
+        {"name": "syntax", "passed": True, "detail": "4 files compile"},
+        {"name": "imports", "passed": True, "detail": "todo.cli and todo.store import"},
+        {"name": "tests", "passed": True, "detail": "2 passed"},
+    ],
+}
 LESSONS = "- argparse subcommands need dest= and required=True\n- return what a store adds, tests rely on it\n"
 PROMOTED = "Store functions should return what they add: callers and tests rely on it"
 
@@ -222,16 +299,24 @@ def earlier_result(request, prefix: str) -> dict:
 
 
 def init_and_focus(claude):
-    init = claude.run(f"/ant:init {GOAL}", [
-        queen_turn(1).reply(lambda r: run_body(r, "aether colony-init - <<", stdin=GOAL)),
-        queen_turn(2).reply(lambda r: run_body(r, "aether pheromone-render")),
-        queen_turn(3).reply(say("The colony is READY. Steer it with /ant:focus, then /ant:plan.")),
-    ], env=NOW)
-    focus = claude.run(f"/ant:focus {FOCUS}", [
-        queen_turn(1).reply(lambda r: run_body(r, "aether pheromone-emit FOCUS - <<", stdin=FOCUS)),
-        queen_turn(2).reply(lambda r: run_body(r, "aether pheromone-render")),
-        queen_turn(3).reply(say("Focus set.")),
-    ], env=NOW)
+    init = claude.run(
+        f"/ant:init {GOAL}",
+        [
+            queen_turn(1).reply(lambda r: run_body(r, "aether colony-init - <<", stdin=GOAL)),
+            queen_turn(2).reply(lambda r: run_body(r, "aether pheromone-render")),
+            queen_turn(3).reply(say("The colony is READY. Steer it with /ant:focus, then /ant:plan.")),
+        ],
+        env=NOW,
+    )
+    focus = claude.run(
+        f"/ant:focus {FOCUS}",
+        [
+            queen_turn(1).reply(lambda r: run_body(r, "aether pheromone-emit FOCUS - <<", stdin=FOCUS)),
+            queen_turn(2).reply(lambda r: run_body(r, "aether pheromone-render")),
+            queen_turn(3).reply(say("Focus set.")),
+        ],
+        env=NOW,
+    )
     return init, focus
 
 
@@ -244,42 +329,52 @@ def brief_path(request) -> str:
 
 
 def plan_run(claude):
-    return claude.run("/ant:plan", [
-        queen_turn(1).reply(lambda r: run_body(r, "aether next --plan")),
-        # research first: one scout for the goal (no list given); then planner, critic, planner, critic
-        *[queen_turn(n).reply(spawn_next) for n in range(2, 7)],
-        queen_turn(7, hook_says("Aether next: done")).reply(lambda r: say(next_action(r)["text"])),
-        # the scout writes its brief where the task says
-        subagent("ant:scout", first_user_contains("--- RESEARCH TASK ---"), turn(1)).reply(lambda r: tool(
-            "Write", file_path=str(claude.project / brief_path(r)), content=GOAL_BRIEF)),
-        subagent("ant:scout", first_user_contains("--- RESEARCH TASK ---"), turn(2)).reply(
-            lambda r: say(f"argparse and a module-level list are enough.\nBRIEF: {brief_path(r)}")),
-        # the ants
-        subagent("ant:route-setter", first_user_contains("--- PLANNER ---"), ~first_user_contains("LOOP FEEDBACK"),
-                 turn(1)).reply(bash("ls -la", "Look at the project")),
-        subagent("ant:route-setter", ~first_user_contains("LOOP FEEDBACK"), turn(2)).reply(
-            say(json_block(PLAN_V1, "A first plan."))),
-        subagent("ant:watcher", first_user_contains("Phase 1: Everything"), turn(1)).reply(say(CRITIQUE_1)),
-        subagent("ant:route-setter", first_user_contains("LOOP FEEDBACK"), turn(1)).reply(
-            bash("ls -la", "Look at the project again")),
-        subagent("ant:route-setter", first_user_contains("LOOP FEEDBACK"), turn(2)).reply(
-            say(json_block(PLAN_V2, "Split as the critic asked."))),
-        subagent("ant:watcher", first_user_contains("Phase 1: Core"), turn(1)).reply(say(CRITIQUE_2)),
-    ], env=NOW)
+    return claude.run(
+        "/ant:plan",
+        [
+            queen_turn(1).reply(lambda r: run_body(r, "aether next --plan")),
+            # research first: one scout for the goal (no list given); then planner, critic, planner, critic
+            *[queen_turn(n).reply(spawn_next) for n in range(2, 7)],
+            queen_turn(7, hook_says("Aether next: done")).reply(lambda r: say(next_action(r)["text"])),
+            # the scout writes its brief where the task says
+            subagent("ant:scout", first_user_contains("--- RESEARCH TASK ---"), turn(1)).reply(
+                lambda r: tool("Write", file_path=str(claude.project / brief_path(r)), content=GOAL_BRIEF)
+            ),
+            subagent("ant:scout", first_user_contains("--- RESEARCH TASK ---"), turn(2)).reply(
+                lambda r: say(f"argparse and a module-level list are enough.\nBRIEF: {brief_path(r)}")
+            ),
+            # the ants
+            subagent("ant:route-setter", first_user_contains("--- PLANNER ---"), ~first_user_contains("LOOP FEEDBACK"), turn(1)).reply(
+                bash("ls -la", "Look at the project")
+            ),
+            subagent("ant:route-setter", ~first_user_contains("LOOP FEEDBACK"), turn(2)).reply(say(json_block(PLAN_V1, "A first plan."))),
+            subagent("ant:watcher", first_user_contains("Phase 1: Everything"), turn(1)).reply(say(CRITIQUE_1)),
+            subagent("ant:route-setter", first_user_contains("LOOP FEEDBACK"), turn(1)).reply(bash("ls -la", "Look at the project again")),
+            subagent("ant:route-setter", first_user_contains("LOOP FEEDBACK"), turn(2)).reply(
+                say(json_block(PLAN_V2, "Split as the critic asked."))
+            ),
+            subagent("ant:watcher", first_user_contains("Phase 1: Core"), turn(1)).reply(say(CRITIQUE_2)),
+        ],
+        env=NOW,
+    )
 
 
 def build_asks_for_approval(claude):
     plan_file = str(claude.project / ".aether" / "data" / "PROJECT_PLAN.json")
-    return claude.run("/ant:build 1", [
-        queen_turn(1).reply(lambda r: next_with(r, "aether next --build <N>", N=1)),
-        queen_turn(2).reply(spawn_next),  # the Phase Lead, by reference
-        subagent("ant:route-setter", first_user_contains("--- PHASE LEAD ---"), turn(1)).reply(
-            tool("Read", file_path=plan_file)),
-        subagent("ant:route-setter", turn(2), tool_result_contains("todo/store.py")).reply(
-            say(json_block(ASSIGNMENT, "Three builders; the tests wait for the store."))),
-        # the hook recorded the plan; the next action asks the user
-        queen_turn(3, hook_says("Aether next: ask")).reply(lambda r: say(next_action(r)["text"])),
-    ], env=NOW)
+    return claude.run(
+        "/ant:build 1",
+        [
+            queen_turn(1).reply(lambda r: next_with(r, "aether next --build <N>", N=1)),
+            queen_turn(2).reply(spawn_next),  # the Phase Lead, by reference
+            subagent("ant:route-setter", first_user_contains("--- PHASE LEAD ---"), turn(1)).reply(tool("Read", file_path=plan_file)),
+            subagent("ant:route-setter", turn(2), tool_result_contains("todo/store.py")).reply(
+                say(json_block(ASSIGNMENT, "Three builders; the tests wait for the store."))
+            ),
+            # the hook recorded the plan; the next action asks the user
+            queen_turn(3, hook_says("Aether next: ask")).reply(lambda r: say(next_action(r)["text"])),
+        ],
+        env=NOW,
+    )
 
 
 def approved_build(claude):
@@ -290,89 +385,118 @@ def approved_build(claude):
     # the watcher — every action comes from the hooks' `Next:` line
     for _ in range(9):
         q.step(spawn_next)
-    q.step(lambda r: bash(f"aether record lessons - <<'EOF'\n{LESSONS}global convention: {PROMOTED}\nEOF"),
-           hook_says("Aether next: lessons"))
+    q.step(
+        lambda r: bash(f"aether record lessons - <<'EOF'\n{LESSONS}global convention: {PROMOTED}\nEOF"), hook_says("Aether next: lessons")
+    )
     q.step(lambda r: say(helper_result(r)["next"]["text"]))
 
     ants = [
         # wave 1: w1 writes the store but claims the package file too
-        subagent("ant:builder", is_spawn("w1"), turn(1)).reply(
-            tool("Write", file_path=f"{project}/todo/store.py", content=STORE)),
-        subagent("ant:builder", is_spawn("w1"), turn(2)).reply(say(worker_result(
-            "store with add() and items()", created=["todo/store.py", "todo/__init__.py"]))),
+        subagent("ant:builder", is_spawn("w1"), turn(1)).reply(tool("Write", file_path=f"{project}/todo/store.py", content=STORE)),
+        subagent("ant:builder", is_spawn("w1"), turn(2)).reply(
+            say(worker_result("store with add() and items()", created=["todo/store.py", "todo/__init__.py"]))
+        ),
         # w2 writes a first CLI and asks for a scout before finishing it
-        subagent("ant:builder", is_spawn("w2"), turn(1)).reply(
-            tool("Write", file_path=f"{project}/todo/cli.py", content=CLI)),
-        subagent("ant:builder", is_spawn("w2"), turn(2)).reply(say(spawn_request(
-            "scout", "need the argparse subcommand API before adding `add` and `list`",
-            "Python 3 stdlib argparse: subparsers with a required command") + "\n\n" + worker_result(
-            "CLI skeleton; the subcommands wait for the scout", created=["todo/cli.py"]))),
+        subagent("ant:builder", is_spawn("w2"), turn(1)).reply(tool("Write", file_path=f"{project}/todo/cli.py", content=CLI)),
+        subagent("ant:builder", is_spawn("w2"), turn(2)).reply(
+            say(
+                spawn_request(
+                    "scout",
+                    "need the argparse subcommand API before adding `add` and `list`",
+                    "Python 3 stdlib argparse: subparsers with a required command",
+                )
+                + "\n\n"
+                + worker_result("CLI skeleton; the subcommands wait for the scout", created=["todo/cli.py"])
+            )
+        ),
         # r1: the retry makes the package file for real
-        subagent("ant:builder", is_spawn("r1"), turn(1),).reply(
-            tool("Write", file_path=f"{project}/todo/__init__.py", content='"""The todo package."""\n')),
-        subagent("ant:builder", is_spawn("r1"), turn(2)).reply(say(worker_result(
-            "package file created", created=["todo/__init__.py"]))),
+        subagent(
+            "ant:builder",
+            is_spawn("r1"),
+            turn(1),
+        ).reply(tool("Write", file_path=f"{project}/todo/__init__.py", content='"""The todo package."""\n')),
+        subagent("ant:builder", is_spawn("r1"), turn(2)).reply(say(worker_result("package file created", created=["todo/__init__.py"]))),
         # s1: the scout checks argparse and writes its note under .aether/research/
-        subagent("ant:scout", is_spawn("s1"), turn(1)).reply(bash(
-            "python3 -c \"import argparse; print(argparse.ArgumentParser().add_subparsers.__name__)\"")),
+        subagent("ant:scout", is_spawn("s1"), turn(1)).reply(
+            bash('python3 -c "import argparse; print(argparse.ArgumentParser().add_subparsers.__name__)"')
+        ),
         subagent("ant:scout", is_spawn("s1"), turn(2), tool_result_contains("add_subparsers")).reply(
-            tool("Write", file_path=f"{project}/.aether/research/argparse-subcommands.md", content=RESEARCH_NOTE)),
-        subagent("ant:scout", is_spawn("s1"), turn(3)).reply(say(worker_result(
-            "add_subparsers(dest='command', required=True), one add_parser per command",
-            created=[".aether/research/argparse-subcommands.md"]))),
+            tool("Write", file_path=f"{project}/.aether/research/argparse-subcommands.md", content=RESEARCH_NOTE)
+        ),
+        subagent("ant:scout", is_spawn("s1"), turn(3)).reply(
+            say(
+                worker_result(
+                    "add_subparsers(dest='command', required=True), one add_parser per command",
+                    created=[".aether/research/argparse-subcommands.md"],
+                )
+            )
+        ),
         # x1: the rerun of w2 finishes the CLI with the scout's findings (the bad import stays)
-        subagent("ant:builder", is_spawn("x1"), turn(1),).reply(
-            tool("Read", file_path=f"{project}/todo/cli.py")),
-        subagent("ant:builder", is_spawn("x1"), turn(2)).reply(tool(
-            "Edit", file_path=f"{project}/todo/cli.py", old_string=CLI_SUBCOMMANDS_OLD, new_string=CLI_SUBCOMMANDS_NEW)),
-        subagent("ant:builder", is_spawn("x1"), turn(3)).reply(say(worker_result(
-            "add and list subcommands", modified=["todo/cli.py"]))),
+        subagent(
+            "ant:builder",
+            is_spawn("x1"),
+            turn(1),
+        ).reply(tool("Read", file_path=f"{project}/todo/cli.py")),
+        subagent("ant:builder", is_spawn("x1"), turn(2)).reply(
+            tool("Edit", file_path=f"{project}/todo/cli.py", old_string=CLI_SUBCOMMANDS_OLD, new_string=CLI_SUBCOMMANDS_NEW)
+        ),
+        subagent("ant:builder", is_spawn("x1"), turn(3)).reply(say(worker_result("add and list subcommands", modified=["todo/cli.py"]))),
         # v1: the reviewer imports the CLI and finds it broken
-        subagent("ant:watcher", is_spawn("v1"), turn(1)).reply(bash("python3 -c \"import todo.cli\"")),
+        subagent("ant:watcher", is_spawn("v1"), turn(1)).reply(bash('python3 -c "import todo.cli"')),
         subagent("ant:watcher", is_spawn("v1"), turn(2), tool_result_contains("No module named 'todo.storage'")).reply(
-            say(json_block(CRITICAL, "The CLI does not import."))),
+            say(json_block(CRITICAL, "The CLI does not import."))
+        ),
         # b1, b2: the rebuild; b1's store is fine, b2 fixes the import
-        subagent("ant:builder", is_spawn("b1"), turn(1)).reply(say(worker_result(
-            "the store was not involved; nothing to change"))),
+        subagent("ant:builder", is_spawn("b1"), turn(1)).reply(say(worker_result("the store was not involved; nothing to change"))),
         subagent("ant:builder", is_spawn("b2"), turn(1)).reply(tool("Read", file_path=f"{project}/todo/cli.py")),
-        subagent("ant:builder", is_spawn("b2"), turn(2)).reply(tool(
-            "Edit", file_path=f"{project}/todo/cli.py", old_string="from todo.storage import",
-            new_string="from todo.store import")),
-        subagent("ant:builder", is_spawn("b2"), turn(3)).reply(bash("python3 -c \"import todo.cli\" && echo imports")),
-        subagent("ant:builder", is_spawn("b2"), turn(4), tool_result_contains("imports")).reply(say(worker_result(
-            "import fixed: todo.store", modified=["todo/cli.py"]))),
+        subagent("ant:builder", is_spawn("b2"), turn(2)).reply(
+            tool("Edit", file_path=f"{project}/todo/cli.py", old_string="from todo.storage import", new_string="from todo.store import")
+        ),
+        subagent("ant:builder", is_spawn("b2"), turn(3)).reply(bash('python3 -c "import todo.cli" && echo imports')),
+        subagent("ant:builder", is_spawn("b2"), turn(4), tool_result_contains("imports")).reply(
+            say(worker_result("import fixed: todo.store", modified=["todo/cli.py"]))
+        ),
         # v2: the wave passes its second review
-        subagent("ant:watcher", is_spawn("v2"), turn(1)).reply(bash("python3 -c \"import todo.cli\" && echo imports")),
-        subagent("ant:watcher", is_spawn("v2"), turn(2), tool_result_contains("imports")).reply(
-            say(json_block(CLEAN))),
+        subagent("ant:watcher", is_spawn("v2"), turn(1)).reply(bash('python3 -c "import todo.cli" && echo imports')),
+        subagent("ant:watcher", is_spawn("v2"), turn(2), tool_result_contains("imports")).reply(say(json_block(CLEAN))),
         # wave 2: w3's tests fail on the store
-        subagent("ant:builder", is_spawn("w3"), turn(1)).reply(
-            tool("Write", file_path=f"{project}/tests/test_todo.py", content=TESTS)),
+        subagent("ant:builder", is_spawn("w3"), turn(1)).reply(tool("Write", file_path=f"{project}/tests/test_todo.py", content=TESTS)),
         subagent("ant:builder", is_spawn("w3"), turn(2)).reply(bash(PYTEST)),
         subagent("ant:builder", is_spawn("w3"), turn(3), tool_result_contains("1 failed")).reply(
-            say(json_block(W3_FAILURE, "The store's add() returns None."))),
+            say(json_block(W3_FAILURE, "The store's add() returns None."))
+        ),
         # d1: the debugger patches the store (not the test) and runs the tests
-        subagent("ant:builder", is_spawn("d1"), turn(1),).reply(
-            tool("Read", file_path=f"{project}/todo/store.py")),
-        subagent("ant:builder", is_spawn("d1"), turn(2)).reply(tool(
-            "Edit", file_path=f"{project}/todo/store.py", old_string=STORE_BUG, new_string=STORE_FIX)),
+        subagent(
+            "ant:builder",
+            is_spawn("d1"),
+            turn(1),
+        ).reply(tool("Read", file_path=f"{project}/todo/store.py")),
+        subagent("ant:builder", is_spawn("d1"), turn(2)).reply(
+            tool("Edit", file_path=f"{project}/todo/store.py", old_string=STORE_BUG, new_string=STORE_FIX)
+        ),
         subagent("ant:builder", is_spawn("d1"), turn(3)).reply(bash(PYTEST)),
         subagent("ant:builder", is_spawn("d1"), turn(4), tool_result_contains("2 passed")).reply(
-            say(json_block(DEBUG_RESULT, "Patched add() to return the item."))),
+            say(json_block(DEBUG_RESULT, "Patched add() to return the item."))
+        ),
         # the watcher's verification
         subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(1)).reply(bash(PYTEST)),
-        subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(2),
-                 tool_result_contains("2 passed")).reply(say(json_block(WATCHER_REPORT, "All checks pass."))),
+        subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(2), tool_result_contains("2 passed")).reply(
+            say(json_block(WATCHER_REPORT, "All checks pass."))
+        ),
     ]
     return claude.run("/ant:build 1 --approve", q.steps + ants, env=NOW, args=["--continue"], timeout=600)
 
 
 def continue_run(claude):
     """The build recorded the phase's lessons and no archivist is due: closing it is one call."""
-    return claude.run("/ant:continue", [
-        queen_turn(1).reply(lambda r: next_with(r, "aether next --continue")),
-        queen_turn(2, tool_result_contains('"action":"done"')).reply(lambda r: say(helper_result(r)["text"])),
-    ], env=NOW)
+    return claude.run(
+        "/ant:continue",
+        [
+            queen_turn(1).reply(lambda r: next_with(r, "aether next --continue")),
+            queen_turn(2, tool_result_contains('"action":"done"')).reply(lambda r: say(helper_result(r)["text"])),
+        ],
+        env=NOW,
+    )
 
 
 # ---------------------------------------------------------------- the session
@@ -395,9 +519,13 @@ def test_a_colony_session_plans_builds_and_continues(claude):
     assert command_body(build.main_turns[0]) == body_of("build").replace("$ARGUMENTS", "1 --approve")
     assert command_body(cont.main_turns[0]) == body_of("continue")
     # … each agent's system prompt is its agent file, with the caste's tools …
-    for run, name, tools in ((plan, "route-setter", {"Read", "Bash"}), (plan, "watcher", {"Read", "Bash"}),
-                             (build, "builder", {"Read", "Write", "Edit", "Bash"}),
-                             (build, "scout", {"Read", "Write", "Bash"}), (build, "watcher", {"Read", "Bash"})):
+    for run, name, tools in (
+        (plan, "route-setter", {"Read", "Bash"}),
+        (plan, "watcher", {"Read", "Bash"}),
+        (build, "builder", {"Read", "Write", "Edit", "Bash"}),
+        (build, "scout", {"Read", "Write", "Bash"}),
+        (build, "watcher", {"Read", "Bash"}),
+    ):
         turns = run.subagent_turns(f"ant:{name}")
         body = _front_matter(AGENT_FILES[name].read_text("utf-8"))[1].strip()
         assert turns and all(body in t.system for t in turns), name
@@ -434,7 +562,9 @@ def test_a_colony_session_plans_builds_and_continues(claude):
     assert recorded == json_block(W3_FAILURE, "The store's add() returns None.")
     # … and the Queen wrote no answer and no brief: her Bash calls are the loop's own
     assert [c["input"]["command"].split(" <<")[0] for c in build.tool_calls("Bash")] == [
-        "aether next --build 1 --approve", "aether record lessons -"]
+        "aether next --build 1 --approve",
+        "aether record lessons -",
+    ]
     # the false claim caught, the decisions the helper made
     tree_now = state(claude, "COLONY_STATE.json")["spawn_tree"]
     assert tree_now["nodes"]["w1"]["unverified"] == [{"path": "todo/__init__.py", "problem": "missing"}]
@@ -451,30 +581,35 @@ def test_a_colony_session_plans_builds_and_continues(claude):
     assert tree["waves"][:2] == [["w1", "w2"], ["w3"]]
     roles = {nid: (n["role"], n["caste"], n["status"]) for nid, n in tree["nodes"].items()}
     assert roles == {
-        "w1": ("worker", "builder", "failed"), "w2": ("worker", "builder", "completed"),
-        "w3": ("worker", "builder", "failed"), "r1": ("retry", "builder", "completed"),
-        "s1": ("sub_spawn", "scout", "completed"), "x1": ("rerun", "builder", "completed"),
-        "v1": ("reviewer", "watcher", "completed"), "v2": ("reviewer", "watcher", "completed"),
-        "b1": ("rebuild", "builder", "completed"), "b2": ("rebuild", "builder", "completed"),
-        "d1": ("debugger", "builder", "completed")}
+        "w1": ("worker", "builder", "failed"),
+        "w2": ("worker", "builder", "completed"),
+        "w3": ("worker", "builder", "failed"),
+        "r1": ("retry", "builder", "completed"),
+        "s1": ("sub_spawn", "scout", "completed"),
+        "x1": ("rerun", "builder", "completed"),
+        "v1": ("reviewer", "watcher", "completed"),
+        "v2": ("reviewer", "watcher", "completed"),
+        "b1": ("rebuild", "builder", "completed"),
+        "b2": ("rebuild", "builder", "completed"),
+        "d1": ("debugger", "builder", "completed"),
+    }
     assert tree["nodes"]["s1"]["depth"] == 2 and tree["nodes"]["s1"]["parent"] == "w2"
     assert tree["spawn_requests"][0]["blocking"] is True and tree["spawn_requests"][0]["rerun"] == "x1"
     assert [r["action"] for r in tree["reviews"]["1"]] == ["rebuild", "continue"]
     failures = state(claude, "failures.json")
     assert [(r["task"], r["kind"], r["result"]) for r in failures["retry_log"]] == [
-        ("1.1", "retry", "recovered"), ("1.3", "debugger", "recovered")]
+        ("1.1", "retry", "recovered"),
+        ("1.3", "debugger", "recovered"),
+    ]
     assert [(f["id"], f["task"]) for f in failures["friction"]] == [("FR-001", "1.1"), ("FR-002", "1.3")]
     assert [h["action"] for h in failures["history"]] == ["retry", "debug"]
     events = [e["type"] for e in state(claude, "events.json")["events"]]
     for expected in ("plan_approved", "spawn_started", "spawn_finished", "build_finished", "phase_advanced"):
         assert expected in events, expected
     assert events.index("build_finished") < events.index("phase_advanced")
-    assert any(s["type"] == "INIT" and s["content"].strip() == GOAL
-               for s in state(claude, "pheromones.json")["signals"])
-    assert any(s["type"] == "FOCUS" and s["content"].strip() == FOCUS
-               for s in state(claude, "pheromones.json")["signals"])
-    assert any(s["type"] == "FEEDBACK" and s.get("source") == "auto:build"
-               for s in state(claude, "pheromones.json")["signals"])
+    assert any(s["type"] == "INIT" and s["content"].strip() == GOAL for s in state(claude, "pheromones.json")["signals"])
+    assert any(s["type"] == "FOCUS" and s["content"].strip() == FOCUS for s in state(claude, "pheromones.json")["signals"])
+    assert any(s["type"] == "FEEDBACK" and s.get("source") == "auto:build" for s in state(claude, "pheromones.json")["signals"])
     loop = state(claude, "loops.json")["loops"][-1]
     assert (loop["type"], loop["status"], [i["score"] for i in loop["iterations"]]) == ("plan", "complete", [70, 86])
     memory = state(claude, "memory.json")
@@ -488,8 +623,9 @@ def test_a_colony_session_plans_builds_and_continues(claude):
     assert research["tasks"][0]["path"] in planner and GOAL_BRIEF.strip() not in planner
 
     # -- the code the colony built works
-    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
-                           cwd=claude.project, capture_output=True, text=True)
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=claude.project, capture_output=True, text=True
+    )
     assert "2 passed" in tests.stdout, tests.stdout + tests.stderr
     assert "from todo.store import add, items" in (claude.project / "todo" / "cli.py").read_text("utf-8")
 
@@ -504,18 +640,26 @@ APP_FILES = {
     **{f"words/w{i:02}.py": f"WORD = {i}\n" for i in range(17)},
 }
 MAPS = {
-    "structure + stack": {"status": "completed", "lens": "structure + stack",
-                          "summary": "app.py calls util.slug; Python only, pytest, no CI",
-                          "findings": [{"area": "tests/test_util.py", "note": "run with python3 -m pytest"}],
-                          "suggested_signals": [{"type": "FOCUS", "content": "keep util.py small and fully tested"}]},
-    "conventions and risks": {"status": "completed", "lens": "conventions and risks",
-                              "summary": "one helper module; words/ holds constants only",
-                              "findings": [{"area": "util.py", "note": "unused() is never called"}],
-                              "suggested_signals": [{"type": "REDIRECT",
-                                                     "content": "no third-party dependencies for string helpers"}]},
+    "structure + stack": {
+        "status": "completed",
+        "lens": "structure + stack",
+        "summary": "app.py calls util.slug; Python only, pytest, no CI",
+        "findings": [{"area": "tests/test_util.py", "note": "run with python3 -m pytest"}],
+        "suggested_signals": [{"type": "FOCUS", "content": "keep util.py small and fully tested"}],
+    },
+    "conventions and risks": {
+        "status": "completed",
+        "lens": "conventions and risks",
+        "summary": "one helper module; words/ holds constants only",
+        "findings": [{"area": "util.py", "note": "unused() is never called"}],
+        "suggested_signals": [{"type": "REDIRECT", "content": "no third-party dependencies for string helpers"}],
+    },
 }
-HYGIENE = {"recommendations": [{"file": "util.py", "issue": "dead_code",
-                                "recommendation": "remove unused(): grep -rn unused . finds no caller", "risk": "low"}]}
+HYGIENE = {
+    "recommendations": [
+        {"file": "util.py", "issue": "dead_code", "recommendation": "remove unused(): grep -rn unused . finds no caller", "risk": "low"}
+    ]
+}
 
 
 def test_colonize_maps_in_parallel_and_organize_only_reports(claude):
@@ -524,38 +668,54 @@ def test_colonize_maps_in_parallel_and_organize_only_reports(claude):
         (claude.project / path).parent.mkdir(parents=True, exist_ok=True)
         (claude.project / path).write_text(text, "utf-8")
 
-    colonize = claude.run("/ant:colonize", [
-        queen_turn(1).reply(lambda r: run_body(r, "aether next --colonize")),
-        queen_turn(2).reply(spawn_next),
-        *[step for lens in MAPS for step in (
-            subagent("ant:colonizer", first_user_contains(f"Lens: {lens}"), turn(1)).reply(
-                bash("find . -type f -not -path './.aether/*' | head -200")),
-            subagent("ant:colonizer", first_user_contains(f"Lens: {lens}"), turn(2),
-                     tool_result_contains("./util.py")).reply(say(json_block(MAPS[lens], f"The {lens} map."))))],
-        queen_turn(3, hook_says("Aether next: done")).reply(lambda r: say(next_action(r)["text"])),
-    ], env=NOW)
-    organize = claude.run("/ant:organize util.py", [
-        queen_turn(1).reply(lambda r: run_body(r, "aether hygiene-check")),
-        queen_turn(2).reply(lambda r: agent("ant:architect", helper_result(r)["brief"] + "\nArea: util.py",
-                                            "archivist")),
-        subagent("ant:architect", turn(1)).reply(bash("grep -rn unused . --include=*.py")),
-        subagent("ant:architect", turn(2), tool_result_contains("def unused")).reply(
-            say(json_block(HYGIENE, "One dead function."))),
-        queen_turn(3).reply(lambda r: run_body(r, "aether event-add hygiene_report architect -",
-                                               stdin="1 recommendation: dead code in util.py")),
-        queen_turn(4).reply(say("- dead_code util.py: remove unused() (low risk). Which should I do?")),
-    ], env=NOW)
+    colonize = claude.run(
+        "/ant:colonize",
+        [
+            queen_turn(1).reply(lambda r: run_body(r, "aether next --colonize")),
+            queen_turn(2).reply(spawn_next),
+            *[
+                step
+                for lens in MAPS
+                for step in (
+                    subagent("ant:colonizer", first_user_contains(f"Lens: {lens}"), turn(1)).reply(
+                        bash("find . -type f -not -path './.aether/*' | head -200")
+                    ),
+                    subagent("ant:colonizer", first_user_contains(f"Lens: {lens}"), turn(2), tool_result_contains("./util.py")).reply(
+                        say(json_block(MAPS[lens], f"The {lens} map."))
+                    ),
+                )
+            ],
+            queen_turn(3, hook_says("Aether next: done")).reply(lambda r: say(next_action(r)["text"])),
+        ],
+        env=NOW,
+    )
+    organize = claude.run(
+        "/ant:organize util.py",
+        [
+            queen_turn(1).reply(lambda r: run_body(r, "aether hygiene-check")),
+            queen_turn(2).reply(lambda r: agent("ant:architect", helper_result(r)["brief"] + "\nArea: util.py", "archivist")),
+            subagent("ant:architect", turn(1)).reply(bash("grep -rn unused . --include=*.py")),
+            subagent("ant:architect", turn(2), tool_result_contains("def unused")).reply(say(json_block(HYGIENE, "One dead function."))),
+            queen_turn(3).reply(
+                lambda r: run_body(r, "aether event-add hygiene_report architect -", stdin="1 recommendation: dead code in util.py")
+            ),
+            queen_turn(4).reply(say("- dead_code util.py: remove unused() (low risk). Which should I do?")),
+        ],
+        env=NOW,
+    )
 
     assert colonize.permission_denials == [] and organize.permission_denials == []
     assert command_body(colonize.main_turns[0]) == body_of("colonize")
     assert command_body(organize.main_turns[0]) == body_of("organize").replace("$ARGUMENTS", "util.py")
     # both colonizers the helper planned ran at once from one message, as read-only agents with
     # their own prompt and the helper's brief (by reference: the hook put it in)
-    (message,) = [m for m in colonize.main_turns[-1].messages if m.get("role") == "assistant"
-                  and sum(1 for c in m["content"] if c.get("type") == "tool_use" and c["name"] == "Agent") == 2]
+    (message,) = [
+        m
+        for m in colonize.main_turns[-1].messages
+        if m.get("role") == "assistant" and sum(1 for c in m["content"] if c.get("type") == "tool_use" and c["name"] == "Agent") == 2
+    ]
     planned = json.loads(colonize.tool_result(colonize.tool_calls("Bash")[0])["text"])["result"]["spawns"]
-    briefs = [(claude.project / re.search(r"(\.aether/spawns/\S+\.md)", c["prompt"]).group(1)).read_text("utf-8")
-              for c in planned]
+    briefs = [(claude.project / re.search(r"(\.aether/spawns/\S+\.md)", c["prompt"]).group(1)).read_text("utf-8") for c in planned]
     assert sorted(re.search(r"Lens: (.+)", b).group(1) for b in briefs) == sorted(MAPS)
     mapping = colonize.subagent_turns("ant:colonizer")
     body = _front_matter((REPO / ".aether" / "workers" / "colonizer.md").read_text("utf-8"))[1].strip()
@@ -574,8 +734,7 @@ def test_colonize_maps_in_parallel_and_organize_only_reports(claude):
     assert colony["mode"] == "FULL" and colony["mode_indicators"]["has_tests"] is True
     decisions = [(d["type"], d["content"]) for d in state(claude, "memory.json")["decisions"]]
     assert decisions[0][0] == "mode"
-    assert [c.strip() for t, c in decisions if t == "codebase"] == [
-        f"{lens}: {MAPS[lens]['summary']}" for lens in MAPS]
+    assert [c.strip() for t, c in decisions if t == "codebase"] == [f"{lens}: {MAPS[lens]['summary']}" for lens in MAPS]
     events = [e["type"] for e in state(claude, "events.json")["events"]]
     assert "colonized" in events and "hygiene_report" in events
     assert {p: (claude.project / p).read_text("utf-8") for p in APP_FILES} == APP_FILES

@@ -85,26 +85,55 @@ def agent_descriptions(run) -> list[str]:
 
 # ---------------------------------------------------------------- (1) hooks absent, nothing lost
 
-LIGHT_PLAN = {"goal": "A slug helper", "phases": [
-    {"id": 1, "name": "Core", "description": "the slug function and its settings",
-     "tasks": [{"id": "1.1", "description": "slug/core.py: slugify(text)", "depends_on": []},
-               {"id": "1.2", "description": "slug/settings.py: the separator", "depends_on": []}],
-     "success_criteria": ["slugify('A B') == 'a-b'"]},
-    {"id": 2, "name": "CLI", "description": "a command line",
-     "tasks": [{"id": "2.1", "description": "slug/cli.py", "depends_on": ["1.1"]}],
-     "success_criteria": ["python3 -m slug.cli 'A B' prints a-b"]}]}
-LIGHT_ASSIGNMENT = {"phase": 1, "workers": [
-    {"id": "core", "caste": "builder", "tasks": ["1.1"], "writes": ["slug/core.py", "slug/__init__.py"]},
-    {"id": "settings", "caste": "builder", "tasks": ["1.2"], "writes": ["slug/settings.py"]}]}
+LIGHT_PLAN = {
+    "goal": "A slug helper",
+    "phases": [
+        {
+            "id": 1,
+            "name": "Core",
+            "description": "the slug function and its settings",
+            "tasks": [
+                {"id": "1.1", "description": "slug/core.py: slugify(text)", "depends_on": []},
+                {"id": "1.2", "description": "slug/settings.py: the separator", "depends_on": []},
+            ],
+            "success_criteria": ["slugify('A B') == 'a-b'"],
+        },
+        {
+            "id": 2,
+            "name": "CLI",
+            "description": "a command line",
+            "tasks": [{"id": "2.1", "description": "slug/cli.py", "depends_on": ["1.1"]}],
+            "success_criteria": ["python3 -m slug.cli 'A B' prints a-b"],
+        },
+    ],
+}
+LIGHT_ASSIGNMENT = {
+    "phase": 1,
+    "workers": [
+        {"id": "core", "caste": "builder", "tasks": ["1.1"], "writes": ["slug/core.py", "slug/__init__.py"]},
+        {"id": "settings", "caste": "builder", "tasks": ["1.2"], "writes": ["slug/settings.py"]},
+    ],
+}
 SLUG = "def slugify(text, sep='-'):\n    return sep.join(text.lower().split())\n"
 SETTINGS = "SEPARATOR = '-'\n"
-SETTINGS_CHECK = "python3 -c \"import slug.settings\""
-W2_FAILED = {"status": "failed", "summary": "slug/settings.py is not there yet", "files_created": [],
-             "files_modified": [],
-             "failure": {"task": "1.2", "caste": "builder", "error": "ModuleNotFoundError: No module named 'slug'",
-                         "root_cause": "the settings module was never written", "suggested_fix":
-                         "write slug/settings.py with SEPARATOR = '-'", "confidence": 90, "fix_scope": "contained",
-                         "files": ["slug/settings.py"], "category": "missing_file"}}
+SETTINGS_CHECK = 'python3 -c "import slug.settings"'
+W2_FAILED = {
+    "status": "failed",
+    "summary": "slug/settings.py is not there yet",
+    "files_created": [],
+    "files_modified": [],
+    "failure": {
+        "task": "1.2",
+        "caste": "builder",
+        "error": "ModuleNotFoundError: No module named 'slug'",
+        "root_cause": "the settings module was never written",
+        "suggested_fix": "write slug/settings.py with SEPARATOR = '-'",
+        "confidence": 90,
+        "fix_scope": "contained",
+        "files": ["slug/settings.py"],
+        "category": "missing_file",
+    },
+}
 
 
 def plugin_without_agent_hooks(dest: Path) -> Path:
@@ -126,9 +155,12 @@ def plugin_without_agent_hooks(dest: Path) -> Path:
 
 def named_brief(local: str) -> Matcher:
     """A subagent whose prompt is spawn `local`'s short prompt (the hook did not expand it)."""
-    return Matcher(f"named_brief({local})", lambda r: re.search(
-        rf"^You are {re.escape(local)}\. Your brief is \.aether/spawns/[\w-]+/{re.escape(local)}\.md - read it",
-        r.first_user_text, re.M))
+    return Matcher(
+        f"named_brief({local})",
+        lambda r: re.search(
+            rf"^You are {re.escape(local)}\. Your brief is \.aether/spawns/[\w-]+/{re.escape(local)}\.md - read it", r.first_user_text, re.M
+        ),
+    )
 
 
 def brief_named(request) -> str:
@@ -144,8 +176,7 @@ def answers_by_spawn(request) -> dict:
 
 def record_each(request) -> list[dict]:
     """One `aether record <id> - <<'EOF'` per answer (the body's command, ids filled)."""
-    return [run_body(request, "aether record <id> -", stdin=text, id=local)
-            for local, text in sorted(answers_by_spawn(request).items())]
+    return [run_body(request, "aether record <id> -", stdin=text, id=local) for local, text in sorted(answers_by_spawn(request).items())]
 
 
 def test_without_the_agent_hooks_the_ants_read_their_briefs_and_the_queen_records(claude, tmp_path):
@@ -165,8 +196,9 @@ def test_without_the_agent_hooks_the_ants_read_their_briefs_and_the_queen_record
 
     def ant(caste, local, *turns):
         """The ant reads the brief its prompt names, then takes `turns` (replies) in order."""
-        steps = [subagent(f"ant:{caste}", named_brief(local), turn(1)).reply(
-            lambda r: tool("Read", file_path=str(project / brief_named(r))))]
+        steps = [
+            subagent(f"ant:{caste}", named_brief(local), turn(1)).reply(lambda r: tool("Read", file_path=str(project / brief_named(r))))
+        ]
         for n, reply in enumerate(turns, start=2):
             also = [tool_result_contains("[aether spawn .aether/spawns/")] if n == 2 else []  # read it
             steps.append(subagent(f"ant:{caste}", named_brief(local), turn(n), *also).reply(reply))
@@ -180,12 +212,21 @@ def test_without_the_agent_hooks_the_ants_read_their_briefs_and_the_queen_record
     }
     ants = [
         *ant("route-setter", "lead1", say(answers["lead1"])),
-        *ant("builder", "w1", tool("Write", file_path=f"{project}/slug/core.py", content=SLUG),
-             tool("Write", file_path=f"{project}/slug/__init__.py", content="from slug.core import slugify\n"),
-             say(answers["w1"])),
+        *ant(
+            "builder",
+            "w1",
+            tool("Write", file_path=f"{project}/slug/core.py", content=SLUG),
+            tool("Write", file_path=f"{project}/slug/__init__.py", content="from slug.core import slugify\n"),
+            say(answers["w1"]),
+        ),
         *ant("builder", "w2", bash(SETTINGS_CHECK), say(answers["w2"])),
-        *ant("builder", "r1", tool("Write", file_path=f"{project}/slug/settings.py", content=SETTINGS),
-             bash(SETTINGS_CHECK), say(answers["r1"])),
+        *ant(
+            "builder",
+            "r1",
+            tool("Write", file_path=f"{project}/slug/settings.py", content=SETTINGS),
+            bash(SETTINGS_CHECK),
+            say(answers["r1"]),
+        ),
     ]
     run = claude.run("/ant:build 1", q.steps + ants, plugin_dirs=[plugin], env=NOW, timeout=400)
 
@@ -203,13 +244,16 @@ def test_without_the_agent_hooks_the_ants_read_their_briefs_and_the_queen_record
         assert firsts, local  # the subagent's task was the short prompt, unchanged
     # the Queen piped each answer, then asked `aether next`
     assert [c.split(" <<")[0] for c in run.bash_commands()] == [
-        "aether next --build 1", "aether record lead1 -",
-        "aether record w1 -", "aether record w2 -", "aether record r1 -"]
+        "aether next --build 1",
+        "aether record lead1 -",
+        "aether record w1 -",
+        "aether record w2 -",
+        "aether record r1 -",
+    ]
     # every spawn recorded via the Queen, each answer kept as the ant gave it (the heredoc ends
     # it with a newline)
     build, spawns = ledger_of(claude)
-    assert {k: (s["status"], s["via"], s["launched_at"]) for k, s in spawns.items()} == {
-        k: ("recorded", "queen", None) for k in answers}
+    assert {k: (s["status"], s["via"], s["launched_at"]) for k, s in spawns.items()} == {k: ("recorded", "queen", None) for k in answers}
     for local, text in answers.items():
         assert answer_file(claude, build, local) == text + "\n", local
     assert "failed" in spawns["w2"]["outcome"] and "completed" in spawns["r1"]["outcome"]
@@ -217,7 +261,10 @@ def test_without_the_agent_hooks_the_ants_read_their_briefs_and_the_queen_record
     assert build["finished"] is True and build["done"] is True
     tree = state(claude, "COLONY_STATE.json")["spawn_tree"]
     assert {n: (v["role"], v["status"]) for n, v in tree["nodes"].items()} == {
-        "w1": ("worker", "completed"), "w2": ("worker", "failed"), "r1": ("retry", "completed")}
+        "w1": ("worker", "completed"),
+        "w2": ("worker", "failed"),
+        "r1": ("retry", "completed"),
+    }
     assert tree["status"] == "finished"
     phase = state(claude, "PROJECT_PLAN.json")["phases"][0]
     assert (phase["status"], [t["status"] for t in phase["tasks"]]) == ("completed", ["completed", "completed"])
@@ -228,6 +275,7 @@ def test_without_the_agent_hooks_the_ants_read_their_briefs_and_the_queen_record
 
 # ---------------------------------------------------------------- (2) killed mid-wave, resumed
 
+
 def test_a_build_killed_mid_wave_resumes_in_a_new_session_with_the_same_spawns(claude):
     prepare(claude, "A slug helper", LIGHT_PLAN, "--mode", "LIGHTWEIGHT")
     lead_planned(claude, LIGHT_ASSIGNMENT)
@@ -237,8 +285,7 @@ def test_a_build_killed_mid_wave_resumes_in_a_new_session_with_the_same_spawns(c
     q = Queen()
     q.step(lambda r: next_with(r, "aether next --build <N>", N=1))
     q.step(spawn_next)
-    hanging = [subagent("ant:builder", is_ref(local), turn(1)).reply(bash(SLEEP, "wait for the build server"))
-               for local in ("w1", "w2")]
+    hanging = [subagent("ant:builder", is_ref(local), turn(1)).reply(bash(SLEEP, "wait for the build server")) for local in ("w1", "w2")]
 
     sleepers: set = set()
 
@@ -262,20 +309,21 @@ def test_a_build_killed_mid_wave_resumes_in_a_new_session_with_the_same_spawns(c
     assert {n: v["status"] for n, v in nodes.items()} == {"w1": "running", "w2": "running"}
 
     # a NEW session (no --continue): the same spawns are handed out again, and run once
-    answers = {"w1": worker_result("slugify() in slug/core.py", created=["slug/core.py", "slug/__init__.py"]),
-               "w2": worker_result("the separator setting", created=["slug/settings.py"])}
+    answers = {
+        "w1": worker_result("slugify() in slug/core.py", created=["slug/core.py", "slug/__init__.py"]),
+        "w2": worker_result("the separator setting", created=["slug/settings.py"]),
+    }
     q = Queen()
     q.step(lambda r: next_with(r, "aether next --build <N>", N=1))
     q.step(spawn_next)
     q.step(lambda r: say(next_action(r)["text"]), hook_says("Aether next: done"))
     ants = [
-        subagent("ant:builder", is_ref("w1"), turn(1)).reply(
-            tool("Write", file_path=f"{project}/slug/core.py", content=SLUG)),
+        subagent("ant:builder", is_ref("w1"), turn(1)).reply(tool("Write", file_path=f"{project}/slug/core.py", content=SLUG)),
         subagent("ant:builder", is_ref("w1"), turn(2)).reply(
-            tool("Write", file_path=f"{project}/slug/__init__.py", content="from slug.core import slugify\n")),
+            tool("Write", file_path=f"{project}/slug/__init__.py", content="from slug.core import slugify\n")
+        ),
         subagent("ant:builder", is_ref("w1"), turn(3)).reply(say(answers["w1"])),
-        subagent("ant:builder", is_ref("w2"), turn(1)).reply(
-            tool("Write", file_path=f"{project}/slug/settings.py", content=SETTINGS)),
+        subagent("ant:builder", is_ref("w2"), turn(1)).reply(tool("Write", file_path=f"{project}/slug/settings.py", content=SETTINGS)),
         subagent("ant:builder", is_ref("w2"), turn(2)).reply(say(answers["w2"])),
     ]
     resumed = claude.run("/ant:build 1", q.steps + ants, env=NOW, timeout=300)
@@ -283,8 +331,7 @@ def test_a_build_killed_mid_wave_resumes_in_a_new_session_with_the_same_spawns(c
     assert resumed.permission_denials == []
     again = json.loads(resumed.tool_result(resumed.tool_calls("Bash")[0])["text"].strip().splitlines()[-1])["result"]
     assert again["action"] == "spawn" and again["run"] == build["scope"]
-    assert [(s["id"], s["prompt"]) for s in again["spawns"]] == [
-        (k, first_calls[k]["input"]["prompt"]) for k in ("w1", "w2")]
+    assert [(s["id"], s["prompt"]) for s in again["spawns"]] == [(k, first_calls[k]["input"]["prompt"]) for k in ("w1", "w2")]
     assert agent_descriptions(resumed) == ["w1", "w2"]
     # each ran once more and was recorded once, by the hook, with this session's tool call
     build, spawns = ledger_of(claude)
@@ -315,19 +362,45 @@ def test_a_build_killed_mid_wave_resumes_in_a_new_session_with_the_same_spawns(c
 
 # ---------------------------------------------------------------- (3) parallel hooks
 
-WIDE_PLAN = {"goal": "Four small modules", "phases": [
-    {"id": 1, "name": "Modules", "description": "four independent modules",
-     "tasks": [{"id": f"1.{i}", "description": f"mods/m{i}.py", "depends_on": []} for i in range(1, 5)],
-     "success_criteria": ["every module imports"]},
-    {"id": 2, "name": "Glue", "description": "one module that uses them",
-     "tasks": [{"id": "2.1", "description": "mods/all.py", "depends_on": []}], "success_criteria": ["it imports"]},
-    {"id": 3, "name": "Docs", "description": "a README",
-     "tasks": [{"id": "3.1", "description": "README.md", "depends_on": []}], "success_criteria": ["it exists"]}]}
-WIDE_ASSIGNMENT = {"phase": 1, "workers": [
-    {"id": f"m{i}", "caste": "builder", "tasks": [f"1.{i}"], "writes": [f"mods/m{i}.py"]} for i in range(1, 5)]}
+WIDE_PLAN = {
+    "goal": "Four small modules",
+    "phases": [
+        {
+            "id": 1,
+            "name": "Modules",
+            "description": "four independent modules",
+            "tasks": [{"id": f"1.{i}", "description": f"mods/m{i}.py", "depends_on": []} for i in range(1, 5)],
+            "success_criteria": ["every module imports"],
+        },
+        {
+            "id": 2,
+            "name": "Glue",
+            "description": "one module that uses them",
+            "tasks": [{"id": "2.1", "description": "mods/all.py", "depends_on": []}],
+            "success_criteria": ["it imports"],
+        },
+        {
+            "id": 3,
+            "name": "Docs",
+            "description": "a README",
+            "tasks": [{"id": "3.1", "description": "README.md", "depends_on": []}],
+            "success_criteria": ["it exists"],
+        },
+    ],
+}
+WIDE_ASSIGNMENT = {
+    "phase": 1,
+    "workers": [{"id": f"m{i}", "caste": "builder", "tasks": [f"1.{i}"], "writes": [f"mods/m{i}.py"]} for i in range(1, 5)],
+}
 REVIEW = json_block({"findings": [], "summary": "four modules, each imports", "critical_count": 0})
-VERIFIED = json_block({"passed": True, "score": 95, "summary": "the four modules import",
-                       "checks": [{"name": "imports", "passed": True, "detail": "mods.m1 … mods.m4 import"}]})
+VERIFIED = json_block(
+    {
+        "passed": True,
+        "score": 95,
+        "summary": "the four modules import",
+        "checks": [{"name": "imports", "passed": True, "detail": "mods.m1 … mods.m4 import"}],
+    }
+)
 LESSONS = "- independent modules build well in one wave\n"
 
 
@@ -346,6 +419,7 @@ def test_four_hooks_recording_at_once_hand_the_next_action_out_once(claude):
             except threading.BrokenBarrierError:
                 pass
             return say(text)
+
         return reply
 
     q = Queen()
@@ -359,9 +433,9 @@ def test_four_hooks_recording_at_once_hand_the_next_action_out_once(claude):
     for i, local in enumerate(wave, start=1):
         ants += [
             subagent("ant:builder", is_ref(local), turn(1)).reply(
-                tool("Write", file_path=f"{project}/mods/m{i}.py", content=f"VALUE = {i}\n")),
-            subagent("ant:builder", is_ref(local), turn(2)).reply(
-                at_once(worker_result(f"mods/m{i}.py", created=[f"mods/m{i}.py"]))),
+                tool("Write", file_path=f"{project}/mods/m{i}.py", content=f"VALUE = {i}\n")
+            ),
+            subagent("ant:builder", is_ref(local), turn(2)).reply(at_once(worker_result(f"mods/m{i}.py", created=[f"mods/m{i}.py"]))),
         ]
     ants += [
         subagent("ant:watcher", is_ref("v1")).reply(say(REVIEW)),
@@ -380,7 +454,7 @@ def test_four_hooks_recording_at_once_hand_the_next_action_out_once(claude):
     lines = hook_lines(after_wave)
     recorded = [line for line in lines if line.startswith("Aether recorded ")]
     assert sorted(recorded) == [f"Aether recorded {w} builder: completed" for w in wave], lines
-    waiting = sorted(len(line[len("(waiting for "):-1].split(", ")) for line in lines if line.startswith("(waiting for "))
+    waiting = sorted(len(line[len("(waiting for ") : -1].split(", ")) for line in lines if line.startswith("(waiting for "))
     assert waiting == [1, 2, 3], lines  # one after the other, each saw the ones still out
     nexts = [line for line in lines if line.startswith("Aether next: ")]
     assert len(nexts) == 1 and "v1 watcher" in nexts[0], lines
@@ -396,7 +470,8 @@ def test_four_hooks_recording_at_once_hand_the_next_action_out_once(claude):
     # the tree: the four workers completed (then the reviewer), the build finished
     tree = state(claude, "COLONY_STATE.json")["spawn_tree"]
     assert {n: (v["role"], v["status"]) for n, v in tree["nodes"].items() if v["role"] == "worker"} == {
-        w: ("worker", "completed") for w in wave}
+        w: ("worker", "completed") for w in wave
+    }
     assert tree["waves"][0] == wave and tree["status"] == "finished"
     assert sorted(e["content"].split()[0] for e in events_of(claude, "spawn_finished")) == wave  # once each
     assert [r["action"] for r in tree["reviews"]["1"]] == ["continue"]  # v1's review, recorded once

@@ -24,14 +24,12 @@ from .fake_api import (
 )
 
 SDK_LINE = "You are a Claude agent, built on Anthropic's Claude Agent SDK."
-MAIN_SYSTEM = [{"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1.328;"},
-               {"type": "text", "text": SDK_LINE}]
+MAIN_SYSTEM = [{"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1.328;"}, {"type": "text", "text": SDK_LINE}]
 AGENT_BODY = "You are the tester agent.\nReply briefly."
 
 
 def body(messages, system=MAIN_SYSTEM, stream=False, **extra):
-    return {"model": "claude-test", "max_tokens": 100, "system": system,
-            "messages": messages, "stream": stream, **extra}
+    return {"model": "claude-test", "max_tokens": 100, "system": system, "messages": messages, "stream": stream, **extra}
 
 
 def user(*content):
@@ -40,8 +38,9 @@ def user(*content):
 
 def post(api, payload, path="/v1/messages"):
     """(status, parsed JSON or list of SSE events)."""
-    req = urllib.request.Request(api.url + path, data=json.dumps(payload).encode(),
-                                 headers={"content-type": "application/json", "x-api-key": "k"})
+    req = urllib.request.Request(
+        api.url + path, data=json.dumps(payload).encode(), headers={"content-type": "application/json", "x-api-key": "k"}
+    )
     try:
         with urllib.request.urlopen(req, timeout=10) as resp:
             raw, ctype, status = resp.read().decode(), resp.headers["content-type"], resp.status
@@ -52,8 +51,8 @@ def post(api, payload, path="/v1/messages"):
         for chunk in raw.strip().split("\n\n"):
             name, data = chunk.split("\n", 1)
             assert name.startswith("event: ") and data.startswith("data: ")
-            parsed = json.loads(data[len("data: "):])
-            assert parsed["type"] == name[len("event: "):]
+            parsed = json.loads(data[len("data: ") :])
+            assert parsed["type"] == name[len("event: ") :]
             events.append(parsed)
         return status, events
     return status, json.loads(raw)
@@ -70,8 +69,7 @@ def test_streamed_reply_has_the_event_sequence_and_rebuilds_the_tool_input():
     starts = [e["content_block"] for e in events if e["type"] == "content_block_start"]
     assert [b["type"] for b in starts] == ["text", "tool_use"]
     assert starts[1]["name"] == "Bash" and starts[1]["id"].startswith("toolu_")
-    partial = "".join(e["delta"]["partial_json"] for e in events
-                      if e["type"] == "content_block_delta" and e["index"] == 1)
+    partial = "".join(e["delta"]["partial_json"] for e in events if e["type"] == "content_block_delta" and e["index"] == 1)
     assert len([e for e in events if e.get("index") == 1 and e["type"] == "content_block_delta"]) > 1
     assert json.loads(partial) == {"command": command, "description": "emit"}
     text = [e["delta"]["text"] for e in events if e.get("delta", {}).get("type") == "text_delta"]
@@ -80,55 +78,63 @@ def test_streamed_reply_has_the_event_sequence_and_rebuilds_the_tool_input():
 
 
 def test_plain_reply_is_one_message_and_stop_reason_follows_the_blocks():
-    with FakeAPI([main().reply(say("Hello.")),
-                  main().reply(agent("ant:builder", "build it"), agent("ant:watcher", "check"))]) as api:
+    with FakeAPI([main().reply(say("Hello.")), main().reply(agent("ant:builder", "build it"), agent("ant:watcher", "check"))]) as api:
         _, first = post(api, body([user({"type": "text", "text": "hi"})]))
         _, second = post(api, body([user({"type": "text", "text": "again"})]))
     assert first["type"] == "message" and first["stop_reason"] == "end_turn"
     assert first["content"] == [{"type": "text", "text": "Hello."}]
     assert second["stop_reason"] == "tool_use"
-    assert [(b["name"], b["input"]["subagent_type"], b["input"]["run_in_background"])
-            for b in second["content"]] == [("Agent", "ant:builder", False),
-                                            ("Agent", "ant:watcher", False)]
+    assert [(b["name"], b["input"]["subagent_type"], b["input"]["run_in_background"]) for b in second["content"]] == [
+        ("Agent", "ant:builder", False),
+        ("Agent", "ant:watcher", False),
+    ]
     assert len({b["id"] for b in second["content"]}) == 2
 
 
 def test_threads_are_told_apart_by_system_prompt():
-    sub_system = [{"type": "text", "text": f"billing; {SUBAGENT_MARKER};"},
-                  {"type": "text", "text": SDK_LINE},
-                  {"type": "text", "text": AGENT_BODY + "\n\nNotes: added by Claude Code."}]
+    sub_system = [
+        {"type": "text", "text": f"billing; {SUBAGENT_MARKER};"},
+        {"type": "text", "text": SDK_LINE},
+        {"type": "text", "text": AGENT_BODY + "\n\nNotes: added by Claude Code."},
+    ]
     unknown_sub = [{"type": "text", "text": f"{SUBAGENT_MARKER}"}, {"type": "text", "text": "Other."}]
-    script = [subagent("t:tester").reply(say("from tester")),
-              in_subagent("subagent").reply(say("from an unknown agent")),
-              main().reply(say("from main"))]
+    script = [
+        subagent("t:tester").reply(say("from tester")),
+        in_subagent("subagent").reply(say("from an unknown agent")),
+        main().reply(say("from main")),
+    ]
     with FakeAPI(script, agents={"t:tester": AGENT_BODY}) as api:
         msg = [user({"type": "text", "text": "task"})]
-        replies = [post(api, body(msg, system=s))[1]["content"][0]["text"]
-                   for s in (sub_system, unknown_sub, MAIN_SYSTEM, [{"type": "text", "text": "Title?"}])]
+        replies = [
+            post(api, body(msg, system=s))[1]["content"][0]["text"]
+            for s in (sub_system, unknown_sub, MAIN_SYSTEM, [{"type": "text", "text": "Title?"}])
+        ]
     assert replies == ["from tester", "from an unknown agent", "from main", "ok"]
     assert [r.thread for r in api.requests] == ["t:tester", "subagent", "main", "side"]
     api.check()  # side requests need no step
 
 
 def test_steps_are_taken_in_order_once_each_and_matchers_read_tool_results():
-    script = [main(turn(1)).reply(bash("aether version")),
-              main(tool_result_contains('"ok":true')).reply(say("saw ok")),
-              main().reply(lambda r: say(f"turn with {len(r.messages)} messages"))]
+    script = [
+        main(turn(1)).reply(bash("aether version")),
+        main(tool_result_contains('"ok":true')).reply(say("saw ok")),
+        main().reply(lambda r: say(f"turn with {len(r.messages)} messages")),
+    ]
     with FakeAPI(script) as api:
         start = [user({"type": "text", "text": "go"})]
         _, a = post(api, body(start))
         call = a["content"][0]
-        history = start + [{"role": "assistant", "content": [call]},
-                           user({"type": "tool_result", "tool_use_id": call["id"],
-                                 "content": '{"ok":true,"result":"0.1.0"}'})]
+        history = start + [
+            {"role": "assistant", "content": [call]},
+            user({"type": "tool_result", "tool_use_id": call["id"], "content": '{"ok":true,"result":"0.1.0"}'}),
+        ]
         _, b = post(api, body(history))
         _, c = post(api, body(history))
     assert call["input"] == {"command": "aether version"}
     assert b["content"][0]["text"] == "saw ok"
     assert c["content"][0]["text"] == "turn with 3 messages"  # step 1 was used up
     assert [r.step for r in api.requests] == [0, 1, 2]
-    assert api.requests[1].tool_results() == [
-        {"tool_use_id": call["id"], "text": '{"ok":true,"result":"0.1.0"}', "is_error": False}]
+    assert api.requests[1].tool_results() == [{"tool_use_id": call["id"], "text": '{"ok":true,"result":"0.1.0"}', "is_error": False}]
     api.check()
 
 
@@ -158,8 +164,7 @@ def test_unused_steps_fail_the_check_unless_told_otherwise():
 
 def test_side_endpoints_answer_and_unknown_ones_are_refused_and_recorded():
     with FakeAPI([]) as api:
-        status, counted = post(api, body([user({"type": "text", "text": "count me"})]),
-                               "/v1/messages/count_tokens")
+        status, counted = post(api, body([user({"type": "text", "text": "count me"})]), "/v1/messages/count_tokens")
         with urllib.request.urlopen(api.url + "/v1/models?limit=5", timeout=10) as resp:
             models = json.loads(resp.read())
         missing, err = post(api, {"x": 1}, "/v1/unknown")
@@ -182,8 +187,7 @@ def test_a_broken_reply_function_is_reported_not_crashed():
 
 def test_a_request_that_is_not_json_is_refused():
     with FakeAPI([main().reply(say("x"))]) as api:
-        req = urllib.request.Request(api.url + "/v1/messages", data=b"{not json",
-                                     headers={"content-type": "application/json"})
+        req = urllib.request.Request(api.url + "/v1/messages", data=b"{not json", headers={"content-type": "application/json"})
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(req, timeout=10)
     assert refused.value.code == 400
@@ -197,8 +201,7 @@ def test_script_entries_must_be_steps():
 
 def test_concurrent_requests_are_all_recorded_with_distinct_indexes(tmp_path):
     log = tmp_path / "requests.jsonl"
-    script = [subagent("t:tester", first_user_contains(f"task {i}")).reply(say(f"done {i}"))
-              for i in range(12)]
+    script = [subagent("t:tester", first_user_contains(f"task {i}")).reply(say(f"done {i}")) for i in range(12)]
     system = [{"type": "text", "text": SUBAGENT_MARKER}, {"type": "text", "text": AGENT_BODY}]
     answers = {}
 

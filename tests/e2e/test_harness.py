@@ -36,8 +36,7 @@ def probe(claude):
 
 def helper_version_output() -> str:
     """What `aether version` prints when run directly, to compare with what the model saw."""
-    proc = subprocess.run([str(REPO / "bin" / "aether"), "version"], capture_output=True,
-                          text=True, check=True)
+    proc = subprocess.run([str(REPO / "bin" / "aether"), "version"], capture_output=True, text=True, check=True)
     return proc.stdout.strip()
 
 
@@ -45,11 +44,14 @@ def test_command_body_reaches_the_model_and_aether_runs_from_the_plugin_bin(prob
     # Premise: nothing but the plugin's bin/ can provide `aether` to the Bash tool.
     assert shutil.which("aether", path=_base_env()["PATH"]) is None
     expected = helper_version_output()
-    note = "it's \"quoted\" — ünïcødé 🐜"
-    run = probe.run(f"/probe:version {note}", [
-        main().reply(say("Checking."), bash("aether version", "Show the helper's version")),
-        main(tool_result_contains(expected)).reply(say("The helper is 0.1.0.")),
-    ])
+    note = 'it\'s "quoted" — ünïcødé 🐜'
+    run = probe.run(
+        f"/probe:version {note}",
+        [
+            main().reply(say("Checking."), bash("aether version", "Show the helper's version")),
+            main(tool_result_contains(expected)).reply(say("The helper is 0.1.0.")),
+        ],
+    )
 
     first = run.main_turns[0]
     _, body = _front_matter(COMMAND_FILE.read_text("utf-8"))
@@ -62,8 +64,7 @@ def test_command_body_reaches_the_model_and_aether_runs_from_the_plugin_bin(prob
     result = run.tool_result(call)
     assert result["is_error"] is False
     assert result["details"]["stdout"] == expected
-    assert run.main_turns[1].tool_results() == [
-        {"tool_use_id": call["id"], "text": expected, "is_error": False}]
+    assert run.main_turns[1].tool_results() == [{"tool_use_id": call["id"], "text": expected, "is_error": False}]
     assert run.permission_denials == []
     assert run.text == "The helper is 0.1.0."
     assert (run.dir / "requests.jsonl").read_text("utf-8").count("\n") == len(run.requests)
@@ -71,11 +72,14 @@ def test_command_body_reaches_the_model_and_aether_runs_from_the_plugin_bin(prob
 
 
 def test_agent_call_starts_a_subagent_whose_system_prompt_is_the_agent_body(probe):
-    run = probe.run("/probe:version", [
-        main().reply(agent("probe:prober", "TASK-ALPHA: report back", "probe alpha")),
-        subagent("probe:prober").reply(say("PROBE-RESULT: alpha")),
-        main(tool_result_contains("PROBE-RESULT: alpha")).reply(say("done")),
-    ])
+    run = probe.run(
+        "/probe:version",
+        [
+            main().reply(agent("probe:prober", "TASK-ALPHA: report back", "probe alpha")),
+            subagent("probe:prober").reply(say("PROBE-RESULT: alpha")),
+            main(tool_result_contains("PROBE-RESULT: alpha")).reply(say("done")),
+        ],
+    )
 
     _, body = _front_matter(AGENT_FILE.read_text("utf-8"))
     sub = [r for r in run.requests if "cc_is_subagent=true" in r.system]
@@ -94,15 +98,15 @@ def test_agent_call_starts_a_subagent_whose_system_prompt_is_the_agent_body(prob
 
 def test_two_foreground_agents_in_one_message_run_in_parallel_and_return_together(probe):
     slow = 2.0
-    run = probe.run("/probe:version", [
-        main().reply(agent("probe:prober", "TASK-ONE", "one"),
-                     agent("probe:prober", "TASK-TWO", "two")),
-        subagent("probe:prober", first_user_contains("TASK-ONE"))
-        .reply(say("PROBE-RESULT: one"), delay=slow),
-        subagent("probe:prober", first_user_contains("TASK-TWO"))
-        .reply(say("PROBE-RESULT: two"), delay=slow),
-        main(tool_results(2)).reply(say("wave done")),
-    ])
+    run = probe.run(
+        "/probe:version",
+        [
+            main().reply(agent("probe:prober", "TASK-ONE", "one"), agent("probe:prober", "TASK-TWO", "two")),
+            subagent("probe:prober", first_user_contains("TASK-ONE")).reply(say("PROBE-RESULT: one"), delay=slow),
+            subagent("probe:prober", first_user_contains("TASK-TWO")).reply(say("PROBE-RESULT: two"), delay=slow),
+            main(tool_results(2)).reply(say("wave done")),
+        ],
+    )
 
     one, two = run.subagent_turns("probe:prober")
     # Parallel: each subagent asked before the other was answered.
@@ -118,10 +122,14 @@ def test_two_foreground_agents_in_one_message_run_in_parallel_and_return_togethe
 def test_a_quoted_heredoc_is_allowed_and_content_and_env_reach_the_helper(probe):
     content = 'Focus on "auth" — it\'s $(not run) `nor this` ünïcødé 🐜\nsecond line'
     command = f"aether pheromone-emit FOCUS - <<'EOF'\n{content}\nEOF"
-    run = probe.run("/probe:version", [
-        main().reply(bash(command, "Emit a focus signal")),
-        main(tool_result_contains('"ok":true')).reply(say("emitted")),
-    ], env={"AETHER_NOW": "2026-02-04T10:00:00Z"})
+    run = probe.run(
+        "/probe:version",
+        [
+            main().reply(bash(command, "Emit a focus signal")),
+            main(tool_result_contains('"ok":true')).reply(say("emitted")),
+        ],
+        env={"AETHER_NOW": "2026-02-04T10:00:00Z"},
+    )
 
     assert run.permission_denials == []
     stored = json.loads((probe.project / ".aether" / "data" / "pheromones.json").read_text("utf-8"))
@@ -137,15 +145,17 @@ def test_other_claude_subcommands_run_with_the_same_home(probe):
     assert proc.returncode == 0 and report["success"] is True
     assert report["manifest"]["errors"] == [] and report["manifest"]["warnings"] == []
     provides = report["provides"]
-    assert (provides["commands"], provides["agents"], provides["bin"]) == (
-        ["probe:version"], ["probe:prober"], ["aether"])
+    assert (provides["commands"], provides["agents"], provides["bin"]) == (["probe:version"], ["probe:prober"], ["aether"])
 
 
 def test_bash_outside_allowed_tools_is_denied(probe):
-    run = probe.run("/probe:version", [
-        main().reply(bash("touch made-by-model.txt")),
-        main(tool_error()).reply(say("denied as expected")),
-    ])
+    run = probe.run(
+        "/probe:version",
+        [
+            main().reply(bash("touch made-by-model.txt")),
+            main(tool_error()).reply(say("denied as expected")),
+        ],
+    )
 
     (call,) = run.tool_calls("Bash")
     result = run.tool_result(call)
@@ -157,10 +167,13 @@ def test_bash_outside_allowed_tools_is_denied(probe):
 
 def test_aether_is_denied_without_a_command_granting_it(probe):
     # The same call as in the /probe:version test, from a plain prompt: nothing allows it.
-    run = probe.run("please run the aether helper", [
-        main().reply(bash("aether version")),
-        main(tool_error()).reply(say("not allowed")),
-    ])
+    run = probe.run(
+        "please run the aether helper",
+        [
+            main().reply(bash("aether version")),
+            main(tool_error()).reply(say("not allowed")),
+        ],
+    )
 
     (call,) = run.tool_calls("Bash")
     assert run.tool_result(call)["is_error"] is True
@@ -168,10 +181,14 @@ def test_aether_is_denied_without_a_command_granting_it(probe):
 
 
 def test_an_unmatched_request_fails_loudly_with_a_readable_report(probe):
-    run = probe.run("/probe:version", [
-        main().reply(bash("aether version")),
-        main(tool_result_contains("NEVER-PRINTED")).reply(say("unreachable")),
-    ], check=False)
+    run = probe.run(
+        "/probe:version",
+        [
+            main().reply(bash("aether version")),
+            main(tool_result_contains("NEVER-PRINTED")).reply(say("unreachable")),
+        ],
+        check=False,
+    )
 
     assert run.code != 0 and run.result.get("is_error") is True
     assert run.api.unmatched and run.api.unmatched[0].thread == "main"
@@ -208,5 +225,4 @@ def test_the_run_environment_leaks_nothing_from_outside(monkeypatch, tmp_path):
         monkeypatch.setenv(name, "from-outside")
     env = _base_env()
     assert str(stray) not in env["PATH"].split(os.pathsep)
-    assert not [k for k in env if k.startswith(("CLAUDE", "ANTHROPIC", "AETHER"))
-                and k != "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"]
+    assert not [k for k in env if k.startswith(("CLAUDE", "ANTHROPIC", "AETHER")) and k != "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"]

@@ -22,14 +22,28 @@ from .harness import NOW, aether_ok, interactive, state
 
 pytestmark = pytest.mark.e2e
 
-PLAN = {"goal": "Two small modules", "phases": [
-    {"id": 1, "name": "Modules", "description": "two modules",
-     "tasks": [{"id": "1.1", "description": "mods/a.py", "depends_on": []},
-               {"id": "1.2", "description": "mods/b.py", "depends_on": []}],
-     "success_criteria": ["both import"]}]}
-ASSIGNMENT = {"phase": 1, "workers": [
-    {"id": "a", "caste": "builder", "tasks": ["1.1"], "writes": ["mods/a.py"]},
-    {"id": "b", "caste": "builder", "tasks": ["1.2"], "writes": ["mods/b.py"]}]}
+PLAN = {
+    "goal": "Two small modules",
+    "phases": [
+        {
+            "id": 1,
+            "name": "Modules",
+            "description": "two modules",
+            "tasks": [
+                {"id": "1.1", "description": "mods/a.py", "depends_on": []},
+                {"id": "1.2", "description": "mods/b.py", "depends_on": []},
+            ],
+            "success_criteria": ["both import"],
+        }
+    ],
+}
+ASSIGNMENT = {
+    "phase": 1,
+    "workers": [
+        {"id": "a", "caste": "builder", "tasks": ["1.1"], "writes": ["mods/a.py"]},
+        {"id": "b", "caste": "builder", "tasks": ["1.2"], "writes": ["mods/b.py"]},
+    ],
+}
 LESSONS = "- two small modules build in one wave\n"
 WAITING = "Waiting for the ants' answers."
 
@@ -62,10 +76,10 @@ def handback(text: str):
 
 def builder(local: str, path: str, root) -> list:
     """An ant that writes its module, then hands its result back (the way interactive sessions deliver)."""
-    return [subagent("ant:builder", is_ref(local), turn(1)).reply(
-                tool("Write", file_path=f"{root}/{path}", content="VALUE = 1\n")),
-            subagent("ant:builder", is_ref(local), turn(2)).reply(
-                handback(worker_result(f"{path} written", created=[path])))]
+    return [
+        subagent("ant:builder", is_ref(local), turn(1)).reply(tool("Write", file_path=f"{root}/{path}", content="VALUE = 1\n")),
+        subagent("ant:builder", is_ref(local), turn(2)).reply(handback(worker_result(f"{path} written", created=[path]))),
+    ]
 
 
 def test_an_interactive_build_in_auto_mode_records_every_backgrounded_answer_once(claude):
@@ -74,7 +88,8 @@ def test_an_interactive_build_in_auto_mode_records_every_backgrounded_answer_onc
     script = [
         queen_turn(1).reply(lambda r: next_with(r, "aether next --build <N>", N=1)),
         subagent("ant:route-setter", is_ref("lead1")).reply(handback(json_block(ASSIGNMENT))),
-        *builder("w1", "mods/a.py", claude.project), *builder("w2", "mods/b.py", claude.project),
+        *builder("w1", "mods/a.py", claude.project),
+        *builder("w2", "mods/b.py", claude.project),
         *[main().reply(queen) for _ in range(14)],
     ]
     session = interactive(claude, ["/ant:build 1"], script, env=NOW, check=False)
@@ -91,19 +106,21 @@ def test_an_interactive_build_in_auto_mode_records_every_backgrounded_answer_onc
         assert rec["via"] in ("stop", "notification"), (local, rec)
         assert rec["usage"]["total_tokens"] > 0, (local, rec)
     # each spawn sent once, no answer piped by hand
-    sent = [c["input"]["description"].split()[0] for r in session.main_turns for c in (r.reply or [])
-            if c.get("type") == "tool_use" and c["name"] == "Agent"]
+    sent = [
+        c["input"]["description"].split()[0]
+        for r in session.main_turns
+        for c in (r.reply or [])
+        if c.get("type") == "tool_use" and c["name"] == "Agent"
+    ]
     assert sorted(sent) == ["lead1", "w1", "w2"], sent
-    assert not any("aether record w" in json.dumps(r.reply) or "aether record lead" in json.dumps(r.reply)
-                   for r in session.main_turns)
+    assert not any("aether record w" in json.dumps(r.reply) or "aether record lead" in json.dumps(r.reply) for r in session.main_turns)
     # the build finished, its spend counted once per ant
     plan = state(claude, "PROJECT_PLAN.json")
     assert plan["phases"][0]["status"] == "completed", session.report()
     assert (claude.project / "mods" / "a.py").exists() and (claude.project / "mods" / "b.py").exists()
     costs = state(claude, "costs.json")["colonies"][0]["phases"]["1"]
     assert costs["spawns"] == 3 and costs["unmetered"] == 0
-    assert any("Aether next:" in line for r in session.main_turns for line in hook_lines(r)
-               if "UserPromptSubmit" not in line)
+    assert any("Aether next:" in line for r in session.main_turns for line in hook_lines(r) if "UserPromptSubmit" not in line)
 
 
 def test_a_queen_that_sends_her_ants_to_the_background_gets_them_in_the_foreground(claude):
@@ -117,13 +134,19 @@ def test_a_queen_that_sends_her_ants_to_the_background_gets_them_in_the_foregrou
         call["input"].pop("run_in_background")
         return call
 
-    run = claude.run("/ant:build 1", [
-        queen_turn(1).reply(lambda r: next_with(r, "aether next --build <N>", N=1)),
-        queen_turn(2).reply(lead_in_background),
-        subagent("ant:route-setter", is_ref("lead1")).reply(say(json_block(ASSIGNMENT))),
-        queen_turn(3, Matcher("lead recorded", lambda r: any(
-            line.startswith("Aether recorded lead1") for line in hook_lines(r)))).reply(say("The plan is in.")),
-    ], env=NOW, check=False)
+    run = claude.run(
+        "/ant:build 1",
+        [
+            queen_turn(1).reply(lambda r: next_with(r, "aether next --build <N>", N=1)),
+            queen_turn(2).reply(lead_in_background),
+            subagent("ant:route-setter", is_ref("lead1")).reply(say(json_block(ASSIGNMENT))),
+            queen_turn(
+                3, Matcher("lead recorded", lambda r: any(line.startswith("Aether recorded lead1") for line in hook_lines(r)))
+            ).reply(say("The plan is in.")),
+        ],
+        env=NOW,
+        check=False,
+    )
     run.check(exit_code=0)
     (result,) = [run.tool_result(c) for c in run.tool_calls("Agent")]
     assert result["details"]["status"] == "completed"

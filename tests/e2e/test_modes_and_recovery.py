@@ -93,7 +93,7 @@ def shown(request) -> str:
     lines = hook_lines(request)
     starts = [i for i, line in enumerate(lines) if line.startswith("Aether next: ") and line.endswith(SHOW)]
     if starts:
-        return "\n".join(lines[starts[-1] + 1:])
+        return "\n".join(lines[starts[-1] + 1 :])
     return next_action(request)["text"]
 
 
@@ -113,17 +113,35 @@ def prepare(claude, goal: str, plan: dict, *init_args):
 
 # ---------------------------------------------------------------- (a) a LIGHTWEIGHT build
 
-LIGHT_PLAN = {"goal": "A slug helper", "phases": [
-    {"id": 1, "name": "Core", "description": "the slug function and its settings",
-     "tasks": [{"id": "1.1", "description": "slug/core.py: slugify(text)", "depends_on": []},
-               {"id": "1.2", "description": "slug/settings.json: the separator", "depends_on": []}],
-     "success_criteria": ["slugify('A B') == 'a-b'"]},
-    {"id": 2, "name": "CLI", "description": "a command line",
-     "tasks": [{"id": "2.1", "description": "slug/cli.py", "depends_on": ["1.1"]}],
-     "success_criteria": ["python3 -m slug.cli 'A B' prints a-b"]}]}
-LIGHT_ASSIGNMENT = {"phase": 1, "workers": [
-    {"id": "core", "caste": "builder", "tasks": ["1.1"], "writes": ["slug/core.py", "slug/__init__.py"]},
-    {"id": "settings", "caste": "builder", "tasks": ["1.2"], "writes": ["slug/settings.json"]}]}
+LIGHT_PLAN = {
+    "goal": "A slug helper",
+    "phases": [
+        {
+            "id": 1,
+            "name": "Core",
+            "description": "the slug function and its settings",
+            "tasks": [
+                {"id": "1.1", "description": "slug/core.py: slugify(text)", "depends_on": []},
+                {"id": "1.2", "description": "slug/settings.json: the separator", "depends_on": []},
+            ],
+            "success_criteria": ["slugify('A B') == 'a-b'"],
+        },
+        {
+            "id": 2,
+            "name": "CLI",
+            "description": "a command line",
+            "tasks": [{"id": "2.1", "description": "slug/cli.py", "depends_on": ["1.1"]}],
+            "success_criteria": ["python3 -m slug.cli 'A B' prints a-b"],
+        },
+    ],
+}
+LIGHT_ASSIGNMENT = {
+    "phase": 1,
+    "workers": [
+        {"id": "core", "caste": "builder", "tasks": ["1.1"], "writes": ["slug/core.py", "slug/__init__.py"]},
+        {"id": "settings", "caste": "builder", "tasks": ["1.2"], "writes": ["slug/settings.json"]},
+    ],
+}
 SLUG = "def slugify(text, sep='-'):\n    return sep.join(text.lower().split())\n"
 
 
@@ -137,17 +155,19 @@ def test_a_lightweight_build_spawns_no_reviewer_and_no_watcher(claude):
     q.step(lambda r: say(shown(r)), hook_says("Aether next: done"))
     ants = [
         subagent("ant:route-setter", first_user_contains("--- PHASE LEAD ---")).reply(
-            say(json_block(LIGHT_ASSIGNMENT, "Two independent builders."))),
-        subagent("ant:builder", is_spawn("w1"), turn(1)).reply(
-            tool("Write", file_path=f"{project}/slug/core.py", content=SLUG)),
+            say(json_block(LIGHT_ASSIGNMENT, "Two independent builders."))
+        ),
+        subagent("ant:builder", is_spawn("w1"), turn(1)).reply(tool("Write", file_path=f"{project}/slug/core.py", content=SLUG)),
         subagent("ant:builder", is_spawn("w1"), turn(2)).reply(
-            tool("Write", file_path=f"{project}/slug/__init__.py", content="from slug.core import slugify\n")),
-        subagent("ant:builder", is_spawn("w1"), turn(3)).reply(say(worker_result(
-            "slugify() in slug/core.py", created=["slug/core.py", "slug/__init__.py"]))),
+            tool("Write", file_path=f"{project}/slug/__init__.py", content="from slug.core import slugify\n")
+        ),
+        subagent("ant:builder", is_spawn("w1"), turn(3)).reply(
+            say(worker_result("slugify() in slug/core.py", created=["slug/core.py", "slug/__init__.py"]))
+        ),
         subagent("ant:builder", is_spawn("w2"), turn(1)).reply(
-            tool("Write", file_path=f"{project}/slug/settings.json", content='{"separator": "-"}\n')),
-        subagent("ant:builder", is_spawn("w2"), turn(2)).reply(say(worker_result(
-            "the separator setting", created=["slug/settings.json"]))),
+            tool("Write", file_path=f"{project}/slug/settings.json", content='{"separator": "-"}\n')
+        ),
+        subagent("ant:builder", is_spawn("w2"), turn(2)).reply(say(worker_result("the separator setting", created=["slug/settings.json"]))),
     ]
     run = claude.run("/ant:build 1", q.steps + ants, env=NOW, timeout=300)
 
@@ -157,8 +177,7 @@ def test_a_lightweight_build_spawns_no_reviewer_and_no_watcher(claude):
     assert run.bash_commands() == ["aether next --build 1"]
     # the mode decided: the plan needed no approval, the two-worker wave no reviewer, and no
     # watcher ant was spawned at all — the Agent calls were the lead, then both builders at once
-    assert [[c["input"]["description"] for c in m] for m in agent_messages(run)] == [
-        ["lead1 route-setter"], ["w1 builder", "w2 builder"]]
+    assert [[c["input"]["description"] for c in m] for m in agent_messages(run)] == [["lead1 route-setter"], ["w1 builder", "w2 builder"]]
     assert run.subagent_turns("ant:watcher") == []
     colony = state(claude, "COLONY_STATE.json")
     tree = colony["spawn_tree"]
@@ -167,10 +186,10 @@ def test_a_lightweight_build_spawns_no_reviewer_and_no_watcher(claude):
     assert sorted(tree["nodes"]) == ["w1", "w2"] and tree["status"] == "finished"
     ledger = state(claude, "spawns.json")
     build = ledger["runs"][-1]
-    assert (build["command"], build["watcher_spawns"], build["answers"], build["finished"]) == \
-        ("build", False, [], True)
-    assert {s["local"]: (s["status"], s["via"]) for s in ledger["spawns"] if s["scope"] == build["scope"]} == \
-        {n: ("recorded", "hook") for n in ("lead1", "w1", "w2")}
+    assert (build["command"], build["watcher_spawns"], build["answers"], build["finished"]) == ("build", False, [], True)
+    assert {s["local"]: (s["status"], s["via"]) for s in ledger["spawns"] if s["scope"] == build["scope"]} == {
+        n: ("recorded", "hook") for n in ("lead1", "w1", "w2")
+    }
     assert not (project / ".aether" / "data" / "loops.json").exists()  # no code loop was bound
     # the finish ran the syntax check itself, on the files the builders really wrote
     record = state(claude, "phase_records.json")["records"][-1]
@@ -184,24 +203,35 @@ def test_a_lightweight_build_spawns_no_reviewer_and_no_watcher(claude):
     assert build["lessons_due"] is False and "Aether next: lessons" not in "\n".join(hook_lines(run.main_turns[-1]))
     assert not any(e.get("phase") == 1 for e in state(claude, "memory.json").get("phase_learnings", []))
     # LIGHTWEIGHT emits FEEDBACK only: no FOCUS on entering the phase
-    auto = [(s["type"], s["source"]) for s in state(claude, "pheromones.json")["signals"]
-            if str(s.get("source", "")).startswith("auto:")]
+    auto = [(s["type"], s["source"]) for s in state(claude, "pheromones.json")["signals"] if str(s.get("source", "")).startswith("auto:")]
     assert auto == [("FEEDBACK", "auto:build")]
 
 
 # ---------------------------------------------------------------- (b) a FULL build's code loop
 
-STATS_PLAN = {"goal": "A stats library", "phases": [
-    {"id": p, "name": name, "description": desc,
-     "tasks": [{"id": f"{p}.1", "description": task, "depends_on": []}],
-     "success_criteria": [crit]}
-    for p, name, desc, task, crit in (
-        (1, "Mean", "mean() and its tests", "stats/mean.py and tests/test_mean.py", "`python3 -m pytest` passes"),
-        (2, "Median", "median()", "stats/median.py", "median works"),
-        (3, "Mode", "mode()", "stats/mode.py", "mode works"),
-        (4, "CLI", "a command line", "stats/cli.py", "the CLI prints the mean"))]}
-STATS_ASSIGNMENT = {"workers": [{"id": "mean", "caste": "builder", "tasks": ["1.1"],
-                                 "writes": ["stats/__init__.py", "stats/mean.py", "tests/test_mean.py"]}]}
+STATS_PLAN = {
+    "goal": "A stats library",
+    "phases": [
+        {
+            "id": p,
+            "name": name,
+            "description": desc,
+            "tasks": [{"id": f"{p}.1", "description": task, "depends_on": []}],
+            "success_criteria": [crit],
+        }
+        for p, name, desc, task, crit in (
+            (1, "Mean", "mean() and its tests", "stats/mean.py and tests/test_mean.py", "`python3 -m pytest` passes"),
+            (2, "Median", "median()", "stats/median.py", "median works"),
+            (3, "Mode", "mode()", "stats/mode.py", "mode works"),
+            (4, "CLI", "a command line", "stats/cli.py", "the CLI prints the mean"),
+        )
+    ],
+}
+STATS_ASSIGNMENT = {
+    "workers": [
+        {"id": "mean", "caste": "builder", "tasks": ["1.1"], "writes": ["stats/__init__.py", "stats/mean.py", "tests/test_mean.py"]}
+    ]
+}
 MEAN = "import os\n\n\ndef mean(xs):\n    return sum(xs) / len(xs)\n"
 MEAN_TEST = "from stats.mean import mean\n\n\ndef test_mean():\n    assert mean([1, 2, 3]) == 2\n"
 EMPTY_TEST = "\n\ndef test_empty():\n    assert mean([]) == 0.0\n"
@@ -210,14 +240,25 @@ ANSWER = "Another round: drop the unused import in stats/mean.py; coverage can w
 
 def scored(spec: float, lint_errors: int, findings: list, tests: int = 2) -> dict:
     """A verification with its score parts (all six apply, so the score is out of 100)."""
-    return {"passed": True, "score": 80, "summary": "; ".join(findings) or "every check passes",
-            "checks": [{"name": "tests", "passed": True, "detail": f"{tests} passed"},
-                       {"name": "lint", "passed": lint_errors == 0, "detail": f"{lint_errors} error(s)"},
-                       {"name": "execution", "passed": True, "detail": "python3 -c 'from stats.mean import mean'"}],
-            "score_parts": {"tests": {"passed": tests, "failed": 0}, "types": {"errors": 0},
-                            "lint": {"errors": lint_errors}, "coverage": 90 if spec == 1 else 60,
-                            "plan_alignment": 1, "spec_alignment": spec},
-            "findings": findings}
+    return {
+        "passed": True,
+        "score": 80,
+        "summary": "; ".join(findings) or "every check passes",
+        "checks": [
+            {"name": "tests", "passed": True, "detail": f"{tests} passed"},
+            {"name": "lint", "passed": lint_errors == 0, "detail": f"{lint_errors} error(s)"},
+            {"name": "execution", "passed": True, "detail": "python3 -c 'from stats.mean import mean'"},
+        ],
+        "score_parts": {
+            "tests": {"passed": tests, "failed": 0},
+            "types": {"errors": 0},
+            "lint": {"errors": lint_errors},
+            "coverage": 90 if spec == 1 else 60,
+            "plan_alignment": 1,
+            "spec_alignment": spec,
+        },
+        "findings": findings,
+    }
 
 
 LINT = "stats/mean.py:1 F401 `os` imported but unused"
@@ -255,30 +296,43 @@ def test_a_full_build_whose_code_loop_stagnates_asks_the_user_and_goes_on(claude
         q.step(spawn_next, hook_says("Aether next: spawn"))
         q.step(spawn_next, hook_says("Aether next: spawn"))
     q.step(lambda r: say(shown(r)), hook_says("Aether next: ask"))
+
     def in_copy(path, content):  # FULL isolates its builders: w1 writes in its own worktree
         return lambda r: tool("Write", file_path=f"{project}/{working_copy(r)}/{path}", content=content)
 
     builder = {
-        "w1": [in_copy("stats/__init__.py", ""), in_copy("stats/mean.py", MEAN),
-               in_copy("tests/test_mean.py", MEAN_TEST),
-               say(worker_result("mean() and its tests",
-                                 created=["stats/__init__.py", "stats/mean.py", "tests/test_mean.py"]))],
-        "f1": [tool("Edit", file_path=f"{project}/stats/mean.py", old_string="sum(xs) / len(xs)\n",
-                    new_string="sum(xs) / len(xs) if xs else 0.0\n"),
-               tool("Write", file_path=f"{project}/tests/test_mean.py", content=MEAN_TEST + EMPTY_TEST),
-               say(worker_result("mean() of an empty list is 0.0, with its test",
-                                 modified=["stats/mean.py", "tests/test_mean.py"]))],
+        "w1": [
+            in_copy("stats/__init__.py", ""),
+            in_copy("stats/mean.py", MEAN),
+            in_copy("tests/test_mean.py", MEAN_TEST),
+            say(worker_result("mean() and its tests", created=["stats/__init__.py", "stats/mean.py", "tests/test_mean.py"])),
+        ],
+        "f1": [
+            tool(
+                "Edit",
+                file_path=f"{project}/stats/mean.py",
+                old_string="sum(xs) / len(xs)\n",
+                new_string="sum(xs) / len(xs) if xs else 0.0\n",
+            ),
+            tool("Write", file_path=f"{project}/tests/test_mean.py", content=MEAN_TEST + EMPTY_TEST),
+            say(worker_result("mean() of an empty list is 0.0, with its test", modified=["stats/mean.py", "tests/test_mean.py"])),
+        ],
         "f2": [say(worker_result("nothing left to fix in the tests"))],
     }
-    ants = [subagent("ant:builder", is_spawn(node), turn(n + 1)).reply(block)
-            for node, blocks in builder.items() for n, block in enumerate(blocks)]
+    ants = [
+        subagent("ant:builder", is_spawn(node), turn(n + 1)).reply(block)
+        for node, blocks in builder.items()
+        for n, block in enumerate(blocks)
+    ]
     ants += [
         subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(1)).reply(bash(PYTEST)),
-        subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(2),
-                 tool_result_contains("1 passed")).reply(say(json_block(VERIFY_1, "The empty list is not guarded."))),
+        subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(2), tool_result_contains("1 passed")).reply(
+            say(json_block(VERIFY_1, "The empty list is not guarded."))
+        ),
         subagent("ant:watcher", is_spawn("y1"), turn(1)).reply(bash(PYTEST)),
         subagent("ant:watcher", is_spawn("y1"), turn(2), tool_result_contains("2 passed")).reply(
-            say(json_block(VERIFY_2, "Tests pass; the lint error stays."))),
+            say(json_block(VERIFY_2, "Tests pass; the lint error stays."))
+        ),
         subagent("ant:watcher", is_spawn("y2")).reply(say(json_block(VERIFY_3))),
     ]
     asked = claude.run("/ant:build 1 --approve", q.steps + ants, env=NOW, timeout=400)
@@ -291,13 +345,14 @@ def test_a_full_build_whose_code_loop_stagnates_asks_the_user_and_goes_on(claude
     q.step(lambda r: record_lessons(r, "- guard mean() against an empty list\n"), hook_says("Aether next: lessons"))
     q.step(lambda r: say(shown(r)), tool_result_contains('"action":"done"'))
     ants = [
-        subagent("ant:builder", is_spawn("f3"), turn(1)).reply(tool(
-            "Edit", file_path=f"{project}/stats/mean.py", old_string="import os\n\n\n", new_string="")),
-        subagent("ant:builder", is_spawn("f3"), turn(2)).reply(
-            say(worker_result("dropped the unused import", modified=["stats/mean.py"]))),
+        subagent("ant:builder", is_spawn("f3"), turn(1)).reply(
+            tool("Edit", file_path=f"{project}/stats/mean.py", old_string="import os\n\n\n", new_string="")
+        ),
+        subagent("ant:builder", is_spawn("f3"), turn(2)).reply(say(worker_result("dropped the unused import", modified=["stats/mean.py"]))),
         subagent("ant:watcher", is_spawn("y3"), turn(1)).reply(bash(PYTEST)),
         subagent("ant:watcher", is_spawn("y3"), turn(2), tool_result_contains("2 passed")).reply(
-            say(json_block(VERIFY_4, "Everything passes."))),
+            say(json_block(VERIFY_4, "Everything passes."))
+        ),
     ]
     answered = claude.run(f"/ant:build 1 --answer {ANSWER}", q.steps + ants, env=NOW, timeout=400)
 
@@ -305,22 +360,30 @@ def test_a_full_build_whose_code_loop_stagnates_asks_the_user_and_goes_on(claude
     assert command_body(answered.main_turns[0]) == body_of("build").replace("$ARGUMENTS", f"1 --answer {ANSWER}")
     # the Queen ran only the loop's commands: the helper scored every verification itself
     assert asked.bash_commands() == ["aether next --build 1 --approve"]
-    assert [c.split(" <<")[0] for c in answered.bash_commands()] == [
-        "aether next --build 1 --answer refine -", "aether record lessons -"]
+    assert [c.split(" <<")[0] for c in answered.bash_commands()] == ["aether next --build 1 --answer refine -", "aether record lessons -"]
     assert [[c["input"]["description"] for c in m] for m in agent_messages(asked)] == [
-        ["w1 builder"], ["watch1 watcher"], ["f1 builder"], ["y1 watcher"], ["f2 builder"], ["y2 watcher"]]
-    assert [[c["input"]["description"] for c in m] for m in agent_messages(answered)] == [
-        ["f3 builder"], ["y3 watcher"]]
+        ["w1 builder"],
+        ["watch1 watcher"],
+        ["f1 builder"],
+        ["y1 watcher"],
+        ["f2 builder"],
+        ["y2 watcher"],
+    ]
+    assert [[c["input"]["description"] for c in m] for m in agent_messages(answered)] == [["f3 builder"], ["y3 watcher"]]
     # the loop stagnated and asked the user: what loop-present renders reached the user
     stored = state(claude, "loops.json")["loops"][-1]
     assert stored["id"] == loop["id"] and [i["score"] for i in stored["iterations"][:3]] == [69, 72, 73.5]
-    for piece in ("Coding loop", "Stopped: stagnation", LINT, "Options:", "Recommendation:",
-                  "/ant:build 1 --answer"):
+    for piece in ("Coding loop", "Stopped: stagnation", LINT, "Options:", "Recommendation:", "/ant:build 1 --answer"):
         assert piece in asked.text, piece
     assert "feedback-store" not in asked.text  # the answer goes through /ant:build, never to the loop by hand
     # the refinement briefs carried the verification's findings, then the user's answer
-    briefs = {m.group(1): t.first_user_text for run in (asked, answered) for t in run.subagent_turns()
-              for m in [re.search(r"^You are (\w+), ", t.first_user_text, re.M)] if m}
+    briefs = {
+        m.group(1): t.first_user_text
+        for run in (asked, answered)
+        for t in run.subagent_turns()
+        for m in [re.search(r"^You are (\w+), ", t.first_user_text, re.M)]
+        if m
+    }
     # FULL isolates its builders: w1 worked in a worktree merged back before the verification;
     # the code loop's refinements (f1 …) change the project itself; nothing is left behind
     assert "--- WORKING COPY ---" in briefs["w1"] and "--- WORKING COPY ---" not in briefs["f1"]
@@ -339,10 +402,11 @@ def test_a_full_build_whose_code_loop_stagnates_asks_the_user_and_goes_on(claude
     build = ledger["runs"][-1]
     assert [a.split("/")[1] for a in build["answers"]] == ["watch1", "y1", "y2", "y3"] and build["scored"] == 4
     assert {s["local"]: s["via"] for s in ledger["spawns"] if s["scope"] == build["scope"]} == {
-        "lead1": "queen", **{n: "hook" for n in ("w1", "watch1", "f1", "y1", "f2", "y2", "f3", "y3")}}
+        "lead1": "queen",
+        **{n: "hook" for n in ("w1", "watch1", "f1", "y1", "f2", "y2", "f3", "y3")},
+    }
     # the state: the loop's history, the user's answer, a checkpoint ref per iteration, HEAD untouched
-    assert [(i["round"], i["decision"]) for i in stored["iterations"]] == [
-        (1, "refine"), (1, "refine"), (1, "user_input"), (2, "complete")]
+    assert [(i["round"], i["decision"]) for i in stored["iterations"]] == [(1, "refine"), (1, "refine"), (1, "user_input"), (2, "complete")]
     assert [f["text"].strip() for f in stored["feedback"] if f["kind"] == "user"] == [ANSWER]
     refs = git(project, "for-each-ref", "--format=%(refname)", "refs/aether/checkpoints").splitlines()
     iteration_refs = [i["checkpoint"] for i in stored["iterations"]]
@@ -355,51 +419,80 @@ def test_a_full_build_whose_code_loop_stagnates_asks_the_user_and_goes_on(claude
     assert state(claude, "PROJECT_PLAN.json")["phases"][0]["status"] == "completed"
     # FULL learns at every build: the Queen's lessons were stored for phase 1
     learned = [e for e in state(claude, "memory.json")["phase_learnings"] if e["phase"] == 1]
-    assert [x.strip() for e in learned for x in e["learnings"]] == [
-        "guard mean() against an empty list"]
+    assert [x.strip() for e in learned for x in e["learnings"]] == ["guard mean() against an empty list"]
     assert "Phase 1 · Mean — COMPLETED" in answered.text and "learning-add" not in answered.text
     assert (project / "stats" / "mean.py").read_text("utf-8") == "def mean(xs):\n    return sum(xs) / len(xs) if xs else 0.0\n"
-    tests = subprocess.run(["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=project,
-                           capture_output=True, text=True)
+    tests = subprocess.run(
+        ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=project, capture_output=True, text=True
+    )
     assert "2 passed" in tests.stdout, tests.stdout + tests.stderr
 
 
 # ---------------------------------------------------------------- (c) the research fan-out
 
-RESEARCH = ("### Research\n- argparse subcommands for `add` and `list`\n- atomic JSON file writes with os.replace\n"
-            "- pytest tmp_path fixtures")
+RESEARCH = (
+    "### Research\n- argparse subcommands for `add` and `list`\n- atomic JSON file writes with os.replace\n- pytest tmp_path fixtures"
+)
 BRIEFS = {  # the requirement's first word → what that scout finds
     "argparse": "Use add_subparsers(dest='command', required=True).",
     "atomic": "Write to a temp file in the same folder, fsync, then os.replace.",
     "pytest": "tmp_path gives each test its own folder; monkeypatch.chdir into it.",
 }
-RESEARCHED_PLAN = {"goal": "A todo CLI", "phases": [
-    {"id": 1, "name": "Store", "description": "atomic JSON store",
-     "tasks": [{"id": "1.1", "description": "todo/store.py with os.replace writes", "depends_on": []},
-               {"id": "1.2", "description": "tests with tmp_path", "depends_on": ["1.1"]},
-               {"id": "1.3", "description": "todo/cli.py with add and list subcommands", "depends_on": ["1.1"]}],
-     "success_criteria": ["`python3 -m pytest` passes"]}]}
-GOOD = ("## Planning Assessment\n### Overall Score\n88\n### Assessment Summary\nUses every brief.\n"
-        "### Detailed Feedback\n- fine\n### Key Issues\n- none\n### Recommendations\n- go")
+RESEARCHED_PLAN = {
+    "goal": "A todo CLI",
+    "phases": [
+        {
+            "id": 1,
+            "name": "Store",
+            "description": "atomic JSON store",
+            "tasks": [
+                {"id": "1.1", "description": "todo/store.py with os.replace writes", "depends_on": []},
+                {"id": "1.2", "description": "tests with tmp_path", "depends_on": ["1.1"]},
+                {"id": "1.3", "description": "todo/cli.py with add and list subcommands", "depends_on": ["1.1"]},
+            ],
+            "success_criteria": ["`python3 -m pytest` passes"],
+        }
+    ],
+}
+GOOD = (
+    "## Planning Assessment\n### Overall Score\n88\n### Assessment Summary\nUses every brief.\n"
+    "### Detailed Feedback\n- fine\n### Key Issues\n- none\n### Recommendations\n- go"
+)
 
 
 def make_friction(claude):
     """A build whose retry recovered a task, then was given up: a friction record for the planner."""
     (claude.project / "todo").mkdir()
-    steps = [(("build-start", "1"), None),
-             (("plan-waves", "-"), json.dumps({"workers": [{"id": "a", "caste": "builder", "tasks": ["1.1"],
-                                                           "writes": ["todo/store.py"]}]})),
-             (("spawn-start", "w1"), None),
-             (("spawn-finish", "w1", "-"), json.dumps({"status": "failed", "failure": {
-                 "task": "1.1", "error": "PermissionError: the data file is read-only",
-                 "root_cause": "the store wrote into the install folder", "suggested_fix": "write under the user's home",
-                 "confidence": 90, "fix_scope": "contained", "files": ["todo/store.py"]}})),
-             (("failure-decide", "--worker", "w1"), None),
-             (("spawn-start", "r1"), None),
-             "write",
-             (("spawn-finish", "r1", "-"), json.dumps({"status": "completed", "summary": "writes under ~/.todo now",
-                                                       "files_created": ["todo/store.py"]})),
-             (("build-abort", "1", "--reason", "-"), "the user re-plans with research first")]
+    steps = [
+        (("build-start", "1"), None),
+        (("plan-waves", "-"), json.dumps({"workers": [{"id": "a", "caste": "builder", "tasks": ["1.1"], "writes": ["todo/store.py"]}]})),
+        (("spawn-start", "w1"), None),
+        (
+            ("spawn-finish", "w1", "-"),
+            json.dumps(
+                {
+                    "status": "failed",
+                    "failure": {
+                        "task": "1.1",
+                        "error": "PermissionError: the data file is read-only",
+                        "root_cause": "the store wrote into the install folder",
+                        "suggested_fix": "write under the user's home",
+                        "confidence": 90,
+                        "fix_scope": "contained",
+                        "files": ["todo/store.py"],
+                    },
+                }
+            ),
+        ),
+        (("failure-decide", "--worker", "w1"), None),
+        (("spawn-start", "r1"), None),
+        "write",
+        (
+            ("spawn-finish", "r1", "-"),
+            json.dumps({"status": "completed", "summary": "writes under ~/.todo now", "files_created": ["todo/store.py"]}),
+        ),
+        (("build-abort", "1", "--reason", "-"), "the user re-plans with research first"),
+    ]
     for step in steps:
         if step == "write":
             (claude.project / "todo" / "store.py").write_text("PATH = '~/.todo'\n", "utf-8")
@@ -409,17 +502,31 @@ def make_friction(claude):
 
 
 def test_research_fans_out_in_one_message_and_the_planner_gets_paths(claude):
-    prepare(claude, "A todo CLI", {"goal": "A todo CLI", "phases": [
-        {"id": 1, "name": "First try", "description": "store",
-         "tasks": [{"id": "1.1", "description": "todo/store.py", "depends_on": []}], "success_criteria": ["x"]}]})
+    prepare(
+        claude,
+        "A todo CLI",
+        {
+            "goal": "A todo CLI",
+            "phases": [
+                {
+                    "id": 1,
+                    "name": "First try",
+                    "description": "store",
+                    "tasks": [{"id": "1.1", "description": "todo/store.py", "depends_on": []}],
+                    "success_criteria": ["x"],
+                }
+            ],
+        },
+    )
     make_friction(claude)
     project = claude.project
 
     def scout_steps(word):
         mine = first_user_contains("--- RESEARCH TASK ---") & first_user_contains(f"Research: {word} ")
         return [
-            subagent("ant:scout", mine, turn(1)).reply(lambda r: tool(
-                "Write", file_path=f"{project}/{brief_of(r)}", content=f"# {word}\n\n{BRIEFS[word]}\n"), delay=1.0),
+            subagent("ant:scout", mine, turn(1)).reply(
+                lambda r: tool("Write", file_path=f"{project}/{brief_of(r)}", content=f"# {word}\n\n{BRIEFS[word]}\n"), delay=1.0
+            ),
             subagent("ant:scout", mine, turn(2)).reply(lambda r: say(f"{BRIEFS[word]}\nBRIEF: {brief_of(r)}")),
         ]
 
@@ -429,10 +536,12 @@ def test_research_fans_out_in_one_message_and_the_planner_gets_paths(claude):
         q.step(spawn_next)
     q.step(lambda r: say(shown(r)), hook_says("Aether next: done"))
     ants = [step for word in BRIEFS for step in scout_steps(word)] + [
-        subagent("ant:route-setter", first_user_contains("--- PLANNER ---"), turn(1)).reply(lambda r: tool(
-            "Read", file_path=str(project / re.search(r"- (\.aether/research/atomic\S*\.md)", r.first_user_text)[1]))),
-        subagent("ant:route-setter", first_user_contains("--- PLANNER ---"), turn(2),
-                 tool_result_contains("os.replace")).reply(say(json_block(RESEARCHED_PLAN, "Planned from the briefs."))),
+        subagent("ant:route-setter", first_user_contains("--- PLANNER ---"), turn(1)).reply(
+            lambda r: tool("Read", file_path=str(project / re.search(r"- (\.aether/research/atomic\S*\.md)", r.first_user_text)[1]))
+        ),
+        subagent("ant:route-setter", first_user_contains("--- PLANNER ---"), turn(2), tool_result_contains("os.replace")).reply(
+            say(json_block(RESEARCHED_PLAN, "Planned from the briefs."))
+        ),
         subagent("ant:watcher", first_user_contains("--- PLAN CRITIC ---")).reply(say(GOOD)),
     ]
     run = claude.run("/ant:plan " + RESEARCH, q.steps + ants, env=NOW, timeout=300)
@@ -441,11 +550,13 @@ def test_research_fans_out_in_one_message_and_the_planner_gets_paths(claude):
     assert command_body(run.main_turns[0]) == body_of("plan").replace("$ARGUMENTS", RESEARCH)
     # the three scouts were spawned by ONE message and ran at the same time
     messages = agent_messages(run)
-    assert [[c["input"]["subagent_type"] for c in m] for m in messages] == [
-        ["ant:scout"] * 3, ["ant:route-setter"], ["ant:watcher"]]
+    assert [[c["input"]["subagent_type"] for c in m] for m in messages] == [["ant:scout"] * 3, ["ant:route-setter"], ["ant:watcher"]]
     assert all(c["input"]["run_in_background"] is False for c in messages[0])
-    firsts = [t for t in run.subagent_turns("ant:scout") if "BRIEF:" in t.first_user_text
-              and not any(m.get("role") == "assistant" for m in t.messages)]
+    firsts = [
+        t
+        for t in run.subagent_turns("ant:scout")
+        if "BRIEF:" in t.first_user_text and not any(m.get("role") == "assistant" for m in t.messages)
+    ]
     assert len(firsts) == 3 and max(t.received_at for t in firsts) < min(t.answered_at for t in firsts)
     # the planner got the three paths and the frictions, never the briefs' contents
     research = state(claude, "research.json")["plans"][-1]
@@ -467,27 +578,63 @@ def brief_of(request) -> str:
 
 # ---------------------------------------------------------------- (d) recovery after an abort
 
-RECOVERY_PLAN = {"goal": "A todo store", "phases": [
-    {"id": 1, "name": "Store", "description": "the store on top of the textkit helper",
-     "tasks": [{"id": "1.1", "description": "todo/store.py: add() normalises text with textkit.clean",
-                "depends_on": [], "maps_to_criterion": True},
-               {"id": "1.2", "description": "colour output for the list (optional)", "depends_on": ["1.1"],
-                "maps_to_criterion": False}],
-     "success_criteria": ["`python3 -c 'import todo.store'` works"]},
-    {"id": 2, "name": "CLI", "description": "the command line",
-     "tasks": [{"id": "2.1", "description": "todo/cli.py", "depends_on": []}], "success_criteria": ["it runs"]}]}
-RECOVERY_ASSIGNMENT = {"workers": [
-    {"id": "store", "caste": "builder", "tasks": ["1.1"], "writes": ["todo/__init__.py", "todo/store.py"]},
-    {"id": "colour", "caste": "builder", "tasks": ["1.2"], "writes": ["todo/colour.py"], "depends_on": ["store"]}]}
+RECOVERY_PLAN = {
+    "goal": "A todo store",
+    "phases": [
+        {
+            "id": 1,
+            "name": "Store",
+            "description": "the store on top of the textkit helper",
+            "tasks": [
+                {
+                    "id": "1.1",
+                    "description": "todo/store.py: add() normalises text with textkit.clean",
+                    "depends_on": [],
+                    "maps_to_criterion": True,
+                },
+                {"id": "1.2", "description": "colour output for the list (optional)", "depends_on": ["1.1"], "maps_to_criterion": False},
+            ],
+            "success_criteria": ["`python3 -c 'import todo.store'` works"],
+        },
+        {
+            "id": 2,
+            "name": "CLI",
+            "description": "the command line",
+            "tasks": [{"id": "2.1", "description": "todo/cli.py", "depends_on": []}],
+            "success_criteria": ["it runs"],
+        },
+    ],
+}
+RECOVERY_ASSIGNMENT = {
+    "workers": [
+        {"id": "store", "caste": "builder", "tasks": ["1.1"], "writes": ["todo/__init__.py", "todo/store.py"]},
+        {"id": "colour", "caste": "builder", "tasks": ["1.2"], "writes": ["todo/colour.py"], "depends_on": ["store"]},
+    ]
+}
 STORE = "from textkit import clean\n\n_items = []\n\n\ndef add(text):\n    _items.append(clean(text))\n"
-MISSING = {"status": "failed", "summary": "textkit is not installed",
-           "files_created": [], "files_modified": [],
-           "failure": {"task": "1.1", "caste": "builder", "error": "ModuleNotFoundError: No module named 'textkit'",
-                       "root_cause": "the textkit helper module is not in the project",
-                       "suggested_fix": "add textkit.py with clean() to the project root", "confidence": 95,
-                       "fix_scope": "other_files", "files": ["todo/store.py"], "category": "missing_dependency"}}
-CHECKED = {"passed": True, "score": 92, "summary": "todo.store imports and add() cleans text",
-           "checks": [{"name": "imports", "passed": True, "detail": "import todo.store"}]}
+MISSING = {
+    "status": "failed",
+    "summary": "textkit is not installed",
+    "files_created": [],
+    "files_modified": [],
+    "failure": {
+        "task": "1.1",
+        "caste": "builder",
+        "error": "ModuleNotFoundError: No module named 'textkit'",
+        "root_cause": "the textkit helper module is not in the project",
+        "suggested_fix": "add textkit.py with clean() to the project root",
+        "confidence": 95,
+        "fix_scope": "other_files",
+        "files": ["todo/store.py"],
+        "category": "missing_dependency",
+    },
+}
+CHECKED = {
+    "passed": True,
+    "score": 92,
+    "summary": "todo.store imports and add() cleans text",
+    "checks": [{"name": "imports", "passed": True, "detail": "import todo.store"}],
+}
 
 
 def test_a_recovery_after_an_abort_completes_the_phase(claude):
@@ -499,11 +646,9 @@ def test_a_recovery_after_an_abort_completes_the_phase(claude):
     q.step(spawn_next, hook_says("Aether next: spawn"))  # w1
     q.step(lambda r: say(shown(r)), hook_says("Aether next: stop"))
     ants = [
-        subagent("ant:route-setter", first_user_contains("--- PHASE LEAD ---")).reply(
-            say(json_block(RECOVERY_ASSIGNMENT))),
-        subagent("ant:builder", is_spawn("w1"), turn(1)).reply(bash("python3 -c \"import textkit\"")),
-        subagent("ant:builder", is_spawn("w1"), turn(2),
-                 tool_result_contains("No module named 'textkit'")).reply(say(json_block(MISSING))),
+        subagent("ant:route-setter", first_user_contains("--- PHASE LEAD ---")).reply(say(json_block(RECOVERY_ASSIGNMENT))),
+        subagent("ant:builder", is_spawn("w1"), turn(1)).reply(bash('python3 -c "import textkit"')),
+        subagent("ant:builder", is_spawn("w1"), turn(2), tool_result_contains("No module named 'textkit'")).reply(say(json_block(MISSING))),
     ]
     aborted = claude.run("/ant:build 1", q.steps + ants, env=NOW, timeout=300)
     first = state(claude, "spawns.json")["runs"][-1]
@@ -517,24 +662,24 @@ def test_a_recovery_after_an_abort_completes_the_phase(claude):
     q.step(spawn_next)  # a new Phase Lead, for what is left
     q.step(spawn_next, hook_says("Aether next: spawn"))  # w1
     q.step(spawn_next, hook_says("Aether next: spawn"))  # the watcher
-    q.step(lambda r: record_lessons(r, "- check a helper module exists before building on it\n"),
-           hook_says("Aether next: lessons"))
+    q.step(lambda r: record_lessons(r, "- check a helper module exists before building on it\n"), hook_says("Aether next: lessons"))
     q.step(lambda r: say(shown(r)), tool_result_contains('"action":"done"'))
     ants = [
         subagent("ant:route-setter", first_user_contains("--- PHASE LEAD ---")).reply(
-            say(json_block({"workers": [RECOVERY_ASSIGNMENT["workers"][0]]}))),
-        subagent("ant:builder", is_spawn("w1"), turn(1)).reply(
-            tool("Write", file_path=f"{project}/todo/__init__.py", content="")),
-        subagent("ant:builder", is_spawn("w1"), turn(2)).reply(
-            tool("Write", file_path=f"{project}/todo/store.py", content=STORE)),
-        subagent("ant:builder", is_spawn("w1"), turn(3)).reply(
-            bash("python3 -c \"import todo.store; print('imports')\"")),
+            say(json_block({"workers": [RECOVERY_ASSIGNMENT["workers"][0]]}))
+        ),
+        subagent("ant:builder", is_spawn("w1"), turn(1)).reply(tool("Write", file_path=f"{project}/todo/__init__.py", content="")),
+        subagent("ant:builder", is_spawn("w1"), turn(2)).reply(tool("Write", file_path=f"{project}/todo/store.py", content=STORE)),
+        subagent("ant:builder", is_spawn("w1"), turn(3)).reply(bash("python3 -c \"import todo.store; print('imports')\"")),
         subagent("ant:builder", is_spawn("w1"), turn(4), tool_result_contains("imports")).reply(
-            say(worker_result("store on textkit.clean", created=["todo/__init__.py", "todo/store.py"]))),
+            say(worker_result("store on textkit.clean", created=["todo/__init__.py", "todo/store.py"]))
+        ),
         subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(1)).reply(
-            bash("python3 -c \"import todo.store; todo.store.add('  a  b '); print(todo.store._items)\"")),
-        subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(2),
-                 tool_result_contains("['a b']")).reply(say(json_block(CHECKED))),
+            bash("python3 -c \"import todo.store; todo.store.add('  a  b '); print(todo.store._items)\"")
+        ),
+        subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(2), tool_result_contains("['a b']")).reply(
+            say(json_block(CHECKED))
+        ),
     ]
     resumed = claude.run("/ant:build 1", q.steps + ants, env=NOW, timeout=300)
 
@@ -542,16 +687,20 @@ def test_a_recovery_after_an_abort_completes_the_phase(claude):
     assert aborted.bash_commands() == ["aether next --build 1"]
     assert [c.split(" <<")[0] for c in resumed.bash_commands()] == ["aether next --build 1", "aether record lessons -"]
     # the failure ladder aborted the phase: no retry, no debugger — the lead and w1 only
-    assert [[c["input"]["description"] for c in m] for m in agent_messages(aborted)] == [
-        ["lead1 route-setter"], ["w1 builder"]]
+    assert [[c["input"]["description"] for c in m] for m in agent_messages(aborted)] == [["lead1 route-setter"], ["w1 builder"]]
     failures = state(claude, "failures.json")
     assert [(h["action"], "missing_dependency" in h["reason"]) for h in failures["history"]] == [("abort_phase", True)]
     assert [a["phase"] for a in failures["aborts"]] == [1]
     assert (first["done"], first["stopped"]) == (True, "abort_phase")
     # the stop action's text was the abort report: the user saw the way back
-    for piece in ("Recovery options:", "/ant:build 1", "aether task-skip 1.2 --reason -",  # 1.1 is on a criterion
-                  "aether phase-skip 1 --reason -` — not available", "/ant:plan",
-                  "add textkit.py with clean() to the project root"):
+    for piece in (
+        "Recovery options:",
+        "/ant:build 1",
+        "aether task-skip 1.2 --reason -",  # 1.1 is on a criterion
+        "aether phase-skip 1 --reason -` — not available",
+        "/ant:plan",
+        "add textkit.py with clean() to the project root",
+    ):
         assert piece in aborted.text, piece
     # the skip was validated by the helper; the resumed build re-planned only what was left, in a new run
     assert json.loads(skipped.stdout)["result"]["remaining"] == ["1.1"]
@@ -561,10 +710,12 @@ def test_a_recovery_after_an_abort_completes_the_phase(claude):
     lead = next(t.first_user_text for t in resumed.subagent_turns("ant:route-setter"))
     assert "Tasks to assign: 1.1\n" in lead
     assert [[c["input"]["description"] for c in m] for m in agent_messages(resumed)] == [
-        ["lead1 route-setter"], ["w1 builder"], ["watch1 watcher"]]
+        ["lead1 route-setter"],
+        ["w1 builder"],
+        ["watch1 watcher"],
+    ]
     record = state(claude, "phase_records.json")["records"][-1]
-    assert (record["phase"], record["status"], record["tasks"]["skipped"], record["skipped_tasks"]) == \
-        (1, "completed", 1, ["1.2"])
+    assert (record["phase"], record["status"], record["tasks"]["skipped"], record["skipped_tasks"]) == (1, "completed", 1, ["1.2"])
     assert record["watcher"]["summary"] == CHECKED["summary"]
     assert "Phase 1 · Store — COMPLETED" in resumed.text and "learning-add" not in resumed.text
     tree = state(claude, "COLONY_STATE.json")["spawn_tree"]
@@ -572,11 +723,9 @@ def test_a_recovery_after_an_abort_completes_the_phase(claude):
     phase = state(claude, "PROJECT_PLAN.json")["phases"][0]
     assert (phase["status"], [t["status"] for t in phase["tasks"]]) == ("completed", ["completed", "skipped"])
     assert phase["tasks"][1]["skipped"]["reason"].strip() == "colour output is not needed now"
-    learned = [x.strip() for e in state(claude, "memory.json")["phase_learnings"] if e["phase"] == 1
-               for x in e["learnings"]]
+    learned = [x.strip() for e in state(claude, "memory.json")["phase_learnings"] if e["phase"] == 1 for x in e["learnings"]]
     assert learned == ["check a helper module exists before building on it"]
     events = [e["type"] for e in state(claude, "events.json")["events"]]
-    assert events.index("build_aborted") < events.index("task_skipped") < events.index("build_resumed") \
-        < events.index("build_finished")
+    assert events.index("build_aborted") < events.index("task_skipped") < events.index("build_resumed") < events.index("build_finished")
     status = json.loads(claude.aether("status", "--json", env=NOW).stdout)["result"]
     assert status["recovery"] is None and status["next"]["slash"] == "/ant:continue"

@@ -23,15 +23,28 @@ from helpers.prompts import shell_snippets
 
 pytestmark = pytest.mark.e2e
 
-PLAN = {"phases": [
-    {"id": 1, "name": "Foundation", "description": "project skeleton",
-     "tasks": [{"id": "1.1", "description": "create the package", "depends_on": []},
-               {"id": "1.2", "description": "todo model", "depends_on": ["1.1"]},
-               {"id": "1.3", "description": "test setup", "depends_on": []}],
-     "success_criteria": ["pytest runs green"]},
-    {"id": 2, "name": "API", "description": "endpoints",
-     "tasks": [{"id": "2.1", "description": "routes", "depends_on": []}],
-     "success_criteria": ["the API answers"]}]}
+PLAN = {
+    "phases": [
+        {
+            "id": 1,
+            "name": "Foundation",
+            "description": "project skeleton",
+            "tasks": [
+                {"id": "1.1", "description": "create the package", "depends_on": []},
+                {"id": "1.2", "description": "todo model", "depends_on": ["1.1"]},
+                {"id": "1.3", "description": "test setup", "depends_on": []},
+            ],
+            "success_criteria": ["pytest runs green"],
+        },
+        {
+            "id": 2,
+            "name": "API",
+            "description": "endpoints",
+            "tasks": [{"id": "2.1", "description": "routes", "depends_on": []}],
+            "success_criteria": ["the API answers"],
+        },
+    ]
+}
 
 
 # ---------------------------------------------------------------- helpers
@@ -52,11 +65,13 @@ def body_commands(request) -> list[str]:
 
 def nth_command(n: int, replace: dict | None = None):
     """A reply running the body's n-th command (after text replacements, e.g. a placeholder)."""
+
     def reply(request):
         command = body_commands(request)[n]
         for old, new in (replace or {}).items():
             command = command.replace(old, new)
         return bash(command)
+
     return reply
 
 
@@ -75,11 +90,15 @@ def colony(claude, goal="Build a todo API with tests"):
 
 def test_init_starts_the_colony_with_the_goal_from_a_quoted_heredoc(claude):
     goal = 'Build a "todo" API — it\'s $HOME-proof, `not run`; ünïcødé 🐜'
-    run = claude.run(f"/ant:init {goal}", [
-        main().reply(nth_command(0)),
-        main(tool_result_contains('"ok":true')).reply(nth_command(1)),
-        main(tool_result_contains("ACTIVE PHEROMONES")).reply(say("Colony started.")),
-    ], env=NOW)
+    run = claude.run(
+        f"/ant:init {goal}",
+        [
+            main().reply(nth_command(0)),
+            main(tool_result_contains('"ok":true')).reply(nth_command(1)),
+            main(tool_result_contains("ACTIVE PHEROMONES")).reply(say("Colony started.")),
+        ],
+        env=NOW,
+    )
 
     body = command_body(run.main_turns[0])
     assert f"aether colony-init - <<'EOF'\n   {goal}\n   EOF" in body
@@ -98,15 +117,34 @@ def test_init_starts_the_colony_with_the_goal_from_a_quoted_heredoc(claude):
 def test_init_injects_promoted_global_learnings(claude):
     home = claude.home / ".aether"
     home.mkdir(parents=True)
-    (home / "learnings.json").write_text(json.dumps({"version": 2, "learnings": [{
-        "id": "global_1_ab", "content": "bcrypt with 12 rounds is too slow in tests; use 4",
-        "category": "performance", "tags": [], "source_projects": ["p1", "p2", "p3"],
-        "occurrence_count": 3, "promoted": True}]}), "utf-8")
-    run = claude.run("/ant:init A service that hashes passwords", [
-        main().reply(nth_command(0)),
-        main(tool_result_contains('"global_learnings_injected":1')).reply(nth_command(1)),
-        main(tool_result_contains("bcrypt")).reply(say("1 learning from your other projects.")),
-    ], env={**NOW, "AETHER_HOME": str(home)})
+    (home / "learnings.json").write_text(
+        json.dumps(
+            {
+                "version": 2,
+                "learnings": [
+                    {
+                        "id": "global_1_ab",
+                        "content": "bcrypt with 12 rounds is too slow in tests; use 4",
+                        "category": "performance",
+                        "tags": [],
+                        "source_projects": ["p1", "p2", "p3"],
+                        "occurrence_count": 3,
+                        "promoted": True,
+                    }
+                ],
+            }
+        ),
+        "utf-8",
+    )
+    run = claude.run(
+        "/ant:init A service that hashes passwords",
+        [
+            main().reply(nth_command(0)),
+            main(tool_result_contains('"global_learnings_injected":1')).reply(nth_command(1)),
+            main(tool_result_contains("bcrypt")).reply(say("1 learning from your other projects.")),
+        ],
+        env={**NOW, "AETHER_HOME": str(home)},
+    )
     assert run.permission_denials == []
     feedback = [s for s in state(claude, "pheromones.json")["signals"] if s["type"] == "FEEDBACK"]
     assert len(feedback) == 1 and feedback[0]["source"] == "auto:global"
@@ -119,11 +157,15 @@ def test_init_injects_promoted_global_learnings(claude):
 def test_signal_commands_emit_the_text_verbatim_and_show_the_render(claude, kind):
     colony(claude)
     text = "the 'auth' module — \"tokens\" & $(sessions)"
-    run = claude.run(f"/ant:{kind} {text}", [
-        main().reply(nth_command(0)),
-        main(tool_result_contains('"ok":true')).reply(nth_command(1)),
-        main(tool_result_contains("ACTIVE PHEROMONES")).reply(say("Signal emitted.")),
-    ], env=NOW)
+    run = claude.run(
+        f"/ant:{kind} {text}",
+        [
+            main().reply(nth_command(0)),
+            main(tool_result_contains('"ok":true')).reply(nth_command(1)),
+            main(tool_result_contains("ACTIVE PHEROMONES")).reply(say("Signal emitted.")),
+        ],
+        env=NOW,
+    )
     assert run.permission_denials == []
     emitted, render = results(run)
     signal = json.loads(emitted["text"])["result"]
@@ -136,11 +178,15 @@ def test_signal_commands_emit_the_text_verbatim_and_show_the_render(claude, kind
 
 def test_short_signal_content_is_stored_with_a_warning(claude):
     colony(claude)
-    run = claude.run("/ant:focus auth module", [
-        main().reply(nth_command(0)),
-        main(tool_result_contains('"warning"')).reply(nth_command(1)),
-        main(tool_result_contains("auth module")).reply(say("Stored; it is short, though.")),
-    ], env=NOW)
+    run = claude.run(
+        "/ant:focus auth module",
+        [
+            main().reply(nth_command(0)),
+            main(tool_result_contains('"warning"')).reply(nth_command(1)),
+            main(tool_result_contains("auth module")).reply(say("Stored; it is short, though.")),
+        ],
+        env=NOW,
+    )
     signal = json.loads(results(run)[0]["text"])["result"]
     assert signal["content"].strip() == "auth module" and "shorter than" in signal["warning"]
     assert state(claude, "pheromones.json")["signals"][-1]["content"].strip() == "auth module"
@@ -174,10 +220,14 @@ def test_status_without_a_colony_and_with_a_damaged_one(claude):
 def test_phase_shows_the_helpers_rendering(claude, arg, expected):
     colony(claude)
     assert claude.aether("plan-load", "-", input=json.dumps(PLAN), env=NOW).returncode == 0
-    run = claude.run(f"/ant:phase {arg}", [
-        main().reply(nth_command(0)),
-        main(tool_result_contains(expected)).reply(say("Here it is.")),
-    ], env=NOW)
+    run = claude.run(
+        f"/ant:phase {arg}",
+        [
+            main().reply(nth_command(0)),
+            main(tool_result_contains(expected)).reply(say("Here it is.")),
+        ],
+        env=NOW,
+    )
     (call,) = run.tool_calls("Bash")
     assert call["input"]["command"] == f"aether phase {arg}"
     assert run.permission_denials == []
@@ -186,8 +236,16 @@ def test_phase_shows_the_helpers_rendering(claude, arg, expected):
 def test_help_is_static_and_lists_the_flow(claude):
     run = claude.run("/ant:help", [main().reply(say("That is the flow."))])
     body = command_body(run.main_turns[0])
-    for name in ("/ant:init", "/ant:colonize", "/ant:focus", "/ant:plan", "/ant:build",
-                 "/ant:continue", "/ant:pause-colony", "/ant:resume-colony"):
+    for name in (
+        "/ant:init",
+        "/ant:colonize",
+        "/ant:focus",
+        "/ant:plan",
+        "/ant:build",
+        "/ant:continue",
+        "/ant:pause-colony",
+        "/ant:resume-colony",
+    ):
         assert name in body
     assert run.tool_calls() == []
 
@@ -200,20 +258,28 @@ def test_pause_then_resume_in_a_new_session(claude):
     assert claude.aether("plan-load", "-", input=json.dumps(PLAN), env=NOW).returncode == 0
     assert claude.aether("build-start", "1", env=NOW).returncode == 0
     note = "User chose SQLite over Postgres.\nNext: wave 1 of phase 1 ('package' and 'tests')."
-    pause = claude.run("/ant:pause-colony prefer sqlite", [
-        main().reply(nth_command(0, {"<the note>": note})),
-        main(tool_result_contains("COLONY PAUSED")).reply(say("Paused: /clear when you like.")),
-    ], env=NOW)
+    pause = claude.run(
+        "/ant:pause-colony prefer sqlite",
+        [
+            main().reply(nth_command(0, {"<the note>": note})),
+            main(tool_result_contains("COLONY PAUSED")).reply(say("Paused: /clear when you like.")),
+        ],
+        env=NOW,
+    )
     assert pause.permission_denials == []
     assert "prefer sqlite" in command_body(pause.main_turns[0])
     saved = state(claude, "handoff.json")
     assert saved["note"] == note and saved["snapshot"]["state"] == "EXECUTING"
     assert saved["snapshot"]["next"]["command"] == "aether next --build 1"
 
-    resume = claude.run("/ant:resume-colony", [  # a separate `claude -p`: a new session
-        main().reply(nth_command(0)),
-        main(tool_result_contains("COLONY RESUMED")).reply(say("Resuming phase 1.")),
-    ], env={"AETHER_NOW": "2026-02-04T12:00:00Z"})
+    resume = claude.run(
+        "/ant:resume-colony",
+        [  # a separate `claude -p`: a new session
+            main().reply(nth_command(0)),
+            main(tool_result_contains("COLONY RESUMED")).reply(say("Resuming phase 1.")),
+        ],
+        env={"AETHER_NOW": "2026-02-04T12:00:00Z"},
+    )
     (shown,) = results(resume)
     assert "User chose SQLite over Postgres." in shown["text"]
     assert "/ant:build 1" in shown["text"] and "Since the pause: nothing changed." in shown["text"]
@@ -225,18 +291,21 @@ def test_pause_then_resume_in_a_new_session(claude):
 
 def test_a_caste_agent_calling_aether_is_denied_while_the_queen_is_not(claude):
     colony(claude)
-    run = claude.run("/ant:status", [
-        main().reply(bash("aether version")),
-        main(tool_result_contains('"ok":true')).reply(
-            agent("ant:builder", "TASK-G: record your result yourself", "builder")),
-        subagent("ant:builder").reply(bash("aether event-add note builder 'did it'")),
-        subagent("ant:builder", tool_error()).reply(say("RESULT: done, not recorded")),
-        main(tool_result_contains("RESULT: done")).reply(agent("ant:watcher", "TASK-W: review", "watcher")),
-        subagent("ant:watcher").reply(bash("echo reviewed > review.txt")),
-        subagent("ant:watcher", tool_error()).reply(say("REVIEW: read-only, as expected")),
-        main(tool_result_contains("REVIEW:")).reply(bash("aether status")),
-        main(tool_result_contains("AETHER COLONY")).reply(say("done")),
-    ], env=NOW)
+    run = claude.run(
+        "/ant:status",
+        [
+            main().reply(bash("aether version")),
+            main(tool_result_contains('"ok":true')).reply(agent("ant:builder", "TASK-G: record your result yourself", "builder")),
+            subagent("ant:builder").reply(bash("aether event-add note builder 'did it'")),
+            subagent("ant:builder", tool_error()).reply(say("RESULT: done, not recorded")),
+            main(tool_result_contains("RESULT: done")).reply(agent("ant:watcher", "TASK-W: review", "watcher")),
+            subagent("ant:watcher").reply(bash("echo reviewed > review.txt")),
+            subagent("ant:watcher", tool_error()).reply(say("REVIEW: read-only, as expected")),
+            main(tool_result_contains("REVIEW:")).reply(bash("aether status")),
+            main(tool_result_contains("AETHER COLONY")).reply(say("done")),
+        ],
+        env=NOW,
+    )
 
     queen = results(run)
     assert [r["is_error"] for r in queen] == [False, False]
@@ -254,18 +323,21 @@ def test_the_queens_own_aether_calls_need_no_slash_command(claude):
     """A plain prompt, not a slash command: no `allowed-tools` grant. The guard allows the Queen's
     own `aether …` calls (an ant's answer may arrive after the command's turn ended, and the Queen
     goes on with `aether next`); the approval gate and everything else stay as they were."""
-    run = claude.run("Which version is the helper?", [
-        main(turn(1)).reply(bash("aether version")),
-        main(turn(2)).reply(bash("aether bug approve b1")),
-        main(turn(3)).reply(bash("touch made-by-the-model")),
-        main(turn(4)).reply(say("done")),
-    ], env=NOW)
+    run = claude.run(
+        "Which version is the helper?",
+        [
+            main(turn(1)).reply(bash("aether version")),
+            main(turn(2)).reply(bash("aether bug approve b1")),
+            main(turn(3)).reply(bash("touch made-by-the-model")),
+            main(turn(4)).reply(say("done")),
+        ],
+        env=NOW,
+    )
     version, approve, touch = results(run)
     assert version["is_error"] is False and json.loads(version["text"])["ok"] is True
     assert approve["is_error"] is True and "the user's decision" in approve["text"]
     assert touch["is_error"] is True and not (claude.project / "made-by-the-model").exists()
-    assert [d["tool_input"]["command"] for d in run.permission_denials] == [
-        "aether bug approve b1", "touch made-by-the-model"]
+    assert [d["tool_input"]["command"] for d in run.permission_denials] == ["aether bug approve b1", "touch made-by-the-model"]
 
 
 # ---------------------------------------------------------------- a real marketplace install
@@ -307,29 +379,34 @@ def test_marketplace_install_builds_the_helper_and_runs_it(claude, tmp_path, how
 
     claude.plugin_dirs = []  # the installed plugin only
     version = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text("utf-8"))["version"]
-    run = claude.run("/ant:help", [
-        main().reply(bash("aether version", timeout_ms=300000)),
-        main(tool_result_contains(f'"result":"{version}"')).reply(say("installed and working")),
-    ], timeout=400)
+    run = claude.run(
+        "/ant:help",
+        [
+            main().reply(bash("aether version", timeout_ms=300000)),
+            main(tool_result_contains(f'"result":"{version}"')).reply(say("installed and working")),
+        ],
+        timeout=400,
+    )
     assert "--plugin-dir" not in run.argv
     (result,) = results(run)
     assert result["is_error"] is False and json.loads(result["text"]) == {"ok": True, "result": version}
 
-    hooks = [e for e in run.events if e.get("subtype") == "hook_response"
-             and e.get("hook_event") == "SessionStart"]
+    hooks = [e for e in run.events if e.get("subtype") == "hook_response" and e.get("hook_event") == "SessionStart"]
     assert any("installing its helper" in (e.get("stdout") or "") for e in hooks), hooks
     data = claude.home / ".claude" / "plugins" / "data" / "ant-aether"
     pointer = Path((root / ".venv-location").read_text("utf-8").strip())
     assert pointer.parent == data / "venvs" and (pointer / ".aether-ready").exists()
 
-    again = claude.run("/ant:help", [  # the next session: the hook is a no-op
-        main().reply(bash("aether version")),
-        # every module of the installed helper imports: no layer left out of the install
-        main(tool_result_contains(f'"result":"{version}"')).reply(bash("aether self-check")),
-        main(tool_result_contains('"modules":')).reply(say("still working")),
-    ])
-    hooks = [e for e in again.events if e.get("subtype") == "hook_response"
-             and e.get("hook_event") == "SessionStart"]
+    again = claude.run(
+        "/ant:help",
+        [  # the next session: the hook is a no-op
+            main().reply(bash("aether version")),
+            # every module of the installed helper imports: no layer left out of the install
+            main(tool_result_contains(f'"result":"{version}"')).reply(bash("aether self-check")),
+            main(tool_result_contains('"modules":')).reply(say("still working")),
+        ],
+    )
+    hooks = [e for e in again.events if e.get("subtype") == "hook_response" and e.get("hook_event") == "SessionStart"]
     assert hooks and all((e.get("stdout") or "") == "" for e in hooks)
     checked = results(again)[-1]
     assert checked["is_error"] is False

@@ -31,17 +31,40 @@ from helpers.processes import SLEEP, alive, argv_of, descendants, is_sleeper
 pytestmark = pytest.mark.e2e
 
 APP = "def one():\n    return 1\n\n\ndef two():\n    return 2\n\n\ndef three():\n    return 3\n"
-PLAN = {"goal": "A small app", "phases": [
-    {"id": 1, "name": "Functions", "description": "app.py and util.py",
-     "tasks": [{"id": "1.1", "description": "app.py: one() returns 10", "depends_on": []},
-               {"id": "1.2", "description": "util.py, and three() returns 30 in app.py", "depends_on": []}],
-     "success_criteria": ["python3 -c 'import app, util' works"]}]}
-LEAD = json_block({"phase": 1, "workers": [
-    {"id": "app", "caste": "builder", "tasks": ["1.1"], "writes": ["app.py"]},
-    {"id": "util", "caste": "builder", "tasks": ["1.2"], "writes": ["util.py"]}]}, "Two builders, one file each.")
+PLAN = {
+    "goal": "A small app",
+    "phases": [
+        {
+            "id": 1,
+            "name": "Functions",
+            "description": "app.py and util.py",
+            "tasks": [
+                {"id": "1.1", "description": "app.py: one() returns 10", "depends_on": []},
+                {"id": "1.2", "description": "util.py, and three() returns 30 in app.py", "depends_on": []},
+            ],
+            "success_criteria": ["python3 -c 'import app, util' works"],
+        }
+    ],
+}
+LEAD = json_block(
+    {
+        "phase": 1,
+        "workers": [
+            {"id": "app", "caste": "builder", "tasks": ["1.1"], "writes": ["app.py"]},
+            {"id": "util", "caste": "builder", "tasks": ["1.2"], "writes": ["util.py"]},
+        ],
+    },
+    "Two builders, one file each.",
+)
 REVIEW = json_block({"findings": [], "summary": "both changes read well", "critical_count": 0})
-VERIFIED = json_block({"passed": True, "score": 95, "summary": "app and util import",
-                       "checks": [{"name": "imports", "passed": True, "detail": "import app, util"}]})
+VERIFIED = json_block(
+    {
+        "passed": True,
+        "score": 95,
+        "summary": "app and util import",
+        "checks": [{"name": "imports", "passed": True, "detail": "import app, util"}],
+    }
+)
 LESSONS = "- builders in their own worktrees may share a file safely\n"
 
 
@@ -66,7 +89,7 @@ def write(project: Path, path: str, content: str):
 def replace_in_app(old: str, new: str):
     """A builder's Bash edit of app.py in its working copy (cd first, as the brief says)."""
     code = f"import pathlib; p = pathlib.Path('app.py'); p.write_text(p.read_text().replace({old!r}, {new!r}))"
-    return lambda r: bash(f"cd {copy_of(r)} && python3 -c \"{code}\"", "edit app.py")
+    return lambda r: bash(f'cd {copy_of(r)} && python3 -c "{code}"', "edit app.py")
 
 
 queen_reply = colony_script.queen_reply(LESSONS)
@@ -85,8 +108,7 @@ def ant(caste: str, local: str, *replies) -> list:
 
 
 def checkers() -> list:
-    return [*ant("route-setter", "lead1", say(LEAD)), *ant("watcher", "v1", say(REVIEW)),
-            *ant("watcher", "watch1", say(VERIFIED))]
+    return [*ant("route-setter", "lead1", say(LEAD)), *ant("watcher", "v1", say(REVIEW)), *ant("watcher", "watch1", say(VERIFIED))]
 
 
 def leftovers(project: Path) -> tuple:
@@ -105,22 +127,35 @@ def shown(run) -> str:
 def test_two_builders_changing_one_file_in_different_places_both_land(claude):
     project = prepare(claude)
     builders = [
-        *ant("builder", "w1", write(project, "app.py", APP.replace("return 1", "return 10")),
-             say(worker_result("one() returns 10", modified=["app.py"]))),
-        *ant("builder", "w2", write(project, "util.py", "HELP = 'util'\n"), replace_in_app("return 3", "return 30"),
-             say(worker_result("util.py, and three() in app.py", created=["util.py"], modified=["app.py"]))),
+        *ant(
+            "builder",
+            "w1",
+            write(project, "app.py", APP.replace("return 1", "return 10")),
+            say(worker_result("one() returns 10", modified=["app.py"])),
+        ),
+        *ant(
+            "builder",
+            "w2",
+            write(project, "util.py", "HELP = 'util'\n"),
+            replace_in_app("return 3", "return 30"),
+            say(worker_result("util.py, and three() in app.py", created=["util.py"], modified=["app.py"])),
+        ),
     ]
     # next · lead · w1+w2 · v1 · watch1 · lessons · the summary
     run = claude.run("/ant:build 1", queen(7) + checkers() + builders, env=NOW, timeout=400)
 
     assert run.permission_denials == []
     assert [c["input"]["description"] for c in run.tool_calls("Agent")] == [
-        "lead1 route-setter", "w1 builder", "w2 builder", "v1 watcher", "watch1 watcher"]
+        "lead1 route-setter",
+        "w1 builder",
+        "w2 builder",
+        "v1 watcher",
+        "watch1 watcher",
+    ]
     # each builder worked in its own worktree; the builder's Bash began with `cd` into it
     briefs = [t.first_user_text for t in run.subagent_turns("ant:builder")]
     assert briefs and all("--- WORKING COPY ---" in b for b in briefs)
-    w2_bash = [c["input"]["command"] for c in run.tool_calls("Bash", main_only=False) if c["input"].get("description") ==
-               "edit app.py"]
+    w2_bash = [c["input"]["command"] for c in run.tool_calls("Bash", main_only=False) if c["input"].get("description") == "edit app.py"]
     assert w2_bash and w2_bash[0].startswith("cd .aether/worktrees/b1-")
     # both changes are in the project; the user's HEAD and index untouched
     app = (project / "app.py").read_text("utf-8")
@@ -139,27 +174,41 @@ def test_two_builders_changing_one_file_in_different_places_both_land(claude):
 def test_a_conflict_fails_the_later_task_whose_retry_on_the_merged_state_completes(claude):
     project = prepare(claude)
     builders = [
-        *ant("builder", "w1", replace_in_app("return 2", "return 200"),
-             say(worker_result("two() changed", modified=["app.py"]))),
-        *ant("builder", "w2", write(project, "util.py", "HELP = 'util'\n"), replace_in_app("return 2", "return 222"),
-             say(worker_result("util.py; two() changed too", created=["util.py"], modified=["app.py"]))),
+        *ant("builder", "w1", replace_in_app("return 2", "return 200"), say(worker_result("two() changed", modified=["app.py"]))),
+        *ant(
+            "builder",
+            "w2",
+            write(project, "util.py", "HELP = 'util'\n"),
+            replace_in_app("return 2", "return 222"),
+            say(worker_result("util.py; two() changed too", created=["util.py"], modified=["app.py"])),
+        ),
         # the retry's working copy holds w1's change (the merged state): it builds on it
-        *ant("builder", "r1", lambda r: tool("Read", file_path=f"{project}/{copy_of(r)}/app.py"),
-             write(project, "util.py", "HELP = 'util'\n"),
-             replace_in_app("return 200", "return 200 + 22"),
-             say(worker_result("util.py, and two() on top of w1's change", created=["util.py"], modified=["app.py"]))),
+        *ant(
+            "builder",
+            "r1",
+            lambda r: tool("Read", file_path=f"{project}/{copy_of(r)}/app.py"),
+            write(project, "util.py", "HELP = 'util'\n"),
+            replace_in_app("return 200", "return 200 + 22"),
+            say(worker_result("util.py, and two() on top of w1's change", created=["util.py"], modified=["app.py"])),
+        ),
     ]
     # next · lead · w1+w2 · r1 · v1 · watch1 · lessons · the summary
     run = claude.run("/ant:build 1", queen(8) + checkers() + builders, env=NOW, timeout=400)
 
     assert run.permission_denials == []
     assert [c["input"]["description"] for c in run.tool_calls("Agent")] == [
-        "lead1 route-setter", "w1 builder", "w2 builder", "r1 builder", "v1 watcher", "watch1 watcher"]
-    r1_read = [t for t in run.subagent_turns("ant:builder") if t.tool_results() and "return 200" in
-               t.tool_results()[0]["text"]]
+        "lead1 route-setter",
+        "w1 builder",
+        "w2 builder",
+        "r1 builder",
+        "v1 watcher",
+        "watch1 watcher",
+    ]
+    r1_read = [t for t in run.subagent_turns("ant:builder") if t.tool_results() and "return 200" in t.tool_results()[0]["text"]]
     assert r1_read  # the retry saw the merged state
-    r1_brief = next(t.first_user_text for t in run.subagent_turns("ant:builder") if "You are r1" in t.first_user_text
-                    or "/r1.md]" in t.first_user_text)
+    r1_brief = next(
+        t.first_user_text for t in run.subagent_turns("ant:builder") if "You are r1" in t.first_user_text or "/r1.md]" in t.first_user_text
+    )
     assert "merge conflict" in r1_brief and "app.py" in r1_brief  # the conflict report reached the retry
     app = (project / "app.py").read_text("utf-8")
     assert "return 200 + 22" in app and "return 222" not in app and "<<<<<<<" not in app
@@ -177,12 +226,20 @@ def test_a_conflict_fails_the_later_task_whose_retry_on_the_merged_state_complet
 def test_a_builder_writing_outside_its_worktree_is_refused_then_works_in_it(claude):
     project = prepare(claude)
     builders = [
-        *ant("builder", "w1", tool("Write", file_path=f"{project}/app.py", content="broken\n"),
-             write(project, "app.py", APP.replace("return 1", "return 10")),
-             say(worker_result("one() returns 10", modified=["app.py"]))),
-        *ant("builder", "w2", bash("python3 -c \"open('util.py', 'w').write('X = 1')\"", "write util.py here"),
-             write(project, "util.py", "HELP = 'util'\n"),
-             say(worker_result("util.py", created=["util.py"]))),
+        *ant(
+            "builder",
+            "w1",
+            tool("Write", file_path=f"{project}/app.py", content="broken\n"),
+            write(project, "app.py", APP.replace("return 1", "return 10")),
+            say(worker_result("one() returns 10", modified=["app.py"])),
+        ),
+        *ant(
+            "builder",
+            "w2",
+            bash("python3 -c \"open('util.py', 'w').write('X = 1')\"", "write util.py here"),
+            write(project, "util.py", "HELP = 'util'\n"),
+            say(worker_result("util.py", created=["util.py"])),
+        ),
     ]
     run = claude.run("/ant:build 1", queen(7) + checkers() + builders, env=NOW, timeout=400)
 
@@ -204,8 +261,12 @@ def test_a_build_killed_mid_wave_resumes_and_leaves_nothing_and_loses_nothing(cl
     q.step(queen_reply)  # lead1
     q.step(queen_reply)  # w1 + w2: they write part of their work, then hang
     hanging = [
-        *ant("builder", "w1", write(project, "app.py", APP.replace("return 1", "return 10")),
-             lambda r: bash(f"cd {copy_of(r)} && {SLEEP}", "wait for the build server")),
+        *ant(
+            "builder",
+            "w1",
+            write(project, "app.py", APP.replace("return 1", "return 10")),
+            lambda r: bash(f"cd {copy_of(r)} && {SLEEP}", "wait for the build server"),
+        ),
         *ant("builder", "w2", lambda r: bash(f"cd {copy_of(r)} && {SLEEP}", "wait for the build server")),
     ]
     sleepers: set = set()
@@ -214,28 +275,38 @@ def test_a_build_killed_mid_wave_resumes_and_leaves_nothing_and_loses_nothing(cl
         sleepers.update(p for p in descendants(pid) if is_sleeper(argv_of(p)))
         return len(sleepers) >= 2
 
-    killed = run_and_kill(claude, "/ant:build 1", q.steps + [*ant("route-setter", "lead1", say(LEAD))] + hanging,
-                          working, env=NOW)
+    killed = run_and_kill(claude, "/ant:build 1", q.steps + [*ant("route-setter", "lead1", say(LEAD))] + hanging, working, env=NOW)
     assert killed.code != 0 and not any(alive(p) for p in sleepers)
     assert leftovers(project)[0] == 2  # the wave's two worktrees, w1's half-done work in one
 
     # a NEW session: the same spawns, in the same worktrees, finish; their work lands
     builders = [
-        *ant("builder", "w1", lambda r: tool("Read", file_path=f"{project}/{copy_of(r)}/app.py"),
-             say(worker_result("one() returns 10", modified=["app.py"]))),
-        *ant("builder", "w2", write(project, "util.py", "HELP = 'util'\n"), replace_in_app("return 3", "return 30"),
-             say(worker_result("util.py, three() returns 30", created=["util.py"], modified=["app.py"]))),
+        *ant(
+            "builder",
+            "w1",
+            lambda r: tool("Read", file_path=f"{project}/{copy_of(r)}/app.py"),
+            say(worker_result("one() returns 10", modified=["app.py"])),
+        ),
+        *ant(
+            "builder",
+            "w2",
+            write(project, "util.py", "HELP = 'util'\n"),
+            replace_in_app("return 3", "return 30"),
+            say(worker_result("util.py, three() returns 30", created=["util.py"], modified=["app.py"])),
+        ),
     ]
     q = Queen()
     q.step(lambda r: next_with(r, "aether next --build <N>", N=1))
     for _ in range(5):  # w1+w2 · v1 · watch1 · lessons · the summary
         q.step(queen_reply)
-    resumed = claude.run("/ant:build 1", q.steps + builders + [*ant("watcher", "v1", say(REVIEW)),
-                                                              *ant("watcher", "watch1", say(VERIFIED))],
-                         env=NOW, timeout=400)
+    resumed = claude.run(
+        "/ant:build 1",
+        q.steps + builders + [*ant("watcher", "v1", say(REVIEW)), *ant("watcher", "watch1", say(VERIFIED))],
+        env=NOW,
+        timeout=400,
+    )
     assert resumed.permission_denials == []
-    w1_read = [t for t in resumed.subagent_turns("ant:builder") if t.tool_results()
-               and "return 10" in t.tool_results()[0]["text"]]
+    w1_read = [t for t in resumed.subagent_turns("ant:builder") if t.tool_results() and "return 10" in t.tool_results()[0]["text"]]
     assert w1_read  # w1's worktree still held what it wrote before the kill
     app = (project / "app.py").read_text("utf-8")
     changes_lost = ["return 10" not in app, "return 30" not in app, not (project / "util.py").exists()]

@@ -16,12 +16,12 @@ CALC = '''def add(a, b):
 def sub(a, b):
     return a - b
 '''
-CALC_TEST = '''from calc import add
+CALC_TEST = """from calc import add
 
 
 def test_add():
     assert add(2, 3) == 5
-'''
+"""
 
 REPRODUCTION = {
     "confirmed": True,
@@ -36,8 +36,7 @@ REPRODUCTION = {
     "attempts": 1,
     "environment": {"python": "3.11"},
 }
-NOT_REPRODUCED = {"confirmed": False, "reproduction_steps": [], "attempts": 3,
-                  "notes": "Test path not found: tests/test_gone.py"}
+NOT_REPRODUCED = {"confirmed": False, "reproduction_steps": [], "attempts": 3, "notes": "Test path not found: tests/test_gone.py"}
 ROOT_CAUSE = {
     "summary": "add() subtracts its arguments instead of adding them",
     "execution_trace": ["test_add calls add(2, 3)", "add evaluates a - b", "the test compares -1 with 5"],
@@ -50,20 +49,30 @@ ROOT_CAUSE = {
     "alternative_hypotheses": ["the test expects the wrong value"],
 }
 GOOD_TESTS = [
-    {"name": "test_add_positive", "description": "2 + 3 is 5", "category": "regression",
-     "test_code": "def test_add_positive():\n    from calc import add\n    assert add(2, 3) == 5\n"},
-    {"name": "test_add_negative", "description": "-1 + -1 is -2", "category": "edge_case",
-     "test_code": "def test_add_negative():\n    from calc import add\n    assert add(-1, -1) == -2\n"},
+    {
+        "name": "test_add_positive",
+        "description": "2 + 3 is 5",
+        "category": "regression",
+        "test_code": "def test_add_positive():\n    from calc import add\n    assert add(2, 3) == 5\n",
+    },
+    {
+        "name": "test_add_negative",
+        "description": "-1 + -1 is -2",
+        "category": "edge_case",
+        "test_code": "def test_add_negative():\n    from calc import add\n    assert add(-1, -1) == -2\n",
+    },
 ]
 FIX_PLAN = {
     "summary": "Use + in add()",
-    "changes": [{
-        "file_path": "calc.py",
-        "change_type": "modify",
-        "current_code": '    """Sum of a and b."""\n    return a - b\n',
-        "proposed_code": '    """Sum of a and b."""\n    return a + b\n',
-        "explanation": "add must add",
-    }],
+    "changes": [
+        {
+            "file_path": "calc.py",
+            "change_type": "modify",
+            "current_code": '    """Sum of a and b."""\n    return a - b\n',
+            "proposed_code": '    """Sum of a and b."""\n    return a + b\n',
+            "explanation": "add must add",
+        }
+    ],
     "test_cases": GOOD_TESTS,
     "risk_level": "low",
     "risk_explanation": "one operator in one function",
@@ -83,15 +92,21 @@ def plan(**changes) -> dict:
 def failing_plan() -> dict:
     """A plan whose second test cannot pass (2 + 2 is not 5)."""
     tests = copy.deepcopy(GOOD_TESTS)
-    tests[1] = {"name": "test_add_wrong", "description": "expects the impossible",
-                "category": "regression",
-                "test_code": "def test_add_wrong():\n    from calc import add\n    assert add(2, 2) == 5\n"}
+    tests[1] = {
+        "name": "test_add_wrong",
+        "description": "expects the impossible",
+        "category": "regression",
+        "test_code": "def test_add_wrong():\n    from calc import add\n    assert add(2, 2) == 5\n",
+    }
     return plan(test_cases=tests)
 
 
 # A plan that touches one new file: low risk, auto-approved where the settings allow it.
-LOW = plan(changes=[{"file_path": "extra.py", "change_type": "create",
-                     "proposed_code": "def helper():\n    return 1\n", "explanation": "new helper"}])
+LOW = plan(
+    changes=[
+        {"file_path": "extra.py", "change_type": "create", "proposed_code": "def helper():\n    return 1\n", "explanation": "new helper"}
+    ]
+)
 
 
 # ---------------------------------------------------------------- fixture project
@@ -156,12 +171,12 @@ class Bugs:
 
     def drive(self, bug_id, target, *, fix_plan=None, monkeypatch=None) -> None:
         """Take a new bug `bug_id` to phase `target` the way a user and the Queen would."""
-        self.ok("init", "add() returns the wrong sum", "--id", bug_id, "--test",
-                "tests/test_calc.py::test_add")
+        self.ok("init", "add() returns the wrong sum", "--id", bug_id, "--test", "tests/test_calc.py::test_add")
         if target == "created":
             return
-        stop = {"reproducing": None, "reproduced": "reproduce", "not_reproducible": None,
-                "analyzing": None, "analyzed": "analyze"}.get(target)
+        stop = {"reproducing": None, "reproduced": "reproduce", "not_reproducible": None, "analyzing": None, "analyzed": "analyze"}.get(
+            target
+        )
         self.ok("analyze", bug_id, *(["--stop-at", stop] if stop else []))
         if target == "reproducing":
             return
@@ -204,5 +219,11 @@ class Bugs:
         assert self.phase(bug_id) == target
 
 
-AT_A_TERMINAL = {"stdin_tty": True, "stderr_tty": True, "claude_code_env": [],
-                 "claude_code_env_in_parents": [], "claude_code_parents": [], "parents_checked": 0}
+AT_A_TERMINAL = {
+    "stdin_tty": True,
+    "stderr_tty": True,
+    "claude_code_env": [],
+    "claude_code_env_in_parents": [],
+    "claude_code_parents": [],
+    "parents_checked": 0,
+}

@@ -29,31 +29,50 @@ def make_plan(phases=3, tasks=3):
     """A plan whose tasks each depend on the one before (the first on the phase before's first)."""
     plan = {"goal": "Build a todo API", "phases": []}
     for p in range(1, phases + 1):
-        plan["phases"].append({
-            "id": p,
-            "name": f"Phase {p} name",
-            "description": f"what phase {p} does",
-            "tasks": [
-                {"id": f"{p}.{t}", "description": f"task {p}.{t}",
-                 "depends_on": [f"{p}.{t - 1}"] if t > 1 else ([f"{p - 1}.1"] if p > 1 else []),
-                 "maps_to_criterion": t == 1}
-                for t in range(1, tasks + 1)
-            ],
-            "success_criteria": [f"criterion of phase {p}"],
-        })
+        plan["phases"].append(
+            {
+                "id": p,
+                "name": f"Phase {p} name",
+                "description": f"what phase {p} does",
+                "tasks": [
+                    {
+                        "id": f"{p}.{t}",
+                        "description": f"task {p}.{t}",
+                        "depends_on": [f"{p}.{t - 1}"] if t > 1 else ([f"{p - 1}.1"] if p > 1 else []),
+                        "maps_to_criterion": t == 1,
+                    }
+                    for t in range(1, tasks + 1)
+                ],
+                "success_criteria": [f"criterion of phase {p}"],
+            }
+        )
     return plan
 
 
 def flat_plan(tasks=6, phases=2, deps=None, **task_extra):
     """A plan whose phase-1 tasks are independent unless `deps` says {task: [tasks]}."""
     deps = deps or {}
-    return {"goal": "Build a todo API", "phases": [
-        {"id": p, "name": f"Phase {p}", "description": f"phase {p}",
-         "tasks": [{"id": f"{p}.{t}", "description": f"task {p}.{t}", "depends_on": deps.get(f"{p}.{t}", []),
-                    **task_extra.get(f"{p}.{t}", {})}
-                   for t in range(1, tasks + 1)],
-         "success_criteria": [f"phase {p} works"]}
-        for p in range(1, phases + 1)]}
+    return {
+        "goal": "Build a todo API",
+        "phases": [
+            {
+                "id": p,
+                "name": f"Phase {p}",
+                "description": f"phase {p}",
+                "tasks": [
+                    {
+                        "id": f"{p}.{t}",
+                        "description": f"task {p}.{t}",
+                        "depends_on": deps.get(f"{p}.{t}", []),
+                        **task_extra.get(f"{p}.{t}", {}),
+                    }
+                    for t in range(1, tasks + 1)
+                ],
+                "success_criteria": [f"phase {p} works"],
+            }
+            for p in range(1, phases + 1)
+        ],
+    }
 
 
 PHASE_PLAN = flat_plan(4, deps={"1.4": ["1.3"]})  # four tasks; 1.4 waits for 1.3
@@ -78,8 +97,7 @@ def plan_waves(project, workers, approve=True, **extra):
 
 
 def worker(label, tasks, writes=(), reads=(), caste="builder", depends_on=()):
-    return {"id": label, "caste": caste, "tasks": list(tasks), "writes": list(writes), "reads": list(reads),
-            "depends_on": list(depends_on)}
+    return {"id": label, "caste": caste, "tasks": list(tasks), "writes": list(writes), "reads": list(reads), "depends_on": list(depends_on)}
 
 
 def tree(project):
@@ -94,8 +112,14 @@ def run_worker(project, node_id, status="completed", created=(), modified=(), fa
         full = project.root / path
         full.parent.mkdir(parents=True, exist_ok=True)
         full.write_text(f"written by {node_id}\n")
-    payload = {"status": status, "summary": f"{node_id} {status}", "files_created": list(created),
-               "files_modified": list(modified), "failure": failure, **extra}
+    payload = {
+        "status": status,
+        "summary": f"{node_id} {status}",
+        "files_created": list(created),
+        "files_modified": list(modified),
+        "failure": failure,
+        **extra,
+    }
     return project.run("spawn-finish", node_id, "-", input=json.dumps(payload)).json
 
 
@@ -110,9 +134,18 @@ def results(phase_tasks, failed=(), skipped=(), watcher=WATCHER_OK, **extra):
     tasks = []
     for tid in phase_tasks:
         status = "failed" if tid in failed else "skipped" if tid in skipped else "completed"
-        tasks.append({"id": tid, "status": status, "summary": f"{tid} {status}", "caste": "builder",
-                      "worker_id": f"w-{tid}", "files_created": [f"src/{tid}.py"],
-                      "files_modified": ["README.md"], **extra.get(tid, {})})
+        tasks.append(
+            {
+                "id": tid,
+                "status": status,
+                "summary": f"{tid} {status}",
+                "caste": "builder",
+                "worker_id": f"w-{tid}",
+                "files_created": [f"src/{tid}.py"],
+                "files_modified": ["README.md"],
+                **extra.get(tid, {}),
+            }
+        )
     doc = {"tasks": tasks}
     if watcher is not None:
         doc["watcher"] = watcher

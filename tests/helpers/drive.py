@@ -9,10 +9,14 @@ from .colony import PHASE_PLAN, ok, write
 
 NOW = "2026-02-04T10:00:00Z"
 # The Phase Lead's plan for PHASE_PLAN: two workers in wave 1, cli after api.
-ASSIGNMENT = {"phase": 1, "workers": [
-    {"id": "models", "caste": "builder", "tasks": ["1.1", "1.2"], "writes": ["src/todo.py"]},
-    {"id": "api", "caste": "builder", "tasks": ["1.3"], "writes": ["src/api.py"]},
-    {"id": "cli", "caste": "builder", "tasks": ["1.4"], "writes": ["src/cli.py"], "depends_on": ["api"]}]}
+ASSIGNMENT = {
+    "phase": 1,
+    "workers": [
+        {"id": "models", "caste": "builder", "tasks": ["1.1", "1.2"], "writes": ["src/todo.py"]},
+        {"id": "api", "caste": "builder", "tasks": ["1.3"], "writes": ["src/api.py"]},
+        {"id": "cli", "caste": "builder", "tasks": ["1.4"], "writes": ["src/cli.py"], "depends_on": ["api"]},
+    ],
+}
 
 
 def start_colony(project, monkeypatch):
@@ -31,11 +35,22 @@ def result(**kw):
 
 def verification(spec, lint_errors, findings):
     """A verification with its score parts: 69, 72, 73.5 for spec 0.6, 0.8, 0.9 with a lint error; 100 at 1 and 0."""
-    parts = {"tests": {"passed": 2, "failed": 0}, "types": {"errors": 0}, "lint": {"errors": lint_errors},
-             "coverage": 90 if spec == 1 else 60, "plan_alignment": 1, "spec_alignment": spec}
-    doc = {"passed": True, "score": 80, "summary": "; ".join(findings) or "every check passes",
-           "checks": [{"name": "tests", "passed": True, "detail": "2 passed"}], "score_parts": parts,
-           "findings": findings}
+    parts = {
+        "tests": {"passed": 2, "failed": 0},
+        "types": {"errors": 0},
+        "lint": {"errors": lint_errors},
+        "coverage": 90 if spec == 1 else 60,
+        "plan_alignment": 1,
+        "spec_alignment": spec,
+    }
+    doc = {
+        "passed": True,
+        "score": 80,
+        "summary": "; ".join(findings) or "every check passes",
+        "checks": [{"name": "tests", "passed": True, "detail": "2 passed"}],
+        "score_parts": parts,
+        "findings": findings,
+    }
     return "```json\n" + json.dumps(doc) + "\n```"
 
 
@@ -59,8 +74,7 @@ def drive(p, action, verifications):
                 answer = '```json\n{"findings": [], "summary": "fine"}\n```'
             else:
                 write(p, *node["writes"])
-                answer = result(files_modified=node["writes"]) if node["role"] == "refine" else \
-                    result(files_created=node["writes"])
+                answer = result(files_modified=node["writes"]) if node["role"] == "refine" else result(files_created=node["writes"])
             out = ok(p, "record", spawn["id"], "-", input=answer)
         action = out["next"]
     assert verifications == []

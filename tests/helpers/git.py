@@ -7,15 +7,13 @@ import subprocess
 from pathlib import Path
 
 # A fixed identity and plain output, whatever the machine's git configuration.
-CONFIG = ("-c", "user.name=Dev", "-c", "user.email=dev@example.com", "-c", "commit.gpgsign=false",
-          "-c", "core.quotepath=false")
+CONFIG = ("-c", "user.name=Dev", "-c", "user.email=dev@example.com", "-c", "commit.gpgsign=false", "-c", "core.quotepath=false")
 
 
 def run(root, *args) -> subprocess.CompletedProcess:
     """`git ARGS` in `root`. GIT_OPTIONAL_LOCKS=0: a test's own `git status` never refreshes the
     index it is checking."""
-    return subprocess.run(["git", *CONFIG, *args], cwd=root, capture_output=True, text=True,
-                          env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+    return subprocess.run(["git", *CONFIG, *args], cwd=root, capture_output=True, text=True, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
 
 
 def git_output(root, *args, check=True) -> str:

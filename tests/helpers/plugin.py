@@ -10,13 +10,20 @@ REPO = Path(__file__).resolve().parents[2]
 
 # Paths relative to the repository root that a checkout has and an install does not. Only these
 # paths: a folder of the same name deeper down (a user's `build/`, say) is plugin content.
-NOT_SHIPPED = frozenset({
-    ".git", ".venv", ".venv-location",  # git, `make install`'s venv, the bootstrap's pointer
-    "build", ".e2e",  # pip's build output, e2e scratch
-    ".pytest_cache", ".hypothesis", ".ruff_cache",  # the test tools' caches
-    ".aether/data",  # a colony run in the checkout itself
-    "tests/e2e/node_modules",  # the pinned Claude Code (`make e2e-deps`)
-})
+NOT_SHIPPED = frozenset(
+    {
+        ".git",
+        ".venv",
+        ".venv-location",  # git, `make install`'s venv, the bootstrap's pointer
+        "build",
+        ".e2e",  # pip's build output, e2e scratch
+        ".pytest_cache",
+        ".hypothesis",
+        ".ruff_cache",  # the test tools' caches
+        ".aether/data",  # a colony run in the checkout itself
+        "tests/e2e/node_modules",  # the pinned Claude Code (`make e2e-deps`)
+    }
+)
 PYTHON_CACHE = "__pycache__"  # beside every imported module, at any depth
 EGG_INFO_IN = frozenset({".", "scripts"})  # where setuptools leaves `<name>.egg-info` (package-dir)
 
@@ -24,11 +31,17 @@ EGG_INFO_IN = frozenset({".", "scripts"})  # where setuptools leaves `<name>.egg
 def not_shipped(root: Path):
     """A `shutil.copytree` ignore function: the names in a folder that the plugin does not ship,
     judged by their path relative to `root`."""
+
     def ignore(folder: str, names: list[str]) -> set[str]:
         rel = Path(folder).relative_to(root)
-        return {name for name in names
-                if (rel / name).as_posix() in NOT_SHIPPED or name == PYTHON_CACHE
-                or (name.endswith(".egg-info") and rel.as_posix() in EGG_INFO_IN)}
+        return {
+            name
+            for name in names
+            if (rel / name).as_posix() in NOT_SHIPPED
+            or name == PYTHON_CACHE
+            or (name.endswith(".egg-info") and rel.as_posix() in EGG_INFO_IN)
+        }
+
     return ignore
 
 

@@ -8,7 +8,7 @@ import signal
 
 # What a scripted ant runs to be busy when its session is killed (is_sleeper finds it).
 SLEEP_CODE = "import time; time.sleep(90)"
-SLEEP = f"python3 -c \"{SLEEP_CODE}\""
+SLEEP = f'python3 -c "{SLEEP_CODE}"'
 
 
 def _children() -> dict:

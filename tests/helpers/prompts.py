@@ -42,7 +42,7 @@ def shell_snippets(body: str) -> list[Snippet]:
             continue
         if heredoc_end is not None:  # the block's own indentation is not part of the text
             body_line = line.rstrip("\n")
-            current.text += "\n" + body_line[min(indent, len(body_line) - len(body_line.lstrip(" "))):]
+            current.text += "\n" + body_line[min(indent, len(body_line) - len(body_line.lstrip(" "))) :]
             if stripped == heredoc_end:
                 heredoc_end = None
             continue

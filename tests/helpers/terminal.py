@@ -13,8 +13,7 @@ def at_a_terminal(argv: list, cwd, env: dict) -> tuple:
     """Run argv with a pseudo-terminal on stdin and stderr: (exit code, stdout, stderr)."""
     master, slave = pty.openpty()
     try:
-        proc = subprocess.Popen(argv, stdin=slave, stderr=slave, stdout=subprocess.PIPE,
-                                cwd=cwd, env=env)
+        proc = subprocess.Popen(argv, stdin=slave, stderr=slave, stdout=subprocess.PIPE, cwd=cwd, env=env)
         os.close(slave)
         out = proc.stdout.read()
         proc.wait(timeout=60)

@@ -16,16 +16,37 @@ def block(data: dict) -> str:
     return "```json\n" + json.dumps(data) + "\n```"
 
 
-PLAN = {"goal": "A small app", "phases": [
-    {"id": 1, "name": "Functions", "description": "app and util",
-     "tasks": [{"id": "1.1", "description": "app.py: one() returns 10", "depends_on": []},
-               {"id": "1.2", "description": "util.py, and three() in app.py", "depends_on": []}],
-     "success_criteria": ["app imports"]},
-    {"id": 2, "name": "More", "description": "later",
-     "tasks": [{"id": "2.1", "description": "more.py", "depends_on": []}], "success_criteria": ["more imports"]}]}
-LEAD = block({"phase": 1, "workers": [
-    {"id": "app", "caste": "builder", "tasks": ["1.1"], "writes": ["app.py"]},
-    {"id": "util", "caste": "builder", "tasks": ["1.2"], "writes": ["util.py"]}]})
+PLAN = {
+    "goal": "A small app",
+    "phases": [
+        {
+            "id": 1,
+            "name": "Functions",
+            "description": "app and util",
+            "tasks": [
+                {"id": "1.1", "description": "app.py: one() returns 10", "depends_on": []},
+                {"id": "1.2", "description": "util.py, and three() in app.py", "depends_on": []},
+            ],
+            "success_criteria": ["app imports"],
+        },
+        {
+            "id": 2,
+            "name": "More",
+            "description": "later",
+            "tasks": [{"id": "2.1", "description": "more.py", "depends_on": []}],
+            "success_criteria": ["more imports"],
+        },
+    ],
+}
+LEAD = block(
+    {
+        "phase": 1,
+        "workers": [
+            {"id": "app", "caste": "builder", "tasks": ["1.1"], "writes": ["app.py"]},
+            {"id": "util", "caste": "builder", "tasks": ["1.2"], "writes": ["util.py"]},
+        ],
+    }
+)
 
 
 def start_colony(project, monkeypatch):
@@ -59,5 +80,6 @@ def edit(p, spawn_id: str, path: str, old: str, new: str) -> None:
 
 def done(**files) -> str:
     """A builder's answer: completed, with `created=[…]` and `modified=[…]`."""
-    return block({"status": "completed", "summary": "done", "files_created": files.get("created", []),
-                  "files_modified": files.get("modified", [])})
+    return block(
+        {"status": "completed", "summary": "done", "files_created": files.get("created", []), "files_modified": files.get("modified", [])}
+    )

@@ -26,9 +26,16 @@ AUTO_APPROVER = "auto:low_risk"
 RESERVED_PREFIX = "auto:"  # approvers a person cannot claim
 IN_CLAUDE_CODE = "CLAUDECODE"
 # Variables Claude Code sets for the commands it runs (checked here and in every parent).
-CLAUDE_CODE_VARS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID",
-                    "CLAUDE_CODE_EXECPATH", "CLAUDE_CODE_CHILD_SESSION", "CLAUDE_PID",
-                    "CLAUDE_CODE_SSE_PORT", "CLAUDE_AGENT_SDK_VERSION")
+CLAUDE_CODE_VARS = (
+    "CLAUDECODE",
+    "CLAUDE_CODE_ENTRYPOINT",
+    "CLAUDE_CODE_SESSION_ID",
+    "CLAUDE_CODE_EXECPATH",
+    "CLAUDE_CODE_CHILD_SESSION",
+    "CLAUDE_PID",
+    "CLAUDE_CODE_SSE_PORT",
+    "CLAUDE_AGENT_SDK_VERSION",
+)
 CLAUDE_NAMES = ("claude", "claude.exe")  # Claude Code's executable, as a process name
 CLAUDE_PACKAGE = "claude-code"  # …or node running @anthropic-ai/claude-code
 MAX_PARENTS = 64
@@ -76,8 +83,8 @@ def _parents(proc: str = "/proc") -> list:
         stat = _read(f"{proc}/{pid}/stat").decode("utf-8", "replace")
         if ")" not in stat:
             break
-        name = stat[stat.find("(") + 1:stat.rfind(")")]
-        fields = stat[stat.rfind(")") + 2:].split()
+        name = stat[stat.find("(") + 1 : stat.rfind(")")]
+        fields = stat[stat.rfind(")") + 2 :].split()
         argv = [a.decode("utf-8", "replace") for a in _read(f"{proc}/{pid}/cmdline").split(b"\0") if a]
         env = set()
         for item in _read(f"{proc}/{pid}/environ").split(b"\0"):
@@ -94,8 +101,7 @@ def _parents(proc: str = "/proc") -> list:
 
 def _is_claude(process: dict) -> bool:
     names = [process["name"]] + [os.path.basename(a) for a in process["argv"][:1]]
-    return any(n in CLAUDE_NAMES for n in names) or any(
-        CLAUDE_PACKAGE in a for a in process["argv"][:3])
+    return any(n in CLAUDE_NAMES for n in names) or any(CLAUDE_PACKAGE in a for a in process["argv"][:3])
 
 
 def observe() -> dict:
@@ -120,8 +126,7 @@ def require_human(bug_id: str) -> dict:
     if seen["claude_code_env"]:
         why.append(f"Claude Code's variables are set ({', '.join(seen['claude_code_env'])})")
     if seen["claude_code_env_in_parents"]:
-        why.append("a parent process runs with Claude Code's variables "
-                   f"({', '.join(seen['claude_code_env_in_parents'])})")
+        why.append(f"a parent process runs with Claude Code's variables ({', '.join(seen['claude_code_env_in_parents'])})")
     if seen["claude_code_parents"]:
         why.append(f"it runs under Claude Code ({', '.join(seen['claude_code_parents'])})")
     if not (seen["stdin_tty"] and seen["stderr_tty"]):
@@ -132,7 +137,10 @@ def require_human(bug_id: str) -> dict:
             f"approving a fix plan is a human decision: run `aether bug approve {bug_id}` "
             f"yourself in a terminal (review it first with `aether bug status {bug_id}` and "
             f"`aether bug fix {bug_id} --dry-run`); refused because " + "; ".join(why),
-            BUG_EXIT_PHASE, bug_id=bug_id, signals=seen)
+            BUG_EXIT_PHASE,
+            bug_id=bug_id,
+            signals=seen,
+        )
     return {"given_via": GIVEN_VIA_TERMINAL, "signals": seen}
 
 
@@ -148,40 +156,38 @@ def check_approver(name: str | None) -> str:
         return (name or "cli").strip() or "cli"
     text = name.strip()
     if not text or "\n" in text or "\r" in text or len(text) > MAX_APPROVER_LENGTH:
-        raise bug_error("invalid_argument",
-                        f"--by must be one line of 1 to {MAX_APPROVER_LENGTH} characters",
-                        BUG_EXIT_INPUT)
+        raise bug_error("invalid_argument", f"--by must be one line of 1 to {MAX_APPROVER_LENGTH} characters", BUG_EXIT_INPUT)
     if text.lower().startswith(RESERVED_PREFIX):
-        raise bug_error("invalid_argument",
-                        f"--by {text!r}: names starting with {RESERVED_PREFIX!r} are reserved "
-                        f"for automatic approval", BUG_EXIT_INPUT)
+        raise bug_error(
+            "invalid_argument",
+            f"--by {text!r}: names starting with {RESERVED_PREFIX!r} are reserved for automatic approval",
+            BUG_EXIT_INPUT,
+        )
     return text
 
 
-def check_reason(reason: str | None, *, required: bool, what: str, bug_id: str,
-                 setting: str = "") -> str | None:
+def check_reason(reason: str | None, *, required: bool, what: str, bug_id: str, setting: str = "") -> str | None:
     """A reason text; `reason_required` (exit 2) when it is needed and missing or blank."""
     text = reason.strip() if isinstance(reason, str) else ""
     if not text:
         if required:
             why = f" (bug_bash.{setting} is on)" if setting else ""
-            raise bug_error("reason_required",
-                            f"{what} needs a reason{why}: pass --reason TEXT (or --reason - "
-                            f"to read it from stdin)", BUG_EXIT_PHASE, bug_id=bug_id)
+            raise bug_error(
+                "reason_required",
+                f"{what} needs a reason{why}: pass --reason TEXT (or --reason - to read it from stdin)",
+                BUG_EXIT_PHASE,
+                bug_id=bug_id,
+            )
         return None
     if len(text) > MAX_REASON_LENGTH:
-        raise bug_error("invalid_argument",
-                        f"the reason is {len(text)} characters; the limit is {MAX_REASON_LENGTH}",
-                        BUG_EXIT_INPUT)
+        raise bug_error("invalid_argument", f"the reason is {len(text)} characters; the limit is {MAX_REASON_LENGTH}", BUG_EXIT_INPUT)
     return text
 
 
-def record(bug_id: str, plan: dict, approved_by: str, now: str, reason: str | None = None,
-           how: dict | None = None) -> dict:
+def record(bug_id: str, plan: dict, approved_by: str, now: str, reason: str | None = None, how: dict | None = None) -> dict:
     """The ApprovalRecord (docs/decisions/bug-bash-gate.md) for this plan, with how it was given (`how`:
     {given_via, signals})."""
-    rec = {"bug_id": bug_id, "approved_by": approved_by, "approved_at": now,
-           "fix_plan_hash": plan_hash(plan)}
+    rec = {"bug_id": bug_id, "approved_by": approved_by, "approved_at": now, "fix_plan_hash": plan_hash(plan)}
     if reason:
         rec["reason"] = reason
     rec.update(how or {})
@@ -235,12 +241,13 @@ def low_risk(plan: dict, cfg: dict) -> dict:
         "single_file": len({c.get("file_path") for c in changes}) == 1,
         "additive": additive and bool(changes),
         "isolated": _def_lines(added) <= 1,
-        "tested": len(tests) >= cfg["min_test_cases"]
-                  and any(t.get("category") == "regression" for t in tests),
+        "tested": len(tests) >= cfg["min_test_cases"] and any(t.get("category") == "regression" for t in tests),
     }
-    return {"eligible": all(checks.values()),
-            "met": [LOW_CRITERIA[k] for k, ok in checks.items() if ok],
-            "failed": [LOW_CRITERIA[k] for k, ok in checks.items() if not ok]}
+    return {
+        "eligible": all(checks.values()),
+        "met": [LOW_CRITERIA[k] for k, ok in checks.items() if ok],
+        "failed": [LOW_CRITERIA[k] for k, ok in checks.items() if not ok],
+    }
 
 
 # ---------------------------------------------------------------- the gate
@@ -257,27 +264,38 @@ def gate(state: dict, audit_path: str) -> dict:
     bug_id = state["bug_id"]
     rec = state.get("approval_record")
     if not isinstance(rec, dict) or not all(
-            isinstance(rec.get(k), str) and rec.get(k) for k in
-            ("approved_by", "approved_at", "fix_plan_hash")):
-        raise bug_error("approval_required",
-                        f"approval metadata is missing for bug {bug_id}; the state may be "
-                        f"damaged (`aether bug restore {bug_id}`)", BUG_EXIT_PHASE, bug_id=bug_id)
+        isinstance(rec.get(k), str) and rec.get(k) for k in ("approved_by", "approved_at", "fix_plan_hash")
+    ):
+        raise bug_error(
+            "approval_required",
+            f"approval metadata is missing for bug {bug_id}; the state may be damaged (`aether bug restore {bug_id}`)",
+            BUG_EXIT_PHASE,
+            bug_id=bug_id,
+        )
     if not isinstance(state.get("fix_plan"), dict):
-        raise bug_error("approval_required", f"bug {bug_id} has no fix plan", BUG_EXIT_PHASE,
-                        bug_id=bug_id)
+        raise bug_error("approval_required", f"bug {bug_id} has no fix plan", BUG_EXIT_PHASE, bug_id=bug_id)
     current = plan_hash(state["fix_plan"])
     if current != rec["fix_plan_hash"]:
         raise bug_error(
             "plan_changed_since_approval",
             f"the fix plan of bug {bug_id} changed after it was approved (approved "
             f"{rec['fix_plan_hash'][:12]}…, now {current[:12]}…); nothing was applied",
-            BUG_EXIT_PHASE, bug_id=bug_id, approved_hash=rec["fix_plan_hash"], plan_hash=current)
+            BUG_EXIT_PHASE,
+            bug_id=bug_id,
+            approved_hash=rec["fix_plan_hash"],
+            plan_hash=current,
+        )
     for entry in audit_entries(audit_path):
-        if (entry.get("bug_id") == bug_id and entry.get("fix_plan_hash") == current
-                and entry.get("approved_at") == rec["approved_at"]
-                and entry.get("approved_by") == rec["approved_by"]):
+        if (
+            entry.get("bug_id") == bug_id
+            and entry.get("fix_plan_hash") == current
+            and entry.get("approved_at") == rec["approved_at"]
+            and entry.get("approved_by") == rec["approved_by"]
+        ):
             return rec
     raise bug_error(
         "approval_not_audited",
         f"the approval of bug {bug_id} is not in the audit log {audit_path}; nothing was applied",
-        BUG_EXIT_PHASE, bug_id=bug_id)
+        BUG_EXIT_PHASE,
+        bug_id=bug_id,
+    )

@@ -101,7 +101,6 @@ def _check(key: str, value, where: str):
         if value is None:
             return None
         if isinstance(value, str):
-
             try:
                 parts = shlex.split(value)
             except ValueError as exc:
@@ -124,8 +123,7 @@ def _check(key: str, value, where: str):
         raise _bad(where, f"must be >= {minimum}, found {value}")
     maximum = MAXIMA.get(key)
     if maximum is not None and value > maximum:
-        why = (" (the Bug Researcher's Bash tool waits at most that long)"
-               if key == "reproduction_timeout_seconds" else "")
+        why = " (the Bug Researcher's Bash tool waits at most that long)" if key == "reproduction_timeout_seconds" else ""
         raise _bad(where, f"must be between {minimum} and {maximum}{why}, found {value}")
     return value
 
@@ -162,8 +160,7 @@ def load(path: str | None = None) -> dict:
 
             close = difflib.get_close_matches(str(key), DEFAULTS, n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
-            raise _bad(f"{SECTION}.{key}", f"unknown setting in {path}{hint}; known: "
-                       + ", ".join(DEFAULTS))
+            raise _bad(f"{SECTION}.{key}", f"unknown setting in {path}{hint}; known: " + ", ".join(DEFAULTS))
         settings[key] = _check(key, value, f"{SECTION}.{key}")
     for var, key in ENV_OVERRIDES.items():
         raw = os.environ.get(var)

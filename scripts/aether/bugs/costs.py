@@ -36,23 +36,26 @@ def price(model: str) -> tuple[str, float, float]:
     name = ALIASES.get(model.strip().lower(), model.strip())
     if name not in PRICES_PER_MILLION:
         known = ", ".join(sorted(PRICES_PER_MILLION) + sorted(ALIASES))
-        raise bug_error("unknown_model", f"no price for model {model!r}; known: {known}",
-                        BUG_EXIT_INPUT)
+        raise bug_error("unknown_model", f"no price for model {model!r}; known: {known}", BUG_EXIT_INPUT)
     return (name, *PRICES_PER_MILLION[name])
 
 
-def agent_cost(agent: str, model: str, input_tokens: int, output_tokens: int, phase: str,
-               now: str) -> dict:
+def agent_cost(agent: str, model: str, input_tokens: int, output_tokens: int, phase: str, now: str) -> dict:
     """An AgentCost record (docs/decisions/bug-bash-gate.md), with the model and the phase it ran in."""
     for what, n in (("input tokens", input_tokens), ("output tokens", output_tokens)):
         if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_TOKENS:
-            raise bug_error("invalid_argument",
-                            f"{what} must be a whole number from 0 to {MAX_TOKENS}, got {n!r}",
-                            BUG_EXIT_INPUT)
+            raise bug_error("invalid_argument", f"{what} must be a whole number from 0 to {MAX_TOKENS}, got {n!r}", BUG_EXIT_INPUT)
     name, p_in, p_out = price(model)
     usd = round((input_tokens * p_in + output_tokens * p_out) / 1_000_000, DECIMALS)
-    return {"agent_name": agent, "input_tokens": input_tokens, "output_tokens": output_tokens,
-            "cost_usd": usd, "timestamp": now, "model": name, "phase": phase}
+    return {
+        "agent_name": agent,
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cost_usd": usd,
+        "timestamp": now,
+        "model": name,
+        "phase": phase,
+    }
 
 
 def totals(state: dict) -> dict:
@@ -64,20 +67,17 @@ def totals(state: dict) -> dict:
         total += usd
         phase = c.get("phase") or "unknown"
         by_phase[phase] = by_phase.get(phase, 0.0) + usd
-    return {"total_usd": round(total, DECIMALS),
-            "by_phase": {k: round(v, DECIMALS) for k, v in by_phase.items()}}
+    return {"total_usd": round(total, DECIMALS), "by_phase": {k: round(v, DECIMALS) for k, v in by_phase.items()}}
 
 
 def exceeded(state: dict, cfg: dict) -> str | None:
     """Why the bug's costs are over a limit (None when they are not)."""
     t = totals(state)
     if t["total_usd"] > cfg["max_total_cost_usd"]:
-        return (f"Total cost ${t['total_usd']:.2f} exceeds limit ${cfg['max_total_cost_usd']:.2f} "
-                f"(bug_bash.max_total_cost_usd)")
+        return f"Total cost ${t['total_usd']:.2f} exceeds limit ${cfg['max_total_cost_usd']:.2f} (bug_bash.max_total_cost_usd)"
     for phase, usd in t["by_phase"].items():
         if usd > cfg["max_phase_cost_usd"]:
-            return (f"Cost of phase {phase.upper()} ${usd:.2f} exceeds limit "
-                    f"${cfg['max_phase_cost_usd']:.2f} (bug_bash.max_phase_cost_usd)")
+            return f"Cost of phase {phase.upper()} ${usd:.2f} exceeds limit ${cfg['max_phase_cost_usd']:.2f} (bug_bash.max_phase_cost_usd)"
     return None
 
 
@@ -86,7 +86,10 @@ def limit_error(state: dict, why: str):
         "cost_limit_exceeded",
         f"{why}; the pipeline of bug {state['bug_id']} is stopped. Raise the limit in "
         f".aether/config.yaml (bug_bash:) to continue, or close the bug",
-        BUG_EXIT_COST, bug_id=state["bug_id"], **totals(state))
+        BUG_EXIT_COST,
+        bug_id=state["bug_id"],
+        **totals(state),
+    )
 
 
 def check(state: dict, cfg: dict) -> None:

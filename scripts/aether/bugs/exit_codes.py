@@ -13,9 +13,18 @@ BUG_EXIT_STORAGE = 5  # lock timeout, corrupt or unreadable state
 BUG_EXIT_COST = 6  # a cost limit is exceeded
 
 # Store error codes that the `bug` group reports with BUG_EXIT_STORAGE.
-STORAGE_CODES = frozenset({"lock_timeout", "state_corrupt", "state_unreadable",
-                           "state_unwritable", "state_too_new", "no_backup",
-                           "path_outside_project", "path_is_symlink"})
+STORAGE_CODES = frozenset(
+    {
+        "lock_timeout",
+        "state_corrupt",
+        "state_unreadable",
+        "state_unwritable",
+        "state_too_new",
+        "no_backup",
+        "path_outside_project",
+        "path_is_symlink",
+    }
+)
 
 
 def bug_error(code: str, message: str, exit_code: int, **details) -> AetherError:
@@ -23,6 +32,4 @@ def bug_error(code: str, message: str, exit_code: int, **details) -> AetherError
 
 
 def not_found(bug_id: str) -> AetherError:
-    return bug_error("bug_not_found",
-                     f"no bug {bug_id!r}; `aether bug list` shows the bugs of this project",
-                     BUG_EXIT_INPUT, bug_id=bug_id)
+    return bug_error("bug_not_found", f"no bug {bug_id!r}; `aether bug list` shows the bugs of this project", BUG_EXIT_INPUT, bug_id=bug_id)

@@ -43,9 +43,9 @@ def _inside(path: str, root: str) -> bool:
 
 def resolve(root: str, path: str, *, allow_absolute: bool = False) -> tuple[str | None, str | None]:
     """(project-relative path with `/`, None) or (None, why the path is refused)."""
-    return containment.project_path(path, root=root, protected=PROTECTED_DIRS,
-                                    allow_absolute=allow_absolute,
-                                    protected_why="which a bug fix never touches")
+    return containment.project_path(
+        path, root=root, protected=PROTECTED_DIRS, allow_absolute=allow_absolute, protected_why="which a bug fix never touches"
+    )
 
 
 def read_text(full: str) -> str | None:
@@ -76,14 +76,15 @@ def test_file(bug_id: str) -> str:
 def test_module(plan: dict, bug_id: str) -> str:
     """The plan's test cases as one pytest module (also saved as the bug's test-cases.py)."""
     summary = " ".join(plan.get("summary", "").split())
-    lines = [TEST_MARKER.format(id=bug_id),
-             f"# Fix: {summary}",
-             f"# Written by `aether bug fix {bug_id}`; the plan is in the bug's fix-plan.md.",
-             ""]
+    lines = [
+        TEST_MARKER.format(id=bug_id),
+        f"# Fix: {summary}",
+        f"# Written by `aether bug fix {bug_id}`; the plan is in the bug's fix-plan.md.",
+        "",
+    ]
     for test in plan.get("test_cases", []):
         lines += ["", ""]
-        lines += [f"# [{test['category']}] {line}".rstrip()
-                  for line in test["description"].strip().splitlines()]
+        lines += [f"# [{test['category']}] {line}".rstrip() for line in test["description"].strip().splitlines()]
         lines.append(test["test_code"].strip("\n"))
     return "\n".join(lines) + "\n"
 
@@ -146,14 +147,12 @@ def simulate(plan: dict, root: str, bug_id: str) -> tuple[list[dict], list[str]]
                     hint = " (it is there with different leading or trailing whitespace)"
                 defects.append(f"{where}: current_code is not found in the file{hint}")
             elif n > 1:
-                defects.append(f"{where}: current_code is found {n} times; it must match exactly "
-                               f"once (include more surrounding lines)")
+                defects.append(f"{where}: current_code is found {n} times; it must match exactly once (include more surrounding lines)")
             else:
                 entry["after"] = current.replace(old, change.get("proposed_code") or "", 1)
         elif kind == "create":
             if current is not None:
-                defects.append(f"{where}: the file already exists; create never overwrites "
-                               f"(use modify)")
+                defects.append(f"{where}: the file already exists; create never overwrites (use modify)")
             else:
                 entry["after"] = change.get("proposed_code") or ""
         elif kind == "delete":
@@ -175,8 +174,7 @@ def simulate(plan: dict, root: str, bug_id: str) -> tuple[list[dict], list[str]]
             if entry is not None:
                 marker = TEST_MARKER.format(id=bug_id)
                 if entry["before"] is not None and not entry["before"].startswith(marker):
-                    defects.append(f"{where}: exists and was not written by `aether bug fix "
-                                   f"{bug_id}`; move it away first")
+                    defects.append(f"{where}: exists and was not written by `aether bug fix {bug_id}`; move it away first")
                 entry["after"] = test_module(plan, bug_id)
                 entry["test"] = True
 
@@ -186,8 +184,9 @@ def simulate(plan: dict, root: str, bug_id: str) -> tuple[list[dict], list[str]]
         if before == after:
             continue
         action = "create" if before is None else "delete" if after is None else "modify"
-        ops.append({"path": rel, "action": action, "before": before, "after": after,
-                    "mode": entry["mode"], "test": bool(entry.get("test"))})
+        ops.append(
+            {"path": rel, "action": action, "before": before, "after": after, "mode": entry["mode"], "test": bool(entry.get("test"))}
+        )
     return ops, defects
 
 
@@ -272,13 +271,17 @@ def apply(ops: list[dict], root: str) -> list[str]:
             done.append(op)
     except (OSError, _Changed, AetherError) as exc:  # AetherError: a text UTF-8 cannot hold
         failed = _put_back(done, root, created_dirs)
-        why = (f"{exc.path} changed while the fix was being applied" if isinstance(exc, _Changed)
-               else exc.message if isinstance(exc, AetherError)
-               else f"{exc.strerror or exc} ({exc.filename or ''})")
-        note = ("every file is back as it was" if not failed
-                else f"could not restore: {', '.join(failed)}")
-        raise bug_error("implementation_failed", f"applying the fix failed: {why}; {note}",
-                        BUG_EXIT_FAILED, restored=not failed, unrestored=failed) from None
+        why = (
+            f"{exc.path} changed while the fix was being applied"
+            if isinstance(exc, _Changed)
+            else exc.message
+            if isinstance(exc, AetherError)
+            else f"{exc.strerror or exc} ({exc.filename or ''})"
+        )
+        note = "every file is back as it was" if not failed else f"could not restore: {', '.join(failed)}"
+        raise bug_error(
+            "implementation_failed", f"applying the fix failed: {why}; {note}", BUG_EXIT_FAILED, restored=not failed, unrestored=failed
+        ) from None
     return created_dirs
 
 
@@ -298,17 +301,17 @@ def undo(snapshot: dict, root: str, *, force: bool = False) -> dict:
             "rollback_conflict",
             f"changed since the fix was applied: {', '.join(edited)}; rolling back would lose "
             f"those edits (pass --force to roll back anyway)",
-            BUG_EXIT_FAILED, files=edited)
+            BUG_EXIT_FAILED,
+            files=edited,
+        )
     failed = _put_back(ops, root, snapshot.get("created_dirs", []))
     if failed:
-        raise bug_error("rollback_failed", f"could not restore: {', '.join(failed)}",
-                        BUG_EXIT_FAILED, files=failed)
+        raise bug_error("rollback_failed", f"could not restore: {', '.join(failed)}", BUG_EXIT_FAILED, files=failed)
     return {"restored": [op["path"] for op in ops], "edited_since_fix": edited}
 
 
 def git_rollback(ops: list[dict]) -> str | None:
     """The git command that undoes the fix, when the project is in git (None otherwise)."""
-
 
     if not paths.in_git_repo():
         return None
@@ -343,16 +346,14 @@ def project_python(root: str) -> str | None:
     """The interpreter of the project (never the helper's own environment)."""
     import shutil  # noqa: PLC0415 — start-up: shutil only where files are copied
 
-    candidates = [os.path.join(root, ".venv", "bin", "python"),
-                  os.path.join(root, "venv", "bin", "python")]
+    candidates = [os.path.join(root, ".venv", "bin", "python"), os.path.join(root, "venv", "bin", "python")]
     venv = os.environ.get("VIRTUAL_ENV")
     if venv:
         candidates.append(os.path.join(venv, "bin", "python"))
     for candidate in candidates:
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK) and not _helper_owned(candidate):
             return candidate
-    search = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
-                             if d and not _helper_owned(os.path.join(d, "python")))
+    search = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep) if d and not _helper_owned(os.path.join(d, "python")))
     for name in ("python3", "python"):
         found = shutil.which(name, path=search)
         if found and not _helper_owned(found):
@@ -364,8 +365,7 @@ def _env() -> dict:
     env = {k: v for k, v in os.environ.items() if k not in TEST_ENV_DROP}
     if env.get("VIRTUAL_ENV") and _helper_owned(os.path.join(env["VIRTUAL_ENV"], "bin", "python")):
         del env["VIRTUAL_ENV"]
-    env["PATH"] = os.pathsep.join(d for d in env.get("PATH", "").split(os.pathsep)
-                                  if d and not _helper_owned(os.path.join(d, "python")))
+    env["PATH"] = os.pathsep.join(d for d in env.get("PATH", "").split(os.pathsep) if d and not _helper_owned(os.path.join(d, "python")))
     return env
 
 
@@ -387,8 +387,7 @@ def _parse_junit(path: str) -> list[dict] | None:
             if child.tag == "skipped":
                 outcome = "skipped"
                 message = (child.get("message") or "").strip()
-        tests.append({"name": case.get("name") or "?", "outcome": outcome,
-                      "message": message.splitlines()[0][:300] if message else ""})
+        tests.append({"name": case.get("name") or "?", "outcome": outcome, "message": message.splitlines()[0][:300] if message else ""})
     return tests
 
 
@@ -411,19 +410,29 @@ def verify(root: str, bug_dir: str, cfg: dict, test_paths: list[str]) -> dict:
     else:
         python = project_python(root)
         if python is None:
-            return _verdict(None, None, [], False, "",
-                            "no Python interpreter found for the project (looked for .venv, "
-                            "venv, $VIRTUAL_ENV and python3 on PATH); set bug_bash.test_command")
-        command = [python, "-m", "pytest", "-v", "--tb=short", "-p", "no:cacheprovider",
-                   f"--junitxml={junit}", *test_paths]
+            return _verdict(
+                None,
+                None,
+                [],
+                False,
+                "",
+                "no Python interpreter found for the project (looked for .venv, "
+                "venv, $VIRTUAL_ENV and python3 on PATH); set bug_bash.test_command",
+            )
+        command = [python, "-m", "pytest", "-v", "--tb=short", "-p", "no:cacheprovider", f"--junitxml={junit}", *test_paths]
         use_junit = True
     try:
-        proc = subprocess.Popen(command, cwd=root, env=_env(), stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            command,
+            cwd=root,
+            env=_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     except OSError as exc:
-        return _verdict(command, None, [], False, "",
-                        f"cannot run {command[0]}: {exc.strerror or exc}")
+        return _verdict(command, None, [], False, "", f"cannot run {command[0]}: {exc.strerror or exc}")
     timed_out = False
     try:
         out, _ = proc.communicate(timeout=timeout)
@@ -453,33 +462,39 @@ def verify(root: str, bug_dir: str, cfg: dict, test_paths: list[str]) -> dict:
         reason = "Verification failed - no test passed (none ran, or all were skipped)"
     if not use_junit and reason is None:
         passed = max(passed, 1)
-    return _verdict(command, proc.returncode, tests, timed_out, text, reason,
-                    passed=passed, failed=failed)
+    return _verdict(command, proc.returncode, tests, timed_out, text, reason, passed=passed, failed=failed)
 
 
 def _verdict(command, exit_code, tests, timed_out, output, reason, passed=0, failed=None):
     if failed is None:
         failed = 1 if reason else 0
-    return {"command": command, "exit_code": exit_code, "tests_passed": passed,
-            "tests_failed": failed, "tests": tests, "timed_out": timed_out,
-            "output_tail": output[-OUTPUT_TAIL:], "reason": reason}
+    return {
+        "command": command,
+        "exit_code": exit_code,
+        "tests_passed": passed,
+        "tests_failed": failed,
+        "tests": tests,
+        "timed_out": timed_out,
+        "output_tail": output[-OUTPUT_TAIL:],
+        "reason": reason,
+    }
 
 
 def revert_partial(snapshot: dict, root: str) -> list[str]:
     """Undo what an interrupted fix wrote (files already holding their new text go back),
     so the plan can be applied again from the start. Returns the paths put back."""
     ops = snapshot["files"]
-    conflicts = [op["path"] for op in ops
-                 if _current(join(root, op["path"])) not in (op["before"], op["after"])]
+    conflicts = [op["path"] for op in ops if _current(join(root, op["path"])) not in (op["before"], op["after"])]
     if conflicts:
         raise bug_error(
             "implementation_conflict",
             f"changed since the interrupted fix began: {', '.join(conflicts)}; put them back "
             f"as they were (or as the plan expects) and run the fix again",
-            BUG_EXIT_FAILED, files=conflicts)
+            BUG_EXIT_FAILED,
+            files=conflicts,
+        )
     todo = [op for op in ops if _current(join(root, op["path"])) == op["after"]]
     failed = _put_back(todo, root, snapshot.get("created_dirs", []))
     if failed:
-        raise bug_error("implementation_failed", f"could not restore: {', '.join(failed)}",
-                        BUG_EXIT_FAILED, files=failed)
+        raise bug_error("implementation_failed", f"could not restore: {', '.join(failed)}", BUG_EXIT_FAILED, files=failed)
     return [op["path"] for op in todo]

@@ -24,8 +24,7 @@ MAX_DESCRIPTION_LENGTH = 10_000  # bug report description
 MAX_TEXT_LENGTH = 200_000  # error messages, stack traces, test output
 MAX_RECORD_BYTES = 4_000_000  # one agent result document
 
-REPORT_FIELDS = ("description", "test_path", "github_issue", "error_message", "stack_trace",
-                 "steps_to_reproduce")
+REPORT_FIELDS = ("description", "test_path", "github_issue", "error_message", "stack_trace", "steps_to_reproduce")
 
 
 class Checker:
@@ -44,16 +43,14 @@ class Checker:
             if key not in allowed:
                 self.add(f"{key}: unknown field (allowed: {', '.join(allowed)})")
 
-    def text(self, key, *, required=False, nonempty=False, default="", nullable=False,
-             max_length=MAX_TEXT_LENGTH, one_line=False):
+    def text(self, key, *, required=False, nonempty=False, default="", nullable=False, max_length=MAX_TEXT_LENGTH, one_line=False):
         if key not in self.doc or (nullable and self.doc[key] is None):
             if required:
                 self.add(f"{key}: missing (required)")
             return None if nullable else default
         value = self.doc[key]
         if not isinstance(value, str):
-            self.add(f"{key}: must be a string{' or null' if nullable else ''}, "
-                     f"found {json_type(value, article=True)}")
+            self.add(f"{key}: must be a string{' or null' if nullable else ''}, found {json_type(value, article=True)}")
             return None if nullable else default
         if nonempty and not value.strip():
             self.add(f"{key}: must not be empty")
@@ -88,8 +85,7 @@ class Checker:
             else:
                 good.append(item)
         if len(value) < min_items:
-            self.add(f"{key}: has {len(value)} entr{'y' if len(value) == 1 else 'ies'}, "
-                     f"needs at least {min_items}{why}")
+            self.add(f"{key}: has {len(value)} entr{'y' if len(value) == 1 else 'ies'}, needs at least {min_items}{why}")
         return good
 
     def mapping(self, key):
@@ -104,16 +100,13 @@ class Checker:
             return default
         value = self.doc[key]
         if isinstance(value, bool) or not isinstance(value, int):
-            self.add(f"{key}: must be a whole number{' or null' if nullable else ''}, "
-                     f"found {json_type(value, article=True)}")
+            self.add(f"{key}: must be a whole number{' or null' if nullable else ''}, found {json_type(value, article=True)}")
             return default
         if minimum is not None and value < minimum:
             self.add(f"{key}: must be >= {minimum}, found {value}")
         if maximum is not None and value > maximum:
             self.add(f"{key}: must be <= {maximum}, found {value}")
         return value
-
-
 
 
 def _not_object(doc, what: str) -> list[str] | None:
@@ -129,8 +122,7 @@ def check_report(doc: dict) -> tuple[dict, list[str]]:
     c = Checker(doc, "report")
     c.unknown(REPORT_FIELDS)
     report = {
-        "description": c.text("description", required=True, nonempty=True,
-                              max_length=MAX_DESCRIPTION_LENGTH),
+        "description": c.text("description", required=True, nonempty=True, max_length=MAX_DESCRIPTION_LENGTH),
         "test_path": c.text("test_path", nullable=True, max_length=1000, one_line=True),
         "github_issue": c.integer("github_issue", minimum=1, nullable=True),
         "error_message": c.text("error_message", nullable=True),
@@ -144,9 +136,19 @@ def check_report(doc: dict) -> tuple[dict, list[str]]:
 
 # ---------------------------------------------------------------- reproduction (Bug Researcher)
 
-REPRODUCTION_FIELDS = ("confirmed", "reproduction_steps", "test_output", "error_message",
-                       "stack_trace", "affected_files", "related_code_snippets", "confidence",
-                       "notes", "attempts", "environment")
+REPRODUCTION_FIELDS = (
+    "confirmed",
+    "reproduction_steps",
+    "test_output",
+    "error_message",
+    "stack_trace",
+    "affected_files",
+    "related_code_snippets",
+    "confidence",
+    "notes",
+    "attempts",
+    "environment",
+)
 
 
 def check_reproduction(doc, cfg: dict) -> tuple[dict | None, list[str]]:
@@ -165,19 +167,17 @@ def check_reproduction(doc, cfg: dict) -> tuple[dict | None, list[str]]:
     sure = confirmed is True
     result = {
         "confirmed": sure,
-        "reproduction_steps": c.strings("reproduction_steps", required=True,
-                                        min_items=1 if sure else 0,
-                                        why=" when confirmed is true" if sure else ""),
+        "reproduction_steps": c.strings(
+            "reproduction_steps", required=True, min_items=1 if sure else 0, why=" when confirmed is true" if sure else ""
+        ),
         "test_output": c.text("test_output", nullable=True),
         "error_message": c.text("error_message", nullable=True),
         "stack_trace": c.text("stack_trace", nullable=True),
-        "affected_files": c.strings("affected_files", min_items=1 if sure else 0,
-                                    why=" when confirmed is true" if sure else ""),
+        "affected_files": c.strings("affected_files", min_items=1 if sure else 0, why=" when confirmed is true" if sure else ""),
         "related_code_snippets": c.mapping("related_code_snippets"),
         "confidence": c.choice("confidence", CONFIDENCE, "medium"),
         "notes": c.text("notes"),
-        "attempts": c.integer("attempts", minimum=1, maximum=cfg["max_reproduction_attempts"],
-                              default=1),
+        "attempts": c.integer("attempts", minimum=1, maximum=cfg["max_reproduction_attempts"], default=1),
         "environment": c.mapping("environment"),
     }
     return result, c.defects
@@ -185,9 +185,17 @@ def check_reproduction(doc, cfg: dict) -> tuple[dict | None, list[str]]:
 
 # ---------------------------------------------------------------- root cause (Root Cause Analyzer)
 
-ROOT_CAUSE_FIELDS = ("summary", "execution_trace", "root_cause_file", "root_cause_line",
-                     "root_cause_code", "root_cause_explanation", "why_not_caught", "confidence",
-                     "alternative_hypotheses")
+ROOT_CAUSE_FIELDS = (
+    "summary",
+    "execution_trace",
+    "root_cause_file",
+    "root_cause_line",
+    "root_cause_code",
+    "root_cause_explanation",
+    "why_not_caught",
+    "confidence",
+    "alternative_hypotheses",
+)
 
 
 def check_root_cause(doc, root: str) -> tuple[dict | None, list[str], list[str]]:
@@ -204,8 +212,7 @@ def check_root_cause(doc, root: str) -> tuple[dict | None, list[str], list[str]]
     result = {
         "summary": c.text("summary", required=True, nonempty=True, one_line=True),
         "execution_trace": c.strings("execution_trace", required=True, min_items=MIN_TRACE_STEPS),
-        "root_cause_file": c.text("root_cause_file", required=True, nonempty=True, one_line=True,
-                                  max_length=1000),
+        "root_cause_file": c.text("root_cause_file", required=True, nonempty=True, one_line=True, max_length=1000),
         "root_cause_line": c.integer("root_cause_line", minimum=1, nullable=True),
         "root_cause_code": c.text("root_cause_code", required=True, nonempty=True),
         "root_cause_explanation": c.text("root_cause_explanation", required=True, nonempty=True),
@@ -242,8 +249,17 @@ def check_root_cause(doc, root: str) -> tuple[dict | None, list[str], list[str]]
 
 # ---------------------------------------------------------------- fix plan (Fix Planner)
 
-FIX_PLAN_FIELDS = ("summary", "changes", "test_cases", "risk_level", "risk_explanation",
-                   "scope", "side_effects", "rollback_plan", "estimated_effort")
+FIX_PLAN_FIELDS = (
+    "summary",
+    "changes",
+    "test_cases",
+    "risk_level",
+    "risk_explanation",
+    "scope",
+    "side_effects",
+    "rollback_plan",
+    "estimated_effort",
+)
 CHANGE_FIELDS = ("file_path", "change_type", "current_code", "proposed_code", "explanation")
 TEST_FIELDS = ("name", "description", "test_code", "category")
 
@@ -258,8 +274,7 @@ def _check_change(doc, i: int) -> tuple[dict | None, list[str]]:
     if "change_type" not in doc:
         c.add("change_type: missing (required): modify, create or delete")
     change = {
-        "file_path": c.text("file_path", required=True, nonempty=True, one_line=True,
-                            max_length=1000),
+        "file_path": c.text("file_path", required=True, nonempty=True, one_line=True, max_length=1000),
         "change_type": kind,
         "current_code": c.text("current_code", nullable=True),
         "proposed_code": c.text("proposed_code", nullable=True),
@@ -357,4 +372,3 @@ def check_fix_plan(doc, cfg: dict, root: str, bug_id: str) -> tuple[dict | None,
         _, problems = fixer.simulate(plan, root, bug_id)
         c.defects.extend(problems)
     return plan, c.defects
-

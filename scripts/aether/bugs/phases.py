@@ -13,8 +13,19 @@ from aether.core import clock
 from aether.core.exceptions import input_error
 
 PHASES = (
-    "created", "reproducing", "reproduced", "not_reproducible", "analyzing", "analyzed",
-    "planning", "planned", "approved", "implementing", "verifying", "fixed", "wont_fix",
+    "created",
+    "reproducing",
+    "reproduced",
+    "not_reproducible",
+    "analyzing",
+    "analyzed",
+    "planning",
+    "planned",
+    "approved",
+    "implementing",
+    "verifying",
+    "fixed",
+    "wont_fix",
     "blocked",
 )
 TRIGGERS = ("auto", "user_command", "agent_output")
@@ -22,8 +33,7 @@ TRIGGERS = ("auto", "user_command", "agent_output")
 # from → {to: the command that makes the move}. Nothing else moves a bug.
 TRANSITIONS = {
     "created": {"reproducing": "bug analyze"},
-    "reproducing": {"reproduced": "bug record reproduction",
-                    "not_reproducible": "bug record reproduction"},
+    "reproducing": {"reproduced": "bug record reproduction", "not_reproducible": "bug record reproduction"},
     "reproduced": {"analyzing": "bug analyze"},  # automatic unless stopped at reproduce
     "analyzing": {"analyzed": "bug record root-cause"},
     "analyzed": {"planning": "bug analyze"},  # automatic unless stopped at analyze
@@ -50,8 +60,7 @@ LEGAL_COMMANDS = {
     "analyzing": ["aether bug record {id} root-cause -"],
     "analyzed": ["aether bug analyze {id}"],
     "planning": ["aether bug record {id} fix-plan -"],
-    "planned": ["aether bug approve {id}", "aether bug reject {id} --reason -",
-                "aether bug fix {id} --dry-run"],
+    "planned": ["aether bug approve {id}", "aether bug reject {id} --reason -", "aether bug fix {id} --dry-run"],
     "approved": ["aether bug fix {id}", "aether bug fix {id} --dry-run"],
     "implementing": ["aether bug fix {id}"],
     "verifying": ["aether bug fix {id}"],
@@ -61,15 +70,26 @@ LEGAL_COMMANDS = {
 }
 # The one-word "Next" column of `bug list`.
 NEXT_WORD = {
-    "created": "analyze", "reproducing": "(running)", "reproduced": "analyze",
-    "not_reproducible": "reject", "analyzing": "(running)", "analyzed": "analyze",
-    "planning": "(running)", "planned": "approve", "approved": "fix",
-    "implementing": "(running)", "verifying": "(running)", "fixed": "-", "wont_fix": "-",
+    "created": "analyze",
+    "reproducing": "(running)",
+    "reproduced": "analyze",
+    "not_reproducible": "reject",
+    "analyzing": "(running)",
+    "analyzed": "analyze",
+    "planning": "(running)",
+    "planned": "approve",
+    "approved": "fix",
+    "implementing": "(running)",
+    "verifying": "(running)",
+    "fixed": "-",
+    "wont_fix": "-",
     "blocked": "retry",
 }
 # Shown next to the phase in `bug status`.
 PHASE_NOTE = {
-    "planned": "awaiting approval", "approved": "ready to fix", "blocked": "needs attention",
+    "planned": "awaiting approval",
+    "approved": "ready to fix",
+    "blocked": "needs attention",
     "not_reproducible": "close with reject, or re-open with a new bug",
 }
 
@@ -83,8 +103,7 @@ def parse(value: str) -> str:
 
     phase = value.strip().lower().replace("-", "_")
     if phase not in PHASES:
-        raise input_error("invalid_phase_name",
-                          f"unknown phase {value!r}; use one of {', '.join(PHASES)}")
+        raise input_error("invalid_phase_name", f"unknown phase {value!r}; use one of {', '.join(PHASES)}")
     return phase
 
 
@@ -92,8 +111,7 @@ def legal_commands(phase: str, bug_id: str) -> list[str]:
     return [c.format(id=bug_id) for c in LEGAL_COMMANDS.get(phase, [])]
 
 
-def refuse(state: dict, command: str, *, code: str = "invalid_phase", exit_code: int = BUG_EXIT_PHASE,
-           why: str = ""):
+def refuse(state: dict, command: str, *, code: str = "invalid_phase", exit_code: int = BUG_EXIT_PHASE, why: str = ""):
     """The error for `command` run in the wrong phase: names what is legal now."""
     phase, bug_id = state["phase"], state["bug_id"]
     legal = legal_commands(phase, bug_id)
@@ -103,15 +121,18 @@ def refuse(state: dict, command: str, *, code: str = "invalid_phase", exit_code:
         hint = f"the bug is closed ({label(phase)}); start a new one with `aether bug init`"
     return bug_error(
         code,
-        f"`aether {command}` cannot run while bug {bug_id} is {label(phase)}"
-        f"{'; ' + why if why else ''}; {hint}",
-        exit_code, bug_id=bug_id, phase=label(phase), legal=legal,
+        f"`aether {command}` cannot run while bug {bug_id} is {label(phase)}{'; ' + why if why else ''}; {hint}",
+        exit_code,
+        bug_id=bug_id,
+        phase=label(phase),
+        legal=legal,
     )
 
 
 def not_reproducible(state: dict):
-    return refuse(state, "bug analyze", code="not_reproducible", exit_code=BUG_EXIT_FAILED,
-                  why="it could not be reproduced (see reproduction.md)")
+    return refuse(
+        state, "bug analyze", code="not_reproducible", exit_code=BUG_EXIT_FAILED, why="it could not be reproduced (see reproduction.md)"
+    )
 
 
 def move(state: dict, to: str, trigger: str, command: str, **metadata) -> dict:

@@ -39,9 +39,13 @@ MAX_ARCHIVED_ATTEMPTS = 10  # a retried bug keeps its newest earlier investigati
 MAX_TESTS_KEPT = 200  # per verification run, in the state
 MAX_AGENT_NAME = 64
 AUTO_ID_TRIES = 100
-REPORT_FILES = {"report": "report.md", "reproduction": "reproduction.md",
-                "root_cause": "root-cause-analysis.md", "fix_plan": "fix-plan.md",
-                "test_cases": "test-cases.py"}
+REPORT_FILES = {
+    "report": "report.md",
+    "reproduction": "reproduction.md",
+    "root_cause": "root-cause-analysis.md",
+    "fix_plan": "fix-plan.md",
+    "test_cases": "test-cases.py",
+}
 
 
 def _root() -> str:
@@ -58,12 +62,9 @@ def agent_step(state: dict, cfg: dict) -> dict | None:
     """What the Queen runs next when the bug waits for an agent (None otherwise)."""
     bug_id, phase = state["bug_id"], state["phase"]
     steps = {
-        "reproducing": ("reproduction", "reproduce", cfg["max_reproduction_attempts"],
-                        cfg["reproduction_timeout_seconds"], ["report"]),
-        "analyzing": ("root-cause", "analyze", cfg["max_analysis_attempts"],
-                      cfg["analysis_timeout_seconds"], ["report", "reproduction"]),
-        "planning": ("fix-plan", "plan", PLAN_OUTPUT_ATTEMPTS, cfg["planning_timeout_seconds"],
-                     ["report", "reproduction", "root_cause"]),
+        "reproducing": ("reproduction", "reproduce", cfg["max_reproduction_attempts"], cfg["reproduction_timeout_seconds"], ["report"]),
+        "analyzing": ("root-cause", "analyze", cfg["max_analysis_attempts"], cfg["analysis_timeout_seconds"], ["report", "reproduction"]),
+        "planning": ("fix-plan", "plan", PLAN_OUTPUT_ATTEMPTS, cfg["planning_timeout_seconds"], ["report", "reproduction", "root_cause"]),
     }
     if phase not in steps:
         return None
@@ -87,11 +88,14 @@ def agent_step(state: dict, cfg: dict) -> dict | None:
 
 def _answer(state: dict, cfg: dict, **extra) -> dict:
     """The common part of every answer about one bug."""
-    out = {"bug_id": state["bug_id"], "phase": phases.label(state["phase"]),
-           "stop_at": state.get("stop_at"),
-           "agent_step": agent_step(state, cfg),
-           "next": phases.legal_commands(state["phase"], state["bug_id"]),
-           "cost_usd": costs.totals(state)["total_usd"]}
+    out = {
+        "bug_id": state["bug_id"],
+        "phase": phases.label(state["phase"]),
+        "stop_at": state.get("stop_at"),
+        "agent_step": agent_step(state, cfg),
+        "next": phases.legal_commands(state["phase"], state["bug_id"]),
+        "cost_usd": costs.totals(state)["total_usd"],
+    }
     out.update(extra)
     return out
 
@@ -107,26 +111,37 @@ def _auto_id(cfg: dict, description: str, attempt: int) -> str:
 def _create(state, bug_id, report):
     """Start a new bug BUG_ID in CREATED with REPORT; `bug_exists` if the id is taken."""
     if state.get("bug_id") is not None:
-        raise bug_error("bug_exists",
-                        f"bug {bug_id!r} already exists ({phases.label(state['phase'])}); "
-                        f"pick another --id, or see `aether bug status {bug_id}`",
-                        BUG_EXIT_PHASE, bug_id=bug_id)
+        raise bug_error(
+            "bug_exists",
+            f"bug {bug_id!r} already exists ({phases.label(state['phase'])}); pick another --id, or see `aether bug status {bug_id}`",
+            BUG_EXIT_PHASE,
+            bug_id=bug_id,
+        )
     now = clock.iso()
-    state.update(bug_id=bug_id, phase="created", created_at=now, updated_at=now,
-                 report=report)
+    state.update(bug_id=bug_id, phase="created", created_at=now, updated_at=now, report=report)
 
 
-def init(description: str, bug_id: str | None = None, test_path: str | None = None,
-         github_issue: int | None = None, error: str | None = None,
-         stack_trace: str | None = None) -> dict:
+def init(
+    description: str,
+    bug_id: str | None = None,
+    test_path: str | None = None,
+    github_issue: int | None = None,
+    error: str | None = None,
+    stack_trace: str | None = None,
+) -> dict:
     """Create a bug investigation in CREATED (`bug_exists`, exit 2, if the id is taken)."""
     cfg = config.load()
-    report, defects = models.check_report({
-        "description": description, "test_path": test_path, "github_issue": github_issue,
-        "error_message": error, "stack_trace": stack_trace})
+    report, defects = models.check_report(
+        {
+            "description": description,
+            "test_path": test_path,
+            "github_issue": github_issue,
+            "error_message": error,
+            "stack_trace": stack_trace,
+        }
+    )
     if defects:
-        raise bug_error("invalid_argument", "invalid bug report: " + "; ".join(defects),
-                        BUG_EXIT_INPUT, defects=defects)
+        raise bug_error("invalid_argument", "invalid bug report: " + "; ".join(defects), BUG_EXIT_INPUT, defects=defects)
     if report["test_path"]:
         report["test_path"] = report["test_path"].strip()
     explicit = bug_id is not None
@@ -139,8 +154,7 @@ def init(description: str, bug_id: str | None = None, test_path: str | None = No
             continue
 
         try:
-            storage.update(cfg, candidate, functools.partial(_create, bug_id=candidate, report=report),
-                           create=True)
+            storage.update(cfg, candidate, functools.partial(_create, bug_id=candidate, report=report), create=True)
         except Exception as exc:
             if not explicit and getattr(exc, "code", None) == "bug_exists":
                 continue
@@ -154,8 +168,9 @@ def init(description: str, bug_id: str | None = None, test_path: str | None = No
     bdir = storage.bug_dir(cfg, bug_id)
     storage.write_text(os.path.join(bdir, REPORT_FILES["report"]), reports.report_md(state))
     location = _rel(cfg, bug_id)
-    text = "\n".join([f"Created bug investigation: {bug_id}", f"Location: {location}"]
-                     + reports.next_steps([(f"aether bug analyze {bug_id}", "")]))
+    text = "\n".join(
+        [f"Created bug investigation: {bug_id}", f"Location: {location}"] + reports.next_steps([(f"aether bug analyze {bug_id}", "")])
+    )
     return _answer(state, cfg, location=location, text=text)
 
 
@@ -163,10 +178,8 @@ def init(description: str, bug_id: str | None = None, test_path: str | None = No
 
 
 def _archive(state: dict) -> None:
-    keep = ("reproduction", "root_cause", "fix_plan", "implementation", "approval_record",
-            "blocked_reason")
-    state["previous_attempts"].append({"archived_at": clock.iso(),
-                                       **{k: state.get(k) for k in keep}})
+    keep = ("reproduction", "root_cause", "fix_plan", "implementation", "approval_record", "blocked_reason")
+    state["previous_attempts"].append({"archived_at": clock.iso(), **{k: state.get(k) for k in keep}})
     del state["previous_attempts"][:-MAX_ARCHIVED_ATTEMPTS]
     for k in keep:
         state[k] = None
@@ -176,27 +189,23 @@ def _archive(state: dict) -> None:
 def _advance(state, cfg, stop_at, retry, command):
     """Start, continue, retry or re-stop the investigation; the action taken (see `analyze`)."""
     phase = state["phase"]
-    passed = {"analyzing": ("reproduce",), "analyzed": ("reproduce",),
-              "planning": ("reproduce", "analyze")}
+    passed = {"analyzing": ("reproduce",), "analyzed": ("reproduce",), "planning": ("reproduce", "analyze")}
     if retry and phase != "blocked":
         raise phases.refuse(state, command, why="--retry restarts a BLOCKED bug")
     if phase == "blocked" and not retry:
         raise phases.refuse(state, command, why="a BLOCKED bug restarts with --retry")
     if phase == "not_reproducible":
         raise phases.not_reproducible(state)
-    if phase not in ("created", "reproduced", "analyzed", "blocked", "reproducing",
-                     "analyzing", "planning"):
+    if phase not in ("created", "reproduced", "analyzed", "blocked", "reproducing", "analyzing", "planning"):
         raise phases.refuse(state, command)
     if stop_at in passed.get(phase, ()):
-        raise phases.refuse(state, f"bug analyze --stop-at {stop_at}",
-                            why=f"the bug is already past {stop_at}")
+        raise phases.refuse(state, f"bug analyze --stop-at {stop_at}", why=f"the bug is already past {stop_at}")
     costs.check(state, cfg)
     action = "resumed"
     if phase == "blocked":
         _archive(state)
         state["stop_at"] = stop_at
-        phases.move(state, "reproducing", "user_command", command,
-                    reason=state["previous_attempts"][-1].get("blocked_reason"))
+        phases.move(state, "reproducing", "user_command", command, reason=state["previous_attempts"][-1].get("blocked_reason"))
         action = "retried"
     elif phase == "created":
         state["stop_at"] = stop_at
@@ -226,21 +235,17 @@ def analyze(bug_id: str, stop_at: str | None = None, retry: bool = False) -> dic
     cfg = config.load()
     storage.check_id(bug_id)
     if stop_at is not None and stop_at not in phases.STOP_AT:
-        raise bug_error("invalid_argument", f"--stop-at must be reproduce or analyze, not {stop_at!r}",
-                        BUG_EXIT_INPUT)
+        raise bug_error("invalid_argument", f"--stop-at must be reproduce or analyze, not {stop_at!r}", BUG_EXIT_INPUT)
     command = "bug analyze --retry" if retry else "bug analyze"
 
-    action = storage.update(cfg, bug_id, functools.partial(_advance, cfg=cfg, stop_at=stop_at, retry=retry,
-                                                           command=command))
+    action = storage.update(cfg, bug_id, functools.partial(_advance, cfg=cfg, stop_at=stop_at, retry=retry, command=command))
     state = storage.load(cfg, bug_id)
     step = agent_step(state, cfg)
     lines = [f"Analyzing bug: {bug_id}", ""]
     if step:
         n = {"reproduce": 1, "analyze": 2, "plan": 3}[step["step"]]
-        title = {"reproduce": "Reproducing...", "analyze": "Analyzing root cause...",
-                 "plan": "Planning fix..."}[step["step"]]
-        lines += [f"[{n}/3] {title}", f"      run the {step['agent']} agent, then:",
-                  f"      {step['record']}"]
+        title = {"reproduce": "Reproducing...", "analyze": "Analyzing root cause...", "plan": "Planning fix..."}[step["step"]]
+        lines += [f"[{n}/3] {title}", f"      run the {step['agent']} agent, then:", f"      {step['record']}"]
     else:
         lines.append(f"Stopped at {phases.label(state['phase'])} (--stop-at {state.get('stop_at')}).")
         lines += reports.next_steps([(c, "") for c in phases.legal_commands(state["phase"], bug_id)])
@@ -280,9 +285,9 @@ def _parse_record(text: str) -> tuple[object, list[str]]:
 
 
 def _attempt_limit(kind: str, cfg: dict) -> int:
-    return {"reproduction": cfg["max_reproduction_attempts"],
-            "root-cause": cfg["max_analysis_attempts"],
-            "fix-plan": PLAN_OUTPUT_ATTEMPTS}[kind]
+    return {"reproduction": cfg["max_reproduction_attempts"], "root-cause": cfg["max_analysis_attempts"], "fix-plan": PLAN_OUTPUT_ATTEMPTS}[
+        kind
+    ]
 
 
 def _record_result(state, cfg, kind, rec, defects, low, audit):
@@ -300,27 +305,24 @@ def _record_result(state, cfg, kind, rec, defects, low, audit):
     state[field] = rec
     if kind == "reproduction":
         to = "reproduced" if rec["confirmed"] else "not_reproducible"
-        phases.move(state, to, "agent_output", command, confirmed=rec["confirmed"],
-                    confidence=rec["confidence"], attempts=rec["attempts"])
+        phases.move(state, to, "agent_output", command, confirmed=rec["confirmed"], confidence=rec["confidence"], attempts=rec["attempts"])
         if rec["confirmed"] and state.get("stop_at") != "reproduce":
             phases.move(state, "analyzing", "auto", command)
     elif kind == "root-cause":
-        phases.move(state, "analyzed", "agent_output", command,
-                    root_cause_file=rec["root_cause_file"], confidence=rec["confidence"])
+        phases.move(state, "analyzed", "agent_output", command, root_cause_file=rec["root_cause_file"], confidence=rec["confidence"])
         if state.get("stop_at") != "analyze":
             phases.move(state, "planning", "auto", command)
     else:
         digest = approval.plan_hash(rec)
-        phases.move(state, "planned", "agent_output", command, fix_plan_hash=digest,
-                    risk_level=rec["risk_level"])
+        phases.move(state, "planned", "agent_output", command, fix_plan_hash=digest, risk_level=rec["risk_level"])
         if cfg["auto_approve_low_risk"] and low["eligible"]:
-            approved = approval.record(state["bug_id"], rec, approval.AUTO_APPROVER, clock.iso(),
-                                       how={"given_via": approval.GIVEN_VIA_AUTO})
+            approved = approval.record(
+                state["bug_id"], rec, approval.AUTO_APPROVER, clock.iso(), how={"given_via": approval.GIVEN_VIA_AUTO}
+            )
 
             store.append_jsonl(audit, [approved])  # the audit entry first, then the state
             state["approval_record"] = approved
-            phases.move(state, "approved", "auto", command,
-                        approved_by=approval.AUTO_APPROVER, fix_plan_hash=digest)
+            phases.move(state, "approved", "auto", command, approved_by=approval.AUTO_APPROVER, fix_plan_hash=digest)
     return {"rejected": 0}
 
 
@@ -329,8 +331,7 @@ def record(bug_id: str, kind: str, text: str) -> dict:
     cfg = config.load()
     storage.check_id(bug_id)
     if kind not in RECORD_KINDS:
-        raise bug_error("invalid_argument",
-                        f"unknown result kind {kind!r}; use {', '.join(RECORD_KINDS)}", BUG_EXIT_INPUT)
+        raise bug_error("invalid_argument", f"unknown result kind {kind!r}; use {', '.join(RECORD_KINDS)}", BUG_EXIT_INPUT)
     agent = RECORD_KINDS[kind][2]
     root = _root()
     doc, defects = _parse_record(text)
@@ -349,27 +350,35 @@ def record(bug_id: str, kind: str, text: str) -> dict:
         assert rec is not None  # the checks return a result whenever they find no defect
         low = approval.low_risk(rec, cfg)
 
-    outcome = storage.update(cfg, bug_id, functools.partial(
-        _record_result, cfg=cfg, kind=kind, rec=rec, defects=defects, low=low, audit=audit))
+    outcome = storage.update(
+        cfg, bug_id, functools.partial(_record_result, cfg=cfg, kind=kind, rec=rec, defects=defects, low=low, audit=audit)
+    )
     if outcome["rejected"]:
         n, limit = outcome["rejected"], _attempt_limit(kind, cfg)
         allowed = n < limit
         wait = RETRY_BACKOFF_SECONDS * 2 ** (n - 1)
         if allowed:
-            todo = (f"send the defects back to the {agent} agent and try again in {wait:g}s "
-                    f"(attempt {n} of {limit})")
+            todo = f"send the defects back to the {agent} agent and try again in {wait:g}s (attempt {n} of {limit})"
         elif kind == "reproduction":
-            todo = ("no attempts left: record a result with \"confirmed\": false and the reason "
-                    "in notes, so the bug becomes NOT_REPRODUCIBLE")
+            todo = 'no attempts left: record a result with "confirmed": false and the reason in notes, so the bug becomes NOT_REPRODUCIBLE'
         else:
             todo = "no attempts left: stop and show the defects to the user"
         raise bug_error(
             "invalid_agent_output",
             f"the {kind} result for bug {bug_id} breaks its contract ({len(defects)} defect"
-            f"{'s' if len(defects) != 1 else ''}): " + "; ".join(defects[:10])
-            + (f"; (+{len(defects) - 10} more)" if len(defects) > 10 else "") + f". {todo}",
-            BUG_EXIT_AGENT, bug_id=bug_id, kind=kind, defects=defects, attempt=n, max_attempts=limit,
-            retry_allowed=allowed, retry_in_seconds=wait if allowed else None)
+            f"{'s' if len(defects) != 1 else ''}): "
+            + "; ".join(defects[:10])
+            + (f"; (+{len(defects) - 10} more)" if len(defects) > 10 else "")
+            + f". {todo}",
+            BUG_EXIT_AGENT,
+            bug_id=bug_id,
+            kind=kind,
+            defects=defects,
+            attempt=n,
+            max_attempts=limit,
+            retry_allowed=allowed,
+            retry_in_seconds=wait if allowed else None,
+        )
     assert rec is not None  # recorded: the checks found no defect
 
     state = storage.load(cfg, bug_id)
@@ -387,29 +396,34 @@ def record(bug_id: str, kind: str, text: str) -> dict:
         lines.append("[1/3] Reproducing...")
         if rec["confirmed"]:
             traces = sum(bool(rec.get(k)) for k in ("stack_trace",))
-            lines += [f"      ✓ Confirmed ({rec['confidence']} confidence)",
-                      f"      Evidence: {len(rec['affected_files'])} file"
-                      f"{'s' if len(rec['affected_files']) != 1 else ''}, {traces} stack trace"
-                      f"{'s' if traces != 1 else ''}"]
+            lines += [
+                f"      ✓ Confirmed ({rec['confidence']} confidence)",
+                f"      Evidence: {len(rec['affected_files'])} file"
+                f"{'s' if len(rec['affected_files']) != 1 else ''}, {traces} stack trace"
+                f"{'s' if traces != 1 else ''}",
+            ]
         else:
-            lines += [f"      ✗ Could not reproduce after {rec['attempts']} attempt"
-                      f"{'s' if rec['attempts'] != 1 else ''}", "",
-                      "Bug marked as NOT_REPRODUCIBLE.",
-                      f"Review: {_rel(cfg, bug_id, REPORT_FILES['reproduction'])}"]
+            lines += [
+                f"      ✗ Could not reproduce after {rec['attempts']} attempt{'s' if rec['attempts'] != 1 else ''}",
+                "",
+                "Bug marked as NOT_REPRODUCIBLE.",
+                f"Review: {_rel(cfg, bug_id, REPORT_FILES['reproduction'])}",
+            ]
     elif kind == "root-cause":
         write("root_cause", reports.root_cause_md(state))
         where = rec["root_cause_file"] + (f":{rec['root_cause_line']}" if rec["root_cause_line"] else "")
-        lines += ["[2/3] Analyzing root cause...", f"      ✓ Found: {where}",
-                  f"      Cause: {rec['summary']}"]
+        lines += ["[2/3] Analyzing root cause...", f"      ✓ Found: {where}", f"      Cause: {rec['summary']}"]
     else:
         digest = approval.plan_hash(rec)
         write("fix_plan", reports.fix_plan_md(state, digest))
         write("test_cases", fixer.test_module(rec, bug_id))
         files = len({c["file_path"] for c in rec["changes"]})
-        lines += ["[3/3] Planning fix...",
-                  f"      ✓ {files} file{'s' if files != 1 else ''}, {len(rec['test_cases'])} test case"
-                  f"{'s' if len(rec['test_cases']) != 1 else ''}",
-                  f"      Risk: {rec['risk_level'].upper()}"]
+        lines += [
+            "[3/3] Planning fix...",
+            f"      ✓ {files} file{'s' if files != 1 else ''}, {len(rec['test_cases'])} test case"
+            f"{'s' if len(rec['test_cases']) != 1 else ''}",
+            f"      Risk: {rec['risk_level'].upper()}",
+        ]
         extra.update(fix_plan_hash=digest, low_risk=low)
         if state["phase"] == "approved":
             extra["approval"] = state["approval_record"]
@@ -419,8 +433,9 @@ def record(bug_id: str, kind: str, text: str) -> dict:
     if step:
         lines += ["", f"Next: run the {step['agent']} agent, then `{step['record']}`"]
     elif state["phase"] == "planned":
-        lines += reports.next_steps([(f"aether bug status {bug_id}", "Review details"),
-                                     (f"aether bug approve {bug_id}", "Approve fix plan")])
+        lines += reports.next_steps(
+            [(f"aether bug status {bug_id}", "Review details"), (f"aether bug approve {bug_id}", "Approve fix plan")]
+        )
     else:
         lines += reports.next_steps([(c, "") for c in phases.legal_commands(state["phase"], bug_id)])
     return _answer(state, cfg, reports=written, text="\n".join(lines), **extra)
@@ -437,8 +452,7 @@ def _approve(state, bug_id, approver, reason, how, audit):
 
     store.append_jsonl(audit, [rec])  # the audit entry first, then the state
     state["approval_record"] = rec
-    phases.move(state, "approved", "user_command", "bug approve", approved_by=approver,
-                fix_plan_hash=rec["fix_plan_hash"])
+    phases.move(state, "approved", "user_command", "bug approve", approved_by=approver, fix_plan_hash=rec["fix_plan_hash"])
     return rec
 
 
@@ -448,23 +462,26 @@ def approve(bug_id: str, by: str | None = None, reason: str | None = None) -> di
     how = approval.require_human(bug_id)
     cfg = config.load()
     approver = approval.check_approver(by)
-    reason = approval.check_reason(reason, required=cfg["require_approval_reason"],
-                                   what="approving a fix plan", bug_id=bug_id,
-                                   setting="require_approval_reason")
+    reason = approval.check_reason(
+        reason, required=cfg["require_approval_reason"], what="approving a fix plan", bug_id=bug_id, setting="require_approval_reason"
+    )
     audit = storage.audit_path(cfg)
 
-    rec = storage.update(cfg, bug_id, functools.partial(_approve, bug_id=bug_id, approver=approver,
-                                                        reason=reason, how=how, audit=audit))
+    rec = storage.update(cfg, bug_id, functools.partial(_approve, bug_id=bug_id, approver=approver, reason=reason, how=how, audit=audit))
     state = storage.load(cfg, bug_id)
     plan = state["fix_plan"]
     files = len({c["file_path"] for c in plan["changes"]})
-    lines = [f"Approving fix plan for: {bug_id}", "", f"Summary: {plan['summary']}",
-             f"Risk: {plan['risk_level'].upper()}",
-             f"Changes: {files} file{'s' if files != 1 else ''}",
-             f"Tests: {len(plan['test_cases'])} new test case{'s' if len(plan['test_cases']) != 1 else ''}",
-             "", "✓ Fix plan approved!"]
-    lines += reports.next_steps([(f"aether bug fix {bug_id}", ""),
-                                 (f"aether bug fix {bug_id} --dry-run", "Preview changes")])
+    lines = [
+        f"Approving fix plan for: {bug_id}",
+        "",
+        f"Summary: {plan['summary']}",
+        f"Risk: {plan['risk_level'].upper()}",
+        f"Changes: {files} file{'s' if files != 1 else ''}",
+        f"Tests: {len(plan['test_cases'])} new test case{'s' if len(plan['test_cases']) != 1 else ''}",
+        "",
+        "✓ Fix plan approved!",
+    ]
+    lines += reports.next_steps([(f"aether bug fix {bug_id}", ""), (f"aether bug fix {bug_id} --dry-run", "Preview changes")])
     return _answer(state, cfg, approval=rec, text="\n".join(lines))
 
 
@@ -472,8 +489,7 @@ def _reject(state, reason):
     """Close a PLANNED or NOT_REPRODUCIBLE bug as WONT_FIX for REASON."""
     if state["phase"] not in ("planned", "not_reproducible"):
         raise phases.refuse(state, "bug reject")
-    state["rejection"] = {"reason": reason, "rejected_at": clock.iso(),
-                          "from_phase": state["phase"]}
+    state["rejection"] = {"reason": reason, "rejected_at": clock.iso(), "from_phase": state["phase"]}
     phases.move(state, "wont_fix", "user_command", "bug reject", reason=reason)
 
 
@@ -499,8 +515,7 @@ def _verb(op: dict) -> str:
 def _dry_run(cfg: dict, bug_id: str) -> dict:
     state = storage.load(cfg, bug_id)
     if state["phase"] not in ("planned", "approved"):
-        raise phases.refuse(state, "bug fix --dry-run",
-                            why="a dry run previews a PLANNED or APPROVED fix plan")
+        raise phases.refuse(state, "bug fix --dry-run", why="a dry run previews a PLANNED or APPROVED fix plan")
     ops, defects = fixer.simulate(state["fix_plan"], _root(), bug_id)
     if defects:
         raise _cannot_apply(bug_id, defects)
@@ -512,16 +527,17 @@ def _dry_run(cfg: dict, bug_id: str) -> dict:
         verb = "Would add tests" if op["test"] else f"Would {op['action']}"
         lines += [f"{verb}: {op['path']}"] + ["  " + ln for ln in d.rstrip("\n").splitlines()] + [""]
     lines.append("No changes applied. Run without --dry-run to apply.")
-    return _answer(state, cfg, dry_run=True, changes=changes,
-                   fix_plan_hash=approval.plan_hash(state["fix_plan"]), text="\n".join(lines))
+    return _answer(state, cfg, dry_run=True, changes=changes, fix_plan_hash=approval.plan_hash(state["fix_plan"]), text="\n".join(lines))
 
 
 def _cannot_apply(bug_id: str, defects: list[str]):
     return bug_error(
         "implementation_failed",
-        f"the fix plan of bug {bug_id} cannot be applied to the project as it is now; nothing "
-        f"was changed: " + "; ".join(defects[:10]),
-        BUG_EXIT_FAILED, bug_id=bug_id, defects=defects)
+        f"the fix plan of bug {bug_id} cannot be applied to the project as it is now; nothing was changed: " + "; ".join(defects[:10]),
+        BUG_EXIT_FAILED,
+        bug_id=bug_id,
+        defects=defects,
+    )
 
 
 def _test_paths(state: dict, root: str, ops: list[dict]) -> list[str]:
@@ -531,7 +547,7 @@ def _test_paths(state: dict, root: str, ops: list[dict]) -> list[str]:
         file_part = given.split("::", 1)[0]
         rel, problem = fixer.resolve(root, file_part, allow_absolute=True)
         if not problem and rel is not None and os.path.isfile(fixer.join(root, rel)):
-            out.append(rel + given[len(file_part):])
+            out.append(rel + given[len(file_part) :])
     return out
 
 
@@ -545,17 +561,15 @@ def fix(bug_id: str, dry_run: bool = False) -> dict:
     root = _root()
     bdir = storage.bug_dir(cfg, bug_id)
     if not storage.exists(cfg, bug_id):
-
         raise not_found(bug_id)
     try:
         with store.locked([os.path.join(bdir, "fix")]):
             return _fix_locked(cfg, bug_id, root, bdir)
     except Exception as exc:
-        if getattr(exc, "code", None) == "lock_timeout" and str(getattr(exc, "details", {}).get(
-                "file", "")).endswith(os.sep + "fix"):
-            raise bug_error("fix_in_progress",
-                            f"another `aether bug fix {bug_id}` is running; wait for it to end",
-                            BUG_EXIT_STORAGE, bug_id=bug_id) from None
+        if getattr(exc, "code", None) == "lock_timeout" and str(getattr(exc, "details", {}).get("file", "")).endswith(os.sep + "fix"):
+            raise bug_error(
+                "fix_in_progress", f"another `aether bug fix {bug_id}` is running; wait for it to end", BUG_EXIT_STORAGE, bug_id=bug_id
+            ) from None
         raise
 
 
@@ -571,9 +585,15 @@ def _start_fix(s, files):
     """Move an APPROVED bug to IMPLEMENTING, naming the plan's approval and FILES."""
     if s["phase"] != "approved":
         raise phases.refuse(s, "bug fix")
-    phases.move(s, "implementing", "user_command", "bug fix",
-                approved_by=s["approval_record"]["approved_by"],
-                fix_plan_hash=s["approval_record"]["fix_plan_hash"], files=files)
+    phases.move(
+        s,
+        "implementing",
+        "user_command",
+        "bug fix",
+        approved_by=s["approval_record"]["approved_by"],
+        fix_plan_hash=s["approval_record"]["fix_plan_hash"],
+        files=files,
+    )
 
 
 def _note_resumed(s):
@@ -583,8 +603,14 @@ def _note_resumed(s):
 
 def _note_failed(s, message):
     """Record an implementation that could not be applied (MESSAGE says why)."""
-    s["implementation"] = {"success": False, "files_changed": [], "tests_passed": 0,
-                           "tests_failed": 0, "commit_hash": None, "error": message}
+    s["implementation"] = {
+        "success": False,
+        "files_changed": [],
+        "tests_passed": 0,
+        "tests_failed": 0,
+        "commit_hash": None,
+        "error": message,
+    }
 
 
 def _mark_applied(data, created_dirs):
@@ -595,28 +621,50 @@ def _mark_applied(data, created_dirs):
 
 def _start_verifying(s, files):
     """Move the bug to VERIFYING with a pending implementation of FILES."""
-    s["implementation"] = {"success": None, "files_changed": files, "tests_passed": 0,
-                           "tests_failed": 0, "commit_hash": None, "error": None}
+    s["implementation"] = {
+        "success": None,
+        "files_changed": files,
+        "tests_passed": 0,
+        "tests_failed": 0,
+        "commit_hash": None,
+        "error": None,
+    }
     phases.move(s, "verifying", "auto", "bug fix", files=files)
 
 
 def _finish_fix(s, verdict, files, rollback_cmd, git_cmd):
     """Record the verification VERDICT and end the bug FIXED, or BLOCKED with the reason."""
-    impl = {"success": verdict["reason"] is None, "files_changed": files,
-            "tests_passed": verdict["tests_passed"], "tests_failed": verdict["tests_failed"],
-            "commit_hash": None, "error": verdict["reason"], "test_command": verdict["command"],
-            "exit_code": verdict["exit_code"], "timed_out": verdict["timed_out"],
-            "tests": verdict["tests"][:MAX_TESTS_KEPT], "output_tail": verdict["output_tail"],
-            "rollback": rollback_cmd, "git_rollback": git_cmd, "verified_at": clock.iso()}
+    impl = {
+        "success": verdict["reason"] is None,
+        "files_changed": files,
+        "tests_passed": verdict["tests_passed"],
+        "tests_failed": verdict["tests_failed"],
+        "commit_hash": None,
+        "error": verdict["reason"],
+        "test_command": verdict["command"],
+        "exit_code": verdict["exit_code"],
+        "timed_out": verdict["timed_out"],
+        "tests": verdict["tests"][:MAX_TESTS_KEPT],
+        "output_tail": verdict["output_tail"],
+        "rollback": rollback_cmd,
+        "git_rollback": git_cmd,
+        "verified_at": clock.iso(),
+    }
     s["implementation"] = impl
     if verdict["reason"] is None:
         s["blocked_reason"] = None
-        phases.move(s, "fixed", "auto", "bug fix", tests_passed=verdict["tests_passed"],
-                    tests_failed=0)
+        phases.move(s, "fixed", "auto", "bug fix", tests_passed=verdict["tests_passed"], tests_failed=0)
     else:
         s["blocked_reason"] = verdict["reason"]
-        phases.move(s, "blocked", "auto", "bug fix", reason=verdict["reason"],
-                    tests_passed=verdict["tests_passed"], tests_failed=verdict["tests_failed"])
+        phases.move(
+            s,
+            "blocked",
+            "auto",
+            "bug fix",
+            reason=verdict["reason"],
+            tests_passed=verdict["tests_passed"],
+            tests_failed=verdict["tests_failed"],
+        )
 
 
 def _fix_locked(cfg: dict, bug_id: str, root: str, bdir: str) -> dict:
@@ -626,9 +674,12 @@ def _fix_locked(cfg: dict, bug_id: str, root: str, bdir: str) -> dict:
     if phase == "planned":
         raise bug_error(
             "approval_required",
-            f"Bug must be APPROVED before implementation. Current phase: PLANNED. "
-            f"Run: aether bug approve {bug_id}", BUG_EXIT_PHASE, bug_id=bug_id, phase="PLANNED",
-            legal=phases.legal_commands("planned", bug_id))
+            f"Bug must be APPROVED before implementation. Current phase: PLANNED. Run: aether bug approve {bug_id}",
+            BUG_EXIT_PHASE,
+            bug_id=bug_id,
+            phase="PLANNED",
+            legal=phases.legal_commands("planned", bug_id),
+        )
     if phase not in ("approved", "implementing", "verifying"):
         raise phases.refuse(state, "bug fix")
     approval.gate(state, storage.audit_path(cfg))
@@ -682,8 +733,7 @@ def _fix_locked(cfg: dict, bug_id: str, root: str, bdir: str) -> dict:
     rollback_cmd = f"aether bug rollback {bug_id}"
     git_cmd = fixer.git_rollback(ops)
 
-    storage.update(cfg, bug_id, functools.partial(_finish_fix, verdict=verdict, files=files,
-                                                  rollback_cmd=rollback_cmd, git_cmd=git_cmd))
+    storage.update(cfg, bug_id, functools.partial(_finish_fix, verdict=verdict, files=files, rollback_cmd=rollback_cmd, git_cmd=git_cmd))
     state = storage.load(cfg, bug_id)
 
     lines.append("Running verification...")
@@ -699,9 +749,15 @@ def _fix_locked(cfg: dict, bug_id: str, root: str, bdir: str) -> dict:
         lines += ["All tests passed!", "", "✓ Bug fixed!"]
         return _answer(state, cfg, implementation=state["implementation"], text="\n".join(lines))
     n = verdict["tests_failed"]
-    lines += [f"{n} test{'s' if n != 1 else ''} failed." if not verdict["timed_out"] else
-              "The tests timed out.", "", "Bug marked as BLOCKED.", f"Reason: {verdict['reason']}",
-              "", "Changes have been applied. To rollback:", f"  {rollback_cmd}"]
+    lines += [
+        f"{n} test{'s' if n != 1 else ''} failed." if not verdict["timed_out"] else "The tests timed out.",
+        "",
+        "Bug marked as BLOCKED.",
+        f"Reason: {verdict['reason']}",
+        "",
+        "Changes have been applied. To rollback:",
+        f"  {rollback_cmd}",
+    ]
     if git_cmd:
         lines.append(f"  (or: {git_cmd})")
     lines += ["", f"To investigate again: aether bug analyze {bug_id} --retry"]
@@ -709,9 +765,16 @@ def _fix_locked(cfg: dict, bug_id: str, root: str, bdir: str) -> dict:
         "verification_failed",
         f"bug {bug_id} is BLOCKED: {verdict['reason']}. The changes are applied; roll them back "
         f"with `{rollback_cmd}`, or investigate again with `aether bug analyze {bug_id} --retry`",
-        BUG_EXIT_AGENT, bug_id=bug_id, phase="BLOCKED", reason=verdict["reason"],
-        rollback=rollback_cmd, git_rollback=git_cmd, tests_passed=verdict["tests_passed"],
-        tests_failed=verdict["tests_failed"], text="\n".join(lines))
+        BUG_EXIT_AGENT,
+        bug_id=bug_id,
+        phase="BLOCKED",
+        reason=verdict["reason"],
+        rollback=rollback_cmd,
+        git_rollback=git_cmd,
+        tests_passed=verdict["tests_passed"],
+        tests_failed=verdict["tests_failed"],
+        text="\n".join(lines),
+    )
 
 
 def _mark_rolled_back(data):
@@ -737,22 +800,20 @@ def rollback(bug_id: str, force: bool = False) -> dict:
     with store.locked([os.path.join(bdir, "fix")]):
         state = storage.load(cfg, bug_id)
         if state["phase"] == "fixed":
-            raise phases.refuse(state, "bug rollback",
-                                why="a FIXED bug keeps its fix (undo it with your version control)")
+            raise phases.refuse(state, "bug rollback", why="a FIXED bug keeps its fix (undo it with your version control)")
         snapshot = store.read_file(path, rspec) if os.path.exists(path) else None
         if not snapshot or not snapshot.get("applied_at") or snapshot.get("rolled_back_at"):
-            raise bug_error("nothing_to_roll_back",
-                            f"bug {bug_id} has no applied fix to roll back", BUG_EXIT_PHASE,
-                            bug_id=bug_id)
+            raise bug_error("nothing_to_roll_back", f"bug {bug_id} has no applied fix to roll back", BUG_EXIT_PHASE, bug_id=bug_id)
         result = fixer.undo(snapshot, _root(), force=force)
 
         store.update_file(path, rspec, _mark_rolled_back)
         storage.update(cfg, bug_id, functools.partial(_note_rolled_back, restored=result["restored"]))
     state = storage.load(cfg, bug_id)
-    text = "\n".join([f"Rolled back the fix of bug {bug_id}:"]
-                     + [f"  ✓ Restored: {p}" for p in result["restored"]]
-                     + reports.next_steps([(c, "") for c in phases.legal_commands(state["phase"], bug_id)
-                                           if "rollback" not in c]))
+    text = "\n".join(
+        [f"Rolled back the fix of bug {bug_id}:"]
+        + [f"  ✓ Restored: {p}" for p in result["restored"]]
+        + reports.next_steps([(c, "") for c in phases.legal_commands(state["phase"], bug_id) if "rollback" not in c])
+    )
     return _answer(state, cfg, text=text, **result)
 
 
@@ -762,42 +823,50 @@ def rollback(bug_id: str, force: bool = False) -> dict:
 def _add_cost(state, cfg, bug_id, name, model, input_tokens, output_tokens, phase):
     """Append an agent run's cost record; (the record, the cost limits now exceeded)."""
     if len(state["costs"]) >= costs.MAX_COST_RECORDS:
-        raise bug_error("too_many_cost_records",
-                        f"bug {bug_id} already has {costs.MAX_COST_RECORDS} cost records",
-                        BUG_EXIT_INPUT, bug_id=bug_id)
-    rec = costs.agent_cost(name, model, input_tokens, output_tokens,
-                           phase or state["phase"], clock.iso())
+        raise bug_error(
+            "too_many_cost_records", f"bug {bug_id} already has {costs.MAX_COST_RECORDS} cost records", BUG_EXIT_INPUT, bug_id=bug_id
+        )
+    rec = costs.agent_cost(name, model, input_tokens, output_tokens, phase or state["phase"], clock.iso())
     state["costs"].append(rec)
     return rec, costs.exceeded(state, cfg)
 
 
-def cost(bug_id: str, agent: str, input_tokens: int, output_tokens: int,
-         model: str | None = None, phase: str | None = None) -> dict:
+def cost(bug_id: str, agent: str, input_tokens: int, output_tokens: int, model: str | None = None, phase: str | None = None) -> dict:
     """Record what an agent run cost; exit 6 when the bug is now over a cost limit."""
     cfg = config.load()
     storage.check_id(bug_id)
     name = (agent or "").strip()
     if not name or len(name) > MAX_AGENT_NAME or "\n" in name or "\r" in name:
-        raise bug_error("invalid_argument",
-                        f"--agent must be one line of 1 to {MAX_AGENT_NAME} characters", BUG_EXIT_INPUT)
+        raise bug_error("invalid_argument", f"--agent must be one line of 1 to {MAX_AGENT_NAME} characters", BUG_EXIT_INPUT)
     model = model or cfg["agent_model"]
     costs.price(model)  # unknown model: fail before taking the lock
     if phase is not None:
         phase = phases.parse(phase)
 
-    rec, over = storage.update(cfg, bug_id, functools.partial(
-        _add_cost, cfg=cfg, bug_id=bug_id, name=name, model=model, input_tokens=input_tokens,
-        output_tokens=output_tokens, phase=phase))
+    rec, over = storage.update(
+        cfg,
+        bug_id,
+        functools.partial(
+            _add_cost, cfg=cfg, bug_id=bug_id, name=name, model=model, input_tokens=input_tokens, output_tokens=output_tokens, phase=phase
+        ),
+    )
     state = storage.load(cfg, bug_id)
     if over:
         raise costs.limit_error(state, over)
     t = costs.totals(state)
-    text = (f"Recorded {name}: {input_tokens} in / {output_tokens} out tokens on {rec['model']} "
-            f"= {reports.usd(rec['cost_usd'])} (phase {rec['phase'].upper()}; bug total "
-            f"{reports.usd(t['total_usd'])} of {reports.usd(cfg['max_total_cost_usd'])})")
-    return _answer(state, cfg, cost=rec, by_phase=t["by_phase"],
-                   limits={"max_phase_cost_usd": cfg["max_phase_cost_usd"],
-                           "max_total_cost_usd": cfg["max_total_cost_usd"]}, text=text)
+    text = (
+        f"Recorded {name}: {input_tokens} in / {output_tokens} out tokens on {rec['model']} "
+        f"= {reports.usd(rec['cost_usd'])} (phase {rec['phase'].upper()}; bug total "
+        f"{reports.usd(t['total_usd'])} of {reports.usd(cfg['max_total_cost_usd'])})"
+    )
+    return _answer(
+        state,
+        cfg,
+        cost=rec,
+        by_phase=t["by_phase"],
+        limits={"max_phase_cost_usd": cfg["max_phase_cost_usd"], "max_total_cost_usd": cfg["max_total_cost_usd"]},
+        text=text,
+    )
 
 
 # ---------------------------------------------------------------- status / list / restore
@@ -821,23 +890,35 @@ def list_bugs(phase: str | None = None, limit: int = 50) -> dict:
     cfg = config.load()
     wanted = phases.parse(phase) if phase else None
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise bug_error("invalid_argument", f"--limit must be a whole number >= 1, got {limit!r}",
-                        BUG_EXIT_INPUT)
+        raise bug_error("invalid_argument", f"--limit must be a whole number >= 1, got {limit!r}", BUG_EXIT_INPUT)
     rows = []
     for bug_id in storage.list_ids(cfg):
         try:
             state = storage.load(cfg, bug_id)
         except AetherError as exc:
             if wanted is None:
-                rows.append({"bug_id": bug_id, "phase": None, "created_at": None, "cost_usd": None,
-                             "next": f"aether bug restore {bug_id}", "error": exc.message})
+                rows.append(
+                    {
+                        "bug_id": bug_id,
+                        "phase": None,
+                        "created_at": None,
+                        "cost_usd": None,
+                        "next": f"aether bug restore {bug_id}",
+                        "error": exc.message,
+                    }
+                )
             continue
         if wanted and state["phase"] != wanted:
             continue
-        rows.append({"bug_id": bug_id, "phase": phases.label(state["phase"]),
-                     "created_at": state["created_at"],
-                     "cost_usd": costs.totals(state)["total_usd"],
-                     "next": phases.NEXT_WORD[state["phase"]]})
+        rows.append(
+            {
+                "bug_id": bug_id,
+                "phase": phases.label(state["phase"]),
+                "created_at": state["created_at"],
+                "cost_usd": costs.totals(state)["total_usd"],
+                "next": phases.NEXT_WORD[state["phase"]],
+            }
+        )
     rows.sort(key=lambda r: (r["created_at"] or "", r["bug_id"]), reverse=True)
     total = len(rows)
     rows = rows[:limit]
@@ -851,19 +932,15 @@ def restore(bug_id: str, force: bool = False, which: str = "state") -> dict:
     storage.check_id(bug_id)
     bdir = storage.bug_dir(cfg, bug_id)
     if not os.path.isdir(bdir):
-
         raise not_found(bug_id)
     if which == "rollback":
-        return store.restore_file(os.path.join(bdir, storage.ROLLBACK_FILE),
-                                  storage.rollback_spec(bug_id), force=force)
-    return store.restore_file(storage.state_path(cfg, bug_id), storage.state_spec(bug_id),
-                              force=force)
+        return store.restore_file(os.path.join(bdir, storage.ROLLBACK_FILE), storage.rollback_spec(bug_id), force=force)
+    return store.restore_file(storage.state_path(cfg, bug_id), storage.state_spec(bug_id), force=force)
 
 
 def history(bug_id: str) -> list[dict]:
     cfg = config.load()
     storage.check_id(bug_id)
     if not storage.exists(cfg, bug_id):
-
         raise not_found(bug_id)
     return storage.read_history(cfg, bug_id)

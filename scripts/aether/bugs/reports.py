@@ -34,8 +34,6 @@ def usd(value: float) -> str:
     return f"${value:.2f}"
 
 
-
-
 def _bullets(items) -> list[str]:
     return [f"- {one_line(i, 500)}" for i in items] or ["- (none)"]
 
@@ -45,8 +43,12 @@ def _bullets(items) -> list[str]:
 
 def report_md(state: dict) -> str:
     r = state["report"]
-    lines = [f"# Bug report: {state['bug_id']}", "",
-             f"- Created: {when(state['created_at'])} UTC", f"- Phase: {phases.label(state['phase'])}"]
+    lines = [
+        f"# Bug report: {state['bug_id']}",
+        "",
+        f"- Created: {when(state['created_at'])} UTC",
+        f"- Phase: {phases.label(state['phase'])}",
+    ]
     if r.get("test_path"):
         lines.append(f"- Failing test: `{r['test_path']}`")
     if r.get("github_issue"):
@@ -65,16 +67,18 @@ def report_md(state: dict) -> str:
 def reproduction_md(state: dict) -> str:
     rep = state["reproduction"]
     verdict = "CONFIRMED" if rep["confirmed"] else "NOT REPRODUCED"
-    lines = [f"# Reproduction: {state['bug_id']}", "",
-             f"- Result: **{verdict}** ({rep['confidence']} confidence)",
-             f"- Attempts: {rep['attempts']}"]
+    lines = [
+        f"# Reproduction: {state['bug_id']}",
+        "",
+        f"- Result: **{verdict}** ({rep['confidence']} confidence)",
+        f"- Attempts: {rep['attempts']}",
+    ]
     if rep.get("environment"):
         lines.append("- Environment: " + ", ".join(f"{k}={v}" for k, v in rep["environment"].items()))
     lines += ["", "## Steps", ""]
     lines += [f"{i}. {s}" for i, s in enumerate(rep["reproduction_steps"], 1)] or ["(none)"]
     lines += ["", "## Affected files", ""] + _bullets(f"`{f}`" for f in rep["affected_files"])
-    for key, title in (("error_message", "Error"), ("stack_trace", "Stack trace"),
-                       ("test_output", "Test output")):
+    for key, title in (("error_message", "Error"), ("stack_trace", "Stack trace"), ("test_output", "Test output")):
         if rep.get(key):
             lines += ["", f"## {title}", "", fence(rep[key])]
     for path, code in rep.get("related_code_snippets", {}).items():
@@ -87,14 +91,32 @@ def reproduction_md(state: dict) -> str:
 def root_cause_md(state: dict) -> str:
     rc = state["root_cause"]
     where = rc["root_cause_file"] + (f":{rc['root_cause_line']}" if rc.get("root_cause_line") else "")
-    lines = [f"# Root cause analysis: {state['bug_id']}", "",
-             f"**{rc['summary']}**", "",
-             f"- Location: `{where}`", f"- Confidence: {rc['confidence']}",
-             "", "## Execution trace", ""]
+    lines = [
+        f"# Root cause analysis: {state['bug_id']}",
+        "",
+        f"**{rc['summary']}**",
+        "",
+        f"- Location: `{where}`",
+        f"- Confidence: {rc['confidence']}",
+        "",
+        "## Execution trace",
+        "",
+    ]
     lines += [f"{i}. {s}" for i, s in enumerate(rc["execution_trace"], 1)]
-    lines += ["", "## The code", "", fence(rc["root_cause_code"]),
-              "", "## Why it fails", "", rc["root_cause_explanation"],
-              "", "## Why the tests missed it", "", rc["why_not_caught"]]
+    lines += [
+        "",
+        "## The code",
+        "",
+        fence(rc["root_cause_code"]),
+        "",
+        "## Why it fails",
+        "",
+        rc["root_cause_explanation"],
+        "",
+        "## Why the tests missed it",
+        "",
+        rc["why_not_caught"],
+    ]
     if rc.get("alternative_hypotheses"):
         lines += ["", "## Alternatives considered", ""] + _bullets(rc["alternative_hypotheses"])
     return "\n".join(lines) + "\n"
@@ -102,9 +124,14 @@ def root_cause_md(state: dict) -> str:
 
 def fix_plan_md(state: dict, plan_hash: str) -> str:
     plan = state["fix_plan"]
-    lines = [f"# Fix plan: {state['bug_id']}", "", f"**{plan['summary']}**", "",
-             f"- Risk: {plan['risk_level'].upper()} — {one_line(plan['risk_explanation'], 300)}",
-             f"- Changes: {len(plan['changes'])}; tests: {len(plan['test_cases'])}"]
+    lines = [
+        f"# Fix plan: {state['bug_id']}",
+        "",
+        f"**{plan['summary']}**",
+        "",
+        f"- Risk: {plan['risk_level'].upper()} — {one_line(plan['risk_explanation'], 300)}",
+        f"- Changes: {len(plan['changes'])}; tests: {len(plan['test_cases'])}",
+    ]
     if plan.get("scope"):
         lines.append(f"- Scope: {plan['scope']}")
     if plan.get("estimated_effort"):
@@ -152,15 +179,25 @@ def status_summary(state: dict, cost_usd: float) -> dict:
         "updated_at": state["updated_at"],
         "cost_usd": round(cost_usd, 6),
         "stop_at": state.get("stop_at"),
-        "reproduction": None if rep is None else {
-            "confirmed": rep["confirmed"], "confidence": rep["confidence"],
-            "steps": len(rep["reproduction_steps"]), "affected_files": len(rep["affected_files"])},
-        "root_cause": None if rc is None else {
-            "file": rc["root_cause_file"], "line": rc.get("root_cause_line"),
-            "summary": rc["summary"], "confidence": rc["confidence"]},
-        "fix_plan": None if plan is None else {
-            "summary": plan["summary"], "files_changed": len({c["file_path"] for c in plan["changes"]}),
-            "test_cases": len(plan["test_cases"]), "risk_level": plan["risk_level"]},
+        "reproduction": None
+        if rep is None
+        else {
+            "confirmed": rep["confirmed"],
+            "confidence": rep["confidence"],
+            "steps": len(rep["reproduction_steps"]),
+            "affected_files": len(rep["affected_files"]),
+        },
+        "root_cause": None
+        if rc is None
+        else {"file": rc["root_cause_file"], "line": rc.get("root_cause_line"), "summary": rc["summary"], "confidence": rc["confidence"]},
+        "fix_plan": None
+        if plan is None
+        else {
+            "summary": plan["summary"],
+            "files_changed": len({c["file_path"] for c in plan["changes"]}),
+            "test_cases": len(plan["test_cases"]),
+            "risk_level": plan["risk_level"],
+        },
         "approval": state.get("approval_record"),
         "implementation": _implementation_summary(state.get("implementation")),
         "blocked_reason": state.get("blocked_reason"),
@@ -179,30 +216,43 @@ def _implementation_summary(impl):
 def status_text(summary: dict) -> str:
     phase = summary["phase"]
     note = phases.PHASE_NOTE.get(phase.lower())
-    rows = [f"Phase: {phase}" + (f" ({note})" if note else ""),
-            f"Created: {when(summary['created_at'])}",
-            f"Cost: {usd(summary['cost_usd'])}"]
+    rows = [
+        f"Phase: {phase}" + (f" ({note})" if note else ""),
+        f"Created: {when(summary['created_at'])}",
+        f"Cost: {usd(summary['cost_usd'])}",
+    ]
     if summary["stop_at"]:
         rows.append(f"Stops at: {summary['stop_at']}")
     rep = summary["reproduction"]
     if rep:
         verdict = "CONFIRMED" if rep["confirmed"] else "NOT REPRODUCED"
-        rows += ["", f"Reproduction: {verdict} ({rep['confidence']} confidence)",
-                 f"  Steps: {rep['steps']}", f"  Affected files: {rep['affected_files']}"]
+        rows += [
+            "",
+            f"Reproduction: {verdict} ({rep['confidence']} confidence)",
+            f"  Steps: {rep['steps']}",
+            f"  Affected files: {rep['affected_files']}",
+        ]
     rc = summary["root_cause"]
     if rc:
         where = rc["file"] + (f":{rc['line']}" if rc["line"] else "")
         rows += ["", f"Root Cause: {where}", f"  {rc['summary']}", f"  Confidence: {rc['confidence']}"]
     plan = summary["fix_plan"]
     if plan:
-        rows += ["", "Fix Plan:", f"  Summary: {plan['summary']}",
-                 f"  Files: {plan['files_changed']} change{'s' if plan['files_changed'] != 1 else ''}",
-                 f"  Tests: {plan['test_cases']} new test case{'s' if plan['test_cases'] != 1 else ''}",
-                 f"  Risk: {plan['risk_level'].upper()}"]
+        rows += [
+            "",
+            "Fix Plan:",
+            f"  Summary: {plan['summary']}",
+            f"  Files: {plan['files_changed']} change{'s' if plan['files_changed'] != 1 else ''}",
+            f"  Tests: {plan['test_cases']} new test case{'s' if plan['test_cases'] != 1 else ''}",
+            f"  Risk: {plan['risk_level'].upper()}",
+        ]
     approval = summary["approval"]
     if approval:
-        rows += ["", f"Approved by {approval['approved_by']} at {when(approval['approved_at'])}"
-                     + (f" (given via {approval['given_via']})" if approval.get("given_via") else "")]
+        rows += [
+            "",
+            f"Approved by {approval['approved_by']} at {when(approval['approved_at'])}"
+            + (f" (given via {approval['given_via']})" if approval.get("given_via") else ""),
+        ]
     impl = summary["implementation"]
     if impl and "tests_passed" in impl:
         rows.append(f"Verification: {impl['tests_passed']} passed, {impl['tests_failed']} failed")
@@ -229,8 +279,7 @@ def list_text(rows: list[dict], total: int) -> str:
         if r.get("error"):
             table_rows.append(line([r["bug_id"], "CORRUPT", "-", "-", "restore"]))
         else:
-            table_rows.append(line([r["bug_id"], r["phase"], when(r["created_at"], True),
-                                    usd(r["cost_usd"]), r["next"]]))
+            table_rows.append(line([r["bug_id"], r["phase"], when(r["created_at"], True), usd(r["cost_usd"]), r["next"]]))
     text = panel("Bug Investigations", body, inner + 2).splitlines()
     text = [text[0], text[1], sep] + ["│ " + t.ljust(inner) + " │" for t in table_rows] + [text[-1]]
     shown = len(rows)
@@ -244,5 +293,4 @@ def next_steps(commands: list[tuple[str, str]]) -> list[str]:
     if not commands:
         return []
     width = max(len(c) for c, _ in commands)
-    return ["", "Next steps:"] + [f"  {c.ljust(width)}" + (f"  # {why}" if why else "")
-                                  for c, why in commands]
+    return ["", "Next steps:"] + [f"  {c.ljust(width)}" + (f"  # {why}" if why else "") for c, why in commands]

@@ -104,9 +104,7 @@ def check_id(bug_id) -> str:
     if problem:
         suggestion = slugify(bug_id, MAX_ID_LENGTH) if isinstance(bug_id, str) else ""
         hint = f" (try {suggestion!r})" if suggestion and suggestion != bug_id else ""
-        raise bug_error("invalid_bug_id",
-                        f"bug id {bug_id!r} {problem}: use a slug like `login-special-chars`{hint}",
-                        BUG_EXIT_INPUT)
+        raise bug_error("invalid_bug_id", f"bug id {bug_id!r} {problem}: use a slug like `login-special-chars`{hint}", BUG_EXIT_INPUT)
     return bug_id
 
 
@@ -119,11 +117,12 @@ def storage_dir(cfg: dict) -> str:
     if not os.path.isabs(base):
         base = os.path.join(paths.project_root(), base)
     base = os.path.normpath(base)
-    if not (os.environ.get("AETHER_BUG_STORAGE_PATH")
-            or containment.inside(base, os.path.abspath(paths.project_root()))):
-        raise containment.refusal("path_outside_project", base,
-                                  "(bug_bash.storage_path) is outside the project; only "
-                                  "AETHER_BUG_STORAGE_PATH may name a folder elsewhere")
+    if not (os.environ.get("AETHER_BUG_STORAGE_PATH") or containment.inside(base, os.path.abspath(paths.project_root()))):
+        raise containment.refusal(
+            "path_outside_project",
+            base,
+            "(bug_bash.storage_path) is outside the project; only AETHER_BUG_STORAGE_PATH may name a folder elsewhere",
+        )
     return base
 
 
@@ -168,8 +167,7 @@ def _check_state(data: dict) -> list:
     if isinstance(data.get("report"), dict):
         fc(p, data["report"], "description", str, f"{w}.report")
     fc(p, data, "stop_at", (str, type(None)), w, choices=STOP_AT + (None,))
-    for key in ("reproduction", "root_cause", "fix_plan", "implementation", "approval_record",
-                "rejection"):
+    for key in ("reproduction", "root_cause", "fix_plan", "implementation", "approval_record", "rejection"):
         fc(p, data, key, (dict, type(None)), w)
     fc(p, data, "blocked_reason", (str, type(None)), w)
     fc(p, data, "notes", list, w)
@@ -224,9 +222,15 @@ def state_spec(bug_id: str) -> BugFileSpec:
         data["version"] = STATE_VERSION
         return data
 
-    spec = BugFileSpec(name=f"bug {bug_id}", filename=STATE_FILE, version=STATE_VERSION,
-                       default=default, validate=_check_state, upgrade=_upgrade_state,
-                       missing_hint="; `aether bug list` shows the bugs of this project")
+    spec = BugFileSpec(
+        name=f"bug {bug_id}",
+        filename=STATE_FILE,
+        version=STATE_VERSION,
+        default=default,
+        validate=_check_state,
+        upgrade=_upgrade_state,
+        missing_hint="; `aether bug list` shows the bugs of this project",
+    )
     spec.restore_command = f"aether bug restore {bug_id}"
     return spec
 
@@ -240,11 +244,9 @@ def _check_rollback(data: dict) -> list:
 
 def rollback_spec(bug_id: str) -> BugFileSpec:
     def default() -> dict:
-        return {"version": 1, "bug_id": bug_id, "files": [], "created_dirs": [],
-                "applied_at": None, "rolled_back_at": None}
+        return {"version": 1, "bug_id": bug_id, "files": [], "created_dirs": [], "applied_at": None, "rolled_back_at": None}
 
-    spec = BugFileSpec(name=f"bug {bug_id} rollback", filename=ROLLBACK_FILE, version=1,
-                       default=default, validate=_check_rollback)
+    spec = BugFileSpec(name=f"bug {bug_id} rollback", filename=ROLLBACK_FILE, version=1, default=default, validate=_check_rollback)
     spec.restore_command = f"aether bug restore {bug_id} --file rollback"
     return spec
 
@@ -299,9 +301,9 @@ def list_ids(cfg: dict) -> list[str]:
     except (FileNotFoundError, NotADirectoryError):
         return []
     with entries:
-        return sorted(e.name for e in entries
-                      if e.is_dir() and _slug_problem(e.name) is None
-                      and os.path.exists(os.path.join(e.path, STATE_FILE)))
+        return sorted(
+            e.name for e in entries if e.is_dir() and _slug_problem(e.name) is None and os.path.exists(os.path.join(e.path, STATE_FILE))
+        )
 
 
 def read_history(cfg: dict, bug_id: str) -> list[dict]:

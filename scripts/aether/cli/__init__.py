@@ -187,8 +187,7 @@ def main(argv=None) -> None:
     except click.exceptions.Exit as exc:  # --help, --version
         code = exc.exit_code
     except click.BadParameter as exc:
-        code = _fail(AetherError("invalid_argument", exc.format_message().replace("\ue000", ""),
-                                 EXIT_INPUT))
+        code = _fail(AetherError("invalid_argument", exc.format_message().replace("\ue000", ""), EXIT_INPUT))
     except click.UsageError as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # bare `aether`: show the help
             from aether.core import output
@@ -198,8 +197,7 @@ def main(argv=None) -> None:
             sys.exit(0)
         message = exc.format_message().replace("\ue000", "")  # common.LITERAL
         if isinstance(exc, click.NoSuchOption):
-            message = message.rstrip(".") + ("; text that starts with `-` goes after `--` (`-- '-x'`) or on stdin "
-                        "as `-`")
+            message = message.rstrip(".") + ("; text that starts with `-` goes after `--` (`-- '-x'`) or on stdin as `-`")
         if exc.ctx is not None and exc.ctx.command_path != "aether":
             message += f" (see `{exc.ctx.command_path} --help`)"
         code = _fail(AetherError("usage_error", message, EXIT_INPUT))

@@ -12,22 +12,30 @@ RANGE = ("from_phase", "to_phase", "only", "max_phases")
 
 def _options(params: dict) -> dict:
     words = " ".join(params.get("words") or ()) or None
-    return {"from": params.get("from_phase"), "to": params.get("to_phase"), "only": params.get("only"),
-            "max_phases": params.get("max_phases"), "budget": params.get("budget"),
-            "phase_budget": params.get("phase_budget"), "auto_approve": params.get("auto_approve"),
-            "approve": params.get("approve"), "answer": params.get("answer"), "words": words}
+    return {
+        "from": params.get("from_phase"),
+        "to": params.get("to_phase"),
+        "only": params.get("only"),
+        "max_phases": params.get("max_phases"),
+        "budget": params.get("budget"),
+        "phase_budget": params.get("phase_budget"),
+        "auto_approve": params.get("auto_approve"),
+        "approve": params.get("approve"),
+        "answer": params.get("answer"),
+        "words": words,
+    }
 
 
 def _check(params: dict) -> None:
     given = [name for name in ("stop", "dry_run", "approve", "answer") if params.get(name) not in (None, False)]
     if len(given) > 1:
         raise click.UsageError(f"--{given[0].replace('_', '-')} and --{given[1].replace('_', '-')} go separately")
-    if params.get("stop") and any(params.get(k) not in (None, False) for k in (*RANGE, "budget", "phase_budget",
-                                                                               "auto_approve")):
+    if params.get("stop") and any(params.get(k) not in (None, False) for k in (*RANGE, "budget", "phase_budget", "auto_approve")):
         raise click.UsageError("--stop takes no other option: it asks the running run to stop")
     if params.get("words") and params.get("answer") is None:
-        raise click.UsageError(f"unexpected words {' '.join(params['words'])!r}: words go with --answer "
-                               f"(`aether run --help` lists the options)")
+        raise click.UsageError(
+            f"unexpected words {' '.join(params['words'])!r}: words go with --answer (`aether run --help` lists the options)"
+        )
     if params.get("answer") is not None and not params.get("words"):
         raise click.UsageError("--answer needs the user's words after the choice (`-` for stdin)")
 
@@ -49,18 +57,28 @@ def run_with(params: dict) -> dict:
 
 
 @command("run", text=True)
-@click.option("--from", "from_phase", type=PHASE, help="Start at this phase (earlier open phases are skipped, when "
-                                                       "they may be: `phase-skip`'s rules).")
+@click.option(
+    "--from",
+    "from_phase",
+    type=PHASE,
+    help="Start at this phase (earlier open phases are skipped, when they may be: `phase-skip`'s rules).",
+)
 @click.option("--to", "to_phase", type=PHASE, help="Stop after this phase (default: the plan's last).")
 @click.option("--only", type=PHASE, help="Build this one phase.")
 @click.option("--max-phases", type=click.IntRange(min=1), help="Build at most this many phases.")
-@click.option("--budget", metavar="TOKENS", help="This run's spend cap, e.g. 2M or 800k (default: the mode's, or "
-                                                 "`budget: run:` in .aether/config.yaml).")
+@click.option(
+    "--budget",
+    metavar="TOKENS",
+    help="This run's spend cap, e.g. 2M or 800k (default: the mode's, or `budget: run:` in .aether/config.yaml).",
+)
 @click.option("--phase-budget", metavar="TOKENS", help="What one phase may spend in this run, e.g. 500k.")
 @click.option("--auto-approve", is_flag=True, help="Let the run approve wave plans (not in FULL mode).")
 @click.option("--approve", is_flag=True, help="Approve the wave plan the run stopped for, and go on.")
-@click.option("--answer", type=click.Choice(["refine", "accept", "stop"]),
-              help="Answer the code loop the run stopped for; the user's words follow (`-`: stdin).")
+@click.option(
+    "--answer",
+    type=click.Choice(["refine", "accept", "stop"]),
+    help="Answer the code loop the run stopped for; the user's words follow (`-`: stdin).",
+)
 @click.option("--dry-run", is_flag=True, help="Show the phases, tasks, castes and an estimate; change nothing.")
 @click.option("--stop", is_flag=True, help="Ask the running run to stop at its next wave boundary (any terminal).")
 @click.argument("words", nargs=-1, type=TEXT)

@@ -31,10 +31,14 @@ def continue_start():
     return lifecycle.continue_start()
 
 
-@command("hygiene-check", text=True, help=f"""The archivist's answers: whether it runs after PHASE (the mode's cadence), the
+@command(
+    "hygiene-check",
+    text=True,
+    help=f"""The archivist's answers: whether it runs after PHASE (the mode's cadence), the
     state files past their size limit (JSON over {_size(lifecycle.STATE_FILE_LIMIT_BYTES)}, memory over its token budget,
     activity logs over {_size(lifecycle.LOG_FILE_LIMIT_BYTES)}) with what to do, and the brief for the architect ant
-    (report only).""")
+    (report only).""",
+)
 @click.option("--phase", type=click.IntRange(min=1), help="After this phase (default: the current one).")
 def hygiene_check(phase):
     return lifecycle.hygiene(phase)

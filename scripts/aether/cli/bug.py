@@ -75,15 +75,12 @@ def _report_fields(text: str) -> dict:
         raise input_error("invalid_argument", f"--report must be a JSON object with the keys {keys}")
     unknown = sorted(set(doc) - set(REPORT_KEYS))
     if unknown:
-        raise input_error("invalid_argument",
-                          f"--report has unknown key(s) {', '.join(unknown)}; use {keys}")
+        raise input_error("invalid_argument", f"--report has unknown key(s) {', '.join(unknown)}; use {keys}")
     for key, value in doc.items():
         if key != "github_issue" and value is not None and not isinstance(value, str):
-            raise input_error("invalid_argument",
-                              f"--report: {key} must be a string or null, found {type(value).__name__}")
+            raise input_error("invalid_argument", f"--report: {key} must be a string or null, found {type(value).__name__}")
     if doc.get("stack_trace") == "-":
-        raise input_error("invalid_argument", "--report: stack_trace cannot be - (stdin holds the "
-                                              "report); give the text itself or @FILE")
+        raise input_error("invalid_argument", "--report: stack_trace cannot be - (stdin holds the report); give the text itself or @FILE")
     return doc
 
 
@@ -94,10 +91,15 @@ def _report_fields(text: str) -> dict:
 @click.option("--github-issue", type=click.IntRange(min=1), help="GitHub issue number.")
 @click.option("--error", type=CONTENT, help="The error message (or - for stdin).")
 @click.option("--stack-trace", type=TEXT, help="The stack trace: text, @FILE to read a file, or - for stdin.")
-@click.option("--report", "report", metavar="FILE|-", type=FILE_OR_STDIN,
-              help="The whole report as a JSON object instead of DESCRIPTION and the options: "
-                   "{\"description\", \"id\", \"test\", \"github_issue\", \"error\", \"stack_trace\"} "
-                   "(only description is required).")
+@click.option(
+    "--report",
+    "report",
+    metavar="FILE|-",
+    type=FILE_OR_STDIN,
+    help="The whole report as a JSON object instead of DESCRIPTION and the options: "
+    '{"description", "id", "test", "github_issue", "error", "stack_trace"} '
+    "(only description is required).",
+)
 def init_cmd(description, bug_id, test_path, github_issue, error, stack_trace, report):
     """Start a bug investigation from DESCRIPTION (or - for stdin). Exit 2 if the id exists.
 
@@ -111,28 +113,33 @@ def init_cmd(description, bug_id, test_path, github_issue, error, stack_trace, r
     from aether.bugs import pipeline
 
     if report is not None:
-        given = [name for name, value in (("DESCRIPTION", description), ("--id", bug_id),
-                 ("--test", test_path), ("--github-issue", github_issue), ("--error", error),
-                 ("--stack-trace", stack_trace)) if value is not None]
+        given = [
+            name
+            for name, value in (
+                ("DESCRIPTION", description),
+                ("--id", bug_id),
+                ("--test", test_path),
+                ("--github-issue", github_issue),
+                ("--error", error),
+                ("--stack-trace", stack_trace),
+            )
+            if value is not None
+        ]
         if given:
-            raise input_error("usage_error", f"--report holds the whole report: drop {', '.join(given)} "
-                                             f"(or put them in the JSON object)")
+            raise input_error("usage_error", f"--report holds the whole report: drop {', '.join(given)} (or put them in the JSON object)")
         doc = _report_fields(report)
         description, bug_id, test_path = doc.get("description"), doc.get("id"), doc.get("test")
         github_issue, error, stack_trace = doc.get("github_issue"), doc.get("error"), doc.get("stack_trace")
         if description is None:
             raise input_error("invalid_argument", "--report: description is required")
     elif description is None:
-        raise input_error("usage_error", "give DESCRIPTION (or - to read it from stdin), or --report "
-                                         "with the report as a JSON object")
-    return pipeline.init(description, bug_id, test_path, github_issue, error,
-                         _text_or_file(stack_trace))
+        raise input_error("usage_error", "give DESCRIPTION (or - to read it from stdin), or --report with the report as a JSON object")
+    return pipeline.init(description, bug_id, test_path, github_issue, error, _text_or_file(stack_trace))
 
 
 @command("analyze", text=True)
 @click.argument("bug_id", type=TEXT)
-@click.option("--stop-at", type=click.Choice(phases.STOP_AT),
-              help="Stop after this step: reproduce (REPRODUCED) or analyze (ANALYZED).")
+@click.option("--stop-at", type=click.Choice(phases.STOP_AT), help="Stop after this step: reproduce (REPRODUCED) or analyze (ANALYZED).")
 @click.option("--retry", is_flag=True, help="Investigate a BLOCKED bug again from REPRODUCING.")
 def analyze_cmd(bug_id, stop_at, retry):
     """Start (CREATED), continue (REPRODUCED, ANALYZED), resume or retry (BLOCKED) the
@@ -170,8 +177,7 @@ def status_cmd(bug_id):
 
 @command("list", display=True)
 @click.option("--phase", type=TEXT, help="Only bugs in this phase (e.g. planned).")
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
-              help="Show at most this many bugs (newest first).")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="Show at most this many bugs (newest first).")
 def list_cmd(phase, limit):
     """List the bug investigations of this project, newest first."""
     from aether.bugs import pipeline
@@ -251,8 +257,14 @@ def history_cmd(bug_id):
 
 @command("restore", text=False)
 @click.argument("bug_id", type=TEXT)
-@click.option("--file", "which", type=click.Choice(["state", "rollback"]), default="state",
-              show_default=True, help="Which of the bug's files to restore.")
+@click.option(
+    "--file",
+    "which",
+    type=click.Choice(["state", "rollback"]),
+    default="state",
+    show_default=True,
+    help="Which of the bug's files to restore.",
+)
 @click.option("--force", is_flag=True, help="Restore even though the current file is valid.")
 def restore_cmd(bug_id, which, force):
     """Bring back the newest valid backup of a bug's corrupt state file."""
@@ -261,6 +273,18 @@ def restore_cmd(bug_id, which, force):
     return pipeline.restore(bug_id, force, which)
 
 
-for _cmd in (init_cmd, analyze_cmd, record_cmd, status_cmd, list_cmd, approve_cmd, reject_cmd,
-             fix_cmd, rollback_cmd, cost_cmd, history_cmd, restore_cmd):
+for _cmd in (
+    init_cmd,
+    analyze_cmd,
+    record_cmd,
+    status_cmd,
+    list_cmd,
+    approve_cmd,
+    reject_cmd,
+    fix_cmd,
+    rollback_cmd,
+    cost_cmd,
+    history_cmd,
+    restore_cmd,
+):
     bug.add_command(_cmd)

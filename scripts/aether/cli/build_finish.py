@@ -12,11 +12,16 @@ PHASE = click.IntRange(min=1)
 
 @command("build-finish", text=True)
 @click.argument("phase", type=PHASE)
-@click.option("--results", "results", type=FILE_OR_STDIN,
-              help="The build results as JSON (a file, or `-` for stdin): see docs/contracts.md.")
-@click.option("--watcher", "watcher", type=FILE_OR_STDIN,
-              help="Instead of --results: the watcher's whole answer (a file or `-`); its ```json block is the "
-                   "watcher report and each task's outcome is read from the spawn tree.")
+@click.option(
+    "--results", "results", type=FILE_OR_STDIN, help="The build results as JSON (a file, or `-` for stdin): see docs/contracts.md."
+)
+@click.option(
+    "--watcher",
+    "watcher",
+    type=FILE_OR_STDIN,
+    help="Instead of --results: the watcher's whole answer (a file or `-`); its ```json block is the "
+    "watcher report and each task's outcome is read from the spawn tree.",
+)
 def build_finish(phase, results, watcher):
     """Record the outcome of PHASE's build: task and phase status, errors, the event, spawn
     outcomes per caste, and the automatic FEEDBACK/REDIRECT signals; returns the summary.
@@ -28,10 +33,11 @@ def build_finish(phase, results, watcher):
     if results is not None and watcher is not None:
         from aether.core.exceptions import input_error
 
-        raise input_error("invalid_argument", "give --results or --watcher, not both: --watcher is the watcher's "
-                                              "answer alone, the tasks then come from the spawn tree")
+        raise input_error(
+            "invalid_argument",
+            "give --results or --watcher, not both: --watcher is the watcher's answer alone, the tasks then come from the spawn tree",
+        )
     if watcher is not None:
-
         report = contracts.extract_json(watcher, "the watcher's answer")
         results = {"watcher": report}
     from aether.steps import build_finish as finish

@@ -11,13 +11,14 @@ PHASE = click.IntRange(min=1)
 
 @command("build-start", text=True)
 @click.argument("phase", type=PHASE)
-@click.option("--resume", is_flag=True,
-              help="Rebuild a failed phase, or take over a build interrupted in EXECUTING.")
-@click.option("--approve", is_flag=True,
-              help="The user approves the wave plan of PHASE's running build (it awaits approval): "
-                   "answers that plan, as `plan-waves --approve` does.")
-@click.option("--loop", is_flag=True,
-              help="Bind a code refinement loop to this build (FULL mode always does).")
+@click.option("--resume", is_flag=True, help="Rebuild a failed phase, or take over a build interrupted in EXECUTING.")
+@click.option(
+    "--approve",
+    is_flag=True,
+    help="The user approves the wave plan of PHASE's running build (it awaits approval): "
+    "answers that plan, as `plan-waves --approve` does.",
+)
+@click.option("--loop", is_flag=True, help="Bind a code refinement loop to this build (FULL mode always does).")
 def build_start(phase, resume, approve, loop):
     """Start building PHASE: marks it in progress, EXECUTING, makes a git checkpoint (a ref
     under refs/aether/checkpoints/, never a commit on a branch), and returns the phase, its
@@ -32,8 +33,10 @@ def build_start(phase, resume, approve, loop):
     if approve and resume:
         from aether.core.exceptions import input_error
 
-        raise input_error("invalid_argument", "--approve and --resume exclude each other: --approve goes on "
-                                              "with the planned waves, --resume plans the build again")
+        raise input_error(
+            "invalid_argument",
+            "--approve and --resume exclude each other: --approve goes on with the planned waves, --resume plans the build again",
+        )
     if approve:
         return build_start.approve(phase)
     return build_start.start(phase, resume, loop)

@@ -21,7 +21,7 @@ LITERAL = "\ue000"  # marks a `--help`/`-h` given as a value while click parses
 
 def unmark(value):
     if isinstance(value, str):
-        return value[len(LITERAL):] if value.startswith(LITERAL) else value
+        return value[len(LITERAL) :] if value.startswith(LITERAL) else value
     if isinstance(value, (tuple, list)):
         return type(value)(unmark(v) for v in value)
     return value
@@ -63,11 +63,9 @@ def command(name: str, *, display: bool = False, text: bool = False, **attrs):
             output.success(result, display=display, as_json=as_json, text_only=text_only)
 
         if display:
-            run = click.option("--json", "as_json", is_flag=True,
-                               help="Print the JSON envelope instead of text.")(run)
+            run = click.option("--json", "as_json", is_flag=True, help="Print the JSON envelope instead of text.")(run)
         if text:
-            run = click.option("--text", "text_only", is_flag=True,
-                               help="Print only the rendered text.")(run)
+            run = click.option("--text", "text_only", is_flag=True, help="Print only the rendered text.")(run)
         attrs.setdefault("no_args_is_help", False)
         attrs.setdefault("cls", FreeTextCommand)
         attrs.setdefault("epilog", example_epilog(name))

@@ -11,7 +11,9 @@ from aether.rules import complexity, modes
 MODE = click.Choice(tuple(modes.PROFILES), case_sensitive=False)
 
 
-@command("complexity-detect", help=f"""Which mode suits the project at PATH (default: the project root), from its files and goal.
+@command(
+    "complexity-detect",
+    help=f"""Which mode suits the project at PATH (default: the project root), from its files and goal.
 
     \b
     LIGHTWEIGHT if ALL: one language at most, < {complexity.LIGHTWEIGHT_MAX_FILES} source files, no tests, no CI,
@@ -25,12 +27,16 @@ MODE = click.Choice(tuple(modes.PROFILES), case_sensitive=False)
     (then `capped` is true). Result: {{mode, signals:{{source_files, files, languages,
     language_files, max_depth, has_tests, test_markers, has_ci, ci_markers, goal_words,
     complex_goal_terms, capped, …}}, reasons}}; with --apply also `colonizers`, the colonizer
-    briefs /ant:colonize spawns.""")
+    briefs /ant:colonize spawns.""",
+)
 @click.argument("path", type=TEXT, required=False)
 @click.option("--goal", type=CONTENT, help="The goal to judge (or `-` for stdin); default: the colony's goal.")
-@click.option("--apply", "apply_", is_flag=True,
-              help="Store the mode in COLONY_STATE and record the choice as a decision in "
-                   "memory.json (needs a READY or PLANNING colony).")
+@click.option(
+    "--apply",
+    "apply_",
+    is_flag=True,
+    help="Store the mode in COLONY_STATE and record the choice as a decision in memory.json (needs a READY or PLANNING colony).",
+)
 def complexity_detect(path, goal, apply_):
     from aether.core import paths
 

@@ -17,8 +17,7 @@ def _contradiction(phase, approve, resume, plan, colonize, force, answer, closin
     """Flags that cannot go together, or go with a run not asked for (never silently ignored)."""
     if (phase is not None) + plan + colonize + closing > 1:
         return "--build, --plan, --colonize and --continue each go on with a different run: give one"
-    with_build = [name for name, given in (("--approve", approve), ("--resume", resume),
-                                           ("--answer", answer is not None)) if given]
+    with_build = [name for name, given in (("--approve", approve), ("--resume", resume), ("--answer", answer is not None)) if given]
     if with_build and phase is None:
         return f"{with_build[0]} goes with --build N"
     if len(with_build) > 1:
@@ -32,16 +31,28 @@ def _contradiction(phase, approve, resume, plan, colonize, force, answer, closin
 @click.option("--build", "phase", type=PHASE, help="The phase to build (started, or resumed where it stands).")
 @click.option("--approve", is_flag=True, help="The user approves the wave plan that awaits approval.")
 @click.option("--resume", is_flag=True, help="Start the phase's build over: a new Phase Lead plan.")
-@click.option("--plan", "plan", is_flag=True, help="Plan the colony: scouts, then planner and critic in a loop "
-                                                  "(WORDS: the user's guidance, `-` for stdin).")
-@click.option("--colonize", is_flag=True, help="Map the codebase: the mode from its complexity, colonizers in "
-                                                 "one message, their maps recorded as decisions.")
-@click.option("--continue", "closing", is_flag=True, help="Close the current phase (/ant:continue): its lessons when "
-                                                             "due, the archivist when due, phase-advance.")
+@click.option(
+    "--plan",
+    "plan",
+    is_flag=True,
+    help="Plan the colony: scouts, then planner and critic in a loop (WORDS: the user's guidance, `-` for stdin).",
+)
+@click.option(
+    "--colonize",
+    is_flag=True,
+    help="Map the codebase: the mode from its complexity, colonizers in one message, their maps recorded as decisions.",
+)
+@click.option(
+    "--continue",
+    "closing",
+    is_flag=True,
+    help="Close the current phase (/ant:continue): its lessons when due, the archivist when due, phase-advance.",
+)
 @click.option("--accept", is_flag=True, help="With --plan: take the draft of a plan loop that asked you, as it is.")
 @click.option("--force", is_flag=True, help="With --plan: replace a plan that has progress (completed phases kept).")
-@click.option("--answer", type=TEXT,
-              help="The user's answer to a code loop that asked — refine, accept or stop — with their words (`-`: stdin).")
+@click.option(
+    "--answer", type=TEXT, help="The user's answer to a code loop that asked — refine, accept or stop — with their words (`-`: stdin)."
+)
 @click.argument("words", type=CONTENT, required=False)
 def next_cmd(phase, approve, resume, plan, colonize, closing, accept, force, answer, words):
     """The one next thing the Queen does in the current build or plan run: `spawn` (Agent calls to send in
@@ -62,8 +73,9 @@ def next_cmd(phase, approve, resume, plan, colonize, closing, accept, force, ans
             raise click.UsageError("WORDS go with --plan (guidance) or --answer")
         if accept and not plan:
             raise click.UsageError("--accept goes with --plan")
-        result = drive.next_action(phase, approve=approve, resume=resume, plan=plan, guidance=words, force=force,
-                                   colonize=colonize, accept=accept, closing=closing)
+        result = drive.next_action(
+            phase, approve=approve, resume=resume, plan=plan, guidance=words, force=force, colonize=colonize, accept=accept, closing=closing
+        )
     result.setdefault("line", drive.action_line(result))
     return result
 
@@ -84,9 +96,15 @@ def record(spawn_id, answer):
     return result
 
 
-HOOK_EVENTS = {"pre": "PreToolUse", "post": "PostToolUse", "failure": "PostToolUseFailure",
-               "denied": "PermissionDenied", "start": "SubagentStart", "stop": "SubagentStop",
-               "prompt": "UserPromptSubmit"}
+HOOK_EVENTS = {
+    "pre": "PreToolUse",
+    "post": "PostToolUse",
+    "failure": "PostToolUseFailure",
+    "denied": "PermissionDenied",
+    "start": "SubagentStart",
+    "stop": "SubagentStop",
+    "prompt": "UserPromptSubmit",
+}
 
 
 @click.command("agent-hook", hidden=True)
@@ -106,14 +124,26 @@ def agent_hook(event):
         else:
             from aether.colony import handback
 
-            out = {"post": handback.post_hook, "failure": handback.failure_hook, "denied": handback.failure_hook,
-                   "start": handback.start_hook, "stop": handback.stop_hook,
-                   "prompt": handback.prompt_hook}[event](payload)
+            out = {
+                "post": handback.post_hook,
+                "failure": handback.failure_hook,
+                "denied": handback.failure_hook,
+                "start": handback.start_hook,
+                "stop": handback.stop_hook,
+                "prompt": handback.prompt_hook,
+            }[event](payload)
     except Exception as exc:  # noqa: BLE001 — a hook must never break Claude Code's step
-        out = None if event in ("pre", "start", "stop", "denied") else {"hookSpecificOutput": {
-            "hookEventName": HOOK_EVENTS[event],
-            "additionalContext": f"Aether could not record an answer ({type(exc).__name__}: "
-                                 f"{one_line(exc, 300)}); `aether next` says what to do."}}
+        out = (
+            None
+            if event in ("pre", "start", "stop", "denied")
+            else {
+                "hookSpecificOutput": {
+                    "hookEventName": HOOK_EVENTS[event],
+                    "additionalContext": f"Aether could not record an answer ({type(exc).__name__}: "
+                    f"{one_line(exc, 300)}); `aether next` says what to do.",
+                }
+            }
+        )
     if out:
         text = json.dumps(out, ensure_ascii=False)
         try:

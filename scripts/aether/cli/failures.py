@@ -13,8 +13,12 @@ NEGATIVE_OK = {"ignore_unknown_options": True}
 @command("failure-decide", text=True)
 @click.argument("report", type=FILE_OR_STDIN, required=False)
 @click.option("--worker", type=TEXT, help="The failed spawn; without REPORT its recorded failure is used.")
-@click.option("--maps-to-criterion/--supporting", "maps", default=None,
-              help="Whether the task maps to a phase success criterion (decides flag vs skip).")
+@click.option(
+    "--maps-to-criterion/--supporting",
+    "maps",
+    default=None,
+    help="Whether the task maps to a phase success criterion (decides flag vs skip).",
+)
 def failure_decide(report, worker, maps):
     """One action for a failed task: retry, debug, flag, skip, abort_wave or abort_phase.
 

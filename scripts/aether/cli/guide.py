@@ -8,19 +8,55 @@ from __future__ import annotations
 # helper now takes itself inside `aether next`, kept for tests and for recovery by hand
 # (`aether <command> --help` still explains each). tests/test_help_texts.py checks the lists.
 GROUPS = (
-    ("Inspect and repair", "run these by hand: where the colony stands, and putting damage right", (
-        "status", "watch", "phase", "query", "validate-state", "state-restore", "activity-log-read",
-        "error-summary", "error-pattern-check", "friction-summary", "completion-summary", "abort-report",
-        "checkpoint-list", "checkpoint-restore", "build-abort", "worktrees", "memory-compress", "learning-load",
-        "mode-profile",
-        "uninstall", "help", "version")),
-    ("Steer", "signals and decisions that change what the colony does next", (
-        "pheromone-emit", "pheromone-render", "pheromone-cleanup", "colony-pause", "colony-resume",
-        "task-skip", "phase-skip", "decision-add", "run")),
-    ("Bug Bash", "one bug at a time; `aether bug approve <id>` is a person's act, in a terminal", (
-        "bug",)),
-    ("The Queen's protocol", "the slash commands run these; `aether next` takes every other step itself", (
-        "next", "record", "colony-init", "hygiene-check", "event-add")),
+    (
+        "Inspect and repair",
+        "run these by hand: where the colony stands, and putting damage right",
+        (
+            "status",
+            "watch",
+            "phase",
+            "query",
+            "validate-state",
+            "state-restore",
+            "activity-log-read",
+            "error-summary",
+            "error-pattern-check",
+            "friction-summary",
+            "completion-summary",
+            "abort-report",
+            "checkpoint-list",
+            "checkpoint-restore",
+            "build-abort",
+            "worktrees",
+            "memory-compress",
+            "learning-load",
+            "mode-profile",
+            "uninstall",
+            "help",
+            "version",
+        ),
+    ),
+    (
+        "Steer",
+        "signals and decisions that change what the colony does next",
+        (
+            "pheromone-emit",
+            "pheromone-render",
+            "pheromone-cleanup",
+            "colony-pause",
+            "colony-resume",
+            "task-skip",
+            "phase-skip",
+            "decision-add",
+            "run",
+        ),
+    ),
+    ("Bug Bash", "one bug at a time; `aether bug approve <id>` is a person's act, in a terminal", ("bug",)),
+    (
+        "The Queen's protocol",
+        "the slash commands run these; `aether next` takes every other step itself",
+        ("next", "record", "colony-init", "hygiene-check", "event-add"),
+    ),
 )
 
 

@@ -8,9 +8,12 @@ from aether.cli.common import CONTENT, command
 
 
 @command("colony-pause", text=True)
-@click.option("--note", type=CONTENT,
-              help="What the next session must know that the state files do not say: decisions "
-                   "taken with the user, what was about to happen (text, or `-` for stdin).")
+@click.option(
+    "--note",
+    type=CONTENT,
+    help="What the next session must know that the state files do not say: decisions "
+    "taken with the user, what was about to happen (text, or `-` for stdin).",
+)
 def colony_pause(note):
     """Save a handoff so a new session resumes exactly here (after /clear, compaction or a
     restart): goal, state, mode, current phase, the running build, active signals, open

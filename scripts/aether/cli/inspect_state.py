@@ -10,13 +10,16 @@ from aether.state import inspect_state, schemas
 NAMES = ", ".join(schemas.FILES)  # every state file the helper knows
 
 
-@command("validate-state", help=f"""Check a state file against its schema: TARGET is one of {NAMES} (or its
+@command(
+    "validate-state",
+    help=f"""Check a state file against its schema: TARGET is one of {NAMES} (or its
     file name, e.g. COLONY_STATE.json), or `all` for every project state file.
 
     Answers {{file, path, checks:[{{check, pass, detail?}}], pass}}; `all` answers
     {{pass, files:[…]}}. An unparsable or invalid file is a failed check, not an error; a
     damaged file's report names the backup `aether state-restore` would bring back. A
-    missing file is reported (`missing: true`); it fails only for the colony state.""")
+    missing file is reported (`missing: true`); it fails only for the colony state.""",
+)
 @click.argument("target", type=TEXT)
 def validate_state(target):
     return inspect_state.validate(target)
@@ -36,7 +39,9 @@ def state_restore(file, force):
     return store.restore(file, force=force)
 
 
-@command("query", help=f"""Evaluate a JMESPath EXPRESSION (or `-` for stdin) over a state file; read-only.
+@command(
+    "query",
+    help=f"""Evaluate a JMESPath EXPRESSION (or `-` for stdin) over a state file; read-only.
 
     An expression longer than {inspect_state.MAX_QUERY_LENGTH:,} characters is refused
     (`content_too_long`).
@@ -46,9 +51,9 @@ def state_restore(file, force):
       aether query state
       aether query "signals[?type=='FOCUS'].content" --file pheromones
       aether query "length(errors)" --file errors
-    """)
+    """,
+)
 @click.argument("expression", type=CONTENT)
-@click.option("--file", "name", default="colony", show_default=True, type=TEXT,
-              help=f"State file to query: {NAMES} (or its file name).")
+@click.option("--file", "name", default="colony", show_default=True, type=TEXT, help=f"State file to query: {NAMES} (or its file name).")
 def query(expression, name):
     return inspect_state.query(expression, name)

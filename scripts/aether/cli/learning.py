@@ -8,7 +8,9 @@ from aether.cli.common import CONTENT, TEXT, command
 from aether.state import learning
 
 
-@command("learning-promote", help=f"""Record that a project learned CONTENT (or `-` to read it from stdin).
+@command(
+    "learning-promote",
+    help=f"""Record that a project learned CONTENT (or `-` to read it from stdin).
 
     SOURCE_PROJECT defaults to this project's id (a hash of its git remote, else of its
     path); pass "" to keep the default and still give SOURCE_PHASE (a phase number) and
@@ -30,7 +32,8 @@ from aether.state import learning
     Example:
       aether learning-promote - "" 3 "auth,bcrypt" --category performance <<'EOF'
       bcrypt with 12 rounds adds 800 ms to each login; 10 rounds is enough
-      EOF""")
+      EOF""",
+)
 @click.argument("content", type=CONTENT)
 @click.argument("source_project", type=TEXT, required=False)
 @click.argument("source_phase", type=TEXT, required=False)
@@ -58,10 +61,14 @@ def learning_init_global():
     return learning.init_global()
 
 
-@command("learning-inject", text=True, help=f"""Global learnings whose tags or category equal one of KEYWORDS_CSV (comma-separated,
+@command(
+    "learning-inject",
+    text=True,
+    help=f"""Global learnings whose tags or category equal one of KEYWORDS_CSV (comma-separated,
     case-insensitive): promoted ones first, at most {learning.INJECT_LIMIT}.
 
-    The result's `text` is the block to hand to workers (--text prints only it).""")
+    The result's `text` is the block to hand to workers (--text prints only it).""",
+)
 @click.argument("keywords_csv", type=CONTENT)
 def learning_inject(keywords_csv):
     return learning.inject(keywords_csv)

@@ -14,22 +14,30 @@ KIND = click.Choice(loops_rules.FEEDBACK_KINDS)
 NEGATIVE_OK = {"ignore_unknown_options": True}
 
 
-@command("loop-init", help=f"""Start a refinement loop of TYPE ({", ".join(loops_rules.THRESHOLDS)}) and return its loop_id.
+@command(
+    "loop-init",
+    help=f"""Start a refinement loop of TYPE ({", ".join(loops_rules.THRESHOLDS)}) and return its loop_id.
 
     build-start makes the code loop itself in FULL mode or with --loop; `loop-init code
-    --build` binds one to a build already running (an open loop of that phase is reused).""")
+    --build` binds one to a build already running (an open loop of that phase is reused).""",
+)
 @click.argument("loop_type", metavar="TYPE", type=TEXT)
-@click.option("--threshold", type=NUMBER, help="Passing score (default: " + ", ".join(
-    f"{kind} {score}" for kind, score in loops_rules.THRESHOLDS.items()) + ").")
-@click.option("--build", is_flag=True,
-              help="Bind a code loop to the running build: a refine decision then plans refinement spawns.")
+@click.option(
+    "--threshold",
+    type=NUMBER,
+    help="Passing score (default: " + ", ".join(f"{kind} {score}" for kind, score in loops_rules.THRESHOLDS.items()) + ").",
+)
+@click.option("--build", is_flag=True, help="Bind a code loop to the running build: a refine decision then plans refinement spawns.")
 def loop_init(loop_type, threshold, build):
     from aether.steps import loops
 
     return loops.init(loop_type, threshold, build)
 
 
-@command("loop-decide", context_settings=NEGATIVE_OK, help=f"""Record SCORE (0–100) for the loop's iteration;
+@command(
+    "loop-decide",
+    context_settings=NEGATIVE_OK,
+    help=f"""Record SCORE (0–100) for the loop's iteration;
     answers `refine`, `complete` or
     `user_input`, with the reason and `next` (what to run).
 
@@ -40,7 +48,8 @@ def loop_init(loop_type, threshold, build):
     starts a new round. Otherwise refine: for a code loop bound to a build, the refinement spawns
     and the re-verification are planned in the spawn tree (`refinement`). A code loop's
     iteration is kept as a checkpoint ref, and committed as `build iteration N: …` when
-    .aether/config.yaml says `code_loop: {{commit_iterations: true}}`.""")
+    .aether/config.yaml says `code_loop: {{commit_iterations: true}}`.""",
+)
 @click.argument("loop_id", type=TEXT)
 @click.argument("score", type=NUMBER, required=False)
 def loop_decide(loop_id, score):
@@ -52,7 +61,10 @@ def loop_decide(loop_id, score):
 _WEIGHTS = ", ".join(f"{part} {weight}" for part, weight in loops_rules.SCORE_WEIGHTS.items())
 
 
-@command("loop-score", text=True, help=f"""The code review score from its PARTS (a file or `-`),
+@command(
+    "loop-score",
+    text=True,
+    help=f"""The code review score from its PARTS (a file or `-`),
     the code review score's weights: {_WEIGHTS}.
 
     \b
@@ -63,7 +75,8 @@ _WEIGHTS = ", ".join(f"{part} {weight}" for part, weight in loops_rules.SCORE_WE
     A part that does not apply is null (or left out): it leaves the denominator.
     A verify ant's whole answer works too (its ```json block's `score_parts`); with --loop, its
     `summary` and `findings` become the iteration's critic feedback (refinement briefs and
-    loop-present show them).""")
+    loop-present show them).""",
+)
 @click.argument("parts", type=FILE_OR_STDIN)
 @click.option("--loop", "loop_id", type=TEXT, help="Also run loop-decide for this loop with the score.")
 def loop_score(parts, loop_id):
@@ -81,11 +94,13 @@ def loop_score(parts, loop_id):
 @command("feedback-store")
 @click.argument("loop_id", type=TEXT)
 @click.argument("text", type=CONTENT)
-@click.option("--kind", type=KIND, default="critic", show_default=True,
-              help="Who gave the feedback.")
-@click.option("--refine", is_flag=True,
-              help="The user's answer asks a code loop bound to the running build for another round: plan "
-                   "its refinement wave now (`refinement`, `next.commands`), the briefs quoting the answer.")
+@click.option("--kind", type=KIND, default="critic", show_default=True, help="Who gave the feedback.")
+@click.option(
+    "--refine",
+    is_flag=True,
+    help="The user's answer asks a code loop bound to the running build for another round: plan "
+    "its refinement wave now (`refinement`, `next.commands`), the briefs quoting the answer.",
+)
 def feedback_store(loop_id, text, kind, refine):
     """Keep feedback TEXT (or `-` for stdin) for the loop. User feedback given while the loop
     waits for the user resumes it (a new round: cap and stagnation window reset).

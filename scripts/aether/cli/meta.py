@@ -34,8 +34,7 @@ def help_cmd():
     rows = _summaries()
     width = max(len(name) for name, _, _ in rows)
     summary = {name: text for name, _, text in rows}
-    lines = [DESCRIPTION, "", "Usage: aether [--pretty] COMMAND [ARGS]...  (aether COMMAND --help: details and an "
-                              "example)"]
+    lines = [DESCRIPTION, "", "Usage: aether [--pretty] COMMAND [ARGS]...  (aether COMMAND --help: details and an example)"]
     groups = []
     for title, why, names in guide.GROUPS:
         groups.append({"title": title, "why": why, "commands": list(names)})

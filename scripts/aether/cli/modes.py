@@ -9,12 +9,11 @@ from aether.rules import modes
 
 
 @command("mode-profile", text=True)
-@click.option("--mode", type=click.Choice(tuple(modes.PROFILES), case_sensitive=False),
-              help="This mode instead of the colony's.")
-@click.option("--when", type=click.Choice(modes.WHEN),
-              help="A moment of the lifecycle: answers extract_learnings_now for it.")
-@click.option("--phase", type=click.IntRange(min=1),
-              help="The phase concerned (default: the current one): archivist and last-phase answers.")
+@click.option("--mode", type=click.Choice(tuple(modes.PROFILES), case_sensitive=False), help="This mode instead of the colony's.")
+@click.option("--when", type=click.Choice(modes.WHEN), help="A moment of the lifecycle: answers extract_learnings_now for it.")
+@click.option(
+    "--phase", type=click.IntRange(min=1), help="The phase concerned (default: the current one): archivist and last-phase answers."
+)
 def mode_profile(mode, when, phase):
     """What the mode means (the colony's, or --mode): phase count, workers per wave, spawn
     limits, reviewer, watcher depth, learning cadence, auto-emitted signals, activity log,

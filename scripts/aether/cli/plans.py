@@ -22,8 +22,7 @@ def plan_start():
 
 @command("plan-load", text=True)
 @click.argument("plan", type=FILE_OR_STDIN, required=False)
-@click.option("--force", is_flag=True,
-              help="Replace a plan that has completed phases (those whose id is in the new plan are kept).")
+@click.option("--force", is_flag=True, help="Replace a plan that has completed phases (those whose id is in the new plan are kept).")
 @click.option("--from-loop", "loop_id", help="Load the plan loop's latest stored draft instead of PLAN.")
 @click.option("--iteration", type=click.IntRange(min=1), help="With --from-loop: that iteration's draft.")
 def plan_load(plan, force, loop_id, iteration):

@@ -19,8 +19,9 @@ def checkpoint_list(phase):
 @command("checkpoint-restore", text=True)
 @click.argument("ref", type=TEXT, required=False)
 @click.option("--phase", type=click.IntRange(min=1), help="The checkpoint the phase's latest build started from.")
-@click.option("--force", is_flag=True, help="Restore even over changes no checkpoint or commit holds "
-                                            "(they are saved as a checkpoint first).")
+@click.option(
+    "--force", is_flag=True, help="Restore even over changes no checkpoint or commit holds (they are saved as a checkpoint first)."
+)
 def checkpoint_restore(ref, phase, force):
     """Put a checkpoint's files back in the working tree (HEAD, the index, branches and colony
     state untouched; files created since are removed). Restoring the start of a phase's build

@@ -21,14 +21,19 @@ def review_needed(wave):
     return review.needed(wave)
 
 
-@command("review-decide", text=True, context_settings=NEGATIVE_OK, help=f"""Decide on the reviewer's FINDINGS
+@command(
+    "review-decide",
+    text=True,
+    context_settings=NEGATIVE_OK,
+    help=f"""Decide on the reviewer's FINDINGS
     (a file or `-`) for WAVE: `rebuild` (a CRITICAL
     finding, while the wave was rebuilt fewer than {review_rules.MAX_WAVE_REBUILDS} times; `rebuild` lists the spawns to
     start) or `continue` (with a lasting warning if CRITICAL findings remain).
 
     \b
     FINDINGS: {{"findings": [{{"severity": "{"|".join(review_rules.SEVERITIES)}", "description": "…",
-               "location": "file:line", "recommendation": "…"}}], "summary": "…"}}""")
+               "location": "file:line", "recommendation": "…"}}], "summary": "…"}}""",
+)
 @click.argument("wave", type=click.IntRange(min=1))
 @click.argument("findings", type=FILE_OR_STDIN)
 def review_decide(wave, findings):

@@ -55,7 +55,13 @@ def self_check():
     imported, failed, missing = import_all()
     if failed:
         gone = f"missing: {', '.join(missing)}; " if missing else ""
-        raise AetherError("self_check_failed", f"the helper's install is incomplete ({gone}{len(failed)} modules or "
-                          f"commands do not import: {'; '.join(failed)}). Reinstall the plugin (in a checkout: "
-                          "`make install`).", EXIT_INTERNAL, missing=missing, failed=failed)
+        raise AetherError(
+            "self_check_failed",
+            f"the helper's install is incomplete ({gone}{len(failed)} modules or "
+            f"commands do not import: {'; '.join(failed)}). Reinstall the plugin (in a checkout: "
+            "`make install`).",
+            EXIT_INTERNAL,
+            missing=missing,
+            failed=failed,
+        )
     return {"modules": len(imported)}

@@ -57,13 +57,16 @@ def spawn_finish(spawn_id, result):
     return spawning.finish(spawn_id.strip(), result)
 
 
-@command("spawn-requests", help=f"""Read the SPAWN REQUEST blocks in OUTPUT (the worker's answer: a file or `-`).
+@command(
+    "spawn-requests",
+    help=f"""Read the SPAWN REQUEST blocks in OUTPUT (the worker's answer: a file or `-`).
 
     Each request needs a known caste and a reason; it is honoured when its depth stays
     below the max depth and the caps hold ({spawn_tree.MAX_SUB_SPAWNS_PER_WORKER} per worker,
     {spawn_tree.MAX_SUB_SPAWNS_PER_WAVE} per wave). Honoured
     requests become planned spawns (`queue`); a blocking one also plans a re-run of PARENT_ID
-    after it (`reruns`). Ignored requests are recorded with the reason.""")
+    after it (`reruns`). Ignored requests are recorded with the reason.""",
+)
 @click.argument("parent_id", metavar="PARENT_ID", type=TEXT)
 @click.argument("output", type=FILE_OR_STDIN)
 def spawn_requests(parent_id, output):

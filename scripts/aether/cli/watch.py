@@ -10,8 +10,13 @@ from aether.cli.common import command
 
 
 @command("watch", display=True)
-@click.option("--interval", type=click.FloatRange(min=0.1, max=60), default=0.5, show_default=True,
-              help="Seconds between checks for a changed state file.")
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=0.1, max=60),
+    default=0.5,
+    show_default=True,
+    help="Seconds between checks for a changed state file.",
+)
 def watch(interval):
     """A live view of the colony for a second terminal: status, the running spawns with their
     elapsed time, recent failures and decisions, redrawn when a state file changes; Ctrl-C

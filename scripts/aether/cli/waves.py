@@ -11,7 +11,10 @@ from aether.steps import waves
 NEGATIVE_OK = {"ignore_unknown_options": True}
 
 
-@command("plan-waves", text=True, help=f"""Turn the Phase Lead's assignment PLAN (a file or `-`) into waves and store the spawn tree.
+@command(
+    "plan-waves",
+    text=True,
+    help=f"""Turn the Phase Lead's assignment PLAN (a file or `-`) into waves and store the spawn tree.
 
     \b
     PLAN: {{"phase": 2, "workers": [{{"id": "a", "caste": "builder", "tasks": ["2.1"],
@@ -20,7 +23,8 @@ NEGATIVE_OK = {"ignore_unknown_options": True}
     Same-file writers of a wave are merged; dependencies become wave order (a cycle is an
     error); waves hold at most the mode's workers per wave. `approval.required` says whether
     the user must approve (then show `text`, and run `aether plan-waves --approve`, or send a
-    revised plan: at most {waves.MAX_PLAN_REVISIONS} revisions).""")
+    revised plan: at most {waves.MAX_PLAN_REVISIONS} revisions).""",
+)
 @click.argument("plan", type=FILE_OR_STDIN, required=False)
 @click.option("--approve", is_flag=True, help="The user approved the plan that awaits approval.")
 def plan_waves(plan, approve):

@@ -41,8 +41,7 @@ def active_run() -> dict | None:
 
 
 def _phases(plan: dict) -> list:
-    return [{"id": p.get("id"), "name": p.get("name"), "status": p.get("status") or "pending"}
-            for p in plans_rules.phases(plan)]
+    return [{"id": p.get("id"), "name": p.get("name"), "status": p.get("status") or "pending"} for p in plans_rules.phases(plan)]
 
 
 def _building(colony: dict) -> int | None:
@@ -62,8 +61,10 @@ def _caps(colony: dict, budget: str | None, phase_budget: str | None, base: dict
 def _check_auto_approve(colony: dict) -> None:
     mode = colony.get("mode") or modes.DEFAULT_MODE
     if not modes.profile(mode)["auto_approve"]:
-        raise input_error("auto_approve_not_allowed", f"{mode} mode asks the user to approve every wave plan, also in "
-                                                      f"a run: drop --auto-approve (the run stops for each approval)")
+        raise input_error(
+            "auto_approve_not_allowed",
+            f"{mode} mode asks the user to approve every wave plan, also in a run: drop --auto-approve (the run stops for each approval)",
+        )
 
 
 def _check_skips(plan: dict, phases: list, start: int) -> list:
@@ -73,9 +74,13 @@ def _check_skips(plan: dict, phases: list, start: int) -> list:
     for p in skipped:
         blockers = recovery.phase_blockers(plan, plans_rules.find_phase(plan, p["id"]) or {})
         if blockers:
-            raise state_error("phase_required", f"--from {start} would skip phase {p['id']} ({p['name']}), which may "
-                                                f"not be skipped: {'; '.join(blockers)}. Run /ant:run --from {p['id']}",
-                              phase=p["id"], reasons=blockers)
+            raise state_error(
+                "phase_required",
+                f"--from {start} would skip phase {p['id']} ({p['name']}), which may "
+                f"not be skipped: {'; '.join(blockers)}. Run /ant:run --from {p['id']}",
+                phase=p["id"],
+                reasons=blockers,
+            )
     return [p["id"] for p in skipped]
 
 
@@ -84,21 +89,30 @@ def _resolve(colony: dict, plan: dict, options: dict) -> tuple:
     anything is written."""
     phases = _phases(plan)
     if colony.get("state") not in ("READY", "EXECUTING") or not phases:
-        raise state_error("no_plan", f"a run builds a planned colony (this one is {colony.get('state')}): "
-                                     f"plan it with /ant:plan first", state=colony.get("state"))
-    rng = autopilot_rules.check_range(phases, options.get("from"), options.get("to"), options.get("only"),
-                                options.get("max_phases"))
+        raise state_error(
+            "no_plan",
+            f"a run builds a planned colony (this one is {colony.get('state')}): plan it with /ant:plan first",
+            state=colony.get("state"),
+        )
+    rng = autopilot_rules.check_range(phases, options.get("from"), options.get("to"), options.get("only"), options.get("max_phases"))
     building = _building(colony)
     chosen = options.get("from") is not None or options.get("only") is not None
     if building is not None and building != rng["from"] and chosen:
-        raise state_error("build_running", f"phase {building} is being built: go on with /ant:run --from {building} "
-                                           f"(or /ant:run), or finish it with /ant:build {building}", running=building)
+        raise state_error(
+            "build_running",
+            f"phase {building} is being built: go on with /ant:run --from {building} "
+            f"(or /ant:run), or finish it with /ant:build {building}",
+            running=building,
+        )
     if building is not None:
         rng["from"] = building
     skipped = _check_skips(plan, phases, rng["from"])
     if rng["only"] and skipped:
-        raise state_error("phase_out_of_order", f"--only {rng['from']}: phase {skipped[0]} comes first; "
-                                                f"/ant:run --from {rng['from']} skips it", expected=skipped[0])
+        raise state_error(
+            "phase_out_of_order",
+            f"--only {rng['from']}: phase {skipped[0]} comes first; /ant:run --from {rng['from']} skips it",
+            expected=skipped[0],
+        )
     if options.get("auto_approve"):
         _check_auto_approve(colony)
     caps = _caps(colony, options.get("budget"), options.get("phase_budget"))
@@ -113,9 +127,21 @@ def new_run(options: dict) -> dict:
     previous = active_run()
     if previous is not None:
         _end_quietly(previous, "superseded")
-    return dispatch.new_run("run", range=rng, auto_approve=bool(options.get("auto_approve")), budget=caps,
-                            builds={}, continues={}, skipped=[], stopped=None, stop_requested=False,
-                            restart=options.get("from"), restarted_build=False, ended=None, mode=colony.get("mode"))
+    return dispatch.new_run(
+        "run",
+        range=rng,
+        auto_approve=bool(options.get("auto_approve")),
+        budget=caps,
+        builds={},
+        continues={},
+        skipped=[],
+        stopped=None,
+        stop_requested=False,
+        restart=options.get("from"),
+        restarted_build=False,
+        ended=None,
+        mode=colony.get("mode"),
+    )
 
 
 def _end_quietly(run: dict, why: str) -> None:
@@ -157,10 +183,16 @@ def _view(run: dict) -> dict:
         if p["status"] == "failed" and build is not None and build.get("done"):
             failed_here.append(p["id"])
     latest = _latest_build(run, current) if current else None
-    return {"unfinished": current if latest is not None and not latest.get("done") else None,
-            "state": colony.get("state"), "current": current, "phases": phases, "range": run["range"],
-            "built": _built(run, phases), "failed_here": failed_here,
-            "building": _building(colony)}
+    return {
+        "unfinished": current if latest is not None and not latest.get("done") else None,
+        "state": colony.get("state"),
+        "current": current,
+        "phases": phases,
+        "range": run["range"],
+        "built": _built(run, phases),
+        "failed_here": failed_here,
+        "building": _building(colony),
+    }
 
 
 # ---------------------------------------------------------------- the spend cap
@@ -173,6 +205,7 @@ def spent(run: dict, data: dict | None = None) -> dict:
 def _guard(run: dict, phase: int):
     """What a build asks before each spawn action of this run (None: go on): has the user asked
     the run to stop, and would the action pass a cap?"""
+
     def check(castes: list) -> dict | None:
         if run.get("stop_requested"):
             run["stop_requested"] = False
@@ -186,6 +219,7 @@ def _guard(run: dict, phase: int):
         if verdict is None:
             return None
         return _stop(run, "budget", _budget_text(verdict, castes, phase), _budget_command(verdict), phase)
+
     return check
 
 
@@ -197,9 +231,11 @@ def _budget_text(v: dict, castes: list, phase: int) -> str:
     where = "this run" if v["cap"] == "run" else f"phase {phase}"
     if v["reached"]:
         return f"{where} has spent {spend.fmt(v['spent'])} of its {spend.fmt(v['limit'])}-token cap."
-    return (f"the next action ({what}, ≈{spend.fmt(v['next'])} tokens) would bring {where} to "
-            f"≈{spend.fmt(v['spent'] + v['next'])} of its {spend.fmt(v['limit'])}-token cap "
-            f"(spent so far: {spend.fmt(v['spent'])}).")
+    return (
+        f"the next action ({what}, ≈{spend.fmt(v['next'])} tokens) would bring {where} to "
+        f"≈{spend.fmt(v['spent'] + v['next'])} of its {spend.fmt(v['limit'])}-token cap "
+        f"(spent so far: {spend.fmt(v['spent'])})."
+    )
 
 
 def _budget_command(v: dict) -> str:
@@ -281,10 +317,15 @@ def _build_step(run: dict, phase: int, approve: bool) -> dict | None:
         build = build_drive.build_run(phase)
     _adopt(run, build)
     auto = run.get("auto_approve") and modes.profile(store.read("colony").get("mode"))["auto_approve"]
-    action = build_drive.advance(build, approve=approve or bool(auto), guard=_guard(run, phase),
-                                 approved_by="user" if approve else "auto:run")
-    if action["action"] == "stop" and action.get("why") in ("lead_refused", "blocked") and \
-            run.get("restart") == phase and not run.get("restarted_build"):
+    action = build_drive.advance(
+        build, approve=approve or bool(auto), guard=_guard(run, phase), approved_by="user" if approve else "auto:run"
+    )
+    if (
+        action["action"] == "stop"
+        and action.get("why") in ("lead_refused", "blocked")
+        and run.get("restart") == phase
+        and not run.get("restarted_build")
+    ):
         run["restarted_build"] = True  # `--from N` starts a stuck build of N over, once
         dispatch.save_run(run)
         build = _adopt(run, build_drive.build_run(phase, resume=True))
@@ -299,8 +340,7 @@ def _from_build(run: dict, phase: int, action: dict) -> dict | None:
         action["autopilot"] = run["scope"]
         return action
     if kind == "ask" and action.get("why") == "approval":
-        return _stop(run, "approval", action["text"].rsplit("\n\nThis wave plan", 1)[0], "/ant:run --approve", phase,
-                     ask=True)
+        return _stop(run, "approval", action["text"].rsplit("\n\nThis wave plan", 1)[0], "/ant:run --approve", phase, ask=True)
     if kind == "ask":
         command = "/ant:run --answer <your choice, and guidance>"
         text = action["text"].replace(action["command"], command)
@@ -327,14 +367,30 @@ def _recovery(phase: int) -> list:
     ids = [p["id"] for p in phases]
     later = ids[ids.index(phase) + 1] if phase in ids and ids.index(phase) + 1 < len(ids) else None
     blockers = recovery.phase_blockers(plan, plans_rules.find_phase(plan, phase) or {})
-    skip = {"id": "run_skip", "label": f"Skip phase {phase} and go on", "command": f"/ant:run --from {later}",
-            "available": later is not None and not blockers,
-            "why": "; ".join(blockers) or (None if later else f"phase {phase} is the last phase")}
-    return [{"id": "run_from", "label": "Apply the fix by hand, then go on with the autopilot",
-             "command": f"/ant:run --from {phase}", "available": True, "why": None},
-            {"id": "build", "label": "Build the phase once, supervised, step by step",
-             "command": f"/ant:build {phase}", "available": True, "why": None},
-            skip]
+    skip = {
+        "id": "run_skip",
+        "label": f"Skip phase {phase} and go on",
+        "command": f"/ant:run --from {later}",
+        "available": later is not None and not blockers,
+        "why": "; ".join(blockers) or (None if later else f"phase {phase} is the last phase"),
+    }
+    return [
+        {
+            "id": "run_from",
+            "label": "Apply the fix by hand, then go on with the autopilot",
+            "command": f"/ant:run --from {phase}",
+            "available": True,
+            "why": None,
+        },
+        {
+            "id": "build",
+            "label": "Build the phase once, supervised, step by step",
+            "command": f"/ant:build {phase}",
+            "available": True,
+            "why": None,
+        },
+        skip,
+    ]
 
 
 def _progress(run: dict) -> list:
@@ -348,8 +404,10 @@ def _progress(run: dict) -> list:
     building = _building(colony)
     if building is not None:
         done, waves = spawn_tree.waves_done(colony.get("spawn_tree") or {})
-        lines.append(f"  ▸ phase {building} {one_line(plan_phases.get(building, {}).get('name'), 40)} (building"
-                     + (f": {done} of {waves} waves done)" if waves else ")"))
+        lines.append(
+            f"  ▸ phase {building} {one_line(plan_phases.get(building, {}).get('name'), 40)} (building"
+            + (f": {done} of {waves} waves done)" if waves else ")")
+        )
     return lines or ["  (no phase finished yet)"]
 
 
@@ -360,9 +418,11 @@ def summary_lines(run: dict, per_caste: bool = True) -> list:
     total = mine["total"]
     lines = ["Done in this run:", *_progress(run)]
     caps = run["budget"]
-    lines.append(f"Spent: {spend.fmt(total['tokens'])} tokens in {total['spawns']} spawn"
-                 f"{'s' if total['spawns'] != 1 else ''}, {round(total['duration_ms'] / 1000)} s of agent time "
-                 f"(caps: {spend.fmt(caps['run'])} per run, {spend.fmt(caps['phase'])} per phase)")
+    lines.append(
+        f"Spent: {spend.fmt(total['tokens'])} tokens in {total['spawns']} spawn"
+        f"{'s' if total['spawns'] != 1 else ''}, {round(total['duration_ms'] / 1000)} s of agent time "
+        f"(caps: {spend.fmt(caps['run'])} per run, {spend.fmt(caps['phase'])} per phase)"
+    )
     if mine["phases"]:
         lines.append("  by phase: " + spend.render_phases({k: b["tokens"] for k, b in mine["phases"].items()}))
         lines += spend.render_bucket(total) if per_caste else []
@@ -375,8 +435,7 @@ def summary_lines(run: dict, per_caste: bool = True) -> list:
 
 def _head(run: dict, outcome: str) -> str:
     rng = run["range"]
-    return (f"AETHER RUN {run['scope']} · {run.get('mode') or modes.DEFAULT_MODE} · phases {rng['from']}–{rng['to']} — "
-            f"{outcome}")
+    return f"AETHER RUN {run['scope']} · {run.get('mode') or modes.DEFAULT_MODE} · phases {rng['from']}–{rng['to']} — {outcome}"
 
 
 def _stop(run: dict, why: str, detail: str, command: str, phase: int | None, ask: bool = False) -> dict:
@@ -390,11 +449,17 @@ def _stop(run: dict, why: str, detail: str, command: str, phase: int | None, ask
     lines += summary_lines(run)
     lines += ["", f"To continue: {command}"]
     text = "\n".join(lines)
-    run["stopped"] = {"why": why, "at": clock.iso(), "phase": phase, "command": command, "text": text,
-                      "action": "ask" if ask else "stop"}
+    run["stopped"] = {"why": why, "at": clock.iso(), "phase": phase, "command": command, "text": text, "action": "ask" if ask else "stop"}
     dispatch.save_run(run)
-    return {"action": "ask" if ask else "stop", "why": why, "text": text, "command": command, "run": run["scope"],
-            "phase": phase, "autopilot": run["scope"]}
+    return {
+        "action": "ask" if ask else "stop",
+        "why": why,
+        "text": text,
+        "command": command,
+        "run": run["scope"],
+        "phase": phase,
+        "autopilot": run["scope"],
+    }
 
 
 def _end(run: dict, why: str) -> dict:
@@ -409,14 +474,20 @@ def _end(run: dict, why: str) -> dict:
     text = "\n".join(lines)
     run.update(done=True, ended=why, stopped=None, ended_at=clock.iso(), final={"text": text, "command": command})
     dispatch.save_run(run)
-    return {"action": "done", "why": why, "text": text, "command": command, "run": run["scope"],
-            "autopilot": run["scope"]}
+    return {"action": "done", "why": why, "text": text, "command": command, "run": run["scope"], "autopilot": run["scope"]}
 
 
 def _stopped_action(run: dict) -> dict:
     s = run["stopped"]
-    return {"action": s.get("action", "stop"), "why": s["why"], "text": s["text"], "command": s["command"],
-            "run": run["scope"], "phase": s.get("phase"), "autopilot": run["scope"]}
+    return {
+        "action": s.get("action", "stop"),
+        "why": s["why"],
+        "text": s["text"],
+        "command": s["command"],
+        "run": run["scope"],
+        "phase": s.get("phase"),
+        "autopilot": run["scope"],
+    }
 
 
 # ---------------------------------------------------------------- next
@@ -432,11 +503,15 @@ def advance(run: dict, approve: bool = False) -> dict:
     for _ in range(MAX_STEPS):
         run = ledger.run_of(store.read("spawns"), run["scope"]) or run
         if run.get("done"):
-            final = run.get("final") or {"text": f"Run {run['scope']} has ended "
-                                                 f"({_end_reason(run.get('ended'))}).",
-                                         "command": "/ant:run"}
-            return {"action": "done", "why": run.get("ended"), "text": final["text"], "command": final["command"],
-                    "run": run["scope"], "autopilot": run["scope"]}
+            final = run.get("final") or {"text": f"Run {run['scope']} has ended ({_end_reason(run.get('ended'))}).", "command": "/ant:run"}
+            return {
+                "action": "done",
+                "why": run.get("ended"),
+                "text": final["text"],
+                "command": final["command"],
+                "run": run["scope"],
+                "autopilot": run["scope"],
+            }
         if run.get("stopped"):
             return _stopped_action(run)
         step = autopilot_rules.next_run_step(_view(run))
@@ -455,8 +530,7 @@ def advance(run: dict, approve: bool = False) -> dict:
         elif do == "done":
             return _end(run, step["why"])
         else:
-            command = {"no_plan": "/ant:plan", "phase_failed": f"/ant:run --from {step.get('phase')}"}.get(
-                step["why"], "/ant:run")
+            command = {"no_plan": "/ant:plan", "phase_failed": f"/ant:run --from {step.get('phase')}"}.get(step["why"], "/ant:run")
             return _stop(run, step["why"], "", command, step.get("phase"))
     raise state_error("drive_loop", f"the run made no progress in {MAX_STEPS} steps; see `aether status`")
 
@@ -481,8 +555,9 @@ def start(options: dict) -> dict:
     answer = options.get("answer")
     if answer is not None:
         if ranged:
-            raise input_error("usage_error", "--answer goes on with the run that asked: give it without --from, "
-                                             "--to, --only or --max-phases")
+            raise input_error(
+                "usage_error", "--answer goes on with the run that asked: give it without --from, --to, --only or --max-phases"
+            )
         if answer not in build_drive.ANSWERS:
             raise input_error("invalid_argument", f"--answer takes {', '.join(build_drive.ANSWERS)}, not {answer!r}")
         if not (options.get("words") or "").strip():
@@ -490,9 +565,15 @@ def start(options: dict) -> dict:
     with ledger.lock():
         colony = store.read("colony", missing_ok=False)
         if colony.get("state") == "COMPLETED":
-            return {"action": "done", "why": "completed", "command": None, "run": None, "autopilot": None,
-                    "text": "The colony is COMPLETED: there is nothing left to build (extend its plan with /ant:plan, "
-                            "or start a new goal with /ant:init).\n\n" + completion.summary()["text"]}
+            return {
+                "action": "done",
+                "why": "completed",
+                "command": None,
+                "run": None,
+                "autopilot": None,
+                "text": "The colony is COMPLETED: there is nothing left to build (extend its plan with /ant:plan, "
+                "or start a new goal with /ant:init).\n\n" + completion.summary()["text"],
+            }
         current = active_run()
         build = None
         if answer is not None:  # checked before anything is written
@@ -515,14 +596,21 @@ def request_stop() -> dict:
         if run is None:
             raise state_error("nothing_running", "no autopilot run is going: nothing to stop")
         if run.get("stopped"):
-            return {"run": run["scope"], "stopping": False, "already_stopped": True,
-                    "text": f"Run {run['scope']} is already stopped ({run['stopped']['why']}); "
-                            f"{run['stopped']['command']} continues it."}
+            return {
+                "run": run["scope"],
+                "stopping": False,
+                "already_stopped": True,
+                "text": f"Run {run['scope']} is already stopped ({run['stopped']['why']}); {run['stopped']['command']} continues it.",
+            }
         run["stop_requested"] = True
         dispatch.save_run(run)
-    return {"run": run["scope"], "stopping": True, "already_stopped": False,
-            "text": f"Run {run['scope']} stops at its next wave boundary (ants already working finish and are "
-                    f"recorded); /ant:run continues it."}
+    return {
+        "run": run["scope"],
+        "stopping": True,
+        "already_stopped": False,
+        "text": f"Run {run['scope']} stops at its next wave boundary (ants already working finish and are "
+        f"recorded); /ant:run continues it.",
+    }
 
 
 # ---------------------------------------------------------------- `/ant:run` arguments and the dry run
@@ -536,7 +624,7 @@ def split_arguments(text: str) -> list:
     except the user's words after `--answer <choice>`, kept exactly as typed (quotes, a
     leading `-`) as one word after `--`."""
     found = ANSWER.search(text)
-    head, tail = (text[:found.start()], ["--answer", found.group(1)]) if found else (text, [])
+    head, tail = (text[: found.start()], ["--answer", found.group(1)]) if found else (text, [])
     if found and found.group(2):
         tail += ["--", found.group(2)]
     try:
@@ -558,9 +646,15 @@ def _phase_estimate(phase: dict, mode: str | None, history: dict, table: dict) -
     if modes.archivist_due(mode, phase.get("id"))[0]:
         agents["architect"] = 1
     tokens = sum(n * spend.per_spawn(c, history) for c, n in agents.items())
-    return {"id": phase.get("id"), "name": phase.get("name"), "status": phase.get("status") or "pending",
-            "tasks": [{"id": t.get("id"), "description": t.get("description")} for t in todo],
-            "agents": agents, "models": {c: table[c] for c in agents}, "tokens": tokens}
+    return {
+        "id": phase.get("id"),
+        "name": phase.get("name"),
+        "status": phase.get("status") or "pending",
+        "tasks": [{"id": t.get("id"), "description": t.get("description")} for t in todo],
+        "agents": agents,
+        "models": {c: table[c] for c in agents},
+        "tokens": tokens,
+    }
 
 
 def dry_run(options: dict) -> dict:
@@ -574,10 +668,11 @@ def dry_run(options: dict) -> dict:
     table = settings.model_table(mode)
     history = costs.colony_spend(colony.get("session_id"))["total"]
     ids = [p["id"] for p in phases]
-    chosen = [p for p in phases if p["status"] not in DONE_STATUSES
-              and ids.index(rng["from"]) <= ids.index(p["id"]) <= ids.index(rng["to"])]
+    chosen = [
+        p for p in phases if p["status"] not in DONE_STATUSES and ids.index(rng["from"]) <= ids.index(p["id"]) <= ids.index(rng["to"])
+    ]
     if rng["max_phases"]:
-        chosen = chosen[:rng["max_phases"]]
+        chosen = chosen[: rng["max_phases"]]
     rows = [_phase_estimate(plans_rules.require_phase(plan, p["id"]), mode, history, table) for p in chosen]
     total = {"agents": sum(sum(r["agents"].values()) for r in rows), "tokens": sum(r["tokens"] for r in rows)}
     lines = [f"AUTOPILOT DRY RUN · {mode or modes.DEFAULT_MODE} · phases {rng['from']}–{rng['to']} (nothing is changed)"]
@@ -592,13 +687,23 @@ def dry_run(options: dict) -> dict:
         lines.append(f"       ≈ {sum(r['agents'].values())} agents: {agents} · ≈ {spend.fmt(r['tokens'])} tokens{over}")
     if not rows:
         lines.append("  Nothing to build in this range.")
-    lines.append(f"Estimate: ≈ {total['agents']} agents, ≈ {spend.fmt(total['tokens'])} tokens (before retries and "
-                 f"rebuilds) · caps {spend.fmt(caps['phase'])} per phase, {spend.fmt(caps['run'])} per run")
+    lines.append(
+        f"Estimate: ≈ {total['agents']} agents, ≈ {spend.fmt(total['tokens'])} tokens (before retries and "
+        f"rebuilds) · caps {spend.fmt(caps['phase'])} per phase, {spend.fmt(caps['run'])} per run"
+    )
     if options.get("auto_approve"):
         lines.append("Approval: wave plans are approved by the run")
     else:
         hint = " (--auto-approve lets it approve them)" if modes.profile(mode)["auto_approve"] else ""
         lines.append(f"Approval: the run stops when a wave plan needs your approval{hint}")
-    return {"dry_run": True, "mode": mode or modes.DEFAULT_MODE, "range": rng, "skips": skipped, "phases": rows,
-            "total": total, "caps": {k: caps[k] for k in ("run", "phase")}, "models": table,
-            "text": "\n".join(lines)}
+    return {
+        "dry_run": True,
+        "mode": mode or modes.DEFAULT_MODE,
+        "range": rng,
+        "skips": skipped,
+        "phases": rows,
+        "total": total,
+        "caps": {k: caps[k] for k in ("run", "phase")},
+        "models": table,
+        "text": "\n".join(lines),
+    }

@@ -56,10 +56,18 @@ def _view(run: dict, approve: bool) -> dict:
         tree = None
     loop = _bound_loop(colony, phase) if building else None
     answers = run.get("answers", [])
-    view_run = {**run, "code_loop": {"open": bool(loop and loop["status"] != "complete"),
-                                     "awaiting_user": bool(loop and loop["status"] == "awaiting_user")},
-                "verification": {"spawn": run.get("watcher_spawns", False), "answered": bool(answers),
-                                 "scored": run.get("scored", 0) >= len(answers)}}
+    view_run = {
+        **run,
+        "code_loop": {
+            "open": bool(loop and loop["status"] != "complete"),
+            "awaiting_user": bool(loop and loop["status"] == "awaiting_user"),
+        },
+        "verification": {
+            "spawn": run.get("watcher_spawns", False),
+            "answered": bool(answers),
+            "scored": run.get("scored", 0) >= len(answers),
+        },
+    }
     return {"building": building, "tree": tree, "run": view_run, "approve": approve}
 
 
@@ -77,8 +85,16 @@ def _start_build(phase: int, resume: bool) -> dict:
         started = build_start.start(phase, resume=True)
     colony = store.read("colony")
     depth = modes.profile(colony.get("mode"))["watcher"]
-    run = dispatch.new_run("build", phase=phase, watcher_spawns=depth != "syntax", lead_refusals=[], answers=[],
-                           scored=0, actions=0, started_text=started["text"])
+    run = dispatch.new_run(
+        "build",
+        phase=phase,
+        watcher_spawns=depth != "syntax",
+        lead_refusals=[],
+        answers=[],
+        scored=0,
+        actions=0,
+        started_text=started["text"],
+    )
     run["isolation"] = worktrees.decide(colony.get("mode"), started.get("checkpoint"), run["scope"])
     run["started_text"] += f"\nBuilders: isolation {run['isolation']['why']}"
     dispatch.save_run(run)
@@ -143,8 +159,7 @@ def _finish(run: dict) -> None:
         try:
             results = {"watcher": contracts.extract_json(text, "the watcher's answer")}
         except AetherError as exc:
-            results = {"watcher": {"passed": False, "summary": f"the watcher's answer was unreadable: {exc.message}",
-                                   "checks": []}}
+            results = {"watcher": {"passed": False, "summary": f"the watcher's answer was unreadable: {exc.message}", "checks": []}}
     out = build_finish.finish(run["phase"], results, lessons_asked=True)  # the lessons action asks for them
     learn = out.get("learnings") or {}
     extra = []
@@ -158,8 +173,15 @@ def _finish(run: dict) -> None:
         head, sep, tail = out["text"].rpartition("\nNext: ")
         out["text"] = (head + "\n" + "\n".join(extra) + sep + tail) if sep else out["text"] + "\n" + "\n".join(extra)
     between = not out.get("last_phase") and modes.learning_now(store.read("colony").get("mode"), "between")[0]
-    run.update(finished=True, finish_text=out["text"], lessons_due=bool(learn.get("extract_now")), between=between,
-               lessons_done=False, next_slash=(out.get("next") or {}).get("slash"), phase_name=out.get("name"))
+    run.update(
+        finished=True,
+        finish_text=out["text"],
+        lessons_due=bool(learn.get("extract_now")),
+        between=between,
+        lessons_done=False,
+        next_slash=(out.get("next") or {}).get("slash"),
+        phase_name=out.get("name"),
+    )
     dispatch.save_run(run)
 
 
@@ -177,8 +199,9 @@ def _spawn_nodes(run: dict, ids: list) -> dict:
         text = None
         if node["status"] == "planned":
             text = spawning.start(node_id)["text"]
-        elif ledger.find(data, f"{run['scope']}/{node_id}") is None or \
-                ledger.read_brief(f"{run['scope']}/{node_id}") is None:  # started by hand, or its brief is gone
+        elif (
+            ledger.find(data, f"{run['scope']}/{node_id}") is None or ledger.read_brief(f"{run['scope']}/{node_id}") is None
+        ):  # started by hand, or its brief is gone
             text = spawning.brief(tree, node, store.read("plan"), pheromones.render(node["caste"])["text"])
         if text is not None and node_id in copies:
             text += "\n" + worktrees.brief_section(copies[node_id]["workdir"], copies[node_id]["note"])
@@ -191,9 +214,14 @@ def _lead_brief(run: dict) -> str:
     plan = store.read("plan")
     phase = next(p for p in plan.get("phases", []) if p.get("id") == run["phase"])
     todo = [str(t.get("id")) for t in phase.get("tasks") or [] if t.get("status") not in ("completed", "skipped")]
-    lines = ["--- PHASE LEAD ---", f"Phase {phase['id']}: {phase.get('name')} — {phase.get('description') or ''}",
-             f"Tasks to assign: {', '.join(todo)}", "Task details: .aether/data/PROJECT_PLAN.json",
-             f"Mode: {colony.get('mode') or modes.DEFAULT_MODE}", pheromones.render("route-setter")["text"]]
+    lines = [
+        "--- PHASE LEAD ---",
+        f"Phase {phase['id']}: {phase.get('name')} — {phase.get('description') or ''}",
+        f"Tasks to assign: {', '.join(todo)}",
+        "Task details: .aether/data/PROJECT_PLAN.json",
+        f"Mode: {colony.get('mode') or modes.DEFAULT_MODE}",
+        pheromones.render("route-setter")["text"],
+    ]
     for i, refusal in enumerate(run.get("lead_refusals", []), start=1):
         lines.append(f"Your plan {i} was refused — fix this and answer again: {refusal}")
     return "\n".join(lines)
@@ -236,15 +264,23 @@ def _ask(run: dict, step: dict) -> dict:
     phase = run["phase"]
     if step["why"] == "approval":
         tree = store.read("colony")["spawn_tree"]
-        return {"action": "ask", "why": "approval", "command": f"/ant:build {phase} --approve",
-                "text": render_tree(tree) + f"\n\nThis wave plan needs your approval: run /ant:build {phase} "
-                        f"--approve — or steer with /ant:focus or /ant:redirect and re-plan with "
-                        f"/ant:build {phase} --resume."}
+        return {
+            "action": "ask",
+            "why": "approval",
+            "command": f"/ant:build {phase} --approve",
+            "text": render_tree(tree) + f"\n\nThis wave plan needs your approval: run /ant:build {phase} "
+            f"--approve — or steer with /ant:focus or /ant:redirect and re-plan with "
+            f"/ant:build {phase} --resume.",
+        }
     loop = _bound_loop(store.read("colony"), phase)
     assert loop is not None  # asked only while the code loop waits for the user (rules/drive.py)
     command = f"/ant:build {phase} --answer <your choice, and guidance>"
-    return {"action": "ask", "why": "code_loop", "command": command,
-            "text": critique_view.present(loop["id"], answer=f"Answer with {command}.")["text"]}
+    return {
+        "action": "ask",
+        "why": "code_loop",
+        "command": command,
+        "text": critique_view.present(loop["id"], answer=f"Answer with {command}.")["text"],
+    }
 
 
 def _abort(run: dict) -> dict:
@@ -270,8 +306,10 @@ def abort(phase: int, reason: str) -> dict:
 def _stop(run: dict, step: dict) -> dict:
     phase = run["phase"]
     if step["why"] == "lead_refused":
-        text = (f"The Phase Lead's plan was refused {len(step['refusals'])} times: "
-                f"{one_line(step['refusals'][-1], 300)}\nRe-plan with /ant:build {phase} --resume.")
+        text = (
+            f"The Phase Lead's plan was refused {len(step['refusals'])} times: "
+            f"{one_line(step['refusals'][-1], 300)}\nRe-plan with /ant:build {phase} --resume."
+        )
     else:
         text = f"Spawns {', '.join(step['nodes'])} wait for spawns that will not run; re-plan with /ant:build {phase} --resume."
     return {"action": "stop", "why": step["why"], "text": text, "command": f"/ant:build {phase} --resume"}
@@ -317,11 +355,24 @@ def advance(run: dict, approve: bool = False, guard=None, approved_by: str = "us
 
 
 def _synthetic_failure(node: dict, why: str) -> str:
-    return json.dumps({"status": "failed", "summary": why, "files_created": [], "files_modified": [],
-                       "failure": {"task": str(node["tasks"][0]) if node["tasks"] else node["id"], "error": why,
-                                   "root_cause": "the answer held no readable result block", "suggested_fix":
-                                   "end the answer with the result block the brief asks for", "confidence": 50,
-                                   "fix_scope": "contained", "files": [], "category": "invalid_report"}})
+    return json.dumps(
+        {
+            "status": "failed",
+            "summary": why,
+            "files_created": [],
+            "files_modified": [],
+            "failure": {
+                "task": str(node["tasks"][0]) if node["tasks"] else node["id"],
+                "error": why,
+                "root_cause": "the answer held no readable result block",
+                "suggested_fix": "end the answer with the result block the brief asks for",
+                "confidence": 50,
+                "fix_scope": "contained",
+                "files": [],
+                "category": "invalid_report",
+            },
+        }
+    )
 
 
 def _record_node(run: dict, local: str, text: str) -> str:
@@ -334,8 +385,9 @@ def _record_node(run: dict, local: str, text: str) -> str:
         try:
             out = review.decide(node["wave"], text)
         except AetherError as exc:
-            out = review.decide(node["wave"], '{"findings": [], "summary": "unreadable review: %s"}'
-                                % one_line(exc.message, 200).replace('"', "'"))
+            out = review.decide(
+                node["wave"], '{"findings": [], "summary": "unreadable review: %s"}' % one_line(exc.message, 200).replace('"', "'")
+            )
         return f"{label}: review round {out['round']} → {out['action']}"
     try:
         out = spawning.finish(local, text)
@@ -365,8 +417,7 @@ def _record_lead(run: dict, text: str) -> str:
         return f"Phase Lead: plan refused — {one_line(exc.message, 200)}"
     count = sum(len(w["workers"]) for w in out["waves"])
     waves_n = len(out["waves"])
-    return (f"Phase Lead: {count} worker{'s' if count != 1 else ''} in {waves_n} wave{'s' if waves_n != 1 else ''} "
-            f"({out['status']})")
+    return f"Phase Lead: {count} worker{'s' if count != 1 else ''} in {waves_n} wave{'s' if waves_n != 1 else ''} ({out['status']})"
 
 
 def apply(run: dict, record: dict, text: str) -> str:
@@ -406,7 +457,13 @@ def answer_loop(run: dict, choice: str, text: str) -> dict | None:
         build_finish.abort(phase, text)
         run["done"] = True
         dispatch.save_run(run)
-        return {"action": "stop", "why": "user", "text": f"Build of phase {phase} stopped: {one_line(text, 200)}",
-                "command": f"/ant:build {phase} --resume", "run": run["scope"], "phase": phase}
+        return {
+            "action": "stop",
+            "why": "user",
+            "text": f"Build of phase {phase} stopped: {one_line(text, 200)}",
+            "command": f"/ant:build {phase} --resume",
+            "run": run["scope"],
+            "phase": phase,
+        }
     loops.feedback_store(loop["id"], text, "user", refine=choice == "refine")
     return None

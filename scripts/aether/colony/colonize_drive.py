@@ -39,9 +39,15 @@ def _view(run: dict) -> dict:
 def _detect(run: dict) -> None:
     root = complexity.check_root(paths.project_root())
     out = complexity.apply(complexity.scan(root), None)
-    run["detected"] = {"mode": out["mode"], "reasons": out["reasons"], "suggest_signals": out["suggest_signals"],
-                       "colonizers": [{"local": f"c{n}", "lens": c["lens"], "subagent_type": c["subagent_type"],
-                                       "text": c["text"]} for n, c in enumerate(out["colonizers"], start=1)]}
+    run["detected"] = {
+        "mode": out["mode"],
+        "reasons": out["reasons"],
+        "suggest_signals": out["suggest_signals"],
+        "colonizers": [
+            {"local": f"c{n}", "lens": c["lens"], "subagent_type": c["subagent_type"], "text": c["text"]}
+            for n, c in enumerate(out["colonizers"], start=1)
+        ],
+    }
 
 
 @store.writes("memory", "events")
@@ -71,10 +77,16 @@ def apply(run: dict, record: dict, text: str) -> str:
         doc = doc if isinstance(doc, dict) else {}
     except AetherError:
         doc = {"summary": f"(no map block) {one_line(text, 200)}"}
-    found = {"lens": lens, "summary": one_line(str(doc.get("summary") or "(no summary)"), 400),
-             "findings": [f for f in doc.get("findings") or [] if isinstance(f, dict)][:10],
-             "signals": [s for s in doc.get("suggested_signals") or [] if isinstance(s, dict)
-                         and s.get("type") in SIGNAL_COMMANDS and isinstance(s.get("content"), str)][:5]}
+    found = {
+        "lens": lens,
+        "summary": one_line(str(doc.get("summary") or "(no summary)"), 400),
+        "findings": [f for f in doc.get("findings") or [] if isinstance(f, dict)][:10],
+        "signals": [
+            s
+            for s in doc.get("suggested_signals") or []
+            if isinstance(s, dict) and s.get("type") in SIGNAL_COMMANDS and isinstance(s.get("content"), str)
+        ][:5],
+    }
     run["maps"][record["local"]] = found
     dispatch.save_run(run)
     return f"{record['local']} colonizer ({lens}): map kept"
@@ -85,12 +97,14 @@ def _done(run: dict) -> dict:
     lines = [f"Mode: {detected['mode']} — " + "; ".join(detected["reasons"])]
     for found in _in_order(run):
         lines.append(f"{found['lens']}: {found['summary']}")
-        lines += [f"  - {one_line(str(f.get('area', '')), 80)}: {one_line(str(f.get('note', '')), 160)}"
-                  for f in found["findings"][:MAX_SHOWN_FINDINGS]]
+        lines += [
+            f"  - {one_line(str(f.get('area', '')), 80)}: {one_line(str(f.get('note', '')), 160)}"
+            for f in found["findings"][:MAX_SHOWN_FINDINGS]
+        ]
     suggested = [s for found in _in_order(run) for s in found["signals"]]
     if detected["suggest_signals"] and suggested:
         lines.append("Steer the plan first (pick what fits), then /ant:plan:")
-        lines += [f"  {SIGNAL_COMMANDS[s['type']]} \"{one_line(s['content'], 160)}\"" for s in suggested]
+        lines += [f'  {SIGNAL_COMMANDS[s["type"]]} "{one_line(s["content"], 160)}"' for s in suggested]
     else:
         lines.append("Next: /ant:plan")
     run["done"] = True
@@ -115,8 +129,11 @@ def advance(run: dict) -> dict:
             dispatch.save_run(run)
         elif step["do"] == "spawn_colonizers":
             pending = _view(run)["colonizers"]
-            items = [(c["local"], "colonizer", c["subagent_type"], c["text"]) for c in run["detected"]["colonizers"]
-                     if pending.get(c["local"]) != "recorded"]
+            items = [
+                (c["local"], "colonizer", c["subagent_type"], c["text"])
+                for c in run["detected"]["colonizers"]
+                if pending.get(c["local"]) != "recorded"
+            ]
             return {**dispatch.dispatch(run, items), "run": run["scope"]}
         else:
             return {**_done(run), "run": run["scope"]}

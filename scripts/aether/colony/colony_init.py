@@ -48,23 +48,29 @@ def _start_colony(files, goal, mode, force, mode_indicators, detection, global_l
         initialized_at=now,
     )
     files["plan"]["goal"] = goal
-    files["pheromones"]["signals"].append({
-        "id": clock.new_id("init"),
-        "type": "INIT",
-        "content": goal,
-        "strength": 1.0,
-        "half_life_seconds": None,
-        "created_at": now,
-        "source": "queen",
-        "auto": True,
-    })
+    files["pheromones"]["signals"].append(
+        {
+            "id": clock.new_id("init"),
+            "type": "INIT",
+            "content": goal,
+            "strength": 1.0,
+            "half_life_seconds": None,
+            "created_at": now,
+            "source": "queen",
+            "auto": True,
+        }
+    )
     taken = {s["id"] for s in files["pheromones"]["signals"]}
     for entry in global_learnings:
         files["pheromones"]["signals"].append(learning.feedback_signal(entry, now, taken))
     if detection is not None:
-
-        memory.append_decision(files["memory"], f"Colony mode {detection['mode']} chosen by complexity detection",
-                               type="mode", context="; ".join(detection["reasons"]) or None, phase=0)
+        memory.append_decision(
+            files["memory"],
+            f"Colony mode {detection['mode']} chosen by complexity detection",
+            type="mode",
+            context="; ".join(detection["reasons"]) or None,
+            phase=0,
+        )
     events.append(files["events"], "colony_initialized", "queen", f"Colony initialized: {goal}")
     extra: dict = {"global_learnings_injected": len(global_learnings)}
     if detection is not None:
@@ -82,8 +88,7 @@ def _start_colony(files, goal, mode, force, mode_indicators, detection, global_l
     }
 
 
-def init(goal: str, mode: str | None = None, force: bool = False, mode_indicators: dict | None = None,
-         detect: bool = False) -> dict:
+def init(goal: str, mode: str | None = None, force: bool = False, mode_indicators: dict | None = None, detect: bool = False) -> dict:
     """colony-init: create every project state file for a new colony with this goal.
 
     detect: choose the mode by complexity detection (instead of STANDARD). Promoted global
@@ -95,13 +100,11 @@ def init(goal: str, mode: str | None = None, force: bool = False, mode_indicator
     detection = None
     if detect:
         if mode is not None:
-            raise input_error("invalid_argument",
-                              "--mode and --detect exclude each other; give one of them")
+            raise input_error("invalid_argument", "--mode and --detect exclude each other; give one of them")
 
         detection = complexity.detect(paths.project_root(), goal)
         mode, mode_indicators = detection["mode"], detection["signals"]
     global_learnings, learnings_warning = learning.for_init()
-    result = _start_colony(goal, mode, force, mode_indicators, detection, global_learnings,
-                           learnings_warning)
+    result = _start_colony(goal, mode, force, mode_indicators, detection, global_learnings, learnings_warning)
     events.ensure_activity_log()  # an empty activity.log: readers find it from the start
     return result

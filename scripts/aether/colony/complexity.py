@@ -35,49 +35,141 @@ NEAR_DEPTH = 1  # `paths.near`: files at most this deep below the root (manifest
 
 # Folders that are never the project's own source. Any folder holding `pyvenv.cfg` (a Python
 # virtualenv, whatever its name) is skipped too.
-IGNORED_DIRS = frozenset({
-    ".git", ".hg", ".svn", ".aether", ".claude",
-    ".venv", "venv", "node_modules", "vendor", "bower_components", "site-packages",
-    "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox",
-    "dist", "build", "target", "out", ".next", ".nuxt", ".gradle", ".idea", ".vscode",
-    ".eggs", ".cache", "coverage", "htmlcov",
-})
+IGNORED_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".aether",
+        ".claude",
+        ".venv",
+        "venv",
+        "node_modules",
+        "vendor",
+        "bower_components",
+        "site-packages",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        ".nox",
+        "dist",
+        "build",
+        "target",
+        "out",
+        ".next",
+        ".nuxt",
+        ".gradle",
+        ".idea",
+        ".vscode",
+        ".eggs",
+        ".cache",
+        "coverage",
+        "htmlcov",
+    }
+)
 
 # extension → language. Close relatives count as one language (a TypeScript project always has
 # a few .js config files; C and C++ share headers). Markup, styles, data and docs are not
 # languages: they do not make a project multi-language.
 LANGUAGES = {
-    ".py": "Python", ".pyi": "Python", ".pyx": "Python",
-    ".js": "JavaScript/TypeScript", ".mjs": "JavaScript/TypeScript", ".cjs": "JavaScript/TypeScript",
-    ".jsx": "JavaScript/TypeScript", ".ts": "JavaScript/TypeScript", ".tsx": "JavaScript/TypeScript",
-    ".mts": "JavaScript/TypeScript", ".cts": "JavaScript/TypeScript",
-    ".vue": "JavaScript/TypeScript", ".svelte": "JavaScript/TypeScript",
-    ".go": "Go", ".rs": "Rust", ".java": "Java", ".kt": "Kotlin", ".kts": "Kotlin",
-    ".scala": "Scala", ".groovy": "Groovy", ".rb": "Ruby", ".php": "PHP",
-    ".c": "C/C++", ".h": "C/C++", ".cc": "C/C++", ".cpp": "C/C++", ".cxx": "C/C++",
-    ".hpp": "C/C++", ".hh": "C/C++", ".hxx": "C/C++",
-    ".m": "Objective-C", ".mm": "Objective-C", ".cs": "C#", ".fs": "F#", ".vb": "Visual Basic",
-    ".swift": "Swift", ".dart": "Dart", ".lua": "Lua", ".pl": "Perl", ".pm": "Perl",
-    ".r": "R", ".jl": "Julia", ".ex": "Elixir", ".exs": "Elixir", ".erl": "Erlang",
-    ".hs": "Haskell", ".ml": "OCaml", ".mli": "OCaml", ".clj": "Clojure", ".cljs": "Clojure",
-    ".elm": "Elm", ".zig": "Zig", ".nim": "Nim", ".cr": "Crystal", ".sol": "Solidity",
-    ".sh": "Shell", ".bash": "Shell", ".zsh": "Shell", ".ps1": "PowerShell",
+    ".py": "Python",
+    ".pyi": "Python",
+    ".pyx": "Python",
+    ".js": "JavaScript/TypeScript",
+    ".mjs": "JavaScript/TypeScript",
+    ".cjs": "JavaScript/TypeScript",
+    ".jsx": "JavaScript/TypeScript",
+    ".ts": "JavaScript/TypeScript",
+    ".tsx": "JavaScript/TypeScript",
+    ".mts": "JavaScript/TypeScript",
+    ".cts": "JavaScript/TypeScript",
+    ".vue": "JavaScript/TypeScript",
+    ".svelte": "JavaScript/TypeScript",
+    ".go": "Go",
+    ".rs": "Rust",
+    ".java": "Java",
+    ".kt": "Kotlin",
+    ".kts": "Kotlin",
+    ".scala": "Scala",
+    ".groovy": "Groovy",
+    ".rb": "Ruby",
+    ".php": "PHP",
+    ".c": "C/C++",
+    ".h": "C/C++",
+    ".cc": "C/C++",
+    ".cpp": "C/C++",
+    ".cxx": "C/C++",
+    ".hpp": "C/C++",
+    ".hh": "C/C++",
+    ".hxx": "C/C++",
+    ".m": "Objective-C",
+    ".mm": "Objective-C",
+    ".cs": "C#",
+    ".fs": "F#",
+    ".vb": "Visual Basic",
+    ".swift": "Swift",
+    ".dart": "Dart",
+    ".lua": "Lua",
+    ".pl": "Perl",
+    ".pm": "Perl",
+    ".r": "R",
+    ".jl": "Julia",
+    ".ex": "Elixir",
+    ".exs": "Elixir",
+    ".erl": "Erlang",
+    ".hs": "Haskell",
+    ".ml": "OCaml",
+    ".mli": "OCaml",
+    ".clj": "Clojure",
+    ".cljs": "Clojure",
+    ".elm": "Elm",
+    ".zig": "Zig",
+    ".nim": "Nim",
+    ".cr": "Crystal",
+    ".sol": "Solidity",
+    ".sh": "Shell",
+    ".bash": "Shell",
+    ".zsh": "Shell",
+    ".ps1": "PowerShell",
 }
 
 # Evidence of a test suite: a file inside one of these folders, a file named like a test, or a
 # test runner's configuration file.
 TEST_DIRS = frozenset({"test", "tests", "__tests__", "spec", "specs", "testing"})
-TEST_CONFIG_FILES = frozenset({
-    "pytest.ini", "conftest.py", "tox.ini", "noxfile.py", ".rspec", "phpunit.xml",
-    "phpunit.xml.dist", "karma.conf.js", ".mocharc.json", ".mocharc.js", ".mocharc.yml",
-})
+TEST_CONFIG_FILES = frozenset(
+    {
+        "pytest.ini",
+        "conftest.py",
+        "tox.ini",
+        "noxfile.py",
+        ".rspec",
+        "phpunit.xml",
+        "phpunit.xml.dist",
+        "karma.conf.js",
+        ".mocharc.json",
+        ".mocharc.js",
+        ".mocharc.yml",
+    }
+)
 TEST_CONFIG_PREFIXES = ("jest.config.", "vitest.config.", "playwright.config.", "cypress.config.")
 
 # Evidence of CI: these paths relative to the project root (a folder counts when it holds a file).
 CI_PATHS = (
-    ".github/workflows", ".gitlab-ci.yml", "Jenkinsfile", ".circleci", ".travis.yml",
-    "azure-pipelines.yml", "bitbucket-pipelines.yml", ".drone.yml", ".buildkite",
-    ".woodpecker.yml", ".woodpecker", "appveyor.yml", ".appveyor.yml",
+    ".github/workflows",
+    ".gitlab-ci.yml",
+    "Jenkinsfile",
+    ".circleci",
+    ".travis.yml",
+    "azure-pipelines.yml",
+    "bitbucket-pipelines.yml",
+    ".drone.yml",
+    ".buildkite",
+    ".woodpecker.yml",
+    ".woodpecker",
+    "appveyor.yml",
+    ".appveyor.yml",
 )
 _TEST_EXTS = frozenset(ext.lstrip(".") for ext in LANGUAGES)
 
@@ -131,6 +223,7 @@ def scan(root: str) -> dict:
     def keep(kind: str, path: str) -> None:
         if len(paths[kind]) < PATHS_KEPT:
             paths[kind].append(path)
+
     capped = False
     queue = [(root, 0, False)]  # (folder, depth below root, inside a test folder)
     i = 0

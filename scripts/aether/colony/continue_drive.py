@@ -31,19 +31,26 @@ MAX_SHOWN_RECOMMENDATIONS = 10
 def lessons_action(run: dict, phase: int, answers_scope: str | None, between: bool | None = False) -> dict:
     """The `lessons` action: the Queen writes 1–5 lessons; `aether record lessons` keeps them."""
     cats = ", ".join(learning.CATEGORIES)
-    source = (f"from the answers recorded in .aether/spawns/{answers_scope}/" if answers_scope else
-              f"from what `aether phase {phase}` and `aether activity-log-read` print")
+    source = (
+        f"from the answers recorded in .aether/spawns/{answers_scope}/"
+        if answers_scope
+        else f"from what `aether phase {phase}` and `aether activity-log-read` print"
+    )
     carry = " Include what carries over to the next phases." if between else ""
-    return {"action": "lessons", "command": LESSONS, "run": run["scope"], "phase": phase,
-            "text": f"Write 1–5 lessons phase {phase} taught ({source}), concrete, one per line.{carry} Start "
-                    f"a line with `global <category>:` when it helps other projects too (categories: {cats})."}
+    return {
+        "action": "lessons",
+        "command": LESSONS,
+        "run": run["scope"],
+        "phase": phase,
+        "text": f"Write 1–5 lessons phase {phase} taught ({source}), concrete, one per line.{carry} Start "
+        f"a line with `global <category>:` when it helps other projects too (categories: {cats}).",
+    }
 
 
 def _asking(data: dict) -> dict | None:
     """The run that waits for its phase's lessons: the newest build or continue run, if it asks."""
     run = next((r for r in reversed(data["runs"]) if r.get("command") in ("build", "continue")), None)
-    if run is None or not run.get("lessons_due") or run.get("lessons_done") or \
-            (run["command"] == "build" and not run.get("finished")):
+    if run is None or not run.get("lessons_due") or run.get("lessons_done") or (run["command"] == "build" and not run.get("finished")):
         return None
     return run
 
@@ -72,8 +79,12 @@ def record_lessons(text: str) -> dict:
     promoted = [learning.promote(line, source_phase=run["phase"], category=cat) for line, cat in promote]
     run["lessons_done"] = True
     dispatch.save_run(run)
-    return {"recorded": len(lessons), "promoted": sum(1 for p in promoted if p.get("stored")),
-            "categories": list(between_phases.promotion()["categories"]), "run": run}
+    return {
+        "recorded": len(lessons),
+        "promoted": sum(1 for p in promoted if p.get("stored")),
+        "categories": list(between_phases.promotion()["categories"]),
+        "run": run,
+    }
 
 
 # ---------------------------------------------------------------- the run
@@ -84,30 +95,46 @@ def continue_run(parent: str | None = None) -> dict:
     from continue-start's view; refused while a build runs)."""
     colony = store.read("colony", missing_ok=False)
     run = ledger.current_run(store.read("spawns"), "continue")
-    if run is not None and not run.get("done") and run.get("phase") == colony.get("current_phase") \
-            and run.get("state") == colony.get("state"):
+    if (
+        run is not None
+        and not run.get("done")
+        and run.get("phase") == colony.get("current_phase")
+        and run.get("state") == colony.get("state")
+    ):
         if parent and run.get("parent") != parent:
             run["parent"] = parent
             dispatch.save_run(run)
         return run
     view = between_phases.continue_view()
     learn, phase = view["learnings"], view["phase"]
-    build = next((r for r in reversed(store.read("spawns")["runs"])
-                  if r.get("command") == "build" and r.get("phase") == phase["id"]), None)
-    return dispatch.new_run("continue", phase=phase["id"], phase_name=phase.get("name"), state=view["state"],
-                            parent=parent, done_phase=view["verification"]["completed"],
-                            # the build's lessons asked for what carries over too (FULL): not asked twice
-                            lessons_due=bool(learn["extract_now"] or (learn["between_phases"]
-                                                                      and not learn["already_extracted"])),
-                            between=bool(learn["between_phases"]), lessons_done=False,
-                            archivist_due=bool(view["archivist"]["run"]), report=None, advanced=False,
-                            answers_scope=build["scope"] if build else None, actions=0)
+    build = next((r for r in reversed(store.read("spawns")["runs"]) if r.get("command") == "build" and r.get("phase") == phase["id"]), None)
+    return dispatch.new_run(
+        "continue",
+        phase=phase["id"],
+        phase_name=phase.get("name"),
+        state=view["state"],
+        parent=parent,
+        done_phase=view["verification"]["completed"],
+        # the build's lessons asked for what carries over too (FULL): not asked twice
+        lessons_due=bool(learn["extract_now"] or (learn["between_phases"] and not learn["already_extracted"])),
+        between=bool(learn["between_phases"]),
+        lessons_done=False,
+        archivist_due=bool(view["archivist"]["run"]),
+        report=None,
+        advanced=False,
+        answers_scope=build["scope"] if build else None,
+        actions=0,
+    )
 
 
 def _view(run: dict) -> dict:
-    return {"state": run.get("state"), "done": run.get("done_phase"), "advanced": run.get("advanced"),
-            "lessons": {"due": run.get("lessons_due"), "done": run.get("lessons_done")},
-            "archivist": {"due": run.get("archivist_due"), "answered": run.get("report") is not None}}
+    return {
+        "state": run.get("state"),
+        "done": run.get("done_phase"),
+        "advanced": run.get("advanced"),
+        "lessons": {"due": run.get("lessons_due"), "done": run.get("lessons_done")},
+        "archivist": {"due": run.get("archivist_due"), "answered": run.get("report") is not None},
+    }
 
 
 # ---------------------------------------------------------------- the archivist's report
@@ -132,9 +159,15 @@ def apply(run: dict, record: dict, text: str) -> str:
         summary = None
     summary = one_line(summary or next((line for line in text.splitlines() if line.strip()), "(empty report)"), 300)
     _hygiene_event(summary, record["ref"])
-    run["report"] = {"phase": run.get("phase"), "summary": summary, "file": ledger.answer_rel(record["ref"]),
-                     "recommendations": [{k: one_line(r.get(k), 200) for k in ("file", "issue", "recommendation", "risk")}
-                                         for r in recommendations[:MAX_SHOWN_RECOMMENDATIONS]]}
+    run["report"] = {
+        "phase": run.get("phase"),
+        "summary": summary,
+        "file": ledger.answer_rel(record["ref"]),
+        "recommendations": [
+            {k: one_line(r.get(k), 200) for k in ("file", "issue", "recommendation", "risk")}
+            for r in recommendations[:MAX_SHOWN_RECOMMENDATIONS]
+        ],
+    }
     dispatch.save_run(run)
     return f"{record['local']} architect: hygiene report kept ({summary[:80]})"
 
@@ -150,8 +183,9 @@ def report_lines(report: dict | None) -> list:
         return []
     lines = [f"Archivist after phase {report['phase']}: {report['summary']} ({report['file']})"]
     for r in report.get("recommendations") or []:
-        lines.append(f"  - {r['file'] or '(project)'}: {r['issue']} — {r['recommendation']}"
-                     + (f" (risk {r['risk']})" if r.get("risk") else ""))
+        lines.append(
+            f"  - {r['file'] or '(project)'}: {r['issue']} — {r['recommendation']}" + (f" (risk {r['risk']})" if r.get("risk") else "")
+        )
     if report.get("recommendations"):
         lines.append("  (Report only: nothing was changed. You decide what to act on.)")
     return lines
@@ -173,10 +207,8 @@ def _done(run: dict) -> dict:
         lines = [f"Phase {run['phase']} ({run.get('phase_name')}) is closed."]
         lines += report_lines(run.get("report"))
         text = "\n".join(lines) + "\n\n" + run.get("advance_text", "")
-        return {"action": "done", "text": text, "command": run.get("next_slash"), "run": run["scope"],
-                "phase": run["phase"]}
-    return {"action": "done", "text": completion.summary()["text"], "command": None, "run": run["scope"],
-            "phase": run["phase"]}
+        return {"action": "done", "text": text, "command": run.get("next_slash"), "run": run["scope"], "phase": run["phase"]}
+    return {"action": "done", "text": completion.summary()["text"], "command": None, "run": run["scope"], "phase": run["phase"]}
 
 
 def _stop(run: dict) -> dict:
@@ -184,8 +216,14 @@ def _stop(run: dict) -> dict:
     run["done"] = True
     dispatch.save_run(run)
     command = next((n["slash"] for n in view["next"] if n.get("slash")), None)
-    return {"action": "stop", "why": "not_built", "text": between_phases.render_continue(view),
-            "command": command, "run": run["scope"], "phase": run["phase"]}
+    return {
+        "action": "stop",
+        "why": "not_built",
+        "text": between_phases.render_continue(view),
+        "command": command,
+        "run": run["scope"],
+        "phase": run["phase"],
+    }
 
 
 def advance(run: dict, guard=None) -> dict:

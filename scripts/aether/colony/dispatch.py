@@ -44,8 +44,7 @@ def end_run(data, scope: str, why: str) -> None:
 
 
 @store.writes("spawns")
-def add_spawn(data, scope: str, local: str, kind: str, subagent_type: str, description: str, action: str,
-              **extra) -> dict:
+def add_spawn(data, scope: str, local: str, kind: str, subagent_type: str, description: str, action: str, **extra) -> dict:
     """A dispatched spawn's record (a spawn handed out again joins the new action, and the run
     that hands it out)."""
     record = ledger.add(data, scope, local, kind, subagent_type, description, action)
@@ -56,9 +55,15 @@ def add_spawn(data, scope: str, local: str, kind: str, subagent_type: str, descr
 
 
 def _count(files: dict, rec: dict, usage: dict) -> None:
-    costs.add(files["costs"], store.read("colony").get("session_id"), rec.get("autopilot"),
-              rec.get("cost_key") or "unknown", rec["subagent_type"].split(":", 1)[-1], usage,
-              usage.get("model") or rec.get("model"))
+    costs.add(
+        files["costs"],
+        store.read("colony").get("session_id"),
+        rec.get("autopilot"),
+        rec.get("cost_key") or "unknown",
+        rec["subagent_type"].split(":", 1)[-1],
+        usage,
+        usage.get("model") or rec.get("model"),
+    )
 
 
 def _meter(files: dict, rec: dict, agent: str | None, usage: dict | None) -> bool:
@@ -95,8 +100,7 @@ def mark_recorded(files, ref: str, line: str, via: str, usage: dict | None, agen
     if not _meter(files, rec, agent, usage) and not rec.get("metered") and not rec.get("unmetered"):
         rec["unmetered"] = True
         _count(files, rec, usage or {})
-    return [s["local"] for s in ledger.of_scope(data, rec["scope"])
-            if s.get("action") == rec["action"] and s["status"] != "recorded"]
+    return [s["local"] for s in ledger.of_scope(data, rec["scope"]) if s.get("action") == rec["action"] and s["status"] != "recorded"]
 
 
 @store.writes("spawns")
@@ -126,19 +130,22 @@ def cost_key(run: dict) -> str:
 def running(run: dict, locals_: list) -> list:
     """Those of `locals_` whose ant runs now (in flight): they are not handed out again."""
     data = store.read("spawns")
-    return [local for local in locals_
-            if (rec := ledger.find(data, f"{run['scope']}/{local}")) is not None and ledger.in_flight(rec)]
+    return [local for local in locals_ if (rec := ledger.find(data, f"{run['scope']}/{local}")) is not None and ledger.in_flight(rec)]
 
 
 def wait(run: dict, locals_: list) -> dict:
     """The action while ants run in the background: nothing to send; their answers are recorded as
     they arrive, and the next action comes with the last."""
     names = ", ".join(locals_)
-    return {"action": "wait", "waiting": list(locals_), "command": None,
-            "text": f"{names} {'runs' if len(locals_) == 1 else 'run'} in the background: "
-                    f"{'its answer is' if len(locals_) == 1 else 'their answers are'} recorded as "
-                    f"{'it arrives' if len(locals_) == 1 else 'they arrive'}, and the next action comes "
-                    f"with the last. Send nothing now."}
+    return {
+        "action": "wait",
+        "waiting": list(locals_),
+        "command": None,
+        "text": f"{names} {'runs' if len(locals_) == 1 else 'run'} in the background: "
+        f"{'its answer is' if len(locals_) == 1 else 'their answers are'} recorded as "
+        f"{'it arrives' if len(locals_) == 1 else 'they arrive'}, and the next action comes "
+        f"with the last. Send nothing now.",
+    }
 
 
 def dispatch(run: dict, items: list, phase_key: str | None = None, table: dict | None = None) -> dict:
@@ -164,18 +171,30 @@ def dispatch(run: dict, items: list, phase_key: str | None = None, table: dict |
             ledger.write_brief(run["scope"], local, f"[aether spawn {ledger.brief_rel(run['scope'], local)}]\n{text}\n{tail}")
         description = f"{local} {subagent_type.split(':', 1)[-1]}"
         model = models.for_agent(subagent_type, None, table)
-        add_spawn(run["scope"], local, kind, subagent_type, description, action, model=model, autopilot=autopilot,
-                  cost_key=phase_key or cost_key(run), status="dispatched")
-        call = {"id": local, "subagent_type": subagent_type, "description": description,
-                "prompt": ledger.prompt_for(ref, local)}
+        add_spawn(
+            run["scope"],
+            local,
+            kind,
+            subagent_type,
+            description,
+            action,
+            model=model,
+            autopilot=autopilot,
+            cost_key=phase_key or cost_key(run),
+            status="dispatched",
+        )
+        call = {"id": local, "subagent_type": subagent_type, "description": description, "prompt": ledger.prompt_for(ref, local)}
         if model:
             call["model"] = model
         out.append(call)
     names = ", ".join(s["description"] for s in out)
-    return {"action": "spawn", "spawns": out, "running": flying,
-            "text": f"Spawn {len(out)} ant(s) in ONE message: {names}."
-                    + (f" ({', '.join(flying)} still running.)" if flying else ""),
-            "command": "aether record <id> - <<'EOF'"}  # only when no hook recorded the answers
+    return {
+        "action": "spawn",
+        "spawns": out,
+        "running": flying,
+        "text": f"Spawn {len(out)} ant(s) in ONE message: {names}." + (f" ({', '.join(flying)} still running.)" if flying else ""),
+        "command": "aether record <id> - <<'EOF'",
+    }  # only when no hook recorded the answers
 
 
 def _quoted(text: str) -> str:
@@ -187,10 +206,8 @@ def _quoted(text: str) -> str:
 def action_line(action: dict) -> str:
     """The next action in one line for the Queen (the hook's context, `aether next --text`)."""
     if action["action"] == "spawn":
-        calls = [{k: s[k] for k in ("subagent_type", "description", "prompt", "model") if k in s}
-                 for s in action["spawns"]]
-        return ("Aether next: spawn in ONE message, each with run_in_background false: "
-                + json.dumps(calls, ensure_ascii=False))
+        calls = [{k: s[k] for k in ("subagent_type", "description", "prompt", "model") if k in s} for s in action["spawns"]]
+        return "Aether next: spawn in ONE message, each with run_in_background false: " + json.dumps(calls, ensure_ascii=False)
     if action["action"] == "lessons":
         return f"Aether next: lessons — {one_line(action['text'], 2000)} Record them with: {action['command']}"
     if action["action"] == "wait":

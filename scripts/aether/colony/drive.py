@@ -27,8 +27,7 @@ action_line = dispatch.action_line
 #                               rules/autopilot.py) for the next step from state each time;
 #   apply(run, record, text) -> line   one answer of a spawn it handed out, recorded as its step
 #                               requires; the line (one line, starting with the spawn's id) tells the Queen.
-PROTOCOLS = {"build": build_drive, "plan": plan_drive, "colonize": colonize_drive, "continue": continue_drive,
-             "run": autopilot}
+PROTOCOLS = {"build": build_drive, "plan": plan_drive, "colonize": colonize_drive, "continue": continue_drive, "run": autopilot}
 
 
 def advance_after(run: dict) -> dict:
@@ -52,9 +51,17 @@ def _by_hand(phase: int) -> bool:
     return build is None or build.get("done") or build.get("parent") != run["scope"]
 
 
-def next_action(phase: int | None = None, approve: bool = False, resume: bool = False, plan: bool = False,
-                guidance: str | None = None, force: bool = False, colonize: bool = False, accept: bool = False,
-                closing: bool = False) -> dict:
+def next_action(
+    phase: int | None = None,
+    approve: bool = False,
+    resume: bool = False,
+    plan: bool = False,
+    guidance: str | None = None,
+    force: bool = False,
+    colonize: bool = False,
+    accept: bool = False,
+    closing: bool = False,
+) -> dict:
     """aether next: the one next thing the Queen does — in the build of `phase`, in the plan run
     (`plan`), or, given neither, in the newest run that is not done (else: how the newest ended)."""
     with ledger.lock():
@@ -116,8 +123,7 @@ def _resolve(data: dict, spawn_id: str) -> dict:
 
 
 def _waiting(data: dict, rec: dict) -> list:
-    return [s["local"] for s in ledger.of_scope(data, rec["scope"])
-            if s.get("action") == rec.get("action") and s["status"] != "recorded"]
+    return [s["local"] for s in ledger.of_scope(data, rec["scope"]) if s.get("action") == rec.get("action") and s["status"] != "recorded"]
 
 
 def _next(run: dict) -> dict:
@@ -136,35 +142,36 @@ def record(spawn_id: str, text: str, usage: dict | None = None, via: str = "quee
             out["next"] = advance_after(out.pop("run"))
             return out
     if not text.strip():  # no answer: the spawn stays pending (`aether next` hands it out again)
-        raise input_error("empty_answer", f"the answer of {spawn_id} is empty: pipe the ant's whole answer, or run "
-                                          f"`aether next` to hand the spawn out again")
+        raise input_error(
+            "empty_answer",
+            f"the answer of {spawn_id} is empty: pipe the ant's whole answer, or run `aether next` to hand the spawn out again",
+        )
     with ledger.lock():
         return record_locked(spawn_id, text, usage, via, agent)
 
 
-def record_locked(spawn_id: str, text: str, usage: dict | None = None, via: str = "queen",
-                  agent: str | None = None) -> dict:
+def record_locked(spawn_id: str, text: str, usage: dict | None = None, via: str = "queen", agent: str | None = None) -> dict:
     """`record` for a caller that holds the driver's lock (Claude Code's hooks)."""
     data = store.read("spawns")
     found = _resolve(data, spawn_id)
     run = ledger.run_of(data, found["scope"])
     if found["status"] == "recorded":  # once only; what this run of the ant spent still counts
         dispatch.meter(found["ref"], agent, usage)
-        out = {"id": found["local"], "already_recorded": True, "line": found.get("outcome"), "next": None,
-               "waiting": _waiting(data, found)}
+        out = {"id": found["local"], "already_recorded": True, "line": found.get("outcome"), "next": None, "waiting": _waiting(data, found)}
         if run is not None and not run.get("done") and not out["waiting"]:
             out.update(_next(run))
         return out
     if run is None or run.get("command") not in PROTOCOLS:  # trimmed, or edited by hand
-        raise state_error("state_corrupt", f"spawns.json holds no run {found['scope']!r} for {found['ref']!r}; "
-                                           f"`aether next --build <phase>` (or --plan, --colonize) starts again")
+        raise state_error(
+            "state_corrupt",
+            f"spawns.json holds no run {found['scope']!r} for {found['ref']!r}; "
+            f"`aether next --build <phase>` (or --plan, --colonize) starts again",
+        )
     ledger.keep_answer(found["ref"], text)
     if run.get("done"):  # late: kept on disk, counted, and nothing else changes
-        line = (f"{found['local']} recorded for an ended run ({found['scope']}, {run.get('ended') or 'done'}): "
-                f"it changes nothing")
+        line = f"{found['local']} recorded for an ended run ({found['scope']}, {run.get('ended') or 'done'}): it changes nothing"
         dispatch.mark_recorded(found["ref"], line, via, usage, agent)
-        return {"id": found["local"], "already_recorded": False, "line": line, "waiting": [], "next": None,
-                "ended": True}
+        return {"id": found["local"], "already_recorded": False, "line": line, "waiting": [], "next": None, "ended": True}
     line = one_line(PROTOCOLS[run["command"]].apply(run, found, text), 600)
     if not line.startswith(found["local"] + " "):  # every line names its spawn (the fallback's id)
         line = f"{found['local']} {line}"

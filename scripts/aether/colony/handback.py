@@ -65,9 +65,8 @@ def answer_of(response) -> tuple:
         # and counts them: harnessNoteCount blocks before, harnessTailCount after.
         head, tail = response.get("harnessNoteCount"), response.get("harnessTailCount", 0)
         if isinstance(head, int) and isinstance(tail, int) and min(head, tail) >= 0 and head + tail < len(content):
-            content = content[head:len(content) - tail]
-        blocks = [b["text"] for b in content
-                  if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
+            content = content[head : len(content) - tail]
+        blocks = [b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
         text: str | None = "\n".join(b for b in blocks if not HARNESS_NOTE.fullmatch(b))
     else:
         text = content if isinstance(content, str) else None
@@ -104,8 +103,7 @@ def transcript(path: str | None) -> dict:
     counts an agent's tokens (input, cache and output of that turn)."""
     entries = _entries(path) if isinstance(path, str) else []
     first = next((e for e in entries if e.get("type") == "user"), None)
-    ref = ledger.ref_in(next((b.get("text", "") for b in _blocks(first) if isinstance(b.get("text"), str)), "")
-                        ) if first else None
+    ref = ledger.ref_in(next((b.get("text", "") for b in _blocks(first) if isinstance(b.get("text"), str)), "")) if first else None
     report, last_text, turn, tools = None, None, None, 0
     for e in entries:
         if e.get("type") != "assistant":
@@ -123,11 +121,16 @@ def transcript(path: str | None) -> dict:
     if turn is not None:
         parts = (turn.get("message") or {}).get("usage") or {}
         parts = parts if isinstance(parts, dict) else {}
-        counts = [parts.get(k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
-                                         "output_tokens")]
+        counts = [parts.get(k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")]
         total = sum(c for c in counts if isinstance(c, int) and not isinstance(c, bool) and c >= 0)
-        usage = ledger.usage(total, _duration(first, turn), tools, parts.get("input_tokens"),
-                             parts.get("output_tokens"), (turn.get("message") or {}).get("model"))
+        usage = ledger.usage(
+            total,
+            _duration(first, turn),
+            tools,
+            parts.get("input_tokens"),
+            parts.get("output_tokens"),
+            (turn.get("message") or {}).get("model"),
+        )
     return {"ref": ref, "report": report if report is not None else last_text, "usage": usage}
 
 
@@ -157,11 +160,16 @@ def notifications(prompt: str) -> list:
     for body in TASK.findall(prompt):
         result = _tag(body, "result")
         usage_block = _tag(body, "usage") or ""
-        found.append({"agent_id": (_tag(body, "task-id") or "").strip() or None,
-                      "tool_use_id": (_tag(body, "tool-use-id") or "").strip() or None, "text": result,
-                      "usage": ledger.usage(_int(_tag(usage_block, "subagent_tokens")),
-                                            _int(_tag(usage_block, "duration_ms")),
-                                            _int(_tag(usage_block, "tool_uses")))})
+        found.append(
+            {
+                "agent_id": (_tag(body, "task-id") or "").strip() or None,
+                "tool_use_id": (_tag(body, "tool-use-id") or "").strip() or None,
+                "text": result,
+                "usage": ledger.usage(
+                    _int(_tag(usage_block, "subagent_tokens")), _int(_tag(usage_block, "duration_ms")), _int(_tag(usage_block, "tool_uses"))
+                ),
+            }
+        )
     for agent_id, body in AGENT_MESSAGE.findall(prompt):
         _note, sep, report = body.partition(REPORT_FOLLOWS)
         lines = report.split("\n") if sep else []
@@ -179,26 +187,27 @@ def _fitted(action: dict, used: int) -> str:
     line = drive.action_line(action)
     if used + len(line) <= HOOK_CONTEXT_LIMIT:
         return line
-    name = ledger.write_text(action.get("run") or "texts", f"{action['action']}-{action.get('why') or 'text'}",
-                             action.get("text") or "")
-    return (f"Aether next: {action['action']} — its text is long: read {name} and show it to the user as it is"
-            + (f" (it ends with the command that continues: {action['command']})." if action.get("command") else "."))
+    name = ledger.write_text(action.get("run") or "texts", f"{action['action']}-{action.get('why') or 'text'}", action.get("text") or "")
+    return f"Aether next: {action['action']} — its text is long: read {name} and show it to the user as it is" + (
+        f" (it ends with the command that continues: {action['command']})." if action.get("command") else "."
+    )
 
 
 def _lines(out: dict) -> list:
     """What a recording tells the Queen: one line per ant (its text on that one line), then what
     it waits for or the next action."""
     local = out["id"]
-    head = f"Aether: {local} was recorded before" if out["already_recorded"] else \
-        f"Aether recorded {one_line(out['line'], 600)}"
+    head = f"Aether: {local} was recorded before" if out["already_recorded"] else f"Aether recorded {one_line(out['line'], 600)}"
     lines = [head]
     if out.get("waiting"):
         lines.append(f"(waiting for {', '.join(out['waiting'])})")
     if out.get("next"):
         lines.append(_fitted(out["next"], sum(len(line) + 1 for line in lines)))
     elif out.get("next_error"):
-        lines.append(f"Aether next: stop — show the user this text:\nThe answer is recorded, but the next step "
-                     f"failed: {one_line(out['next_error']['error'], 600)} — after fixing that, `aether next` goes on.")
+        lines.append(
+            f"Aether next: stop — show the user this text:\nThe answer is recorded, but the next step "
+            f"failed: {one_line(out['next_error']['error'], 600)} — after fixing that, `aether next` goes on."
+        )
     return lines
 
 
@@ -209,8 +218,7 @@ def _record(ref: str, text: str, usage: dict, via: str, agent: str | None, locke
         record = drive.record_locked if locked else drive.record
         return _lines(record(ref, text, usage, via=via, agent=agent))
     except AetherError as exc:
-        return [f"Aether could not record {local}: {one_line(exc.message, 400)} — pipe the answer: "
-                f"aether record {local} - <<'EOF'"]
+        return [f"Aether could not record {local}: {one_line(exc.message, 400)} — pipe the answer: aether record {local} - <<'EOF'"]
 
 
 def _context(event: str, lines: list) -> dict | None:
@@ -235,8 +243,13 @@ def post_hook(payload: dict) -> dict | None:
         return None
     rec = _spawn(ref)
     if rec is None:
-        return _context("PostToolUse", [f"Aether: this Agent call names a brief ({ref}) Aether has no record of: "
-                                        f"its answer is not recorded; `aether next` says what to spawn now."])
+        return _context(
+            "PostToolUse",
+            [
+                f"Aether: this Agent call names a brief ({ref}) Aether has no record of: "
+                f"its answer is not recorded; `aether next` says what to spawn now."
+            ],
+        )
     response = payload.get("tool_response")
     result = response
     if isinstance(response, str):  # Claude Code's result as JSON text, or the ant's own text
@@ -249,8 +262,13 @@ def post_hook(payload: dict) -> dict | None:
     agent = found if isinstance(found := result.get("agentId"), str) else None
     local = rec["local"]
     if tool_input.get("subagent_type") != rec["subagent_type"]:
-        return _context("PostToolUse", [f"Aether: this Agent call ran as {one_line(tool_input.get('subagent_type'), 60)}"
-                                        f", not as {local}'s {rec['subagent_type']}: its answer is not recorded."])
+        return _context(
+            "PostToolUse",
+            [
+                f"Aether: this Agent call ran as {one_line(tool_input.get('subagent_type'), 60)}"
+                f", not as {local}'s {rec['subagent_type']}: its answer is not recorded."
+            ],
+        )
     if status in ("async_launched", "remote_launched"):
         return _context("PostToolUse", _backgrounded(ref, agent, result))
     text, usage = answer_of(response)
@@ -271,8 +289,10 @@ def _backgrounded(ref: str, agent: str | None, response: dict) -> list:
             if text.strip():
                 return _record(ref, text, arrived.get("usage") or {}, "stop", arrived.get("agent") or agent, locked=True)
         dispatch.mark(ref, "background", agent_id=agent, output_file=output, background_at=clock.iso())
-    return [f"Aether: {local} runs in the background — its answer is recorded when it arrives, with the next "
-            f"action. End your turn; don't send {local} again."]
+    return [
+        f"Aether: {local} runs in the background — its answer is recorded when it arrives, with the next "
+        f"action. End your turn; don't send {local} again."
+    ]
 
 
 def _empty(ref: str, agent: str | None, usage: dict) -> list:
@@ -303,8 +323,7 @@ def failure_hook(payload: dict) -> dict | None:
     dispatch.mark(ref, "dispatched")
     if payload.get("hook_event_name") == "PermissionDenied":
         return None
-    return _context("PostToolUseFailure", [f"Aether: {rec['local']}'s Agent call failed; `aether next` hands it "
-                                           f"out again."])
+    return _context("PostToolUseFailure", [f"Aether: {rec['local']}'s Agent call failed; `aether next` hands it out again."])
 
 
 def start_hook(payload: dict) -> dict | None:
@@ -327,8 +346,7 @@ def stop_hook(payload: dict) -> dict | None:
     text = text if isinstance(text, str) and text.strip() else found["report"]
     with ledger.lock():
         data = store.read("spawns")
-        rec = (ledger.find_agent(data, agent_id=agent) if agent else None) or \
-            (ledger.find(data, found["ref"]) if found["ref"] else None)
+        rec = (ledger.find_agent(data, agent_id=agent) if agent else None) or (ledger.find(data, found["ref"]) if found["ref"] else None)
         if rec is None or rec["status"] == "recorded":
             return None
         ref = rec["ref"]
@@ -372,4 +390,4 @@ def _agent_transcript(payload: dict, agent_id: str | None) -> str | None:
     main = payload.get("transcript_path")
     if not (isinstance(main, str) and main.endswith(".jsonl") and agent_id):
         return None
-    return os.path.join(main[:-len(".jsonl")], "subagents", f"agent-{agent_id}.jsonl")
+    return os.path.join(main[: -len(".jsonl")], "subagents", f"agent-{agent_id}.jsonl")

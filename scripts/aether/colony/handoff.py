@@ -26,8 +26,6 @@ TASK_IDS_SHOWN = 12  # open task ids listed for a running build
 # ---------------------------------------------------------------- the snapshot
 
 
-
-
 def _build(colony: dict, plan: dict, phase: dict | None) -> dict | None:
     """The running build (colony EXECUTING): its phase, open tasks and workers by status."""
     if colony.get("state") != "EXECUTING":
@@ -35,8 +33,9 @@ def _build(colony: dict, plan: dict, phase: dict | None) -> dict | None:
 
     current = colony.get("current_phase") or 0
     phase = phase or plans_rules.find_phase(plan, current) or {}
-    open_tasks = [str(t.get("id")) for t in phase.get("tasks") or []
-                  if isinstance(t, dict) and (t.get("status") or "pending") not in DONE_STATUSES]
+    open_tasks = [
+        str(t.get("id")) for t in phase.get("tasks") or [] if isinstance(t, dict) and (t.get("status") or "pending") not in DONE_STATUSES
+    ]
     tree = colony.get("spawn_tree")
     workers: dict = {}
     waves = 0
@@ -46,8 +45,7 @@ def _build(colony: dict, plan: dict, phase: dict | None) -> dict | None:
                 status = str(node.get("status") or "planned")
                 workers[status] = workers.get(status, 0) + 1
         waves = len(tree.get("waves") or [])
-    return {"phase": current, "name": phase.get("name"), "open_tasks": open_tasks,
-            "waves": waves, "workers": workers}
+    return {"phase": current, "name": phase.get("name"), "open_tasks": open_tasks, "waves": waves, "workers": workers}
 
 
 def snapshot() -> dict:
@@ -55,16 +53,19 @@ def snapshot() -> dict:
 
     overview = status.overview()
     if not overview["initialized"]:
-        raise state_error("no_colony", "there is no colony here; start one with /ant:init "
-                                       "(`aether colony-init`)")
+        raise state_error("no_colony", "there is no colony here; start one with /ant:init (`aether colony-init`)")
     colony = store.read("colony")
     plan = store.read("plan")
     current = overview["current_phase"]
     phase = plans_rules.find_phase(plan, current) if current else None
     row = None
     if phase is not None:
-        row = {"id": current, "name": phase.get("name"), "status": phase.get("status") or "pending",
-               "tasks": plans_rules.task_counts(phase)}
+        row = {
+            "id": current,
+            "name": phase.get("name"),
+            "status": phase.get("status") or "pending",
+            "tasks": plans_rules.task_counts(phase),
+        }
     signals = sorted(overview["signals"], key=lambda s: -(s.get("current_strength") or 0))
     return {
         "goal": overview["goal"],
@@ -74,8 +75,10 @@ def snapshot() -> dict:
         "phase": row,
         "progress": overview["progress"],
         "build": _build(colony, plan, phase),
-        "signals": [{"type": s.get("type"), "content": s.get("content"),
-                     "current_strength": s.get("current_strength")} for s in signals[:SIGNALS_KEPT]],
+        "signals": [
+            {"type": s.get("type"), "content": s.get("content"), "current_strength": s.get("current_strength")}
+            for s in signals[:SIGNALS_KEPT]
+        ],
         "open_errors": {"count": overview["errors"]["open_count"], "newest": overview["errors"]["open"]},
         "recent_events": overview["events"],
         "next": overview["next"],
@@ -94,9 +97,11 @@ def render(snap: dict) -> list:
     phase = snap.get("phase")
     if phase:
         tasks = phase.get("tasks") or {}
-        where += (f" · phase {phase['id']} of {progress.get('phases_total', '?')}: "
-                  f"{one_line(phase.get('name'), 60)} — {phase.get('status')}, "
-                  f"{tasks.get('completed', 0)}/{tasks.get('total', 0)} tasks")
+        where += (
+            f" · phase {phase['id']} of {progress.get('phases_total', '?')}: "
+            f"{one_line(phase.get('name'), 60)} — {phase.get('status')}, "
+            f"{tasks.get('completed', 0)}/{tasks.get('total', 0)} tasks"
+        )
     elif progress.get("phases_total"):
         where += f" · {progress.get('phases_completed', 0)}/{progress['phases_total']} phases completed"
     else:
@@ -107,15 +112,16 @@ def render(snap: dict) -> list:
         workers = ", ".join(f"{n} {s}" for s, n in sorted(build["workers"].items())) or "none spawned yet"
         shown = build["open_tasks"][:TASK_IDS_SHOWN]
         more = f" (+{len(build['open_tasks']) - len(shown)} more)" if len(build["open_tasks"]) > len(shown) else ""
-        lines.append(f"Build running: phase {build['phase']} · {build['waves']} waves · workers: {workers}"
-                     f" · open tasks: {', '.join(shown) or 'none'}{more}")
+        lines.append(
+            f"Build running: phase {build['phase']} · {build['waves']} waves · workers: {workers}"
+            f" · open tasks: {', '.join(shown) or 'none'}{more}"
+        )
     signals = snap.get("signals") or []
     lines.append("Signals:" + ("" if signals else " none active"))
     for s in signals:
         strength = s.get("current_strength")
         shown = f"{strength:.2f}" if isinstance(strength, (int, float)) else "?"
-        lines.append(f"  {str(s.get('type')):<9} {shown:<5} "
-                     f"{one_line(s.get('content'), 120)}")
+        lines.append(f"  {str(s.get('type')):<9} {shown:<5} {one_line(s.get('content'), 120)}")
     errors = snap.get("open_errors") or {}
     if errors.get("count"):
         lines.append(f"Open errors ({errors['count']}):")
@@ -126,8 +132,10 @@ def render(snap: dict) -> list:
     if recent:
         lines.append("Recent events:")
         for e in reversed(recent):
-            lines.append(f"  {str(e.get('timestamp') or '')[5:16].replace('T', ' ')}  "
-                         f"{one_line(e.get('type'), 22):<20} {one_line(e.get('content'), 90)}")
+            lines.append(
+                f"  {str(e.get('timestamp') or '')[5:16].replace('T', ' ')}  "
+                f"{one_line(e.get('type'), 22):<20} {one_line(e.get('content'), 90)}"
+            )
     return lines
 
 
@@ -147,8 +155,7 @@ def _save_handoff(files, note):
     handoff = files["handoff"]
     handoff.update(paused_at=now, resumed_at=None, session_id=session, note=note, snapshot=snap)
     where = f"phase {snap['current_phase']}" if snap["current_phase"] else "before the first build"
-    events.append(files["events"], "colony_paused", "queen",
-                  f"Colony paused {where} ({snap['state']})")
+    events.append(files["events"], "colony_paused", "queen", f"Colony paused {where} ({snap['state']})")
     return now, session, snap
 
 
@@ -169,10 +176,8 @@ def pause(note: str | None = None) -> dict:
     if note:
         text += ["Note for the next session:", *("  " + line for line in note.splitlines())]
     text += _next_lines(snap["next"])
-    text += ["", f"Handoff saved: {path}",
-             "In a new session (also after /clear or compaction): /ant:resume-colony"]
-    return {"paused_at": paused_at, "session_id": session, "note": note, "snapshot": snap,
-            "file": path, "text": "\n".join(text)}
+    text += ["", f"Handoff saved: {path}", "In a new session (also after /clear or compaction): /ant:resume-colony"]
+    return {"paused_at": paused_at, "session_id": session, "note": note, "snapshot": snap, "file": path, "text": "\n".join(text)}
 
 
 # ---------------------------------------------------------------- colony-resume
@@ -180,14 +185,19 @@ def pause(note: str | None = None) -> dict:
 
 def _changes(before: dict, now: dict) -> list:
     """What moved between the handoff and now, as {field, before, now}."""
+
     def pick(snap):  # the saved snapshot is the past's record: read it without trusting its shape
         snap = snap if isinstance(snap, dict) else {}
         phase = snap.get("phase") if isinstance(snap.get("phase"), dict) else {}
         progress = snap.get("progress") if isinstance(snap.get("progress"), dict) else {}
-        return {"state": snap.get("state"), "mode": snap.get("mode"),
-                "current_phase": snap.get("current_phase"), "phase_status": phase.get("status"),
-                "phases_completed": progress.get("phases_completed"),
-                "tasks_completed": progress.get("tasks_completed")}
+        return {
+            "state": snap.get("state"),
+            "mode": snap.get("mode"),
+            "current_phase": snap.get("current_phase"),
+            "phase_status": phase.get("status"),
+            "phases_completed": progress.get("phases_completed"),
+            "tasks_completed": progress.get("tasks_completed"),
+        }
 
     old, new = pick(before), pick(now)
     return [{"field": key, "before": old[key], "now": new[key]} for key in old if old[key] != new[key]]
@@ -198,8 +208,7 @@ def _mark_resumed(files, paused_at):
     """Stamp the handoff (paused at PAUSED_AT) resumed and record the event."""
     stamp = clock.iso()
     files["handoff"]["resumed_at"] = stamp
-    events.append(files["events"], "colony_resumed", "queen",
-                  f"Colony resumed (paused {paused_at})")
+    events.append(files["events"], "colony_resumed", "queen", f"Colony resumed (paused {paused_at})")
     return stamp
 
 
@@ -231,8 +240,7 @@ def resume() -> dict:
     if paused and handoff.get("note"):
         text += ["Note left at the pause:", *("  " + line for line in handoff["note"].splitlines())]
     if changes:
-        text.append("Since the pause: " + "; ".join(
-            f"{c['field'].replace('_', ' ')} {c['before']} → {c['now']}" for c in changes))
+        text.append("Since the pause: " + "; ".join(f"{c['field'].replace('_', ' ')} {c['before']} → {c['now']}" for c in changes))
     elif paused:
         text.append("Since the pause: nothing changed.")
     text += _next_lines(now_snap["next"])

@@ -21,21 +21,23 @@ def _refusal(rec: dict | None, ref: str, tool_input: dict, tool_use_id: str | No
     """Why this Agent call may not run the spawn `ref` (None: it may)."""
     local = ref.split("/", 1)[1]
     if rec is None:
-        return (f"Aether handed out no spawn {ref} (its record is gone): don't send it; `aether next` says "
-                f"what to spawn now.")
+        return f"Aether handed out no spawn {ref} (its record is gone): don't send it; `aether next` says what to spawn now."
     run = ledger.run_of(data, rec["scope"])
     if run is None or run.get("done"):
         why = (run or {}).get("ended") or "ended"
-        return (f"{local} belongs to run {rec['scope']}, which has ended ({why}): don't send it; `aether next` "
-                f"says what comes now.")
+        return f"{local} belongs to run {rec['scope']}, which has ended ({why}): don't send it; `aether next` says what comes now."
     if rec["status"] in ("recorded", "returned"):
-        return (f"{local} has answered already ({one_line(rec.get('outcome') or 'its answer is kept', 160)}): "
-                f"don't send it again; the next action came with its result (`aether next` repeats it).")
+        return (
+            f"{local} has answered already ({one_line(rec.get('outcome') or 'its answer is kept', 160)}): "
+            f"don't send it again; the next action came with its result (`aether next` repeats it)."
+        )
     if ledger.in_flight(rec) and rec.get("tool_use_id") != tool_use_id:
         return f"{local} is running already: wait for its answer; don't send it twice."
     if tool_input.get("subagent_type") != rec["subagent_type"]:
-        return (f"{local} runs as {rec['subagent_type']}: send it again with subagent_type "
-                f"\"{rec['subagent_type']}\" and the prompt as Aether gave it.")
+        return (
+            f"{local} runs as {rec['subagent_type']}: send it again with subagent_type "
+            f'"{rec["subagent_type"]}" and the prompt as Aether gave it.'
+        )
     return None
 
 
@@ -48,8 +50,14 @@ def launch(data, ref: str, tool_input: dict, tool_use_id: str | None, session_id
     if why:
         return why, None
     assert rec is not None  # _refusal refuses a spawn without a record
-    rec.update(status="launched", launched_at=clock.iso(), tool_use_id=tool_use_id, agent_id=None,
-               session_id=session_id if isinstance(session_id, str) else None, **ledger.launcher())
+    rec.update(
+        status="launched",
+        launched_at=clock.iso(),
+        tool_use_id=tool_use_id,
+        agent_id=None,
+        session_id=session_id if isinstance(session_id, str) else None,
+        **ledger.launcher(),
+    )
     return None, dict(rec)
 
 
@@ -63,15 +71,16 @@ def _stray(tool_input: dict) -> str | None:
     data = store.read("spawns")
     for rec in reversed(data["spawns"]):
         if rec.get("local") == words[0] and rec["status"] == "dispatched" and ledger.live(data, rec["scope"]):
-            return (f"{rec['local']} is a spawn Aether handed out: send it with exactly the prompt Aether gave — "
-                    f"{ledger.prompt_for(rec['ref'], rec['local'])!r} — and subagent_type \"{rec['subagent_type']}\"; "
-                    f"the prompt must name its brief.")
+            return (
+                f"{rec['local']} is a spawn Aether handed out: send it with exactly the prompt Aether gave — "
+                f'{ledger.prompt_for(rec["ref"], rec["local"])!r} — and subagent_type "{rec["subagent_type"]}"; '
+                f"the prompt must name its brief."
+            )
     return None
 
 
 def _deny(reason: str) -> dict:
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                   "permissionDecisionReason": reason}}
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}}
 
 
 def pre_hook(payload: dict) -> dict | None:
@@ -89,16 +98,19 @@ def pre_hook(payload: dict) -> dict | None:
             return None  # another agent reading a brief: not a spawn of ours
     brief = ledger.read_brief(ref)
     if brief is None:
-        return _deny(f"the brief of {ref} is missing: don't send it; `aether next` writes it again and "
-                     f"hands the spawn out.")
+        return _deny(f"the brief of {ref} is missing: don't send it; `aether next` writes it again and hands the spawn out.")
     why, rec = launch(ref, tool_input, payload.get("tool_use_id"), payload.get("session_id"))
     if why:
         return _deny(why)
     assert rec is not None  # launch returns its record when it gives no reason
-    updated = {**tool_input, "prompt": brief, "subagent_type": rec["subagent_type"],
-               "description": rec["description"], "run_in_background": False}
+    updated = {
+        **tool_input,
+        "prompt": brief,
+        "subagent_type": rec["subagent_type"],
+        "description": rec["description"],
+        "run_in_background": False,
+    }
     updated.pop("model", None)
     if rec.get("model"):
         updated["model"] = rec["model"]
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
-                                   "updatedInput": updated}}
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": updated}}

@@ -37,8 +37,7 @@ def plan_run(guidance: str | None, force: bool = False, accept: bool = False) ->
     if accept and (loop is None or loop["status"] != "awaiting_user"):
         raise state_error("nothing_to_accept", "no plan loop waits for your answer: run /ant:plan to plan")
     if run is None or run.get("done"):
-        return dispatch.new_run("plan", guidance=guidance, force=force, refusals=0, scouts=[], research=None,
-                                loop_id=None, loaded=None)
+        return dispatch.new_run("plan", guidance=guidance, force=force, refusals=0, scouts=[], research=None, loop_id=None, loaded=None)
     if accept:
         loops.feedback_store(run["loop_id"], guidance or "Accepted as it is.", "user")
         run["accepted"] = True
@@ -66,17 +65,28 @@ def _view(run: dict) -> dict:
     if loop is not None:
         number = len(loop["iterations"]) + 1
         entry = next((e for e in store.read("drafts")["loops"] if e.get("loop_id") == loop["id"]), None)
-        view_loop = {"status": loop["status"],
-                     "draft": any(d.get("iteration") == number for d in (entry or {}).get("drafts", [])),
-                     "critic": any(f["kind"] == "critic" and f.get("iteration") == number for f in loop["feedback"])}
+        view_loop = {
+            "status": loop["status"],
+            "draft": any(d.get("iteration") == number for d in (entry or {}).get("drafts", [])),
+            "critic": any(f["kind"] == "critic" and f.get("iteration") == number for f in loop["feedback"]),
+        }
     spawned = ledger.of_scope(store.read("spawns"), run["scope"])
     scouts = [s for s in spawned if s["kind"] == "scout"]
     research_view = None
     if run.get("research") is not None:
-        research_view = {"tasks": run["research"].get("tasks", []), "collected": run["research"].get("collected"),
-                         "recorded": bool(scouts) and all(s["status"] == "recorded" for s in scouts)}
-    return {"started": bool(run.get("started_text")), "research": research_view, "loop": view_loop,
-            "refusals": run.get("refusals", 0), "accepted": bool(run.get("accepted")), "loaded": bool(run.get("loaded"))}
+        research_view = {
+            "tasks": run["research"].get("tasks", []),
+            "collected": run["research"].get("collected"),
+            "recorded": bool(scouts) and all(s["status"] == "recorded" for s in scouts),
+        }
+    return {
+        "started": bool(run.get("started_text")),
+        "research": research_view,
+        "loop": view_loop,
+        "refusals": run.get("refusals", 0),
+        "accepted": bool(run.get("accepted")),
+        "loaded": bool(run.get("loaded")),
+    }
 
 
 # ---------------------------------------------------------------- helper steps
@@ -87,8 +97,11 @@ def _research_plan(run: dict) -> None:
     try:
         listed = research.parse_list(guidance) if guidance.strip() else []
         out = research.plan(guidance, "list") if listed else research.plan(None, "goal")
-        run["research"] = {"tasks": [t["id"] for t in out["tasks"]], "briefs": {t["id"]: t["text"] for t in out["tasks"]},
-                           "collected": False}
+        run["research"] = {
+            "tasks": [t["id"] for t in out["tasks"]],
+            "briefs": {t["id"]: t["text"] for t in out["tasks"]},
+            "collected": False,
+        }
     except AetherError as exc:
         if exc.code != "no_research_items":
             raise
@@ -96,8 +109,7 @@ def _research_plan(run: dict) -> None:
 
 
 def _research_collect(run: dict) -> None:
-    answers = [ledger.read_answer(s["ref"]) or "" for s in ledger.of_scope(store.read("spawns"), run["scope"])
-               if s["kind"] == "scout"]
+    answers = [ledger.read_answer(s["ref"]) or "" for s in ledger.of_scope(store.read("spawns"), run["scope"]) if s["kind"] == "scout"]
     out = research.collect("\n\n".join(answers))
     run["research"].update(collected=True, text=out["text"])
 
@@ -173,20 +185,22 @@ def _queen_action(run: dict, step: dict) -> dict:
     if do == "spawn_scouts":
         briefs = run["research"]["briefs"]
         done = {sp["local"] for sp in ledger.of_scope(store.read("spawns"), run["scope"]) if sp["status"] == "recorded"}
-        return dispatch.dispatch(run, [(f"scout-{tid}", "scout", "ant:scout", briefs[tid]) for tid in run["research"]["tasks"]
-                                       if f"scout-{tid}" not in done])
+        return dispatch.dispatch(
+            run, [(f"scout-{tid}", "scout", "ant:scout", briefs[tid]) for tid in run["research"]["tasks"] if f"scout-{tid}" not in done]
+        )
     if do == "spawn_planner":
         return dispatch.dispatch(run, [(_local(run, "planner"), "planner", "ant:route-setter", _planner_brief(run))])
     if do == "spawn_critic":
         return dispatch.dispatch(run, [(_local(run, "critic"), "critic", "ant:watcher", _critic_brief(run))])
     if do == "ask":
-        answer = ("Answer with /ant:plan <your guidance> for another round, or take the latest draft as it is "
-                  "with /ant:plan --accept.")
-        return {"action": "ask", "command": "/ant:plan <your guidance>",
-                "text": critique_view.present(run["loop_id"], answer=answer)["text"]}
+        answer = "Answer with /ant:plan <your guidance> for another round, or take the latest draft as it is with /ant:plan --accept."
+        return {
+            "action": "ask",
+            "command": "/ant:plan <your guidance>",
+            "text": critique_view.present(run["loop_id"], answer=answer)["text"],
+        }
     if do == "stop":
-        return _stop(run, f"the plan loop stopped: {run.get('refused') or 'answers were refused twice'}; "
-                          f"run /ant:plan again", "/ant:plan")
+        return _stop(run, f"the plan loop stopped: {run.get('refused') or 'answers were refused twice'}; run /ant:plan again", "/ant:plan")
     return _done(run)
 
 
@@ -198,8 +212,11 @@ def _stop(run: dict, text: str, command: str | None) -> dict:
 
 def _done(run: dict) -> dict:
     if run.get("blocked"):
-        return {"action": "ask", "command": "/ant:plan --force",
-                "text": f"{run['blocked']}\nReplace it with /ant:plan --force (completed phases are kept by id)."}
+        return {
+            "action": "ask",
+            "command": "/ant:plan --force",
+            "text": f"{run['blocked']}\nReplace it with /ant:plan --force (completed phases are kept by id).",
+        }
     run["done"] = True
     dispatch.save_run(run)
     loaded = run.get("loaded") or {}

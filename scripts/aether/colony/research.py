@@ -28,8 +28,211 @@ MAX_INPUT = 200_000  # characters of the list or findings
 BRIEF_WORDS = 1500
 SOURCES = ("list", "goal", "colonize")
 # Words that make a clause a research requirement (lower case; see `names_topic`).
-TECHNOLOGIES = frozenset(["python", "django", "flask", "fastapi", "pydantic", "sqlalchemy", "celery", "pytest", "javascript", "typescript", "node", "nodejs", "deno", "bun", "react", "vue", "angular", "svelte", "nextjs", "nuxt", "express", "nestjs", "jest", "vitest", "playwright", "cypress", "tailwind", "webpack", "vite", "postgres", "postgresql", "mysql", "mariadb", "sqlite", "mongodb", "redis", "elasticsearch", "opensearch", "dynamodb", "cassandra", "kafka", "rabbitmq", "nats", "graphql", "grpc", "rest", "openapi", "swagger", "websocket", "websockets", "docker", "kubernetes", "helm", "terraform", "ansible", "aws", "gcp", "azure", "lambda", "s3", "cloudflare", "vercel", "heroku", "nginx", "rust", "cargo", "tokio", "go", "golang", "java", "spring", "kotlin", "swift", "swiftui", "android", "ios", "flutter", "dart", "ruby", "rails", "php", "laravel", "symfony", "dotnet", "csharp", "elixir", "phoenix", "erlang", "haskell", "scala", "clojure", "c++", "cpp", "cmake", "bash", "shell", "powershell", "jwt", "oauth", "oauth2", "oidc", "saml", "stripe", "twilio", "sendgrid", "firebase", "supabase", "prisma", "drizzle", "htmx", "wasm", "webassembly", "llm", "openai"])  # noqa: E501
-CONCERNS = frozenset(["authentication", "authorization", "auth", "login", "security", "encryption", "secrets", "performance", "latency", "scalability", "scaling", "caching", "cache", "concurrency", "async", "asynchronous", "parallelism", "testing", "tests", "tdd", "coverage", "deployment", "deploy", "ci", "cd", "pipeline", "logging", "monitoring", "observability", "tracing", "metrics", "migration", "migrations", "database", "schema", "api", "apis", "accessibility", "a11y", "i18n", "localization", "internationalization", "payments", "billing", "search", "indexing", "validation", "errors", "error-handling", "retries", "offline", "sync", "synchronization", "realtime", "real-time", "queue", "queues", "jobs", "scheduling", "backup", "backups", "privacy", "gdpr", "compliance", "state-management", "state", "pagination", "upload", "uploads", "storage", "streaming", "notifications", "email", "rate-limiting", "throttling", "versioning", "packaging", "distribution", "cli", "gui", "ui", "ux", "architecture"])  # noqa: E501
+TECHNOLOGIES = frozenset(
+    [
+        "python",
+        "django",
+        "flask",
+        "fastapi",
+        "pydantic",
+        "sqlalchemy",
+        "celery",
+        "pytest",
+        "javascript",
+        "typescript",
+        "node",
+        "nodejs",
+        "deno",
+        "bun",
+        "react",
+        "vue",
+        "angular",
+        "svelte",
+        "nextjs",
+        "nuxt",
+        "express",
+        "nestjs",
+        "jest",
+        "vitest",
+        "playwright",
+        "cypress",
+        "tailwind",
+        "webpack",
+        "vite",
+        "postgres",
+        "postgresql",
+        "mysql",
+        "mariadb",
+        "sqlite",
+        "mongodb",
+        "redis",
+        "elasticsearch",
+        "opensearch",
+        "dynamodb",
+        "cassandra",
+        "kafka",
+        "rabbitmq",
+        "nats",
+        "graphql",
+        "grpc",
+        "rest",
+        "openapi",
+        "swagger",
+        "websocket",
+        "websockets",
+        "docker",
+        "kubernetes",
+        "helm",
+        "terraform",
+        "ansible",
+        "aws",
+        "gcp",
+        "azure",
+        "lambda",
+        "s3",
+        "cloudflare",
+        "vercel",
+        "heroku",
+        "nginx",
+        "rust",
+        "cargo",
+        "tokio",
+        "go",
+        "golang",
+        "java",
+        "spring",
+        "kotlin",
+        "swift",
+        "swiftui",
+        "android",
+        "ios",
+        "flutter",
+        "dart",
+        "ruby",
+        "rails",
+        "php",
+        "laravel",
+        "symfony",
+        "dotnet",
+        "csharp",
+        "elixir",
+        "phoenix",
+        "erlang",
+        "haskell",
+        "scala",
+        "clojure",
+        "c++",
+        "cpp",
+        "cmake",
+        "bash",
+        "shell",
+        "powershell",
+        "jwt",
+        "oauth",
+        "oauth2",
+        "oidc",
+        "saml",
+        "stripe",
+        "twilio",
+        "sendgrid",
+        "firebase",
+        "supabase",
+        "prisma",
+        "drizzle",
+        "htmx",
+        "wasm",
+        "webassembly",
+        "llm",
+        "openai",
+    ]
+)  # noqa: E501
+CONCERNS = frozenset(
+    [
+        "authentication",
+        "authorization",
+        "auth",
+        "login",
+        "security",
+        "encryption",
+        "secrets",
+        "performance",
+        "latency",
+        "scalability",
+        "scaling",
+        "caching",
+        "cache",
+        "concurrency",
+        "async",
+        "asynchronous",
+        "parallelism",
+        "testing",
+        "tests",
+        "tdd",
+        "coverage",
+        "deployment",
+        "deploy",
+        "ci",
+        "cd",
+        "pipeline",
+        "logging",
+        "monitoring",
+        "observability",
+        "tracing",
+        "metrics",
+        "migration",
+        "migrations",
+        "database",
+        "schema",
+        "api",
+        "apis",
+        "accessibility",
+        "a11y",
+        "i18n",
+        "localization",
+        "internationalization",
+        "payments",
+        "billing",
+        "search",
+        "indexing",
+        "validation",
+        "errors",
+        "error-handling",
+        "retries",
+        "offline",
+        "sync",
+        "synchronization",
+        "realtime",
+        "real-time",
+        "queue",
+        "queues",
+        "jobs",
+        "scheduling",
+        "backup",
+        "backups",
+        "privacy",
+        "gdpr",
+        "compliance",
+        "state-management",
+        "state",
+        "pagination",
+        "upload",
+        "uploads",
+        "storage",
+        "streaming",
+        "notifications",
+        "email",
+        "rate-limiting",
+        "throttling",
+        "versioning",
+        "packaging",
+        "distribution",
+        "cli",
+        "gui",
+        "ui",
+        "ux",
+        "architecture",
+    ]
+)  # noqa: E501
 
 
 # ---------------------------------------------------------------- reading requirements
@@ -68,7 +271,7 @@ def _item(line: str):
         marker = 1
     else:
         digits = len(body) - len(body.lstrip("0123456789"))
-        if not 1 <= digits <= 3 or body[digits:digits + 1] not in (".", ")") or not body[digits:digits + 1]:
+        if not 1 <= digits <= 3 or body[digits : digits + 1] not in (".", ")") or not body[digits : digits + 1]:
             return None
         marker = digits + 1
     after = body[marker:]
@@ -95,7 +298,7 @@ def _section(lines: list) -> list:
         if found and "research" in found[1].lower():
             level = found[0]
             body = []
-            for rest in lines[i + 1:]:
+            for rest in lines[i + 1 :]:
                 nxt = _heading(rest)
                 if nxt and (nxt[0] <= level or level == 7):
                     break
@@ -171,9 +374,14 @@ def names_topic(clause: str) -> list:
     for word in re.findall(r"[A-Za-z][A-Za-z0-9.+#-]*[A-Za-z0-9+#]|[A-Za-z]", clause):
         low = word.lower().strip(".")
         plain = low.replace(".", "")
-        if (low in TECHNOLOGIES or plain in TECHNOLOGIES or low in CONCERNS  # noqa: SIM102
-                or re.search(r"[a-z][A-Z]", word) or re.search(r"[A-Za-z]\d|\d[A-Za-z]", word)
-                or low.endswith(".js")):
+        if (  # noqa: SIM102
+            low in TECHNOLOGIES
+            or plain in TECHNOLOGIES
+            or low in CONCERNS
+            or re.search(r"[a-z][A-Z]", word)
+            or re.search(r"[A-Za-z]\d|\d[A-Za-z]", word)
+            or low.endswith(".js")
+        ):
             if word not in found:
                 found.append(word)
     return found
@@ -247,21 +455,24 @@ def _rel(path: str) -> str:
 
 
 def _brief(task: dict, count: int, goal: str | None, signals: str) -> str:
-    lines = ["--- RESEARCH TASK ---",
-             f"You are scout {task['id']} of {count}, researching before the colony plans"
-             + (f" (goal: {goal})" if goal else "") + ".",
-             f"Research: {task['requirement']}"]
+    lines = [
+        "--- RESEARCH TASK ---",
+        f"You are scout {task['id']} of {count}, researching before the colony plans" + (f" (goal: {goal})" if goal else "") + ".",
+        f"Research: {task['requirement']}",
+    ]
     if task["details"]:
         lines.append("Details:")
         lines += [f"  - {d}" for d in task["details"]]
-    lines += [f"Write your findings as a markdown brief to: {task['brief_path']}",
-              "  (create the folder if needed; replace the file if it exists; write nothing else and change no project file)",
-              f"The brief (at most ~{BRIEF_WORDS} words): key findings and recommended practices, pitfalls, versions "
-              "that matter, and sources — what a planner needs to decide.",
-              signals,
-              "Answer with a one-line summary, and the path on the last line exactly like this:",
-              f"BRIEF: {task['brief_path']}",
-              "--- END RESEARCH TASK ---"]
+    lines += [
+        f"Write your findings as a markdown brief to: {task['brief_path']}",
+        "  (create the folder if needed; replace the file if it exists; write nothing else and change no project file)",
+        f"The brief (at most ~{BRIEF_WORDS} words): key findings and recommended practices, pitfalls, versions "
+        "that matter, and sources — what a planner needs to decide.",
+        signals,
+        "Answer with a one-line summary, and the path on the last line exactly like this:",
+        f"BRIEF: {task['brief_path']}",
+        "--- END RESEARCH TASK ---",
+    ]
     return "\n".join(lines)
 
 
@@ -272,12 +483,22 @@ def _brief(task: dict, count: int, goal: str | None, signals: str) -> str:
 def _store_plan(files, session, source, goal, tasks):
     """Add a research plan of TASKS (newest MAX_PLANS kept) and record the event."""
     data = files["research"]
-    entry = {"id": clock.new_id("research", {p.get("id") for p in data["plans"]}), "session_id": session,
-             "source": source, "goal": goal, "created_at": clock.iso(), "tasks": tasks}
+    entry = {
+        "id": clock.new_id("research", {p.get("id") for p in data["plans"]}),
+        "session_id": session,
+        "source": source,
+        "goal": goal,
+        "created_at": clock.iso(),
+        "tasks": tasks,
+    }
     data["plans"].append(entry)
     del data["plans"][:-MAX_PLANS]
-    events.append(files["events"], "research_planned", "queen",
-                  f"{len(tasks)} research task(s) from the {source}: " + "; ".join(t["slug"] for t in tasks)[:500])
+    events.append(
+        files["events"],
+        "research_planned",
+        "queen",
+        f"{len(tasks)} research task(s) from the {source}: " + "; ".join(t["slug"] for t in tasks)[:500],
+    )
     return entry
 
 
@@ -296,20 +517,28 @@ def plan(text: str | None, source: str | None) -> dict:
             raise input_error("usage_error", "--from goal reads the colony's goal; give no file")
         text = goal or ""
     elif text is None:
-        raise input_error("usage_error", "give the research list (a file or `-`), or --from goal"
-                          if source == "list" else "give the colonizer's findings (a file or `-`) with --from colonize")
+        raise input_error(
+            "usage_error",
+            "give the research list (a file or `-`), or --from goal"
+            if source == "list"
+            else "give the colonizer's findings (a file or `-`) with --from colonize",
+        )
     inputs.check_size(text, MAX_INPUT, "the input")
     found = parse_list(text) if source == "list" else derive(text)
     warnings = []
     if not found:
-        hint = ("write one requirement per line as `- …`, `1. …` or a `### …` heading, or derive them with "
-                "`--from goal`" if source == "list" else
-                "no clause names a technology or concern; give /ant:plan a list of what to research instead")
+        hint = (
+            "write one requirement per line as `- …`, `1. …` or a `### …` heading, or derive them with `--from goal`"
+            if source == "list"
+            else "no clause names a technology or concern; give /ant:plan a list of what to research instead"
+        )
         raise input_error("no_research_items", f"no research requirement found: {hint}")
     if len(found) > MAX_TASKS:
         if source == "list":
-            raise input_error("too_many_items", f"the list has {len(found)} requirements; at most {MAX_TASKS} scouts "
-                                                f"run in one message — merge or drop some")
+            raise input_error(
+                "too_many_items",
+                f"the list has {len(found)} requirements; at most {MAX_TASKS} scouts run in one message — merge or drop some",
+            )
         warnings.append(f"{len(found)} requirements derived; the first {MAX_TASKS} become scout tasks")
         found = found[:MAX_TASKS]
 
@@ -318,22 +547,43 @@ def plan(text: str | None, source: str | None) -> dict:
     tasks = []
     for n, item in enumerate(found, start=1):
         name = slug(item["requirement"], taken)
-        tasks.append({"id": f"r{n}", "requirement": item["requirement"], "details": item["details"], "slug": name,
-                      "brief_path": _rel(os.path.join(folder, f"{name}.md")), "status": "pending", "path": None})
+        tasks.append(
+            {
+                "id": f"r{n}",
+                "requirement": item["requirement"],
+                "details": item["details"],
+                "slug": name,
+                "brief_path": _rel(os.path.join(folder, f"{name}.md")),
+                "status": "pending",
+                "path": None,
+            }
+        )
     signals = pheromones.render("scout")["text"]
 
     entry = _store_plan(colony.get("session_id"), source, goal, tasks)
-    out_tasks = [{**{k: t[k] for k in ("id", "requirement", "details", "slug", "brief_path")},
-                  "caste": "scout", "subagent_type": "ant:scout", "text": _brief(t, len(tasks), goal, signals)}
-                 for t in entry["tasks"]]
+    out_tasks = [
+        {
+            **{k: t[k] for k in ("id", "requirement", "details", "slug", "brief_path")},
+            "caste": "scout",
+            "subagent_type": "ant:scout",
+            "text": _brief(t, len(tasks), goal, signals),
+        }
+        for t in entry["tasks"]
+    ]
     lines = [f"Research: {len(tasks)} scout(s) — spawn them all in ONE message (subagent_type ant:scout):"]
     lines += [f"  {t['id']} {t['requirement']} → {t['brief_path']}" for t in out_tasks]
     lines += [f"  warning: {w}" for w in warnings]
     lines.append("Then pass their answers to `aether research-collect -`.")  # by hand
-    return {"id": entry["id"], "source": source, "count": len(out_tasks), "tasks": out_tasks, "warnings": warnings,
-            "research_dir": _rel(folder),
-            "next": {"command": "aether research-collect -", "reason": "record the brief paths the scouts return"},
-            "text": "\n".join(lines)}
+    return {
+        "id": entry["id"],
+        "source": source,
+        "count": len(out_tasks),
+        "tasks": out_tasks,
+        "warnings": warnings,
+        "research_dir": _rel(folder),
+        "next": {"command": "aether research-collect -", "reason": "record the brief paths the scouts return"},
+        "text": "\n".join(lines),
+    }
 
 
 # ---------------------------------------------------------------- research-collect
@@ -362,7 +612,7 @@ def _md_paths(text: str) -> list:
             at = run.rfind(".md", 1, end)  # at least one character before `.md`
             if at < 0:
                 break
-            nxt = run[at + 3: at + 4]
+            nxt = run[at + 3 : at + 4]
             if not nxt or not (nxt.isalnum() or nxt == "_"):
                 path = run[: at + 3].rstrip(".,;:")
                 if path not in found:
@@ -466,10 +716,14 @@ def collect(text: str | None) -> dict:
             verdicts[task["id"]] = (rel, problem)
 
     entry = _record_briefs(colony.get("session_id"), seen["id"], verdicts, extras)
-    collected = [{"task": t["id"], "path": t["path"], "requirement": t["requirement"]}
-                 for t in entry["tasks"] if t["status"] == "collected"]
-    missing = [{"task": t["id"], "requirement": t["requirement"], "brief_path": t["brief_path"], "problem": t["problem"]}
-               for t in entry["tasks"] if t["status"] != "collected"]
+    collected = [
+        {"task": t["id"], "path": t["path"], "requirement": t["requirement"]} for t in entry["tasks"] if t["status"] == "collected"
+    ]
+    missing = [
+        {"task": t["id"], "requirement": t["requirement"], "brief_path": t["brief_path"], "problem": t["problem"]}
+        for t in entry["tasks"]
+        if t["status"] != "collected"
+    ]
     found_paths = [c["path"] for c in collected] + extras
     lines = ["RESEARCH BRIEFS (read these files; their contents are not pasted here)"]
     lines += [f"  - {c['path']} — {c['requirement']}" for c in collected]
@@ -480,5 +734,12 @@ def collect(text: str | None) -> dict:
         lines.append("Rejected: " + "; ".join(f"{r['path']} ({r['problem']})" for r in rejected))
     if missing:
         lines.append("Missing: " + "; ".join(f"{m['task']} ({m['requirement'][:60]}): {m['problem']}" for m in missing))
-    return {"plan_id": entry["id"], "paths": found_paths, "collected": collected, "missing": missing,
-            "rejected": rejected, "complete": not missing, "text": "\n".join(lines)}
+    return {
+        "plan_id": entry["id"],
+        "paths": found_paths,
+        "collected": collected,
+        "missing": missing,
+        "rejected": rejected,
+        "complete": not missing,
+        "text": "\n".join(lines),
+    }

@@ -47,19 +47,22 @@ def context() -> str | None:
             where += f"; the run is stopped: {autopilot.STOP_REASONS.get(stopped['why'], stopped['why'])}"
             command = stopped["command"]
         total = costs.run_spend(run["scope"])["total"]["tokens"]
-        return "\n".join([
-            f"Aether: the colony \"{goal}\" is mid-run — autopilot {run['scope']}, phases {rng['from']}–{rng['to']}; "
-            f"{where}. Spent {spend.fmt(total)} of its {spend.fmt(run['budget']['run'])}-token cap.",
-            f"To continue, run {command} — it goes on from the colony's state; answers already recorded are kept.",
-        ])
+        return "\n".join(
+            [
+                f'Aether: the colony "{goal}" is mid-run — autopilot {run["scope"]}, phases {rng["from"]}–{rng["to"]}; '
+                f"{where}. Spent {spend.fmt(total)} of its {spend.fmt(run['budget']['run'])}-token cap.",
+                f"To continue, run {command} — it goes on from the colony's state; answers already recorded are kept.",
+            ]
+        )
     if colony.get("state") == "EXECUTING":
         where, command = _build_line(colony)
-        return (f"Aether: the colony \"{goal}\" is mid-build — {where}.\n"
-                f"To continue, run {command} — it goes on from the colony's state; answers already recorded are kept.")
+        return (
+            f'Aether: the colony "{goal}" is mid-build — {where}.\n'
+            f"To continue, run {command} — it goes on from the colony's state; answers already recorded are kept."
+        )
     pending = next((r for r in reversed(data["runs"]) if not r.get("done")), None)
     if pending is not None and pending.get("command") in ("plan", "colonize"):
-        return (f"Aether: the colony \"{goal}\" is mid-{pending['command']}.\n"
-                f"To continue, run /ant:{pending['command']}.")
+        return f'Aether: the colony "{goal}" is mid-{pending["command"]}.\nTo continue, run /ant:{pending["command"]}.'
     return None
 
 

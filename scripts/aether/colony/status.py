@@ -53,8 +53,7 @@ def _phase_rows(plan: dict) -> list:
     rows = []
     for phase in plans_rules.phases(plan):
         counts = plans_rules.task_counts(phase)
-        rows.append({"id": phase.get("id"), "name": phase.get("name"),
-                     "status": phase.get("status") or "pending", "tasks": counts})
+        rows.append({"id": phase.get("id"), "name": phase.get("name"), "status": phase.get("status") or "pending", "tasks": counts})
     return rows
 
 
@@ -86,21 +85,32 @@ def status_view() -> dict:
     state, current = colony.get("state"), colony.get("current_phase") or 0
     block = pheromones.render(None)
     result = {
-        "initialized": True, "goal": colony.get("goal"), "state": state, "mode": colony.get("mode"),
+        "initialized": True,
+        "goal": colony.get("goal"),
+        "state": state,
+        "mode": colony.get("mode"),
         "current_phase": current,
-        "progress": {"phases_total": len(rows), "phases_completed": sum(1 for r in rows if r["status"] == "completed"),
-                     "tasks_total": sum(r["tasks"]["total"] for r in rows),
-                     "tasks_completed": sum(r["tasks"]["completed"] for r in rows)},
-        "phases": rows, "signals": block["signals"], "signals_text": block["text"],
+        "progress": {
+            "phases_total": len(rows),
+            "phases_completed": sum(1 for r in rows if r["status"] == "completed"),
+            "tasks_total": sum(r["tasks"]["total"] for r in rows),
+            "tasks_completed": sum(r["tasks"]["completed"] for r in rows),
+        },
+        "phases": rows,
+        "signals": block["signals"],
+        "signals_text": block["text"],
         "events": (store.read("events").get("events") or [])[-RECENT_EVENTS:],
-        "errors": {"open_count": len(open_errors), "open": open_errors[:OPEN_ERRORS_SHOWN],
-                   "flagged_patterns": [p for p in errors.get("flagged_patterns") or [] if isinstance(p, dict)]},
-        "spawn_tree": colony.get("spawn_tree"), "next": nxt,
+        "errors": {
+            "open_count": len(open_errors),
+            "open": open_errors[:OPEN_ERRORS_SHOWN],
+            "flagged_patterns": [p for p in errors.get("flagged_patterns") or [] if isinstance(p, dict)],
+        },
+        "spawn_tree": colony.get("spawn_tree"),
+        "next": nxt,
     }
     phase_now = plans_rules.find_phase(plan, current) if current else None
     result["retry_log"] = recovery.retry_log(current) if current else []
-    result["aborted"] = bool(current) and any(a.get("phase") == current for a in store.read("failures")["aborts"]
-                                              if isinstance(a, dict))
+    result["aborted"] = bool(current) and any(a.get("phase") == current for a in store.read("failures")["aborts"] if isinstance(a, dict))
     result["phase_status"] = (phase_now or {}).get("status")
     stuck = state == "READY" and phase_now is not None and phase_now.get("status") in ("failed", "in_progress")
     result["recovery"] = recovery.options(current, plan) if stuck else None
@@ -108,9 +118,11 @@ def status_view() -> dict:
     result.update(_autopilot_view(colony))
     if result["autopilot"] is not None:
         run = result["autopilot"]
-        result["next"] = {"slash": run["command"], "command": "aether run",
-                          "reason": "the autopilot run " + (f"stopped ({run['stopped']})" if run["stopped"]
-                                                            else "is under way")}
+        result["next"] = {
+            "slash": run["command"],
+            "command": "aether run",
+            "reason": "the autopilot run " + (f"stopped ({run['stopped']})" if run["stopped"] else "is under way"),
+        }
     frictions = recovery.friction_summary()
     result["frictions"] = {"total": frictions["total"], "recurring": frictions["recurring"], "recent": frictions["recent"]}
     return result
@@ -127,14 +139,17 @@ def render_status(view: dict, color: bool = False) -> str:
         progress = view["progress"]
         done = progress["phases_completed"]
         where = f"Phase {current}" if current else f"{len(rows)} phases planned"
-        lines.append(f"{where}  {bar(done, len(rows))} {done}/{len(rows)} phases · "
-                     f"{progress['tasks_completed']}/{progress['tasks_total']} tasks")
+        lines.append(
+            f"{where}  {bar(done, len(rows))} {done}/{len(rows)} phases · {progress['tasks_completed']}/{progress['tasks_total']} tasks"
+        )
         width = max(len(one_line(r["name"], 40)) for r in rows)
         for r in rows:
             mark = "▸" if r["id"] == current and state != "COMPLETED" else " "
             counts = r["tasks"]
-            lines.append(f" {mark}{_icon(r['status'], color)} {str(r['id']):>2} {one_line(r['name'], 40):<{width}}  "
-                         f"{r['status']:<11} {counts['completed']}/{counts['total']} tasks")
+            lines.append(
+                f" {mark}{_icon(r['status'], color)} {str(r['id']):>2} {one_line(r['name'], 40):<{width}}  "
+                f"{r['status']:<11} {counts['completed']}/{counts['total']} tasks"
+            )
     else:
         lines.append("No plan yet.")
     lines += ["", view["signals_text"]]
@@ -182,11 +197,13 @@ def _friction_lines(frictions: dict) -> list:
     if frictions["recurring"]:
         return ["", "RECURRING FRICTION"] + [
             f"  ×{g['count']} {one_line(g['root_cause'], 90) or '(no root cause)'} — tasks {', '.join(g['tasks'][:5])}"
-            for g in frictions["recurring"][:5]]
+            for g in frictions["recurring"][:5]
+        ]
     if frictions["recent"]:
         return ["", "RECENT FRICTION"] + [
             f"  {r['id']} task {r['task']}: {one_line(r['root_cause'], 80) or '-'} → {one_line(r['resolution'], 60) or '-'}"
-            for r in frictions["recent"]]
+            for r in frictions["recent"]
+        ]
     return []
 
 
@@ -209,8 +226,10 @@ def phase_view(which: str | None = None) -> dict:
         lines = [f"PHASES ({sum(1 for r in rows if r['status'] == 'completed')}/{len(rows)} completed)"]
         for r in rows:
             mark = "▸" if r["id"] == current else " "
-            lines.append(f" {mark}{_icon(r['status'], color)} {str(r['id']):>2} {one_line(r['name'], 50)} — "
-                         f"{r['status']}, {r['tasks']['completed']}/{r['tasks']['total']} tasks")
+            lines.append(
+                f" {mark}{_icon(r['status'], color)} {str(r['id']):>2} {one_line(r['name'], 50)} — "
+                f"{r['status']}, {r['tasks']['completed']}/{r['tasks']['total']} tasks"
+            )
         return {"phases": rows, "current_phase": current, "text": "\n".join(lines)}
     try:
         phase_id = int(which)
@@ -219,16 +238,21 @@ def phase_view(which: str | None = None) -> dict:
     phase = plans_rules.require_phase(plan, phase_id)
     status = phase.get("status") or "pending"
     counts = plans_rules.task_counts(phase)
-    lines = [f"Phase {phase_id}: {phase.get('name')} — {status}" + (" (current)" if phase_id == current else ""),
-             f"  {one_line(phase.get('description') or '', 300)}", "",
-             f"Tasks ({counts['completed']}/{counts['total']} completed)"]
+    lines = [
+        f"Phase {phase_id}: {phase.get('name')} — {status}" + (" (current)" if phase_id == current else ""),
+        f"  {one_line(phase.get('description') or '', 300)}",
+        "",
+        f"Tasks ({counts['completed']}/{counts['total']} completed)",
+    ]
     for task in phase.get("tasks") or []:
         if not isinstance(task, dict):
             continue
         tstatus = task.get("status") or "pending"
         deps = task.get("depends_on") or []
-        lines.append(f"  {_icon(tstatus, color)} {task.get('id')}  {one_line(task.get('description'), 100)}"
-                     + (f"  (after {', '.join(map(str, deps))})" if deps else ""))
+        lines.append(
+            f"  {_icon(tstatus, color)} {task.get('id')}  {one_line(task.get('description'), 100)}"
+            + (f"  (after {', '.join(map(str, deps))})" if deps else "")
+        )
     criteria = phase.get("success_criteria") or []
     if criteria:
         lines += ["", "Success criteria"] + [f"  • {one_line(c, 150)}" for c in criteria]
@@ -242,17 +266,27 @@ def _autopilot_view(colony: dict) -> dict:
     mine = costs.colony_spend(colony.get("session_id"), data)
     total = mine["total"]
     run = ledger.active_autopilot(store.read("spawns"))
-    out = {"autopilot": None, "spend": {"tokens": total["tokens"], "spawns": total["spawns"],
-                                        "duration_ms": total["duration_ms"], "unmetered": total["unmetered"],
-                                        "phases": {k: b["tokens"] for k, b in mine["phases"].items()},
-                                        "castes": {c: line["tokens"] for c, line in total["castes"].items()}}}
+    out = {
+        "autopilot": None,
+        "spend": {
+            "tokens": total["tokens"],
+            "spawns": total["spawns"],
+            "duration_ms": total["duration_ms"],
+            "unmetered": total["unmetered"],
+            "phases": {k: b["tokens"] for k, b in mine["phases"].items()},
+            "castes": {c: line["tokens"] for c, line in total["castes"].items()},
+        },
+    }
     if run is not None:
         stopped = run.get("stopped")
-        out["autopilot"] = {"scope": run["scope"], "range": run["range"],
-                            "spent": costs.run_spend(run["scope"], data)["total"]["tokens"],
-                            "caps": {k: run["budget"][k] for k in ("run", "phase")},
-                            "stopped": stopped["why"] if stopped else None,
-                            "command": stopped["command"] if stopped else "/ant:run"}
+        out["autopilot"] = {
+            "scope": run["scope"],
+            "range": run["range"],
+            "spent": costs.run_spend(run["scope"], data)["total"]["tokens"],
+            "caps": {k: run["budget"][k] for k in ("run", "phase")},
+            "stopped": stopped["why"] if stopped else None,
+            "command": stopped["command"] if stopped else "/ant:run",
+        }
     return out
 
 
@@ -260,14 +294,15 @@ def _autopilot_lines(view: dict) -> list:
     lines = []
     run, spent = view["autopilot"], view["spend"]
     if run is not None:
-        state = (f"stopped: {autopilot_rules.STOP_REASONS.get(run['stopped'], run['stopped'])}" if run["stopped"]
-                 else "running")
-        lines.append(f"AUTOPILOT  run {run['scope']} · phases {run['range']['from']}–{run['range']['to']} · {state} · "
-                     f"spent {spend.fmt(run['spent'])} of {spend.fmt(run['caps']['run'])}")
+        state = f"stopped: {autopilot_rules.STOP_REASONS.get(run['stopped'], run['stopped'])}" if run["stopped"] else "running"
+        lines.append(
+            f"AUTOPILOT  run {run['scope']} · phases {run['range']['from']}–{run['range']['to']} · {state} · "
+            f"spent {spend.fmt(run['spent'])} of {spend.fmt(run['caps']['run'])}"
+        )
         lines.append(f"  continue: {run['command']} · stop it from any terminal: aether run --stop")
     if spent["spawns"]:
-        per_caste = ", ".join(f"{c} {spend.fmt(tokens)}" for c, tokens in
-                              sorted(spent["castes"].items(), key=lambda kv: -kv[1]))
-        lines.append(f"SPEND  {spend.fmt(spent['tokens'])} tokens in {spent['spawns']} spawns "
-                     f"({spend.render_phases(spent['phases'])}) · {per_caste}")
+        per_caste = ", ".join(f"{c} {spend.fmt(tokens)}" for c, tokens in sorted(spent["castes"].items(), key=lambda kv: -kv[1]))
+        lines.append(
+            f"SPEND  {spend.fmt(spent['tokens'])} tokens in {spent['spawns']} spawns ({spend.render_phases(spent['phases'])}) · {per_caste}"
+        )
     return lines

@@ -65,9 +65,12 @@ def _venv_folders() -> list:
 
 
 def _venvs() -> list:
-    return [os.path.join(folder, name) for folder in _venv_folders() for name in sorted(os.listdir(folder))
-            if any(os.path.lexists(os.path.join(folder, name, m)) for m in VENV_MARKERS)
-            and not os.path.islink(os.path.join(folder, name))]
+    return [
+        os.path.join(folder, name)
+        for folder in _venv_folders()
+        for name in sorted(os.listdir(folder))
+        if any(os.path.lexists(os.path.join(folder, name, m)) for m in VENV_MARKERS) and not os.path.islink(os.path.join(folder, name))
+    ]
 
 
 def inventory(project: bool = False) -> dict:
@@ -80,8 +83,12 @@ def inventory(project: bool = False) -> dict:
         folder = os.path.join(paths.project_root(), ".aether")
         if os.path.isdir(folder) and not os.path.islink(folder):
             items.append({"path": folder, "what": "this project's colony state", "bytes": _size(folder)})
-    return {"remove": items, "kept": [{"path": p, "why": "not a file Aether writes"} for p in other],
-            "global_dir": home, "total_bytes": sum(i["bytes"] for i in items)}
+    return {
+        "remove": items,
+        "kept": [{"path": p, "why": "not a file Aether writes"} for p in other],
+        "global_dir": home,
+        "total_bytes": sum(i["bytes"] for i in items),
+    }
 
 
 def _remove(path: str) -> None:

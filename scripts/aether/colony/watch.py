@@ -37,15 +37,17 @@ def _running(tree, now: float) -> list:
             started = node.get("started_epoch")
             since = _elapsed(now - started) if isinstance(started, (int, float)) else "?"
             tasks = ", ".join(map(str, node.get("tasks") or []))
-            lines.append(f"  {node_id} {node.get('caste')} · wave {node.get('wave')} · {since}"
-                         + (f" · tasks {tasks}" if tasks else ""))
+            lines.append(f"  {node_id} {node.get('caste')} · wave {node.get('wave')} · {since}" + (f" · tasks {tasks}" if tasks else ""))
     return lines
 
 
 def _recent_failures() -> list:
     history = store.read("failures").get("history") or []
-    return [f"  {h.get('task')} ({h.get('worker')}): {h.get('action')} — {one_line(h.get('error') or '', 70)}"
-            for h in history[-RECENT_FAILURES:] if isinstance(h, dict)]
+    return [
+        f"  {h.get('task')} ({h.get('worker')}): {h.get('action')} — {one_line(h.get('error') or '', 70)}"
+        for h in history[-RECENT_FAILURES:]
+        if isinstance(h, dict)
+    ]
 
 
 def _recent_decisions() -> list:
@@ -60,8 +62,11 @@ def frame(width: int = 100, now: float | None = None) -> str:
     lines = [f"Aether — {paths.project_root()} — {time.strftime('%H:%M:%S', time.localtime(now))}", ""]
     lines += view["text"].splitlines()
     if view.get("initialized"):
-        for title, rows in (("RUNNING", _running(view.get("spawn_tree"), now)), ("RECENT FAILURES", _recent_failures()),
-                            ("RECENT DECISIONS", _recent_decisions())):
+        for title, rows in (
+            ("RUNNING", _running(view.get("spawn_tree"), now)),
+            ("RECENT FAILURES", _recent_failures()),
+            ("RECENT DECISIONS", _recent_decisions()),
+        ):
             if rows:
                 lines += ["", title] + rows
     width = max(MIN_WIDTH, width)

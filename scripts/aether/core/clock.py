@@ -29,10 +29,11 @@ def _pinned(raw: str) -> float:
         except (ValueError, OverflowError):
             value = None
     if value is None or not 0 <= value < MAX_PINNED:  # also false for NaN
-
-        raise input_error("invalid_environment",
-                          f"AETHER_NOW must be unix seconds or an ISO 8601 time between 1970 and "
-                          f"the year 9999, got {raw[:60]!r}; unset it to use the real clock")
+        raise input_error(
+            "invalid_environment",
+            f"AETHER_NOW must be unix seconds or an ISO 8601 time between 1970 and "
+            f"the year 9999, got {raw[:60]!r}; unset it to use the real clock",
+        )
     return value
 
 

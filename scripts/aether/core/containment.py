@@ -30,10 +30,8 @@ MAX_NAME = 255  # bytes of one path component, NAME_MAX
 PROTECTED_DIRS = (".git", ".aether")
 
 RULES = {
-    "path_outside_project": "every file Aether reads or writes stays inside the project (or "
-                            "the global folder), symbolic links followed",
-    "path_is_symlink": "Aether never writes through a symbolic link nor creates a folder "
-                       "below one",
+    "path_outside_project": "every file Aether reads or writes stays inside the project (or the global folder), symbolic links followed",
+    "path_is_symlink": "Aether never writes through a symbolic link nor creates a folder below one",
     "invalid_path": "a path must be text that can name a file",
     "path_protected": "files under .git/ and .aether/ are Aether's and git's, not a task's",
 }
@@ -42,8 +40,9 @@ RULES = {
 def refusal(code: str, path: str, why: str, exit_code: int = EXIT_STATE, **details) -> AetherError:
     """The error for a refused path: what is wrong, the rule, nothing changed."""
     shown = path if len(path) <= 200 else path[:200] + "…"
-    return AetherError(code, f"{shown!r} {why}; refused, nothing was changed ({RULES[code]})",
-                       exit_code, path=shown, rule=RULES[code], **details)
+    return AetherError(
+        code, f"{shown!r} {why}; refused, nothing was changed ({RULES[code]})", exit_code, path=shown, rule=RULES[code], **details
+    )
 
 
 # ---------------------------------------------------------------- roots
@@ -109,8 +108,7 @@ def check_read(path: str, *, exit_code: int = EXIT_STATE) -> str:
     if bases:
         real = os.path.realpath(full)
         if not any(inside(real, _real(base)) for base in bases):
-            raise refusal("path_outside_project", full,
-                          f"leads outside the project (to {real})", exit_code)
+            raise refusal("path_outside_project", full, f"leads outside the project (to {real})", exit_code)
     return full
 
 
@@ -177,8 +175,7 @@ def make_dirs(folder: str, *, exit_code: int = EXIT_STATE) -> str:
             continue
         here = os.path.join(here, part)
         if os.path.islink(here):
-            raise refusal("path_is_symlink", full,
-                          f"would be created below the symbolic link {here}", exit_code)
+            raise refusal("path_is_symlink", full, f"would be created below the symbolic link {here}", exit_code)
         try:
             os.mkdir(here)
         except FileExistsError:
@@ -190,9 +187,15 @@ def make_dirs(folder: str, *, exit_code: int = EXIT_STATE) -> str:
 # ---------------------------------------------------------------- paths callers name
 
 
-def project_path(path, *, root: str | None = None, protected: tuple = PROTECTED_DIRS,
-                 allowed: tuple = (), allow_absolute: bool = False,
-                 protected_why: str = "which no task may name") -> tuple:
+def project_path(
+    path,
+    *,
+    root: str | None = None,
+    protected: tuple = PROTECTED_DIRS,
+    allowed: tuple = (),
+    allow_absolute: bool = False,
+    protected_why: str = "which no task may name",
+) -> tuple:
     """(project-relative path with `/`, None) or (None, why it is refused). `\\` counts as
     `/`; `allowed` lists prefixes (`.aether/research/`) exempt from `protected`."""
     if not isinstance(path, str) or not path.strip():

@@ -60,7 +60,8 @@ def _check_strings(doc) -> None:
                 bad = text[exc.start]
                 raise JSONRefused(
                     f"a string holds a lone UTF-16 surrogate (\\u{ord(bad):04x}), which is not "
-                    f"text; send the characters themselves, in UTF-8") from None
+                    f"text; send the characters themselves, in UTF-8"
+                ) from None
 
 
 def loads(text: str):
@@ -139,14 +140,15 @@ def check_size(text: str, limit: int, what: str, advice: str | None = None) -> s
     (`advice`, when given, is added to the message in parentheses)."""
     if len(text) > limit:
         tail = f" ({advice})" if advice else ""
-        raise input_error("content_too_long",
-                          f"{what} is {len(text)} characters; the limit is {limit}{tail}",
-                          length=len(text), limit=limit)
+        raise input_error(
+            "content_too_long", f"{what} is {len(text)} characters; the limit is {limit}{tail}", length=len(text), limit=limit
+        )
     return text
 
 
-def require_text(value, what: str, limit: int, *, code: str = "invalid_content",
-                 empty: str | None = None, advice: str | None = None) -> str:
+def require_text(
+    value, what: str, limit: int, *, code: str = "invalid_content", empty: str | None = None, advice: str | None = None
+) -> str:
     """Free text a caller must give, unchanged: `code` when it is not text or shows nothing
     (see `is_blank`; `empty` replaces the message), `content_too_long` past `limit`."""
     if not isinstance(value, str) or is_blank(value):

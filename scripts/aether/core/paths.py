@@ -116,6 +116,6 @@ def _git_remote_url(root: str) -> str | None:
         if line.startswith("["):
             section = line
         elif section and section.startswith('[remote "') and line.replace(" ", "").startswith("url="):
-            name = section[len('[remote "'):].rstrip('"]')
+            name = section[len('[remote "') :].rstrip('"]')
             urls.setdefault(name, line.split("=", 1)[1].strip())
     return urls.get("origin") or next(iter(urls.values()), None)

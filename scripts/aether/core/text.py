@@ -16,11 +16,17 @@ def one_line(value, limit: int = 160) -> str:
     return clip(" ".join(clip(value, limit * 4).split()), limit)
 
 
-_JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", list: "array", dict: "object",
-               type(None): "null"}
+_JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", list: "array", dict: "object", type(None): "null"}
 # The same types as Bug Bash's messages word them ("must be a JSON object, found a list").
-_WITH_ARTICLE = {"string": "a string", "boolean": "a boolean", "integer": "a number", "number": "a number",
-                 "array": "a list", "object": "an object", "null": "null"}
+_WITH_ARTICLE = {
+    "string": "a string",
+    "boolean": "a boolean",
+    "integer": "a number",
+    "number": "a number",
+    "array": "a list",
+    "object": "an object",
+    "null": "null",
+}
 
 
 def json_type(value, article: bool = False) -> str:

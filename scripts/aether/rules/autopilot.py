@@ -27,8 +27,12 @@ STOP_REASONS = {
     "blocked": "spawns wait for spawns that will not run",
     "no_plan": "the colony has no plan to build",
 }
-END_REASONS = {"completed": "the colony is COMPLETED", "range": "the last phase of the run's range is done",
-               "max_phases": "the run built as many phases as it was allowed", "superseded": "another command took over"}
+END_REASONS = {
+    "completed": "the colony is COMPLETED",
+    "range": "the last phase of the run's range is done",
+    "max_phases": "the run built as many phases as it was allowed",
+    "superseded": "another command took over",
+}
 
 
 def open_phases(phases: list) -> list:

@@ -14,8 +14,7 @@ from aether.rules import complexity
 LENSES = {  # lens → what a colonizer maps through it
     "structure": "layout, entry points, modules and how they depend on each other",
     "stack": "languages, frameworks, dependencies, build, the test runner and how to run it, CI",
-    "conventions and risks": "style, recurring patterns, error handling; fragile, dead or duplicated "
-                             "areas; missing tests",
+    "conventions and risks": "style, recurring patterns, error handling; fragile, dead or duplicated areas; missing tests",
 }
 # colonizers → the lenses each one takes
 GROUPS = {
@@ -28,16 +27,49 @@ TWO_COLONIZERS_UP_TO = complexity.FULL_MIN_FILES  # source files: two colonizers
 START_WITH = 12  # paths a colonizer is told to start with, at most
 
 # Files that describe the stack (at the root or one folder down), and style configuration.
-MANIFESTS = frozenset({
-    "package.json", "pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "Pipfile",
-    "poetry.lock", "Cargo.toml", "go.mod", "Gemfile", "pom.xml", "build.gradle", "build.gradle.kts",
-    "composer.json", "mix.exs", "Makefile", "CMakeLists.txt", "Dockerfile", "docker-compose.yml",
-    "tsconfig.json", "deno.json", "pubspec.yaml", "Package.swift",
-})
-STYLE_CONFIGS = frozenset({
-    ".editorconfig", ".flake8", ".pylintrc", "ruff.toml", ".ruff.toml", "mypy.ini", ".prettierrc",
-    ".rubocop.yml", "rustfmt.toml", ".golangci.yml", ".clang-format", ".pre-commit-config.yaml",
-})
+MANIFESTS = frozenset(
+    {
+        "package.json",
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "requirements.txt",
+        "Pipfile",
+        "poetry.lock",
+        "Cargo.toml",
+        "go.mod",
+        "Gemfile",
+        "pom.xml",
+        "build.gradle",
+        "build.gradle.kts",
+        "composer.json",
+        "mix.exs",
+        "Makefile",
+        "CMakeLists.txt",
+        "Dockerfile",
+        "docker-compose.yml",
+        "tsconfig.json",
+        "deno.json",
+        "pubspec.yaml",
+        "Package.swift",
+    }
+)
+STYLE_CONFIGS = frozenset(
+    {
+        ".editorconfig",
+        ".flake8",
+        ".pylintrc",
+        "ruff.toml",
+        ".ruff.toml",
+        "mypy.ini",
+        ".prettierrc",
+        ".rubocop.yml",
+        "rustfmt.toml",
+        ".golangci.yml",
+        ".clang-format",
+        ".pre-commit-config.yaml",
+    }
+)
 STYLE_PREFIXES = (".eslintrc", "eslint.config.", ".prettierrc.", "biome.json", ".stylelintrc")
 READMES = ("README", "readme")
 
@@ -85,14 +117,17 @@ def plan(tree: dict, pheromone_block: str) -> list:
     for i, lenses in enumerate(GROUPS[count(n)], start=1):
         lens = " + ".join(lenses)
         start = _start_with(lenses, tree)
-        text = "\n".join([
-            "--- COLONIZE ---",
-            f"Lens: {lens}",
-            "Map: " + "; ".join(f"{name}: {LENSES[name]}" for name in lenses),
-            f"Project root: the current directory ({more}{n} source files; languages: {languages})",
-            "Start with: " + (", ".join(start) if start else "(an empty project: survey what is there)"),
-            pheromone_block,
-        ])
-        out.append({"id": f"c{i}", "lens": lens, "lenses": list(lenses), "start_with": start,
-                    "subagent_type": "ant:colonizer", "text": text})
+        text = "\n".join(
+            [
+                "--- COLONIZE ---",
+                f"Lens: {lens}",
+                "Map: " + "; ".join(f"{name}: {LENSES[name]}" for name in lenses),
+                f"Project root: the current directory ({more}{n} source files; languages: {languages})",
+                "Start with: " + (", ".join(start) if start else "(an empty project: survey what is there)"),
+                pheromone_block,
+            ]
+        )
+        out.append(
+            {"id": f"c{i}", "lens": lens, "lenses": list(lenses), "start_with": start, "subagent_type": "ant:colonizer", "text": text}
+        )
     return out

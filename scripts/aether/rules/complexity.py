@@ -16,12 +16,38 @@ GOAL_WORD_LIMIT = 50  # LIGHTWEIGHT needs fewer goal words; FULL when there are 
 
 # Goal words that name a complex domain (matched as whole words, case-insensitive; a trailing
 # plural "s" is ignored, so "APIs" and "databases" count).
-COMPLEX_GOAL_TERMS = frozenset({
-    "authentication", "authorization", "auth", "oauth", "jwt", "sso", "login",
-    "database", "sql", "postgres", "postgresql", "mysql", "sqlite", "mongodb", "redis",
-    "api", "graphql", "grpc", "microservice", "distributed", "payment", "billing",
-    "realtime", "real-time", "websocket", "encryption", "multi-tenant", "concurrency",
-})
+COMPLEX_GOAL_TERMS = frozenset(
+    {
+        "authentication",
+        "authorization",
+        "auth",
+        "oauth",
+        "jwt",
+        "sso",
+        "login",
+        "database",
+        "sql",
+        "postgres",
+        "postgresql",
+        "mysql",
+        "sqlite",
+        "mongodb",
+        "redis",
+        "api",
+        "graphql",
+        "grpc",
+        "microservice",
+        "distributed",
+        "payment",
+        "billing",
+        "realtime",
+        "real-time",
+        "websocket",
+        "encryption",
+        "multi-tenant",
+        "concurrency",
+    }
+)
 
 
 def goal_terms(goal: str) -> list:
@@ -67,8 +93,9 @@ def decide(signals: dict) -> tuple:
         ]
     reasons = []
     if n_files >= LIGHTWEIGHT_MAX_FILES:
-        reasons.append(f"{n_files} source files: too many for LIGHTWEIGHT (< {LIGHTWEIGHT_MAX_FILES}), "
-                       f"too few for FULL (> {FULL_MIN_FILES})")
+        reasons.append(
+            f"{n_files} source files: too many for LIGHTWEIGHT (< {LIGHTWEIGHT_MAX_FILES}), too few for FULL (> {FULL_MIN_FILES})"
+        )
     if words >= GOAL_WORD_LIMIT:
         reasons.append(f"a goal of {words} words: too long for LIGHTWEIGHT (< {GOAL_WORD_LIMIT})")
     return "STANDARD", reasons

@@ -25,9 +25,19 @@ MAX_PATH = 1000  # characters in one claimed path
 
 
 _STATUS_WORDS = {
-    "completed": "completed", "complete": "completed", "success": "completed", "succeeded": "completed",
-    "done": "completed", "ok": "completed", "pass": "completed", "passed": "completed",
-    "failed": "failed", "failure": "failed", "fail": "failed", "error": "failed", "blocked": "failed",
+    "completed": "completed",
+    "complete": "completed",
+    "success": "completed",
+    "succeeded": "completed",
+    "done": "completed",
+    "ok": "completed",
+    "pass": "completed",
+    "passed": "completed",
+    "failed": "failed",
+    "failure": "failed",
+    "fail": "failed",
+    "error": "failed",
+    "blocked": "failed",
 }
 
 
@@ -96,7 +106,6 @@ def extract_json(text: str, what: str):
     parses. Strict (see `aether.core.inputs`): a document or block holding NaN, Infinity or a lone
     surrogate is `invalid_json` (an older block is never used instead)."""
 
-
     def refused(exc):
         return input_error("invalid_json", f"{what} is not valid JSON: {exc}")
 
@@ -119,8 +128,10 @@ def extract_json(text: str, what: str):
 # The lines of a SPAWN REQUEST block (compiled where used: re caches them, and importing stays cheap).
 _REQUEST_HEADER = r"^[\s#>*_=~\-—–:|`\[\]]*spawn[\s_-]*request[\s#>*_=~\-—–:|`\[\]]*$"
 _REQUEST_FOOTER = r"^[\s#>*_=~\-—–:|`\[\]/]*end[\s_-]*(?:of[\s_-]*)?spawn[\s_-]*request[\s#>*_=~\-—–:|`\[\]]*$"
-_REQUEST_KEY = (r"^[\s>*\-+]*(?:\*\*|__|`)?\s*(caste|reason|context|blocking)\s*(?:\*\*|__|`)?"
-                r"\s*[:=]\s*(?:\*\*|__)?\s*(.*)$")
+_REQUEST_KEY = (
+    r"^[\s>*\-+]*(?:\*\*|__|`)?\s*(caste|reason|context|blocking)\s*(?:\*\*|__|`)?"
+    r"\s*[:=]\s*(?:\*\*|__)?\s*(.*)$"
+)
 _FENCE = r"^\s*(```|~~~)"
 
 
@@ -185,19 +196,22 @@ def _clean_request(block: dict) -> dict:
     return block
 
 
-RESULT_BLOCK = ('{"passed": true, "score": 90, "summary": "one line",\n'
-                ' "checks": [{"name": "tests", "passed": true, "detail": "12 passed"}]}')
+RESULT_BLOCK = (
+    '{"passed": true, "score": 90, "summary": "one line",\n "checks": [{"name": "tests", "passed": true, "detail": "12 passed"}]}'
+)
 
 
 # With a code loop (the first verification and every re-verification after a refinement): the
 # watcher report (build-finish takes it) plus the parts loop-score scores and what still fails
 # (kept as the iteration's findings for the refinement briefs and loop-present).
-SCORED_RESULT_BLOCK = ('{"passed": true, "score": 90, "summary": "one line",\n'
-                       ' "checks": [{"name": "tests", "passed": true, "detail": "12 passed"}],\n'
-                       ' "score_parts": {"tests": {"passed": 12, "failed": 0}, "types": {"errors": 0}, '
-                       '"lint": {"errors": 0},\n'
-                       '                 "coverage": 84.5, "plan_alignment": 0.9, "spec_alignment": null},\n'
-                       ' "findings": ["src/app.py:12 what still fails"]}')
+SCORED_RESULT_BLOCK = (
+    '{"passed": true, "score": 90, "summary": "one line",\n'
+    ' "checks": [{"name": "tests", "passed": true, "detail": "12 passed"}],\n'
+    ' "score_parts": {"tests": {"passed": 12, "failed": 0}, "types": {"errors": 0}, '
+    '"lint": {"errors": 0},\n'
+    '                 "coverage": 84.5, "plan_alignment": 0.9, "spec_alignment": null},\n'
+    ' "findings": ["src/app.py:12 what still fails"]}'
+)
 
 
 RESULT_CONTRACT = """--- RESULT ---

@@ -14,11 +14,21 @@ SCORE_HEADING = "### Overall Score"  # what the critic is asked to write (the er
 
 
 SECTIONS = {  # heading words → section
-    "assessment summary": "summary", "summary": "summary", "assessment": "summary",
-    "detailed feedback": "detailed", "details": "detailed", "detailed assessment": "detailed",
-    "key issues": "key_issues", "issues": "key_issues", "challenges": "key_issues", "problems": "key_issues",
-    "main issues": "key_issues", "critical issues": "key_issues",
-    "recommendations": "recommendations", "suggestions": "recommendations", "next steps": "recommendations",
+    "assessment summary": "summary",
+    "summary": "summary",
+    "assessment": "summary",
+    "detailed feedback": "detailed",
+    "details": "detailed",
+    "detailed assessment": "detailed",
+    "key issues": "key_issues",
+    "issues": "key_issues",
+    "challenges": "key_issues",
+    "problems": "key_issues",
+    "main issues": "key_issues",
+    "critical issues": "key_issues",
+    "recommendations": "recommendations",
+    "suggestions": "recommendations",
+    "next steps": "recommendations",
 }
 
 
@@ -58,8 +68,7 @@ def _number(text: str):
     """A score 0–100 at the start of text: `85`, `85%`, `85/100`, `8.5/10`, `**85**`; None when absent
     (so `Score breakdown: tests 30` is no score)."""
 
-    m = re.match(r"\s*+[*_`]*+\s*+(\d{1,3}(?:\.\d++)?)(?!\d)\s*+[*_`]*+\s*+(%|/\s*+(\d{1,3})|out of\s*+(\d{1,3}))?",
-                 text)
+    m = re.match(r"\s*+[*_`]*+\s*+(\d{1,3}(?:\.\d++)?)(?!\d)\s*+[*_`]*+\s*+(%|/\s*+(\d{1,3})|out of\s*+(\d{1,3}))?", text)
     if not m:
         return None
     value = float(m.group(1))
@@ -77,8 +86,11 @@ def _number(text: str):
 def _score(lines: list):
     """(score, the line it came from) — `Overall Score` beats a bare `Score`; None when absent."""
 
-    label = re.compile(r"^[\s>*\-+#_|]*+((?:overall|total|final|quality)\s++)?score\b\s*+(?:\*\*|__)?"
-                       r"\s*+(?:\([^)]*+\))?\s*+[:=—–-]?\s*+(?:\*\*|__)?\s*+(.*)$", re.I)
+    label = re.compile(
+        r"^[\s>*\-+#_|]*+((?:overall|total|final|quality)\s++)?score\b\s*+(?:\*\*|__)?"
+        r"\s*+(?:\([^)]*+\))?\s*+[:=—–-]?\s*+(?:\*\*|__)?\s*+(.*)$",
+        re.I,
+    )
     found = []
     for i, line in enumerate(lines):
         m = label.match(line)
@@ -87,7 +99,7 @@ def _score(lines: list):
         overall = bool(m.group(1))
         value = _number(m.group(2)) if m.group(2).strip() else None
         if value is None and _heading(line) == "score":  # the number sits on the next non-empty line
-            nxt = next((l for l in lines[i + 1:] if l.strip()), "")
+            nxt = next((l for l in lines[i + 1 :] if l.strip()), "")
             if _heading(nxt) is None:
                 value = _number(nxt)
         if value is not None:
@@ -173,8 +185,10 @@ def recommend(score, threshold, stop: str, round_: int) -> tuple:
     if (round_ >= 2 or stop == "cap") and gap > NARROW_BEYOND:
         why = "your guidance did not close the gap" if round_ >= 2 else "five iterations did not close the gap"
         return "narrow", f"{why} ({gap:g} points short): a smaller scope can reach the threshold"
-    return "guide", (f"the loop {'stagnated' if stop == 'stagnation' else 'hit its iteration cap'} {gap:g} points short: "
-                     f"your guidance is what breaks a plateau")
+    return "guide", (
+        f"the loop {'stagnated' if stop == 'stagnation' else 'hit its iteration cap'} {gap:g} points short: "
+        f"your guidance is what breaks a plateau"
+    )
 
 
 def options(loop: dict) -> list:
@@ -190,16 +204,32 @@ def options(loop: dict) -> list:
         stop_next = [f"aether build-abort {phase} --reason -" if phase else "aether build-abort N --reason -"]
         accept_cons = ["the code ships below the loop's threshold; the open findings stay"]
     return [
-        {"id": "accept", "label": "Accept as is",
-         "pros": ["no more iterations: move on now", "the work so far is kept (and checkpointed)"],
-         "cons": accept_cons, "next": [store_user] + accept_next},
-        {"id": "guide", "label": "Another round with your guidance",
-         "pros": ["your answer targets what the critic keeps finding", "the iteration cap and the stagnation window restart"],
-         "cons": ["more time and tokens", "the loop already stalled without new input"], "next": [store_user]},
-        {"id": "narrow", "label": "Narrow the scope",
-         "pros": ["a smaller target can reach the threshold", "the dropped parts can come back in a later phase"],
-         "cons": ["something the goal asked for is postponed or dropped"], "next": [store_user]},
-        {"id": "stop", "label": "Stop here",
-         "pros": ["nothing more is spent", "you can take over by hand"],
-         "cons": ["the loop ends below its threshold"], "next": [store_user] + stop_next},
+        {
+            "id": "accept",
+            "label": "Accept as is",
+            "pros": ["no more iterations: move on now", "the work so far is kept (and checkpointed)"],
+            "cons": accept_cons,
+            "next": [store_user] + accept_next,
+        },
+        {
+            "id": "guide",
+            "label": "Another round with your guidance",
+            "pros": ["your answer targets what the critic keeps finding", "the iteration cap and the stagnation window restart"],
+            "cons": ["more time and tokens", "the loop already stalled without new input"],
+            "next": [store_user],
+        },
+        {
+            "id": "narrow",
+            "label": "Narrow the scope",
+            "pros": ["a smaller target can reach the threshold", "the dropped parts can come back in a later phase"],
+            "cons": ["something the goal asked for is postponed or dropped"],
+            "next": [store_user],
+        },
+        {
+            "id": "stop",
+            "label": "Stop here",
+            "pros": ["nothing more is spent", "you can take over by hand"],
+            "cons": ["the loop ends below its threshold"],
+            "next": [store_user] + stop_next,
+        },
     ]

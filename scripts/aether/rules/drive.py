@@ -33,8 +33,11 @@ def _by_seq(nodes) -> list:
 
 def ready(tree: dict, wave: int) -> list:
     """Planned spawns of a wave that may start now (those they wait for have finished)."""
-    return [n["id"] for n in tree["nodes"].values()
-            if n["wave"] == wave and n["status"] == "planned" and _finished(tree, n.get("waits_for", []))]
+    return [
+        n["id"]
+        for n in tree["nodes"].values()
+        if n["wave"] == wave and n["status"] == "planned" and _finished(tree, n.get("waits_for", []))
+    ]
 
 
 def _review_step(tree: dict, wave: int) -> dict | None:
@@ -54,7 +57,7 @@ def wave_step(tree: dict, wave: int, max_running: int) -> dict | None:
     if starting and worktree_rules.to_merge(tree, wave) and any(tree["nodes"][i].get("role") == "rerun" for i in starting):
         return {"do": "merge", "wave": wave}  # a rerun starts from the merged state: its first run's work, its helpers'
     if starting:
-        return {"do": "spawn", "nodes": starting[:max(1, max_running)]}
+        return {"do": "spawn", "nodes": starting[: max(1, max_running)]}
     waiting = [n["id"] for n in tree["nodes"].values() if n["wave"] == wave and n["status"] == "planned"]
     if waiting:
         return {"do": "stop", "why": "blocked", "nodes": waiting}
@@ -70,8 +73,7 @@ def tree_step(tree: dict) -> dict | None:
     running = [n["id"] for n in _by_seq(tree["nodes"].values()) if n["status"] == "running"]
     if running:
         return {"do": "spawn", "nodes": running, "again": True}
-    undecided = [n["id"] for n in _by_seq(tree["nodes"].values())
-                 if n["status"] == "failed" and n.get("failure_decided") is False]
+    undecided = [n["id"] for n in _by_seq(tree["nodes"].values()) if n["status"] == "failed" and n.get("failure_decided") is False]
     if undecided:
         return {"do": "decide_failure", "node": undecided[0]}
     for wave in range(1, len(tree.get("waves", [])) + 1):

@@ -43,10 +43,15 @@ ABORT_CATEGORIES = {
 
 
 CATEGORY_ALIASES = {
-    "security_vulnerability": "security", "security_issue": "security", "vulnerability": "security",
-    "dependency_missing": "missing_dependency", "missing_dep": "missing_dependency",
-    "missing_prerequisite": "missing_dependency", "circular": "circular_dependency",
-    "dependency_cycle": "circular_dependency", "cyclic_dependency": "circular_dependency",
+    "security_vulnerability": "security",
+    "security_issue": "security",
+    "vulnerability": "security",
+    "dependency_missing": "missing_dependency",
+    "missing_dep": "missing_dependency",
+    "missing_prerequisite": "missing_dependency",
+    "circular": "circular_dependency",
+    "dependency_cycle": "circular_dependency",
+    "cyclic_dependency": "circular_dependency",
     "circular_import": "circular_dependency",
 }
 
@@ -122,8 +127,7 @@ def normalize_report(report, lenient: bool = False) -> dict:
         raise input_error("invalid_report", f"{what}: `hypotheses` must be an array")
     for item in raw_h[:MAX_HYPOTHESES]:
         if isinstance(item, dict):
-            hypotheses.append({"hypothesis": one_line(item.get("hypothesis", ""), 500),
-                               "result": one_line(item.get("result", ""), 500)})
+            hypotheses.append({"hypothesis": one_line(item.get("hypothesis", ""), 500), "result": one_line(item.get("result", ""), 500)})
         elif isinstance(item, str) and item.strip():
             hypotheses.append({"hypothesis": one_line(item, 500), "result": ""})
     maps = report.get("maps_to_criterion")
@@ -157,14 +161,19 @@ def _ladder_step(report: dict, prior_actions: set, maps_to_criterion) -> tuple:
         why = "the debugger found it UNDIAGNOSABLE" if report["undiagnosable"] else "the debugger could not fix it"
         if not plans.maps_to_criterion(None, maps_to_criterion):
             return "skip", 5, f"{why}; a supporting task is skipped (marked failed) and the build continues"
-        tail = ("it maps to a success criterion" if maps_to_criterion
-                else "the plan does not say it is only a supporting task")
+        tail = "it maps to a success criterion" if maps_to_criterion else "the plan does not say it is only a supporting task"
         return "flag", 5, f"{why}; the task is flagged to the user ({tail}), marked failed, and the build continues"
     if "retry" in prior_actions:
         return "debug", 4, "the retry failed too: a debugger ant patches the code"
     if report["confidence"] >= RETRY_MIN_CONFIDENCE and report["fix_scope"] == "contained":
-        return "retry", 3, (f"first failure with confidence {report['confidence']}% ≥ {RETRY_MIN_CONFIDENCE}% "
-                            f"and a fix contained to the task's files: one retry with the suggested fix")
+        return (
+            "retry",
+            3,
+            (
+                f"first failure with confidence {report['confidence']}% ≥ {RETRY_MIN_CONFIDENCE}% "
+                f"and a fix contained to the task's files: one retry with the suggested fix"
+            ),
+        )
     if report["fix_scope"] != "contained":
         why = "the fix needs files outside the task" if report["fix_scope"] == "other_files" else "the fix scope is unknown"
     else:
@@ -187,30 +196,48 @@ def decide(report: dict, history: list, pending: list, wave, streak: int, maps_t
     if breaker is not None:
         (action, reason), step = breaker, 1
     after = recovery + (1 if action in ("retry", "debug") else 0)
-    return {"action": action, "step": step, "reason": reason, "warnings": _recovery_warnings(after),
-            "attempt": sum(1 for h in history if h["task"] == task) + 1,
-            "recovery_spawns": after, "max_recovery_spawns": MAX_RETRIES_AND_DEBUGGERS, "consecutive_failures": streak,
-            "normalized_error": this["normalized_error"]}
+    return {
+        "action": action,
+        "step": step,
+        "reason": reason,
+        "warnings": _recovery_warnings(after),
+        "attempt": sum(1 for h in history if h["task"] == task) + 1,
+        "recovery_spawns": after,
+        "max_recovery_spawns": MAX_RETRIES_AND_DEBUGGERS,
+        "consecutive_failures": streak,
+        "normalized_error": this["normalized_error"],
+    }
 
 
 def failure_item(report: dict, wave) -> dict:
     """A failure as the breakers count it: its task, wave, files, category and normalised error."""
-    return {"task": report["task"], "wave": wave, "files": report["files"], "category": report.get("category"),
-            "normalized_error": normalize_error(report["error"])}
+    return {
+        "task": report["task"],
+        "wave": wave,
+        "files": report["files"],
+        "category": report.get("category"),
+        "normalized_error": normalize_error(report["error"]),
+    }
 
 
 def _breaker(action: str, recovery: int, everything: list, wave, streak: int) -> tuple | None:
     """Step 1: the first breaker that trips, as (action, reason), or None. everything: this
     build's failures (decided, pending and this one); recovery: retries + debuggers so far."""
-    return (_recovery_breaker(action, recovery) or _file_breaker(everything) or _common_error_breaker(everything)
-            or _streak_breaker(streak, wave))
+    return (
+        _recovery_breaker(action, recovery)
+        or _file_breaker(everything)
+        or _common_error_breaker(everything)
+        or _streak_breaker(streak, wave)
+    )
 
 
 def _recovery_breaker(action: str, recovery: int) -> tuple | None:
     """One more retry or debugger than MAX_RETRIES_AND_DEBUGGERS aborts the phase."""
     if action in ("retry", "debug") and recovery + 1 > MAX_RETRIES_AND_DEBUGGERS:
-        return ("abort_phase", f"this would be retry/debugger number {recovery + 1} in the phase; more than "
-                               f"{MAX_RETRIES_AND_DEBUGGERS} aborts it")
+        return (
+            "abort_phase",
+            f"this would be retry/debugger number {recovery + 1} in the phase; more than {MAX_RETRIES_AND_DEBUGGERS} aborts it",
+        )
     return None
 
 
@@ -220,13 +247,14 @@ def _file_breaker(everything: list) -> tuple | None:
     for item in everything:
         for path in item["files"]:
             by_file.setdefault(path, set()).add(item["task"])
-    crowded = sorted((f for f, tasks in by_file.items() if len(tasks) > MAX_FAILING_TASKS_PER_FILE),
-                     key=lambda f: (-len(by_file[f]), f))
+    crowded = sorted((f for f, tasks in by_file.items() if len(tasks) > MAX_FAILING_TASKS_PER_FILE), key=lambda f: (-len(by_file[f]), f))
     if not crowded:
         return None
     f = crowded[0]
-    return ("abort_phase", f"{f} is involved in {len(by_file[f])} failing tasks "
-                           f"({', '.join(sorted(by_file[f]))}): the design around it needs rethinking")
+    return (
+        "abort_phase",
+        f"{f} is involved in {len(by_file[f])} failing tasks ({', '.join(sorted(by_file[f]))}): the design around it needs rethinking",
+    )
 
 
 def _common_error_breaker(everything: list) -> tuple | None:
@@ -241,41 +269,51 @@ def _common_error_breaker(everything: list) -> tuple | None:
             wave_groups.setdefault((item["wave"], item["normalized_error"]), set()).add(item["task"])
     for err, tasks in sorted(phase_groups.items()):
         if len(tasks) >= COMMON_ERROR_TASKS_PHASE:
-            return ("abort_phase", f"{len(tasks)} tasks ({', '.join(sorted(tasks))}) fail with the same error "
-                                   f"— a common cause: {err[:160]}")
+            return (
+                "abort_phase",
+                f"{len(tasks)} tasks ({', '.join(sorted(tasks))}) fail with the same error — a common cause: {err[:160]}",
+            )
     for (w, err), tasks in sorted(wave_groups.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
         if len(tasks) >= COMMON_ERROR_TASKS_WAVE:
-            return ("abort_phase", f"{len(tasks)} tasks of wave {w} ({', '.join(sorted(tasks))}) fail with "
-                                   f"the same error — a common cause: {err[:160]}")
+            return (
+                "abort_phase",
+                f"{len(tasks)} tasks of wave {w} ({', '.join(sorted(tasks))}) fail with the same error — a common cause: {err[:160]}",
+            )
     return None
 
 
 def _streak_breaker(streak: int, wave) -> tuple | None:
     """More than MAX_CONSECUTIVE_WAVE_FAILURES failed workers in a row stop the wave."""
     if streak > MAX_CONSECUTIVE_WAVE_FAILURES:
-        return ("abort_wave", f"{streak} workers of wave {wave} failed in a row (more than "
-                              f"{MAX_CONSECUTIVE_WAVE_FAILURES}): the wave stops")
+        return (
+            "abort_wave",
+            f"{streak} workers of wave {wave} failed in a row (more than {MAX_CONSECUTIVE_WAVE_FAILURES}): the wave stops",
+        )
     return None
 
 
 def _recovery_warnings(after: int) -> list:
     """Step 6: a warning once the phase has used more than WARN_RETRIES_AND_DEBUGGERS retries and debuggers."""
     if after > WARN_RETRIES_AND_DEBUGGERS:
-        return [f"{after} retries/debuggers in this phase (more than {WARN_RETRIES_AND_DEBUGGERS}); "
-                f"{MAX_RETRIES_AND_DEBUGGERS} is the most before the phase aborts"]
+        return [
+            f"{after} retries/debuggers in this phase (more than {WARN_RETRIES_AND_DEBUGGERS}); "
+            f"{MAX_RETRIES_AND_DEBUGGERS} is the most before the phase aborts"
+        ]
     return []
 
 
 def render_retry(report: dict, task_text: str) -> str:
-    return "\n".join([
-        "--- RETRY CONTEXT ---",
-        f"Task {report['task']}{task_text} failed once. This is its one retry; if it fails again a debugger ant takes over.",
-        f"Previous error: {report['error']}",
-        f"Root cause: {report['root_cause'] or '(not given)'}",
-        f"Suggested fix ({report['confidence']}% confident): {report['suggested_fix'] or '(not given)'}",
-        "Apply the suggested fix inside your own files, then run the task's checks again before you report.",
-        "--- END RETRY CONTEXT ---",
-    ])
+    return "\n".join(
+        [
+            "--- RETRY CONTEXT ---",
+            f"Task {report['task']}{task_text} failed once. This is its one retry; if it fails again a debugger ant takes over.",
+            f"Previous error: {report['error']}",
+            f"Root cause: {report['root_cause'] or '(not given)'}",
+            f"Suggested fix ({report['confidence']}% confident): {report['suggested_fix'] or '(not given)'}",
+            "Apply the suggested fix inside your own files, then run the task's checks again before you report.",
+            "--- END RETRY CONTEXT ---",
+        ]
+    )
 
 
 def render_debugger(report: dict, earlier: list, task_text: str) -> str:
@@ -283,30 +321,37 @@ def render_debugger(report: dict, earlier: list, task_text: str) -> str:
     first = errors[0]
     second = errors[1] if len(errors) > 1 else "(none: there was no blind retry — the first report was not confident or contained enough)"
     files = sorted({f for h in earlier for f in h.get("files", [])} | set(report["files"]))
-    return "\n".join([
-        "--- DEBUGGER ANT ---",
-        f"Task {report['task']}{task_text} failed {len(errors)} time(s). Diagnose the failure and fix it.",
-        f"Caste that failed: {report['caste']}",
-        f"First attempt error: {first}",
-        f"Second attempt error: {second}",
-        f"Reported root cause: {report['root_cause'] or '(not given)'}",
-        "Files involved: " + (", ".join(files) or "(not given)"),
-        "Mission: read the files, find the root cause, make the smallest patch that fixes it, run the verification, report.",
-        "Constraints:",
-        "- Patch the code that is there; never rewrite it from scratch.",
-        "- Keep the original worker's approach and intent.",
-        "- When a test fails, change the code until it passes; change the test's expectation only if the task was to write that test.",
-        "- If you cannot find the cause, answer UNDIAGNOSABLE with your analysis.",
-        "--- END DEBUGGER ANT ---",
-    ])
+    return "\n".join(
+        [
+            "--- DEBUGGER ANT ---",
+            f"Task {report['task']}{task_text} failed {len(errors)} time(s). Diagnose the failure and fix it.",
+            f"Caste that failed: {report['caste']}",
+            f"First attempt error: {first}",
+            f"Second attempt error: {second}",
+            f"Reported root cause: {report['root_cause'] or '(not given)'}",
+            "Files involved: " + (", ".join(files) or "(not given)"),
+            "Mission: read the files, find the root cause, make the smallest patch that fixes it, run the verification, report.",
+            "Constraints:",
+            "- Patch the code that is there; never rewrite it from scratch.",
+            "- Keep the original worker's approach and intent.",
+            "- When a test fails, change the code until it passes; change the test's expectation only if the task was to write that test.",
+            "- If you cannot find the cause, answer UNDIAGNOSABLE with your analysis.",
+            "--- END DEBUGGER ANT ---",
+        ]
+    )
 
 
 def wave_streak(tree: dict, node: dict) -> int:
     """Failed workers in a row at the end of the node's wave, this one included (a retry or
     debugger counts as the worker it replaces)."""
-    finished = sorted((n for n in tree["nodes"].values()
-                       if n["wave"] == node["wave"] and n["role"] != "reviewer" and "seq" in n
-                       and n["status"] in ("completed", "failed")), key=lambda n: -n["seq"])
+    finished = sorted(
+        (
+            n
+            for n in tree["nodes"].values()
+            if n["wave"] == node["wave"] and n["role"] != "reviewer" and "seq" in n and n["status"] in ("completed", "failed")
+        ),
+        key=lambda n: -n["seq"],
+    )
     origins = []
     for n in finished:
         if n["status"] == "completed":
@@ -325,8 +370,11 @@ MAX_FRICTION = 200
 def _friction_pattern(failures: dict, build_id: str | None, task: str, normalized: str | None) -> str | None:
     if not normalized:
         return None
-    seen = [h for h in failures["history"] if h.get("normalized_error") == normalized
-            and not (h.get("build") == build_id and h.get("task") == task)]
+    seen = [
+        h
+        for h in failures["history"]
+        if h.get("normalized_error") == normalized and not (h.get("build") == build_id and h.get("task") == task)
+    ]
     if not seen:
         return None
     tasks = sorted({f"{h.get('phase')}/{h.get('task')}" for h in seen})[:5]
@@ -339,11 +387,18 @@ def new_friction(failures: dict, build_id: str | None, phase, task: str, resolut
     last = failed[-1] if failed else {}
     number = failures.get("next_friction", 1)
     failures["next_friction"] = number + 1
-    record = {"id": f"FR-{number:03d}", "build": build_id, "phase": phase, "task": task,
-              "attempts": len(failed) + 1, "root_cause": one_line(last.get("root_cause") or last.get("error", ""), 500),
-              "resolution": one_line(resolution, 500),
-              "pattern": _friction_pattern(failures, build_id, task, last.get("normalized_error")),
-              "node": node_id, "timestamp": clock.iso()}
+    record = {
+        "id": f"FR-{number:03d}",
+        "build": build_id,
+        "phase": phase,
+        "task": task,
+        "attempts": len(failed) + 1,
+        "root_cause": one_line(last.get("root_cause") or last.get("error", ""), 500),
+        "resolution": one_line(resolution, 500),
+        "pattern": _friction_pattern(failures, build_id, task, last.get("normalized_error")),
+        "node": node_id,
+        "timestamp": clock.iso(),
+    }
     failures["friction"].append(record)
     del failures["friction"][:-MAX_FRICTION]
     return record
@@ -362,14 +417,20 @@ def record_recovery(failures: dict, tree: dict, node: dict, status: str, data: d
         return None
     for task in node["tasks"]:
         tree.get("failed_tasks", {}).pop(str(task), None)
-    task = next((h["task"] for h in reversed(failures["history"])
-                 if h.get("build") == tree.get("id") and h.get("worker") in (node.get("parent"), node["id"])),
-                str(node["tasks"][0]) if node["tasks"] else node["id"])
+    task = next(
+        (
+            h["task"]
+            for h in reversed(failures["history"])
+            if h.get("build") == tree.get("id") and h.get("worker") in (node.get("parent"), node["id"])
+        ),
+        str(node["tasks"][0]) if node["tasks"] else node["id"],
+    )
     existing = friction_for(failures, tree.get("id"), task)
     if existing:
         return existing
-    return new_friction(failures, tree.get("id"), tree.get("phase"), task,
-                        resolution or f"recovered by {node['role']} {node['id']}", node["id"])
+    return new_friction(
+        failures, tree.get("id"), tree.get("phase"), task, resolution or f"recovered by {node['role']} {node['id']}", node["id"]
+    )
 
 
 def friction_for(failures: dict, build_id, task: str) -> dict | None:

@@ -59,7 +59,7 @@ def require_transition(colony: dict, target: str, command: str) -> None:
     else:
         way = _way_to(current, command)
         moves = ", ".join(f"`{cmd}`" for cmd in legal) or "none"
-        hint = (f"run `aether {way[0]}` first" if way else f"`{command}` is not possible from {current}")
+        hint = f"run `aether {way[0]}` first" if way else f"`{command}` is not possible from {current}"
         hint += f" (legal now: {moves})"
     raise state_error(
         "invalid_transition",
@@ -74,12 +74,16 @@ def require_building(colony: dict, phase_id: int, command: str) -> None:
     check_phase_id(phase_id)
     state = colony.get("state") or "IDLE"
     if state != "EXECUTING":
-        raise state_error("not_building", f"`{command}` needs a running build, but the colony is {state}; "
-                                          f"start one with /ant:build N (`aether next --build N`)", state=state)
+        raise state_error(
+            "not_building",
+            f"`{command}` needs a running build, but the colony is {state}; start one with /ant:build N (`aether next --build N`)",
+            state=state,
+        )
     current = colony.get("current_phase")
     if phase_id != current:
-        raise input_error("phase_mismatch", f"the running build is phase {current}, not {phase_id}; "
-                                            f"use `aether {command} {current}`", running=current)
+        raise input_error(
+            "phase_mismatch", f"the running build is phase {current}, not {phase_id}; use `aether {command} {current}`", running=current
+        )
 
 
 def check_phase_id(phase_id) -> None:
@@ -87,47 +91,58 @@ def check_phase_id(phase_id) -> None:
         raise input_error("invalid_argument", f"a phase is a whole number ≥ 1, got {phase_id!r}")
 
 
+def _step(slash: str, command: str, reason: str) -> dict:
+    return {"slash": slash, "command": command, "reason": reason}
+
+
 def next_step(colony: dict, plan: dict) -> dict:
     """What the user should run next: {slash, command, reason}."""
     state = colony.get("state") or "IDLE"
     current = colony.get("current_phase") or 0
-    items = plans.phases(plan)
     if state == "IDLE":
-        return {"slash": '/ant:init "<goal>"', "command": "aether colony-init -",
-                "reason": "no colony here yet: start one with its goal"}
+        return _step('/ant:init "<goal>"', "aether colony-init -", "no colony here yet: start one with its goal")
     if state == "PLANNING":
-        return {"slash": "/ant:plan", "command": "aether next --plan",
-                "reason": "planning is under way: finish it"}
+        return _step("/ant:plan", "aether next --plan", "planning is under way: finish it")
     if state == "EXECUTING":
-        return {"slash": f"/ant:build {current}", "command": f"aether next --build {current}",
-                "reason": f"phase {current} is being built; if that build was interrupted, resume it "
-                          f"(or give it up: aether build-abort {current} --reason -)"}
+        return _step(
+            f"/ant:build {current}",
+            f"aether next --build {current}",
+            f"phase {current} is being built; if that build was interrupted, resume it "
+            f"(or give it up: aether build-abort {current} --reason -)",
+        )
     if state == "COMPLETED":
-        return {"slash": '/ant:init "<goal>"', "command": "aether colony-init -",
-                "reason": "every phase is completed; start a new goal (or /ant:plan to extend this one)"}
+        return _step(
+            '/ant:init "<goal>"', "aether colony-init -", "every phase is completed; start a new goal (or /ant:plan to extend this one)"
+        )
+    return _next_in_plan(plans.phases(plan), plan, current)
+
+
+def _next_in_plan(items: list, plan: dict, current: int) -> dict:
+    """next_step for a READY colony: build, rebuild, continue, or plan."""
     if not items:
-        return {"slash": "/ant:plan", "command": "aether next --plan",
-                "reason": "the colony has no plan yet (steer it first with /ant:focus or /ant:redirect)"}
+        return _step("/ant:plan", "aether next --plan", "the colony has no plan yet (steer it first with /ant:focus or /ant:redirect)")
     if current == 0:
         first = next((p for p in items if p.get("status") != "completed"), items[0])
-        return {"slash": f"/ant:build {first.get('id')}", "command": f"aether next --build {first.get('id')}",
-                "reason": f"start with phase {first.get('id')}: {first.get('name')}"}
+        return _step(
+            f"/ant:build {first.get('id')}",
+            f"aether next --build {first.get('id')}",
+            f"start with phase {first.get('id')}: {first.get('name')}",
+        )
     phase = plans.find_phase(plan, current)
     if phase is None:
-        return {"slash": "/ant:plan --force", "command": "aether next --plan --force",
-                "reason": f"current phase {current} is not in the plan; plan again"}
+        return _step("/ant:plan --force", "aether next --plan --force", f"current phase {current} is not in the plan; plan again")
     status = phase.get("status") or "pending"
     if status == "completed":
-        later = items[items.index(phase) + 1:]
-        nxt = next((p for p in later if p.get("status") != "completed"), None)
-        reason = (f"phase {current} is completed; advance to phase {nxt.get('id')}: {nxt.get('name')}" if nxt
-                  else f"phase {current}, the last, is completed; advancing completes the colony")
-        return {"slash": "/ant:continue", "command": "aether next --continue", "reason": reason}
+        nxt = next((p for p in items[items.index(phase) + 1 :] if p.get("status") != "completed"), None)
+        reason = (
+            f"phase {current} is completed; advance to phase {nxt.get('id')}: {nxt.get('name')}"
+            if nxt
+            else f"phase {current}, the last, is completed; advancing completes the colony"
+        )
+        return _step("/ant:continue", "aether next --continue", reason)
     if status in ("failed", "in_progress"):
-        return {"slash": f"/ant:build {current}", "command": f"aether next --build {current}",
-                "reason": f"phase {current} is {status}: rebuild what is not done"}
-    return {"slash": f"/ant:build {current}", "command": f"aether next --build {current}",
-            "reason": f"build phase {current}: {phase.get('name')}"}
+        return _step(f"/ant:build {current}", f"aether next --build {current}", f"phase {current} is {status}: rebuild what is not done")
+    return _step(f"/ant:build {current}", f"aether next --build {current}", f"build phase {current}: {phase.get('name')}")
 
 
 def refuse_while_executing(colony: dict, command: str, then: str = "") -> None:
@@ -135,7 +150,9 @@ def refuse_while_executing(colony: dict, command: str, then: str = "") -> None:
     if colony.get("state") != "EXECUTING":
         return
     cur = colony.get("current_phase")
-    raise state_error("colony_executing",
-                      f"a build of phase {cur} is running; `{command}` runs after it: finish it (/ant:build {cur}) "
-                      f"or abort it (`aether build-abort {cur} --reason -`){', then ' + then if then else ''}",
-                      state="EXECUTING")
+    raise state_error(
+        "colony_executing",
+        f"a build of phase {cur} is running; `{command}` runs after it: finish it (/ant:build {cur}) "
+        f"or abort it (`aether build-abort {cur} --reason -`){', then ' + then if then else ''}",
+        state="EXECUTING",
+    )

@@ -38,8 +38,9 @@ def rule(scores: list, threshold: float) -> tuple:
     if n > STAGNATION_WINDOW:
         gain = score - scores[-1 - STAGNATION_WINDOW]
         if gain < STAGNATION_MIN_GAIN:
-            return "user_input", (f"stagnation: {gain:+g} points over the last {STAGNATION_WINDOW} iterations "
-                                  f"(less than {STAGNATION_MIN_GAIN}): ask the user")
+            return "user_input", (
+                f"stagnation: {gain:+g} points over the last {STAGNATION_WINDOW} iterations (less than {STAGNATION_MIN_GAIN}): ask the user"
+            )
     return "refine", f"score {score:g} < threshold {threshold:g}: refine with the critic's feedback"
 
 
@@ -88,8 +89,10 @@ def _clean_part(name: str, part):
             return True, float(value), "aligned" if value else "not aligned"
         if isinstance(value, (int, float)) and math.isfinite(value) and 0 <= value <= 1:
             return True, float(value), f"{value:.0%} aligned"
-    raise input_error("invalid_score", f"`{name}` is {part!r}: a number from 0 to 1, true or false, or "
-                                      f"{{\"fraction\": 0.8}} (docs/contracts.md, the loop scores)")
+    raise input_error(
+        "invalid_score",
+        f'`{name}` is {part!r}: a number from 0 to 1, true or false, or {{"fraction": 0.8}} (docs/contracts.md, the loop scores)',
+    )
 
 
 def score(doc) -> dict:

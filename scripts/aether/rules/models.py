@@ -26,8 +26,9 @@ def check(caste: str, choice, where: str) -> str:
     if caste not in CASTES:
         raise input_error("invalid_config", f"{where}: {caste!r} is not a caste ({', '.join(CASTES)})", key=where)
     if not isinstance(choice, str) or choice.strip().lower() not in CHOICES:
-        raise input_error("invalid_config", f"{where}: the model of {caste} must be one of {', '.join(CHOICES)}, "
-                                            f"found {choice!r}", key=where)
+        raise input_error(
+            "invalid_config", f"{where}: the model of {caste} must be one of {', '.join(CHOICES)}, found {choice!r}", key=where
+        )
     return choice.strip().lower()
 
 

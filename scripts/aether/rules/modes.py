@@ -109,8 +109,7 @@ def archivist_due(mode: str | None, phase: int | None) -> tuple:
     return True, f"phase {phase} is a multiple of {every}: the archivist checks the colony's hygiene"
 
 
-def describe(mode: str | None, *, when: str | None = None, phase: int | None = None,
-             last_phase: bool = False) -> dict:
+def describe(mode: str | None, *, when: str | None = None, phase: int | None = None, last_phase: bool = False) -> dict:
     """Every row of the mode table plus the booleans a prompt branches on."""
 
     name = mode if mode in PROFILES else DEFAULT_MODE
@@ -144,11 +143,16 @@ def render(info: dict) -> str:
     lo, hi = info["phase_count"]
     wlo, whi = info["workers_per_wave_range"]
     lim = info["spawn_limits"]
-    watcher = {"syntax": "syntax check of changed files, run by the helper (no watcher ant)",
-               "full": "watcher ant: syntax, imports, tests",
-               "full+execution": "watcher ant: syntax, imports, tests, and a launch/execution check"}[info["watcher"]]
-    learning = {"project_end": "at the end of the project only", "per_phase": "per phase",
-                "per_phase+inter_phase": "per phase, plus between phases"}[info["learning"]]
+    watcher = {
+        "syntax": "syntax check of changed files, run by the helper (no watcher ant)",
+        "full": "watcher ant: syntax, imports, tests",
+        "full+execution": "watcher ant: syntax, imports, tests, and a launch/execution check",
+    }[info["watcher"]]
+    learning = {
+        "project_end": "at the end of the project only",
+        "per_phase": "per phase",
+        "per_phase+inter_phase": "per phase, plus between phases",
+    }[info["learning"]]
     activity = {"off": "off", "on": "on", "detailed": "on, detailed"}[info["activity_log"]]
     lines = [
         f"MODE {info['mode']}",
@@ -161,18 +165,14 @@ def render(info: dict) -> str:
         f"  Auto-emitted signals {', '.join(info['auto_signals'])}",
         f"  Activity log         {activity}",
         f"  Code loop            {'every build' if info['code_loop'] else 'when asked (build-start --loop)'}",
-        "  Archivist            "
-        + (f"after every {info['archivist_every']}th phase" if info["archivist_every"] else "none"),
-        "  Autopilot approval   " + ("/ant:run --auto-approve may approve wave plans" if info["auto_approve"]
-                                     else "the user approves every wave plan"),
-        "  Builders             " + ("each in its own git worktree, merged back in order" if info["isolation"]
-                                     else "in the shared working tree"),
+        "  Archivist            " + (f"after every {info['archivist_every']}th phase" if info["archivist_every"] else "none"),
+        "  Autopilot approval   "
+        + ("/ant:run --auto-approve may approve wave plans" if info["auto_approve"] else "the user approves every wave plan"),
+        "  Builders             "
+        + ("each in its own git worktree, merged back in order" if info["isolation"] else "in the shared working tree"),
     ]
     if info.get("when"):
-        lines.append(f"  Learnings now ({info['when']}): {'yes' if info['extract_learnings_now'] else 'no'} — "
-                     f"{info['learning_reason']}")
+        lines.append(f"  Learnings now ({info['when']}): {'yes' if info['extract_learnings_now'] else 'no'} — {info['learning_reason']}")
     if info.get("phase"):
         lines.append(f"  Archivist after phase {info['phase']}: {'yes' if info['run_archivist'] else 'no'}")
     return "\n".join(lines)
-
-

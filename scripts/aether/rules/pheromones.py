@@ -56,9 +56,11 @@ def effective(sensitivity: float, strength: float) -> float:
     """sensitivity × strength, 6 decimals; an input error when the product is not finite."""
     value = sensitivity * strength
     if not math.isfinite(value):
-        raise input_error("invalid_argument",
-                          f"sensitivity × strength is not a finite number ({sensitivity:g} × "
-                          f"{strength:g}); sensitivities and strengths lie between 0 and 1")
+        raise input_error(
+            "invalid_argument",
+            f"sensitivity × strength is not a finite number ({sensitivity:g} × "
+            f"{strength:g}); sensitivities and strengths lie between 0 and 1",
+        )
     return round(value, 6)
 
 
@@ -81,8 +83,7 @@ def check_content(content: str) -> dict:
         reason = "too_long"  # pheromone-emit refuses it
     else:
         reason = None
-    return {"pass": reason is None, "reason": reason, "length": length,
-            "min_length": MIN_CONTENT_LENGTH, "max_length": MAX_CONTENT_LENGTH}
+    return {"pass": reason is None, "reason": reason, "length": length, "min_length": MIN_CONTENT_LENGTH, "max_length": MAX_CONTENT_LENGTH}
 
 
 def current_strength(signal: dict, now: float) -> float:
@@ -91,9 +92,7 @@ def current_strength(signal: dict, now: float) -> float:
     half_life = signal.get("half_life_seconds")
     if isinstance(strength, bool) or not isinstance(strength, (int, float)):
         raise ValueError("strength is not a number")
-    if half_life is not None and (
-        isinstance(half_life, bool) or not isinstance(half_life, (int, float)) or half_life <= 0
-    ):
+    if half_life is not None and (isinstance(half_life, bool) or not isinstance(half_life, (int, float)) or half_life <= 0):
         raise ValueError("half_life_seconds is not a positive number or null")
     if half_life is None:
         return float(strength)
@@ -122,8 +121,6 @@ def _bar(strength: float) -> str:
     return "█" * filled + "░" * (BAR_WIDTH - filled)
 
 
-
-
 def render_block(signals: list, caste: str | None, now: float) -> dict:
     """The block the Queen shows and hands to workers: one line per active signal."""
     if caste is not None and caste not in SENSITIVITY:
@@ -133,8 +130,7 @@ def render_block(signals: list, caste: str | None, now: float) -> dict:
         strength = item.get("current_strength")
         if strength is None or strength < MIN_STRENGTH:
             continue
-        row = {"id": item.get("id"), "type": item.get("type"), "content": item.get("content"),
-               "current_strength": strength}
+        row = {"id": item.get("id"), "type": item.get("type"), "content": item.get("content"), "current_strength": strength}
         line = f"  {str(item.get('type')):<9} {_bar(strength)} {strength:.2f}"
         if caste is not None:
             sensitivity = SENSITIVITY[caste].get(item.get("type"), 0.0)

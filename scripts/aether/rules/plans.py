@@ -47,10 +47,7 @@ def _text(defects: list, obj: dict, key: str, path: str, required: bool = True) 
     elif not value.strip():
         defects.append({"path": f"{path}.{key}", "problem": "is empty"})
     elif len(value) > MAX_TEXT_LENGTH:
-        defects.append({"path": f"{path}.{key}",
-                        "problem": f"is {len(value)} characters; the limit is {MAX_TEXT_LENGTH}"})
-
-
+        defects.append({"path": f"{path}.{key}", "problem": f"is {len(value)} characters; the limit is {MAX_TEXT_LENGTH}"})
 
 
 def _phase_id(defects: list, phase: dict, path: str):
@@ -73,9 +70,9 @@ def _task_id(defects: list, task: dict, path: str):
     elif not isinstance(value, str):
         defects.append({"path": f"{path}.id", "problem": f'must be a string like "1.1", found {json_type(value)}'})
     elif not value.strip() or value != value.strip() or len(value) > MAX_ID_LENGTH or any(c < " " for c in value):
-        defects.append({"path": f"{path}.id",
-                        "problem": f"must be 1–{MAX_ID_LENGTH} characters without spaces at the ends "
-                                   f"or control characters"})
+        defects.append(
+            {"path": f"{path}.id", "problem": f"must be 1–{MAX_ID_LENGTH} characters without spaces at the ends or control characters"}
+        )
     else:
         return value
     return None
@@ -96,7 +93,7 @@ def _find_cycle(graph: dict) -> list | None:
                 if dep not in graph:
                     continue
                 if state.get(dep) == 1:
-                    return trail[trail.index(dep):] + [dep]
+                    return trail[trail.index(dep) :] + [dep]
                 if not state.get(dep):
                     state[dep] = 1
                     trail.append(dep)
@@ -180,14 +177,12 @@ def _check_phase(defects: list, warnings: list, phase: dict, path: str, phase_se
     _text(defects, phase, "name", path)
     _text(defects, phase, "description", path)
     if "status" in phase and phase["status"] not in (None, "pending"):
-        warnings.append(f"{path}.status {phase['status']!r} ignored: a loaded plan starts pending "
-                        f"(builds record progress)")
+        warnings.append(f"{path}.status {phase['status']!r} ignored: a loaded plan starts pending (builds record progress)")
     criteria = phase.get("success_criteria")
     if criteria is None:
         defects.append({"path": f"{path}.success_criteria", "problem": "is missing (a list of strings)"})
     elif not isinstance(criteria, list):
-        defects.append({"path": f"{path}.success_criteria",
-                        "problem": f"must be a list of strings, found {json_type(criteria)}"})
+        defects.append({"path": f"{path}.success_criteria", "problem": f"must be a list of strings, found {json_type(criteria)}"})
     else:
         for k, item in enumerate(criteria):
             _criterion(defects, item, f"{path}.success_criteria[{k}]")
@@ -202,12 +197,10 @@ def _phase_tasks(defects: list, warnings: list, phase: dict, path: str) -> list:
     if not tasks:
         defects.append({"path": f"{path}.tasks", "problem": "is empty; a phase needs at least one task"})
     elif len(tasks) > MAX_TASKS_PER_PHASE:
-        defects.append({"path": f"{path}.tasks",
-                        "problem": f"has {len(tasks)} tasks; the limit is {MAX_TASKS_PER_PHASE}"})
+        defects.append({"path": f"{path}.tasks", "problem": f"has {len(tasks)} tasks; the limit is {MAX_TASKS_PER_PHASE}"})
         return []
     elif not TASKS_PER_PHASE[0] <= len(tasks) <= TASKS_PER_PHASE[1]:
-        warnings.append(f"{path} has {len(tasks)} tasks; phases usually have "
-                        f"{TASKS_PER_PHASE[0]}–{TASKS_PER_PHASE[1]}")
+        warnings.append(f"{path} has {len(tasks)} tasks; phases usually have {TASKS_PER_PHASE[0]}–{TASKS_PER_PHASE[1]}")
     return tasks
 
 
@@ -227,9 +220,13 @@ def _check_task(defects: list, warnings: list, task, i: int, tpath: str, index: 
     if said is None:
         index.unsaid.append(tid or tpath)
     elif not isinstance(said, bool):
-        defects.append({"path": f"{tpath}.{CRITERION_FIELD}",
-                        "problem": f"must be true (the task directly serves a success criterion) or "
-                                   f"false (a supporting task), found {json_type(said)}"})
+        defects.append(
+            {
+                "path": f"{tpath}.{CRITERION_FIELD}",
+                "problem": f"must be true (the task directly serves a success criterion) or "
+                f"false (a supporting task), found {json_type(said)}",
+            }
+        )
     if "status" in task and task["status"] not in (None, "pending"):
         warnings.append(f"{tpath}.status {task['status']!r} ignored: a loaded plan starts pending")
     index.order.append((i, tpath, task))
@@ -254,8 +251,7 @@ def _check_depends_on(defects: list, graph: dict, home: dict, i: int, tpath: str
     if deps is None:
         deps = []
     if not isinstance(deps, list):
-        defects.append({"path": f"{tpath}.depends_on",
-                        "problem": f"must be a list of task ids, found {json_type(deps)}"})
+        defects.append({"path": f"{tpath}.depends_on", "problem": f"must be a list of task ids, found {json_type(deps)}"})
         return
     seen_deps = set()
     for k, dep in enumerate(deps):
@@ -283,16 +279,20 @@ def _dependency_problem(dep: str, tid: str | None, i: int, home: dict) -> str | 
     if dep not in home:
         return f"depends on {dep!r}, which no task of the plan has as id"
     if home[dep][0] > i:
-        return (f"depends on {dep!r}, which is in a later phase ({home[dep][1].split('.')[0]}); "
-                f"a task may only depend on tasks of its own or an earlier phase")
+        return (
+            f"depends on {dep!r}, which is in a later phase ({home[dep][1].split('.')[0]}); "
+            f"a task may only depend on tasks of its own or an earlier phase"
+        )
     return None
 
 
 def _unsaid_warning(unsaid: list) -> str:
     """The warning naming the tasks that do not say CRITERION_FIELD (the first ten)."""
     shown = ", ".join(map(str, unsaid[:10])) + (f" (+{len(unsaid) - 10} more)" if len(unsaid) > 10 else "")
-    return (f"task(s) {shown} do not say `{CRITERION_FIELD}`: they count as mapping to a success "
-            f"criterion (a failure is flagged to the user, never skipped)")
+    return (
+        f"task(s) {shown} do not say `{CRITERION_FIELD}`: they count as mapping to a success "
+        f"criterion (a failure is flagged to the user, never skipped)"
+    )
 
 
 def _normalise_plan(data: dict, phases: list) -> dict:
@@ -355,8 +355,7 @@ def require_plan(plan: dict) -> list:
     """The plan's phases, or `plan_missing` when no plan is loaded."""
     items = phases(plan)
     if not items:
-        raise state_error("plan_missing", "no plan is loaded; make one with /ant:plan "
-                                          "(`aether next --plan`)")
+        raise state_error("plan_missing", "no plan is loaded; make one with /ant:plan (`aether next --plan`)")
     return items
 
 
@@ -365,8 +364,7 @@ def require_phase(plan: dict, phase_id: int) -> dict:
     phase = find_phase(plan, phase_id)
     if phase is None:
         ids = ", ".join(str(p.get("id")) for p in items)
-        raise input_error("unknown_phase", f"the plan has no phase {phase_id} (phases: {ids}); "
-                                           f"`aether phase list` shows them")
+        raise input_error("unknown_phase", f"the plan has no phase {phase_id} (phases: {ids}); `aether phase list` shows them")
     return phase
 
 

@@ -14,8 +14,15 @@ MAX_WAVE_REBUILDS = 2
 SEVERITIES = ("CRITICAL", "HIGH", "MEDIUM", "LOW")
 
 
-SEVERITY_ALIASES = {"CRIT": "CRITICAL", "BLOCKER": "CRITICAL", "MED": "MEDIUM", "MODERATE": "MEDIUM",
-                    "MINOR": "LOW", "INFO": "LOW", "MAJOR": "HIGH"}
+SEVERITY_ALIASES = {
+    "CRIT": "CRITICAL",
+    "BLOCKER": "CRITICAL",
+    "MED": "MEDIUM",
+    "MODERATE": "MEDIUM",
+    "MINOR": "LOW",
+    "INFO": "LOW",
+    "MAJOR": "HIGH",
+}
 
 
 MAX_FINDINGS = 200
@@ -56,10 +63,14 @@ def read_findings(doc) -> tuple:
         where = f"findings[{i}]"
         if not isinstance(item, dict):
             raise input_error("invalid_finding", f"{where} must be an object {{severity, description, location, recommendation}}")
-        findings.append({"severity": _severity(item.get("severity"), where),
-                         "description": contracts.text_field(item, "description", where, required=True, limit=2000),
-                         "location": contracts.text_field(item, "location", where, limit=300),
-                         "recommendation": contracts.text_field(item, "recommendation", where, limit=2000)})
+        findings.append(
+            {
+                "severity": _severity(item.get("severity"), where),
+                "description": contracts.text_field(item, "description", where, required=True, limit=2000),
+                "location": contracts.text_field(item, "location", where, limit=300),
+                "recommendation": contracts.text_field(item, "recommendation", where, limit=2000),
+            }
+        )
     findings.sort(key=lambda f: SEVERITIES.index(f["severity"]))
     claimed = doc.get("critical_count")
     claimed = claimed if isinstance(claimed, int) and not isinstance(claimed, bool) else None
@@ -72,8 +83,7 @@ def rule(critical: int, rebuilds: int) -> tuple:
         return "continue", "no CRITICAL findings"
     if rebuilds < MAX_WAVE_REBUILDS:
         return "rebuild", f"{critical} CRITICAL finding(s): rebuild {rebuilds + 1} of {MAX_WAVE_REBUILDS}"
-    return "continue", (f"{critical} CRITICAL finding(s) remain after {MAX_WAVE_REBUILDS} rebuilds; the build continues "
-                        f"with a warning")
+    return "continue", (f"{critical} CRITICAL finding(s) remain after {MAX_WAVE_REBUILDS} rebuilds; the build continues with a warning")
 
 
 def render(wave: int, round_: int, findings: list, summary: str, action: str, reason: str) -> str:

@@ -22,8 +22,17 @@ MAX_SUB_SPAWNS_PER_WAVE = 2  # SPAWN REQUESTs honoured per wave
 RESPAWN_ROLES = ("retry", "debugger", "rerun", "rebuild")  # the same worker again
 
 
-ROLE_PREFIX = {"worker": "w", "retry": "r", "debugger": "d", "sub_spawn": "s", "rerun": "x",
-               "rebuild": "b", "reviewer": "v", "refine": "f", "verify": "y"}
+ROLE_PREFIX = {
+    "worker": "w",
+    "retry": "r",
+    "debugger": "d",
+    "sub_spawn": "s",
+    "rerun": "x",
+    "rebuild": "b",
+    "reviewer": "v",
+    "refine": "f",
+    "verify": "y",
+}
 
 
 def limits(colony: dict) -> dict:
@@ -46,8 +55,7 @@ def active_workers(tree: dict | None) -> int:
 def tree_of(colony: dict) -> dict:
     tree = colony.get("spawn_tree")
     if not tree or not isinstance(tree.get("nodes"), dict):
-        raise state_error("no_spawn_tree", "no build is planned: build the phase with /ant:build N "
-                                           "(`aether next --build N`)")
+        raise state_error("no_spawn_tree", "no build is planned: build the phase with /ant:build N (`aether next --build N`)")
     return tree
 
 
@@ -72,8 +80,7 @@ def origin_of(tree: dict, node: dict) -> str:
     return node.get("origin") or node["id"]
 
 
-def add_node(tree: dict, role: str, caste: str, tasks: list, *, depth: int, parent: str | None,
-             wave: int, **extra) -> dict:
+def add_node(tree: dict, role: str, caste: str, tasks: list, *, depth: int, parent: str | None, wave: int, **extra) -> dict:
     """Create a planned node (ids: w1, r1, d1, s1, x1, b1, v1 … per role)."""
     prefix = ROLE_PREFIX[role]
     counters = tree.setdefault("counters", {})
@@ -84,8 +91,17 @@ def add_node(tree: dict, role: str, caste: str, tasks: list, *, depth: int, pare
         if node_id not in tree["nodes"]:
             break
     counters[prefix] = n
-    node = {"id": node_id, "caste": caste, "tasks": list(tasks), "depth": depth, "parent": parent,
-            "children": [], "status": "planned", "wave": wave, "role": role}
+    node = {
+        "id": node_id,
+        "caste": caste,
+        "tasks": list(tasks),
+        "depth": depth,
+        "parent": parent,
+        "children": [],
+        "status": "planned",
+        "wave": wave,
+        "role": role,
+    }
     node.update(extra)
     tree["nodes"][node_id] = node
     if parent is not None and parent in tree["nodes"]:
@@ -97,10 +113,20 @@ def respawn(tree: dict, failed: dict, role: str, context: str, caste: str | None
     """Plan the same worker again (retry, debugger, rebuild, rerun) under the node it repeats."""
     origin = origin_of(tree, failed)
     base = tree["nodes"].get(origin, failed)
-    return add_node(tree, role, caste or failed["caste"], failed["tasks"], depth=failed["depth"],
-                    parent=failed["id"], wave=failed["wave"], origin=origin,
-                    writes=list(base.get("writes", [])), reads=list(base.get("reads", [])),
-                    context=context, **extra)
+    return add_node(
+        tree,
+        role,
+        caste or failed["caste"],
+        failed["tasks"],
+        depth=failed["depth"],
+        parent=failed["id"],
+        wave=failed["wave"],
+        origin=origin,
+        writes=list(base.get("writes", [])),
+        reads=list(base.get("reads", [])),
+        context=context,
+        **extra,
+    )
 
 
 def release_caste(colony: dict, tree: dict, caste: str) -> None:

@@ -23,8 +23,7 @@ LIMITS = {
     "FULL": {"phase": 2_000_000, "run": 12_000_000},
 }
 # What one spawn of a caste is estimated to cost before the colony has spent anything on it.
-PER_SPAWN = {"builder": 45_000, "watcher": 30_000, "route-setter": 25_000, "scout": 20_000,
-             "colonizer": 30_000, "architect": 30_000}
+PER_SPAWN = {"builder": 45_000, "watcher": 30_000, "route-setter": 25_000, "scout": 20_000, "colonizer": 30_000, "architect": 30_000}
 MAX_AMOUNT = 10_000_000_000  # a cap above this is a typo
 UNITS = {"": 1, "k": 1_000, "m": 1_000_000, "g": 1_000_000_000}
 AMOUNT = re.compile(r"([0-9]{1,15}(?:\.[0-9]{1,6})?)\s*([kmg]?)(?:\s*tokens?)?", re.I | re.A)
@@ -52,12 +51,10 @@ def parse_amount(text, what: str = "the cap") -> int:
             raw = raw.replace(",", "")
         found = AMOUNT.fullmatch(raw)
         if not found:
-            raise input_error("invalid_amount", f"{what} must be a number of tokens such as 2M or 500k, "
-                                                f"not {str(text)[:40]!r}")
+            raise input_error("invalid_amount", f"{what} must be a number of tokens such as 2M or 500k, not {str(text)[:40]!r}")
         value = float(found.group(1)) * UNITS[found.group(2).lower()]
     if not 1 <= value <= MAX_AMOUNT:
-        raise input_error("invalid_amount", f"{what} must be between 1 and {fmt(MAX_AMOUNT)} tokens, "
-                                            f"not {str(text)[:40]}")
+        raise input_error("invalid_amount", f"{what} must be between 1 and {fmt(MAX_AMOUNT)} tokens, not {str(text)[:40]}")
     return round(value)
 
 
@@ -152,8 +149,7 @@ def check(spent_run: int, spent_phase: int, next_cost: int, caps: dict) -> dict 
         if cap is None:
             continue
         if spent >= cap or spent + next_cost > cap:
-            return {"cap": name, "limit": cap, "spent": spent, "next": next_cost,
-                    "reached": spent >= cap}
+            return {"cap": name, "limit": cap, "spent": spent, "next": next_cost, "reached": spent >= cap}
     return None
 
 
@@ -166,9 +162,11 @@ def render_bucket(b: dict, indent: str = "  ") -> list:
     """Lines: per caste, tokens · spawns · time, and the models it ran on."""
     lines = []
     for caste, line in sorted((b.get("castes") or {}).items(), key=lambda kv: -kv[1].get("tokens", 0)):
-        models = ", ".join(f"{m} {fmt(v['tokens'])}" for m, v in sorted(line.get("models", {}).items(),
-                                                                       key=lambda kv: -kv[1].get("tokens", 0)))
-        lines.append(f"{indent}{caste:<12} {fmt(line['tokens']):>7} tokens · {line['spawns']} spawn"
-                     f"{'s' if line['spawns'] != 1 else ''} · {round(line['duration_ms'] / 1000)} s"
-                     + (f" · {models}" if models else ""))
+        models = ", ".join(
+            f"{m} {fmt(v['tokens'])}" for m, v in sorted(line.get("models", {}).items(), key=lambda kv: -kv[1].get("tokens", 0))
+        )
+        lines.append(
+            f"{indent}{caste:<12} {fmt(line['tokens']):>7} tokens · {line['spawns']} spawn"
+            f"{'s' if line['spawns'] != 1 else ''} · {round(line['duration_ms'] / 1000)} s" + (f" · {models}" if models else "")
+        )
     return lines

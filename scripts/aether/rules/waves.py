@@ -39,7 +39,11 @@ def _worker(raw, index: int, check_path=None) -> dict:
     if caste is None:
         raise input_error("invalid_plan", f"{where}.caste is {raw.get('caste')!r}; use one of {', '.join(CASTES)}")
     label = raw.get("id", raw.get("name"))
-    label = str(label).strip() if isinstance(label, (str, int)) and not isinstance(label, bool) and str(label).strip() else f"worker-{index + 1}"  # noqa: E501
+    label = (
+        str(label).strip()
+        if isinstance(label, (str, int)) and not isinstance(label, bool) and str(label).strip()
+        else f"worker-{index + 1}"
+    )  # noqa: E501
     tasks = raw.get("tasks", raw.get("task_ids"))
     if isinstance(tasks, (str, int)) and not isinstance(tasks, bool):
         tasks = [tasks]
@@ -50,15 +54,13 @@ def _worker(raw, index: int, check_path=None) -> dict:
     task_ids = []
     for t in tasks:
         if isinstance(t, bool) or not isinstance(t, (str, int, float)) or not str(t).strip():
-            raise input_error("invalid_plan", f"{where}.tasks holds {t!r}; task ids are strings like \"2.1\"")
+            raise input_error("invalid_plan", f'{where}.tasks holds {t!r}; task ids are strings like "2.1"')
         if str(t).strip() not in task_ids:
             task_ids.append(clip(str(t).strip(), 64))
     writes_raw = raw.get("writes", raw.get("files"))
     defects: list = []
-    writes = _paths(contracts.str_list(writes_raw, f"{where}.writes", MAX_WORKER_FILES), f"{where}.writes",
-                    check_path, defects)
-    reads = _paths(contracts.str_list(raw.get("reads"), f"{where}.reads", MAX_WORKER_FILES), f"{where}.reads",
-                   check_path, defects)
+    writes = _paths(contracts.str_list(writes_raw, f"{where}.writes", MAX_WORKER_FILES), f"{where}.writes", check_path, defects)
+    reads = _paths(contracts.str_list(raw.get("reads"), f"{where}.reads", MAX_WORKER_FILES), f"{where}.reads", check_path, defects)
     writes = [p for p in dict.fromkeys(writes) if p]
     reads = [p for p in dict.fromkeys(reads) if p and p not in writes]
     deps = raw.get("depends_on", raw.get("after", []))
@@ -66,9 +68,16 @@ def _worker(raw, index: int, check_path=None) -> dict:
         deps = [deps]
     if not isinstance(deps, list):
         raise input_error("invalid_plan", f"{where}.depends_on must be an array of worker ids")
-    return {"label": clip(label, 64), "caste": caste, "tasks": task_ids, "writes": writes, "reads": reads,
-            "deps": [str(d).strip() for d in deps if isinstance(d, (str, int)) and not isinstance(d, bool)],
-            "index": index, "defects": defects}
+    return {
+        "label": clip(label, 64),
+        "caste": caste,
+        "tasks": task_ids,
+        "writes": writes,
+        "reads": reads,
+        "deps": [str(d).strip() for d in deps if isinstance(d, (str, int)) and not isinstance(d, bool)],
+        "index": index,
+        "defects": defects,
+    }
 
 
 def _paths(items: list, where: str, check_path, defects: list) -> list:
@@ -98,8 +107,7 @@ def read_plan(doc, plan_tasks: dict | None, check_path=None) -> tuple:
     workers = [_worker(raw, i, check_path) for i, raw in enumerate(raw_workers)]
     defects = [d for w in workers for d in w.pop("defects")]
     if defects:
-        raise input_error("invalid_plan", plans.defect_message(defects, "the assignment plan has", "send it again"),
-                          defects=defects)
+        raise input_error("invalid_plan", plans.defect_message(defects, "the assignment plan has", "send it again"), defects=defects)
     by_label, owner = _index_workers(workers)
     warnings = [] if plan_tasks is None else _check_plan_tasks(owner, plan_tasks)
     for w in workers:
@@ -134,8 +142,9 @@ def _index_workers(workers: list) -> tuple[dict, dict]:
         by_label[w["label"]] = w
         for t in w["tasks"]:
             if t in owner:
-                raise input_error("task_assigned_twice", f"task {t} is assigned to both {owner[t]} and {w['label']}; "
-                                                         f"give each task to one worker")
+                raise input_error(
+                    "task_assigned_twice", f"task {t} is assigned to both {owner[t]} and {w['label']}; give each task to one worker"
+                )
             owner[t] = w["label"]
     return by_label, owner
 
@@ -144,8 +153,10 @@ def _check_plan_tasks(owner: dict, plan_tasks: dict) -> list:
     """Refuse tasks the phase does not have; returns a warning naming open tasks no worker took."""
     unknown = [t for t in owner if t not in plan_tasks]
     if unknown:
-        raise input_error("unknown_task", f"task(s) {', '.join(unknown[:10])} are not in this phase of PROJECT_PLAN "
-                                          f"(its tasks: {', '.join(list(plan_tasks)[:30])})")
+        raise input_error(
+            "unknown_task",
+            f"task(s) {', '.join(unknown[:10])} are not in this phase of PROJECT_PLAN (its tasks: {', '.join(list(plan_tasks)[:30])})",
+        )
     missing = [t for t, task in plan_tasks.items() if t not in owner and task.get("status") not in DONE_STATUSES]
     return [f"tasks not assigned to any worker: {', '.join(missing)}"] if missing else []
 
@@ -188,9 +199,11 @@ def levels(workers: list) -> list:
                 state[label] = "done"
                 continue
             if state.get(nxt) == "visiting":
-                cycle = path[path.index(nxt):] + [nxt]
-                raise input_error("dependency_cycle", "the workers depend on each other in a circle: "
-                                  + " → ".join(cycle) + "; break the cycle in the plan")
+                cycle = path[path.index(nxt) :] + [nxt]
+                raise input_error(
+                    "dependency_cycle",
+                    "the workers depend on each other in a circle: " + " → ".join(cycle) + "; break the cycle in the plan",
+                )
             if state.get(nxt) != "done":
                 state[nxt] = "visiting"
                 path.append(nxt)
@@ -239,10 +252,10 @@ def merge_level(workers: list) -> tuple:
         castes = {m["caste"] for m in members}
         merged["caste"] = target["caste"] if len(castes) == 1 else "builder"
         merged["merged_from"] = sorted(labels - {target["label"]}, key=lambda l: next(m["index"] for m in members if m["label"] == l))
-        shared = sorted({p for m in members for p in m["writes"]
-                         if sum(1 for o in members if p in o["writes"]) > 1})
-        merges.append({"into": target["label"], "merged": merged["merged_from"], "files": shared,
-                       "tasks": merged["tasks"], "caste": merged["caste"]})
+        shared = sorted({p for m in members for p in m["writes"] if sum(1 for o in members if p in o["writes"]) > 1})
+        merges.append(
+            {"into": target["label"], "merged": merged["merged_from"], "files": shared, "tasks": merged["tasks"], "caste": merged["caste"]}
+        )
         out.append(merged)
     out.sort(key=lambda w: w["index"])
     return out, merges
@@ -276,8 +289,11 @@ def approval(mode: str, tasks: int, workers: int, waves: int, shared: list) -> d
         too_big.append(f"shared files: {', '.join(shared[:5])}")
     if too_big:
         return {"required": True, "reason": f"{mode} mode asks the user: " + "; ".join(too_big)}
-    return {"required": False, "reason": f"{mode} mode approves a plan this small (≤ {AUTO_APPROVE_MAX_TASKS} tasks, "
-                                         f"≤ {AUTO_APPROVE_MAX_WORKERS} workers, ≤ {AUTO_APPROVE_MAX_WAVES} waves, no shared files)"}
+    return {
+        "required": False,
+        "reason": f"{mode} mode approves a plan this small (≤ {AUTO_APPROVE_MAX_TASKS} tasks, "
+        f"≤ {AUTO_APPROVE_MAX_WORKERS} workers, ≤ {AUTO_APPROVE_MAX_WAVES} waves, no shared files)",
+    }
 
 
 def schedule(workers: list, per_wave: int) -> tuple:
@@ -287,7 +303,7 @@ def schedule(workers: list, per_wave: int) -> tuple:
         merged, level_merges = merge_level(level)
         merges += level_merges
         for i in range(0, len(merged), per_wave):
-            waves.append(merged[i:i + per_wave])
+            waves.append(merged[i : i + per_wave])
     return waves, merges
 
 
@@ -295,8 +311,9 @@ def _node_line(node_id: str, node: dict) -> str:
     role = node.get("role") or "worker"
     tasks = node.get("tasks") if isinstance(node.get("tasks"), list) else []
     writes = node.get("writes") if isinstance(node.get("writes"), list) else []
-    parts = [f"{node_id} {node.get('caste')}{'' if role == 'worker' else ' ' + str(role).replace('_', '-')} "
-             f"[{node.get('status') or 'planned'}]"]
+    parts = [
+        f"{node_id} {node.get('caste')}{'' if role == 'worker' else ' ' + str(role).replace('_', '-')} [{node.get('status') or 'planned'}]"
+    ]
     if tasks and role in ("worker", "retry", "debugger", "rebuild", "rerun", "refine"):
         parts.append("tasks " + ", ".join(map(str, tasks)))
     if role == "worker" and writes:
@@ -318,22 +335,28 @@ def _children(node_id: str, node: dict, nodes: dict) -> list:
 def _header(tree: dict, nodes: dict) -> str:
     workers = sum(1 for n in nodes.values() if n.get("role") in (None, "worker"))
     waves = raw if isinstance(raw := tree.get("waves"), list) else []
-    return (f"Phase {tree.get('phase')} spawn tree — {tree.get('mode')}, {workers} workers in {len(waves)} waves "
-            f"(≤ {tree.get('workers_per_wave')} per wave), {tree.get('status')}")
+    return (
+        f"Phase {tree.get('phase')} spawn tree — {tree.get('mode')}, {workers} workers in {len(waves)} waves "
+        f"(≤ {tree.get('workers_per_wave')} per wave), {tree.get('status')}"
+    )
 
 
 def _footer(tree: dict) -> list:
     lines = []
     for m in merges if isinstance(merges := tree.get("merges"), list) else []:
         if isinstance(m, dict):
-            lines.append(f"Merged {', '.join(map(str, m.get('merged', [])))} into {m.get('into')} "
-                         f"(same file: {', '.join(map(str, m.get('files', [])))})")
+            lines.append(
+                f"Merged {', '.join(map(str, m.get('merged', [])))} into {m.get('into')} "
+                f"(same file: {', '.join(map(str, m.get('files', [])))})"
+            )
     approval_info = raw if isinstance(raw := tree.get("approval"), dict) else {}
     if approval_info:
         who = approval_info.get("approved_by")
         state = f"approved by {who}" if who else "needs the user's approval"
-        lines.append(f"Approval: {state} — {approval_info.get('reason')} "
-                     f"(revision {approval_info.get('revision', 0)} of max {approval_info.get('max_revisions')})")
+        lines.append(
+            f"Approval: {state} — {approval_info.get('reason')} "
+            f"(revision {approval_info.get('revision', 0)} of max {approval_info.get('max_revisions')})"
+        )
     return lines
 
 

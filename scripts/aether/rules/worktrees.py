@@ -31,14 +31,20 @@ def task_key(task) -> tuple:
 
 def order(nodes: list) -> list:
     """The merge order: wave, then the first task id, then when the node finished."""
-    return sorted(nodes, key=lambda n: (n.get("wave") or 0, task_key((n.get("tasks") or [n.get("id")])[0]),
-                                        n.get("seq") or 0, n.get("id") or ""))
+    return sorted(
+        nodes, key=lambda n: (n.get("wave") or 0, task_key((n.get("tasks") or [n.get("id")])[0]), n.get("seq") or 0, n.get("id") or "")
+    )
 
 
 def to_merge(tree: dict, wave: int) -> list:
     """The wave's finished results waiting for the merge, in merge order."""
-    return order([n for n in tree["nodes"].values() if n.get("wave") == wave and n.get("worktree")
-                  and n.get("status") == "completed" and not n.get("merge")])
+    return order(
+        [
+            n
+            for n in tree["nodes"].values()
+            if n.get("wave") == wave and n.get("worktree") and n.get("status") == "completed" and not n.get("merge")
+        ]
+    )
 
 
 def release_due(tree: dict) -> bool:
@@ -48,8 +54,9 @@ def release_due(tree: dict) -> bool:
 
 def unreleased(tree: dict) -> list:
     """Runs whose worktree was never merged back (their task ended failed)."""
-    return [n["id"] for n in tree["nodes"].values() if n.get("worktree") and not n.get("merge")
-            and n.get("status") in ("failed", "skipped")]
+    return [
+        n["id"] for n in tree["nodes"].values() if n.get("worktree") and not n.get("merge") and n.get("status") in ("failed", "skipped")
+    ]
 
 
 def hunks(merged: str) -> list:
@@ -58,7 +65,7 @@ def hunks(merged: str) -> list:
     for found in MARKER.finditer(merged):
         lines = found.group(0).splitlines()
         if len(lines) > HUNK_LINES:
-            lines = lines[:HUNK_LINES - 1] + [f"… ({len(lines) - HUNK_LINES + 1} more lines)"]
+            lines = lines[: HUNK_LINES - 1] + [f"… ({len(lines) - HUNK_LINES + 1} more lines)"]
         out.append("\n".join(lines))
     return out
 
@@ -71,23 +78,38 @@ def conflict_report(node: dict, conflicts: list, branch: str | None) -> dict:
     for c in conflicts:
         detail += [f"--- {c['path']}", *c.get("hunks", [])[:HUNKS_SHOWN]]
     kept = f" (the result is kept on {branch})" if branch else ""
-    return failures.normalize_report({
-        "task": str((node.get("tasks") or [node.get("id")])[0]), "caste": node.get("caste"),
-        "error": f"merge conflict: {'; '.join(shown)}{kept}\n" + "\n".join(detail),
-        "root_cause": "another task of this wave, merged before it, changed the same file",
-        "suggested_fix": "make this task's change again on top of the merged state (it is in the new working copy)",
-        "confidence": CONFLICT_CONFIDENCE, "fix_scope": "contained", "files": files, "category": "merge_conflict",
-    }, lenient=True)
+    return failures.normalize_report(
+        {
+            "task": str((node.get("tasks") or [node.get("id")])[0]),
+            "caste": node.get("caste"),
+            "error": f"merge conflict: {'; '.join(shown)}{kept}\n" + "\n".join(detail),
+            "root_cause": "another task of this wave, merged before it, changed the same file",
+            "suggested_fix": "make this task's change again on top of the merged state (it is in the new working copy)",
+            "confidence": CONFLICT_CONFIDENCE,
+            "fix_scope": "contained",
+            "files": files,
+            "category": "merge_conflict",
+        },
+        lenient=True,
+    )
 
 
 def gone_report(node: dict) -> dict:
     """The failure report of a result whose worktree was gone before the merge (nothing to merge)."""
-    return failures.normalize_report({
-        "task": str((node.get("tasks") or [node.get("id")])[0]), "caste": node.get("caste"),
-        "error": "the builder's worktree was gone before its work could be merged",
-        "root_cause": "the worktree was removed while the build ran", "suggested_fix": "do the task again",
-        "confidence": CONFLICT_CONFIDENCE, "fix_scope": "contained", "files": [], "category": "worktree_gone",
-    }, lenient=True)
+    return failures.normalize_report(
+        {
+            "task": str((node.get("tasks") or [node.get("id")])[0]),
+            "caste": node.get("caste"),
+            "error": "the builder's worktree was gone before its work could be merged",
+            "root_cause": "the worktree was removed while the build ran",
+            "suggested_fix": "do the task again",
+            "confidence": CONFLICT_CONFIDENCE,
+            "fix_scope": "contained",
+            "files": [],
+            "category": "worktree_gone",
+        },
+        lenient=True,
+    )
 
 
 def head_moved_report(node: dict, left: str, branch: str | None, put_back: list) -> dict:
@@ -96,11 +118,18 @@ def head_moved_report(node: dict, left: str, branch: str | None, put_back: list)
     nothing is merged. Retried like a conflict: the record ends, the retry starts on the merged state."""
     kept = f" (the result is kept on {branch})" if branch else ""
     moved = f"; {'; '.join(put_back)}" if put_back else ""
-    return failures.normalize_report({
-        "task": str((node.get("tasks") or [node.get("id")])[0]), "caste": node.get("caste"),
-        "error": f"not merged: its worktree's HEAD left the snapshot it was made from — {left}{kept}{moved}",
-        "root_cause": "the builder ran git commands that move HEAD (checkout, switch, commit, reset) in its working copy",
-        "suggested_fix": "do the task again in the new working copy and leave the changes uncommitted, on the HEAD it "
-                         "starts on: the helper merges them",
-        "confidence": CONFLICT_CONFIDENCE, "fix_scope": "contained", "files": [], "category": "worktree_head_moved",
-    }, lenient=True)
+    return failures.normalize_report(
+        {
+            "task": str((node.get("tasks") or [node.get("id")])[0]),
+            "caste": node.get("caste"),
+            "error": f"not merged: its worktree's HEAD left the snapshot it was made from — {left}{kept}{moved}",
+            "root_cause": "the builder ran git commands that move HEAD (checkout, switch, commit, reset) in its working copy",
+            "suggested_fix": "do the task again in the new working copy and leave the changes uncommitted, on the HEAD it "
+            "starts on: the helper merges them",
+            "confidence": CONFLICT_CONFIDENCE,
+            "fix_scope": "contained",
+            "files": [],
+            "category": "worktree_head_moved",
+        },
+        lenient=True,
+    )

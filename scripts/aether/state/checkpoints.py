@@ -44,8 +44,7 @@ KEPT_GIT_PREFIXES = ("GIT_TRACE",)
 
 
 def git_env(extra: dict | None = None) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("GIT_") or k in KEPT_GIT_VARS or k.startswith(KEPT_GIT_PREFIXES)}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in KEPT_GIT_VARS or k.startswith(KEPT_GIT_PREFIXES)}
     stamp = f"@{int(clock.now())} +0000"
     env.update(
         GIT_TERMINAL_PROMPT="0",
@@ -62,23 +61,27 @@ def git_env(extra: dict | None = None) -> dict:
     return env
 
 
-def git(args: list, cwd: str, *, env: dict | None = None, check: bool = True, input: bytes | None = None,
-        raw: bool = False):
+def git(args: list, cwd: str, *, env: dict | None = None, check: bool = True, input: bytes | None = None, raw: bool = False):
     """Run git; returns the CompletedProcess (stdout/stderr as text; stdout as bytes with `raw`).
     Raises AetherError on a missing git, a timeout, or (with check) a non-zero exit."""
     import subprocess  # noqa: PLC0415 — start-up: subprocess only where a program runs
 
     cmd = ["git", "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false", "-c", "core.quotepath=false", *args]
     try:
-        proc: subprocess.CompletedProcess = subprocess.run(cmd, cwd=cwd, env=env or git_env(), input=input, capture_output=True,
-                              timeout=GIT_TIMEOUT_SECONDS)
+        proc: subprocess.CompletedProcess = subprocess.run(
+            cmd, cwd=cwd, env=env or git_env(), input=input, capture_output=True, timeout=GIT_TIMEOUT_SECONDS
+        )
     except FileNotFoundError:
-        raise state_error("git_missing", "git is not installed (or not on PATH); install git to "
-                                         "get checkpoints, or work outside a git repository") from None
+        raise state_error(
+            "git_missing", "git is not installed (or not on PATH); install git to get checkpoints, or work outside a git repository"
+        ) from None
     except subprocess.TimeoutExpired:
-        raise state_error("git_timeout", f"`git {args[0]}` took longer than {GIT_TIMEOUT_SECONDS}s in "
-                                         f"{cwd}; check the repository (a huge untracked folder "
-                                         f"missing from .gitignore?)") from None
+        raise state_error(
+            "git_timeout",
+            f"`git {args[0]}` took longer than {GIT_TIMEOUT_SECONDS}s in "
+            f"{cwd}; check the repository (a huge untracked folder "
+            f"missing from .gitignore?)",
+        ) from None
     proc.stdout = proc.stdout if raw else proc.stdout.decode("utf-8", "replace")
     proc.stderr = proc.stderr.decode("utf-8", "replace")
     if check and proc.returncode != 0:
@@ -96,9 +99,13 @@ def _failure(args: list, cwd: str, proc) -> AetherError:
     locked = _LOCKED.search(proc.stderr)
     if locked:
         path = locked.group(1)
-        return state_error("git_locked", f"`git {command}` could not lock {path}: another git process is using it, "
-                                         f"or one that stopped left it behind; when no git runs there, remove it "
-                                         f"(rm '{path}') and run the command again", path=path)
+        return state_error(
+            "git_locked",
+            f"`git {command}` could not lock {path}: another git process is using it, "
+            f"or one that stopped left it behind; when no git runs there, remove it "
+            f"(rm '{path}') and run the command again",
+            path=path,
+        )
     return state_error("git_failed", f"`git {command}` failed in {cwd}: {said(proc.stderr)}", git_exit=proc.returncode)
 
 
@@ -244,8 +251,7 @@ def snapshot(label: str, phase: int | None) -> dict | None:
             raise _failure(["update-ref", ref], r.top, proc)  # not taken, blocked: a ref named like a folder on its way
     else:
         raise state_error("git_failed", f"cannot create {base}: every name was taken while it was made; try again")
-    return {"ref": ref, "commit": commit, "tree": tree, "parent": r.head, "phase": phase,
-            "created_at": clock.iso(stamp), "label": label}
+    return {"ref": ref, "commit": commit, "tree": tree, "parent": r.head, "phase": phase, "created_at": clock.iso(stamp), "label": label}
 
 
 def remember(data: dict, record: dict) -> list:
@@ -360,8 +366,7 @@ def restore(ref: str, force: bool = False, checkpoints_data: dict | None = None)
         raise input_error("invalid_argument", "name the checkpoint to restore (its ref or commit)")
     proc = git(["rev-parse", "-q", "--verify", f"{ref.strip()}^{{commit}}"], r.top, check=False)
     if proc.returncode != 0:
-        raise input_error("unknown_checkpoint", f"no checkpoint {ref!r} in this repository; "
-                                                f"checkpoints.json lists them")
+        raise input_error("unknown_checkpoint", f"no checkpoint {ref!r} in this repository; checkpoints.json lists them")
     commit = proc.stdout.strip()
     target_tree = git(["rev-parse", f"{commit}^{{tree}}"], r.top).stdout.strip()
     current_tree = _snapshot_tree(r)
@@ -379,8 +384,7 @@ def restore(ref: str, force: bool = False, checkpoints_data: dict | None = None)
         else:
             safety = snapshot("before restore", None)
             dropped = remember(checkpoints_data, safety) if safety else []
-    added = git(["diff-tree", "-r", "-z", "--name-only", "--diff-filter=A", target_tree, current_tree],
-                r.top).stdout
+    added = git(["diff-tree", "-r", "-z", "--name-only", "--diff-filter=A", target_tree, current_tree], r.top).stdout
     removed = []
     for rel in filter(None, added.split("\0")):
         if r.excluded(rel):

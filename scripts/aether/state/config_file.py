@@ -51,9 +51,13 @@ def section(name: str, file: str | None = None) -> dict:
             import difflib  # noqa: PLC0415 — start-up: difflib only to name a misspelt section
 
             close = difflib.get_close_matches(str(key), SECTIONS, n=1)
-            raise input_error("invalid_config", f"{file}: unknown section {str(key)[:40]!r}"
-                              + (f" (did you mean {close[0]}?)" if close else "") + f"; known: {', '.join(SECTIONS)}",
-                              key=str(key)[:40])
+            raise input_error(
+                "invalid_config",
+                f"{file}: unknown section {str(key)[:40]!r}"
+                + (f" (did you mean {close[0]}?)" if close else "")
+                + f"; known: {', '.join(SECTIONS)}",
+                key=str(key)[:40],
+            )
     found = doc.get(name)
     if found is None:
         return {}

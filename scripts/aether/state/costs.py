@@ -33,8 +33,7 @@ def run_of(data: dict, scope: str, create: bool = False) -> dict | None:
     return _holder(data["runs"], "scope", scope, MAX_RUNS, create)
 
 
-def add(data: dict, session: str | None, run: str | None, phase: str, caste: str, usage: dict | None,
-        model: str | None) -> None:
+def add(data: dict, session: str | None, run: str | None, phase: str, caste: str, usage: dict | None, model: str | None) -> None:
     """One spawn's usage, added to its colony's phase and to its run's (on loaded costs.json)."""
     targets = [colony_of(data, session, create=True)] + ([run_of(data, run, create=True)] if run else [])
     for holder in targets:

@@ -22,8 +22,6 @@ MAX_DESCRIPTION_LENGTH = 4000  # the CLI refuses longer text; library callers ge
 MAX_FIELD_LENGTH = 1000  # task_id and root_cause
 
 
-
-
 def _key(value) -> str:
     """Grouping key of a category or severity (the original Aether's files may hold any case)."""
     return value.strip().lower() if isinstance(value, str) else str(value)
@@ -35,9 +33,11 @@ def check_category(category: str) -> str:
     if not value:
         raise input_error("invalid_category", "the error category is empty; name one, e.g. `runtime`")
     if len(value) > MAX_CATEGORY_LENGTH:
-        raise input_error("invalid_category",
-                          f"the error category is {len(value)} characters; the limit is "
-                          f"{MAX_CATEGORY_LENGTH} (a category is a short label such as `security`)")
+        raise input_error(
+            "invalid_category",
+            f"the error category is {len(value)} characters; the limit is "
+            f"{MAX_CATEGORY_LENGTH} (a category is a short label such as `security`)",
+        )
     if any(ch < " " or ch == "\x7f" for ch in value):
         raise input_error("invalid_category", "the error category must be one line without control characters")
     return value
@@ -46,8 +46,7 @@ def check_category(category: str) -> str:
 def check_severity(severity: str) -> str:
     value = severity.strip().lower() if isinstance(severity, str) else ""
     if value not in SEVERITIES:
-        raise input_error("invalid_severity",
-                          f"unknown severity {severity!r}; use one of {', '.join(SEVERITIES)}")
+        raise input_error("invalid_severity", f"unknown severity {severity!r}; use one of {', '.join(SEVERITIES)}")
     return value
 
 
@@ -92,21 +91,30 @@ def _flag(data: dict, error: dict) -> None:
     if row is None or row["count"] < PATTERN_THRESHOLD:
         return
     summary = clip(" ".join(error["description"].split()), 200)
-    flagged.append({
-        "category": key,
-        "count": row["count"],
-        "first_seen": row["first_seen"],
-        "last_seen": row["last_seen"],
-        "flagged_at": error["timestamp"],
-        "description": f"recurring {key} errors; flagged on: {summary}",
-    })
+    flagged.append(
+        {
+            "category": key,
+            "count": row["count"],
+            "first_seen": row["first_seen"],
+            "last_seen": row["last_seen"],
+            "flagged_at": error["timestamp"],
+            "description": f"recurring {key} errors; flagged on: {summary}",
+        }
+    )
     if len(flagged) > MAX_FLAGGED_PATTERNS:
         flagged.sort(key=lambda e: str(e.get("last_seen") or "") if isinstance(e, dict) else "")
         del flagged[:-MAX_FLAGGED_PATTERNS]
 
 
-def append(data: dict, category: str, severity: str, description: str, phase: int | None = None,
-           task_id: str | None = None, root_cause: str | None = None) -> dict:
+def append(
+    data: dict,
+    category: str,
+    severity: str,
+    description: str,
+    phase: int | None = None,
+    task_id: str | None = None,
+    root_cause: str | None = None,
+) -> dict:
     """Append an error to loaded errors.json data (call inside a store update); returns it.
 
     Keeps the newest 50 errors and updates flagged_patterns. Long text is clipped.
@@ -159,8 +167,9 @@ def _check_text_limit(text: str | None, limit: int, what: str) -> None:
         inputs.check_size(text, limit, what, "say it shorter")
 
 
-def add(category: str, severity: str, description: str, phase: int | None = None,
-        task_id: str | None = None, root_cause: str | None = None) -> str:
+def add(
+    category: str, severity: str, description: str, phase: int | None = None, task_id: str | None = None, root_cause: str | None = None
+) -> str:
     """error-add: record an error; returns its id."""
     _check_text_limit(description, MAX_DESCRIPTION_LENGTH, "the description")
     _check_text_limit(task_id, MAX_FIELD_LENGTH, "--task-id")
@@ -170,9 +179,7 @@ def add(category: str, severity: str, description: str, phase: int | None = None
     check_severity(severity)
     if not description.strip():
         raise input_error("invalid_description", "the error description is empty")
-    error = store.update(
-        "errors", lambda data: append(data, category, severity, description, phase, task_id, root_cause)
-    )
+    error = store.update("errors", lambda data: append(data, category, severity, description, phase, task_id, root_cause))
     return error["id"]
 
 

@@ -36,8 +36,6 @@ LINE_BREAK_MARK = " ⏎ "
 # ---------------------------------------------------------------- helpers
 
 
-
-
 def _control(ch: str) -> bool:
     """C0/C1 control characters and the Unicode line and paragraph separators."""
     return ch < " " or "\x7f" <= ch <= "\x9f" or ch in "\u2028\u2029"
@@ -49,8 +47,7 @@ def label(value: str, what: str, *, spaces: bool = True, colon: bool = True) -> 
     if not text:
         raise input_error("invalid_argument", f"{what} is empty")
     if len(text) > MAX_LABEL_LENGTH:
-        raise input_error("invalid_argument",
-                          f"{what} is {len(text)} characters; the limit is {MAX_LABEL_LENGTH}")
+        raise input_error("invalid_argument", f"{what} is {len(text)} characters; the limit is {MAX_LABEL_LENGTH}")
     if any(_control(ch) for ch in text):
         raise input_error("invalid_argument", f"{what} must be one line without control characters")
     if not spaces and any(ch.isspace() for ch in text):
@@ -94,8 +91,9 @@ def add(event_type: str, source: str, content: str) -> dict:
     """event-add: record one event; returns it."""
     event_type = label(event_type, "the event type", spaces=False)
     source = label(source, "the event source")
-    inputs.require_text(content, "the event content", MAX_EVENT_CONTENT,
-                        advice="events are a short record: keep details in the files they concern")
+    inputs.require_text(
+        content, "the event content", MAX_EVENT_CONTENT, advice="events are a short record: keep details in the files they concern"
+    )
     return store.update("events", lambda data: append(data, event_type, source, content))
 
 
@@ -172,8 +170,7 @@ def activity_log_init(phase: int, phase_name: str | None = None, mode: str | Non
         if current:
             n = 1
             while archive is None:
-                candidate = os.path.join(
-                    folder, ARCHIVE_NAME.format(phase=phase, suffix="" if n == 1 else f"-{n}"))
+                candidate = os.path.join(folder, ARCHIVE_NAME.format(phase=phase, suffix="" if n == 1 else f"-{n}"))
                 if store.create_text(candidate, current):
                     archive = candidate
                 n += 1
@@ -191,11 +188,8 @@ def _read_log(path: str) -> bytes:
     except FileNotFoundError:
         return b""
     except OSError as exc:
-
-        what = "is a directory, not the activity log" if isinstance(exc, IsADirectoryError) \
-            else f"cannot be read: {exc.strerror or exc}"
-        raise state_error("state_unreadable", f"{path} {what}; move it away or fix the "
-                                              f"folder, then try again", file=path) from None
+        what = "is a directory, not the activity log" if isinstance(exc, IsADirectoryError) else f"cannot be read: {exc.strerror or exc}"
+        raise state_error("state_unreadable", f"{path} {what}; move it away or fix the folder, then try again", file=path) from None
 
 
 def _caste_of(line: str) -> str | None:

@@ -93,7 +93,6 @@ def validate_file(name: str) -> dict:
                 report["hint"] = f"`aether state-restore {spec.name}` brings back {backup}"
         return report
 
-
     try:
         containment.check_read(path)
         raw = containment.read_bytes(path)
@@ -126,18 +125,23 @@ def validate_file(name: str) -> dict:
 
     version = data.get("version")
     if "version" not in data:
-        checks.append(_check("version", True, f"no version: a v4.4 file, read as schema version "
-                                               f"{spec.version} and written so on the next change"))
+        checks.append(
+            _check("version", True, f"no version: a v4.4 file, read as schema version {spec.version} and written so on the next change")
+        )
     elif isinstance(version, bool) or not isinstance(version, int) or version < 0:
         checks.append(_check("version", False, f"version must be a whole number, found {version!r}"))
         return done()
     elif version > spec.version:
-        checks.append(_check("version", False, f"schema version {version} was written by a newer "
-                                                f"Aether (this one reads up to {spec.version}); upgrade Aether"))
+        checks.append(
+            _check(
+                "version",
+                False,
+                f"schema version {version} was written by a newer Aether (this one reads up to {spec.version}); upgrade Aether",
+            )
+        )
         return done()
     else:
         checks.append(_check("version", True))
-
 
     try:
         data = spec.upgrade(copy.deepcopy(data))
@@ -152,8 +156,7 @@ def validate_file(name: str) -> dict:
         items = data.get(array)
         if isinstance(items, list):
             ok = len(items) <= cap
-            detail = None if ok else (f"{len(items)} records, the cap is {cap}: "
-                                      f"{CAP_FIXES[spec.name]} {cap}")
+            detail = None if ok else (f"{len(items)} records, the cap is {cap}: {CAP_FIXES[spec.name]} {cap}")
             checks.append(_check(f"cap:{array}", ok, detail))
     return done()
 
@@ -200,7 +203,11 @@ def query(expression: str, name: str = "colony"):
     except exceptions.JMESPathError as exc:
         raise input_error("invalid_query", f"the query failed on {spec.filename}: {_say(exc)}") from None
     except (ValueError, RecursionError, OverflowError) as exc:
-        why = ("it nests too deeply" if isinstance(exc, RecursionError)
-               else "its value holds NaN or an infinite number, which JSON cannot hold"
-               if "JSON compliant" in str(exc) else _say(exc))
+        why = (
+            "it nests too deeply"
+            if isinstance(exc, RecursionError)
+            else "its value holds NaN or an infinite number, which JSON cannot hold"
+            if "JSON compliant" in str(exc)
+            else _say(exc)
+        )
         raise input_error("invalid_query", f"the query failed on {spec.filename}: {why}") from None

@@ -54,9 +54,12 @@ def normalize(text: str) -> str:
 
 def check_content(content: str) -> str:
     content = inputs.require_text(
-        content.strip(), "the learning", MAX_CONTENT_LENGTH,
+        content.strip(),
+        "the learning",
+        MAX_CONTENT_LENGTH,
         empty="the learning is empty; give the lesson as one or two sentences",
-        advice="it becomes a signal every worker reads: say it shorter")
+        advice="it becomes a signal every worker reads: say it shorter",
+    )
     if not normalize(content):
         raise input_error("invalid_content", "the learning holds only punctuation; give the lesson itself")
     return content
@@ -92,8 +95,7 @@ def parse_tags(text: str | None) -> list:
         raise input_error("invalid_tags", f"{len(tags)} tags given; the limit is {MAX_TAGS}")
     for tag in tags:
         if len(tag) > MAX_TAG_LENGTH:
-            raise input_error("invalid_tags",
-                              f"tag {tag[:50]!r}… is longer than {MAX_TAG_LENGTH} characters; tags are keywords")
+            raise input_error("invalid_tags", f"tag {tag[:50]!r}… is longer than {MAX_TAG_LENGTH} characters; tags are keywords")
     return tags
 
 
@@ -103,8 +105,7 @@ def parse_phase(text: str | None) -> int | None:
         return None
     raw = text.strip()
     if not raw.isascii() or not raw.isdigit() or len(raw) > 9:
-        raise input_error("invalid_argument",
-                          f"source_phase must be a phase number (0, 1, 2, …), got {text[:40]!r}")
+        raise input_error("invalid_argument", f"source_phase must be a phase number (0, 1, 2, …), got {text[:40]!r}")
     return int(raw)
 
 
@@ -114,8 +115,7 @@ def check_source(source: str | None) -> str | None:
         return None
     source = source.strip()
     if len(source) > MAX_SOURCE_LENGTH or "\n" in source:
-        raise input_error("invalid_argument",
-                          f"source_project must be one line of at most {MAX_SOURCE_LENGTH} characters")
+        raise input_error("invalid_argument", f"source_project must be one line of at most {MAX_SOURCE_LENGTH} characters")
     return source
 
 
@@ -190,8 +190,15 @@ def _record_project(data: dict, project: str, facts: dict | None, contributed: b
     projects = data["projects"]
     entry = next((p for p in projects if isinstance(p, dict) and p.get("project_id") == project), None)
     if entry is None:
-        entry = {"project_id": project, "session_id": None, "goal": None, "mode": None,
-                 "phases_completed": 0, "learnings_promoted": 0, "last_active": now}
+        entry = {
+            "project_id": project,
+            "session_id": None,
+            "goal": None,
+            "mode": None,
+            "phases_completed": 0,
+            "learnings_promoted": 0,
+            "last_active": now,
+        }
         projects.append(entry)
     if facts:
         entry.update(facts)
@@ -200,8 +207,10 @@ def _record_project(data: dict, project: str, facts: dict | None, contributed: b
         entry["learnings_promoted"] = (previous if isinstance(previous, int) else 0) + 1
     entry["last_active"] = now
     while len(projects) > MAX_PROJECTS:
-        stalest = min((p for p in projects if p is not entry),
-                      key=lambda p: _stamp({"last_seen": p.get("last_active")}) if isinstance(p, dict) else float("-inf"))
+        stalest = min(
+            (p for p in projects if p is not entry),
+            key=lambda p: _stamp({"last_seen": p.get("last_active")}) if isinstance(p, dict) else float("-inf"),
+        )
         projects.remove(stalest)
     return entry
 
@@ -266,8 +275,9 @@ def _add_sighting(files, content, category, tags, project, source_phase, key, fa
     return result
 
 
-def promote(content: str, source_project: str | None = None, source_phase: int | None = None,
-            tags: list | None = None, category: str | None = None) -> dict:
+def promote(
+    content: str, source_project: str | None = None, source_phase: int | None = None, tags: list | None = None, category: str | None = None
+) -> dict:
     """learning-promote: add a sighting of a learning in a project (see the module docstring)."""
     content = check_content(content)
     category = check_category(category)
@@ -308,8 +318,7 @@ def inject(keywords_csv: str) -> dict:
     """learning-inject: global learnings whose tags or category equal one of the keywords."""
     keywords = parse_csv(keywords_csv)
     if not keywords:
-        raise input_error("invalid_argument",
-                          "no keywords given; pass comma-separated words, e.g. `security,auth`")
+        raise input_error("invalid_argument", "no keywords given; pass comma-separated words, e.g. `security,auth`")
     wanted = set(keywords)
     entries = store.read("learnings")["learnings"]
     matches = []
@@ -323,8 +332,7 @@ def inject(keywords_csv: str) -> dict:
     chosen = sorted(matches, key=lambda e: (e.get("promoted") is not True, -_count(e), -_stamp(e)))[:INJECT_LIMIT]
     header = f"GLOBAL LEARNINGS (tags or category: {', '.join(keywords)})"
     text = header + "\n" + ("\n".join(_line(e) for e in chosen) if chosen else "  (none)")
-    return {"keywords": keywords, "learnings": chosen, "count": len(chosen), "matched": len(matches),
-            "text": text}
+    return {"keywords": keywords, "learnings": chosen, "count": len(chosen), "matched": len(matches), "text": text}
 
 
 # ---------------------------------------------------------------- colony-init
@@ -338,8 +346,7 @@ def for_init() -> tuple:
         entries = store.read("learnings")["learnings"]
     except AetherError as exc:
         return [], f"global learnings not injected: {exc.message}"
-    promoted = ranked([e for e in entries if e.get("promoted") is True and isinstance(e.get("content"), str)
-                       and e["content"].strip()])
+    promoted = ranked([e for e in entries if e.get("promoted") is True and isinstance(e.get("content"), str) and e["content"].strip()])
     return promoted[:INIT_SIGNAL_LIMIT], None
 
 

@@ -74,8 +74,9 @@ def has_learnings(data: dict, phase: int) -> bool:
 # ---------------------------------------------------------------- library (inside store updates)
 
 
-def append_learnings(data: dict, phase: int, phase_name: str | None, learnings: list,
-                     errors_encountered: int | None = None, *, on_exists: str = "refuse") -> dict:
+def append_learnings(
+    data: dict, phase: int, phase_name: str | None, learnings: list, errors_encountered: int | None = None, *, on_exists: str = "refuse"
+) -> dict:
     """Record a phase's learnings in loaded memory.json data; returns the entry.
 
     One entry per phase. If the phase has one: `on_exists="refuse"` raises `learnings_exist`
@@ -91,11 +92,9 @@ def append_learnings(data: dict, phase: int, phase_name: str | None, learnings: 
         raise input_error("invalid_content", "no learnings given")
     items = [_text(item, "a learning") for item in learnings]
     if errors_encountered is not None and (
-        isinstance(errors_encountered, bool) or not isinstance(errors_encountered, int)
-        or errors_encountered < 0
+        isinstance(errors_encountered, bool) or not isinstance(errors_encountered, int) or errors_encountered < 0
     ):
-        raise input_error("invalid_argument",
-                          f"errors_encountered must be a whole number ≥ 0, got {errors_encountered!r}")
+        raise input_error("invalid_argument", f"errors_encountered must be a whole number ≥ 0, got {errors_encountered!r}")
     if phase_name is not None and not isinstance(phase_name, str):
         raise input_error("invalid_argument", "phase_name must be text")
     entries = data.setdefault("phase_learnings", [])
@@ -135,14 +134,14 @@ def append_learnings(data: dict, phase: int, phase_name: str | None, learnings: 
     return entry
 
 
-def append_decision(data: dict, content: str, type: str = DEFAULT_DECISION_TYPE,
-                    context: str | None = None, phase: int | None = None) -> dict:
+def append_decision(
+    data: dict, content: str, type: str = DEFAULT_DECISION_TYPE, context: str | None = None, phase: int | None = None
+) -> dict:
     """Record a decision in loaded memory.json data; returns it. Keeps the newest 30."""
     content = _text(content, "the decision")
     kind = (type or DEFAULT_DECISION_TYPE).strip() if isinstance(type, str) else ""
     if not kind or len(kind) > MAX_TYPE_LENGTH or any(ch < " " for ch in kind):
-        raise input_error("invalid_argument",
-                          f"the decision type must be a one-line label up to {MAX_TYPE_LENGTH} characters")
+        raise input_error("invalid_argument", f"the decision type must be a one-line label up to {MAX_TYPE_LENGTH} characters")
     if context is not None:
         context = _text(context, "the decision context") if context.strip() else None
     phase = _phase(phase)
@@ -165,19 +164,16 @@ def compress(data: dict, threshold: int = DEFAULT_TOKEN_THRESHOLD) -> dict:
     """Trim loaded memory.json data in place: the newest 20 learnings entries and 30
     decisions; if the estimate still exceeds `threshold` tokens, the newest 10 and 15."""
     learnings, decisions = data.setdefault("phase_learnings", []), data.setdefault("decisions", [])
-    before = {"phase_learnings": len(learnings), "decisions": len(decisions),
-              "tokens": estimate_tokens(data)}
+    before = {"phase_learnings": len(learnings), "decisions": len(decisions), "tokens": estimate_tokens(data)}
     del learnings[:-MAX_PHASE_LEARNINGS]
     del decisions[:-MAX_DECISIONS]
     aggressive = estimate_tokens(data) > threshold
     if aggressive:
         del learnings[:-COMPRESSED_PHASE_LEARNINGS]
         del decisions[:-COMPRESSED_DECISIONS]
-    after = {"phase_learnings": len(learnings), "decisions": len(decisions),
-             "tokens": estimate_tokens(data)}
+    after = {"phase_learnings": len(learnings), "decisions": len(decisions), "tokens": estimate_tokens(data)}
     return {
-        "compressed": after["phase_learnings"] < before["phase_learnings"]
-        or after["decisions"] < before["decisions"],
+        "compressed": after["phase_learnings"] < before["phase_learnings"] or after["decisions"] < before["decisions"],
         "aggressive": aggressive,
         "threshold": threshold,
         "tokens": after["tokens"],
@@ -209,15 +205,12 @@ def current_phase() -> int | None:
     return phase if isinstance(phase, int) and not isinstance(phase, bool) else None
 
 
-def add_decision(content: str, type: str | None = None, context: str | None = None,
-                 phase: int | None = None) -> dict:
+def add_decision(content: str, type: str | None = None, context: str | None = None, phase: int | None = None) -> dict:
     """decision-add: the phase defaults to the colony's current phase."""
     _text(content, "the decision")
     if phase is None:
         phase = current_phase()
-    return store.update(
-        "memory", lambda data: append_decision(data, content, type or DEFAULT_DECISION_TYPE, context, phase)
-    )
+    return store.update("memory", lambda data: append_decision(data, content, type or DEFAULT_DECISION_TYPE, context, phase))
 
 
 def split_lines(text: str) -> list:
@@ -227,20 +220,20 @@ def split_lines(text: str) -> list:
         line = line.strip()
         for bullet in ("-", "*", "•"):
             if line == bullet or line.startswith(bullet + " "):
-                line = line[len(bullet):].strip()
+                line = line[len(bullet) :].strip()
                 break
         if line:
             items.append(line)
     return items
 
 
-def add_learnings(phase: int, learnings: list, phase_name: str | None = None,
-                  errors_encountered: int | None = None, on_exists: str = "refuse") -> dict:
+def add_learnings(
+    phase: int, learnings: list, phase_name: str | None = None, errors_encountered: int | None = None, on_exists: str = "refuse"
+) -> dict:
     """learning-add: record learnings for a phase (see append_learnings)."""
     for item in learnings:
         _text(item, "a learning")
     return store.update(
         "memory",
-        lambda data: append_learnings(data, phase, phase_name, learnings, errors_encountered,
-                                      on_exists=on_exists),
+        lambda data: append_learnings(data, phase, phase_name, learnings, errors_encountered, on_exists=on_exists),
     )

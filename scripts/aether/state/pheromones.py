@@ -45,8 +45,7 @@ def cleanup() -> dict:
 MAX_AUTO_TEXT = 300  # signals the helper emits itself stay short: every worker reads them
 
 
-def append(data: dict, signal_type: str, content: str, strength: float, half_life, source: str | None,
-           auto: bool) -> dict:
+def append(data: dict, signal_type: str, content: str, strength: float, half_life, source: str | None, auto: bool) -> dict:
     """Append a new signal to loaded pheromones.json data (a fresh id among the stored ones)."""
     taken = {s.get("id") for s in data["signals"] if isinstance(s, dict)}
     signal = {
@@ -76,16 +75,20 @@ def _add_signal(data, signal_type, content, strength, half_life, source, auto):
     return append(data, signal_type, content, strength, half_life, source, auto)
 
 
-def emit(signal_type: str, content: str, strength: float | None = None,
-         half_life: float | None = None, source: str | None = None, auto: bool = False,
-         never_decays: bool = False) -> dict:
+def emit(
+    signal_type: str,
+    content: str,
+    strength: float | None = None,
+    half_life: float | None = None,
+    source: str | None = None,
+    auto: bool = False,
+    never_decays: bool = False,
+) -> dict:
     """Add a signal and return it. Defaults come from DEFAULTS by type."""
     signal_type = signal_type.upper()
     if signal_type not in DEFAULTS:
-        raise input_error("invalid_signal_type",
-                          f"unknown signal type {signal_type!r}; use one of {', '.join(SIGNAL_TYPES)}")
-    inputs.require_text(content, "signal content", MAX_CONTENT_LENGTH,
-                        advice="every worker reads every signal: say it shorter")
+        raise input_error("invalid_signal_type", f"unknown signal type {signal_type!r}; use one of {', '.join(SIGNAL_TYPES)}")
+    inputs.require_text(content, "signal content", MAX_CONTENT_LENGTH, advice="every worker reads every signal: say it shorter")
     default_strength, default_half_life = DEFAULTS[signal_type]
     if strength is None:
         strength = default_strength
@@ -100,8 +103,7 @@ def emit(signal_type: str, content: str, strength: float | None = None,
 
     signal = _add_signal(signal_type, content, strength, half_life, source, auto)
     if len(content) < MIN_CONTENT_LENGTH:
-        signal = dict(signal, warning=f"content is shorter than {MIN_CONTENT_LENGTH} characters; "
-                                      f"a specific signal steers workers better")
+        signal = dict(signal, warning=f"content is shorter than {MIN_CONTENT_LENGTH} characters; a specific signal steers workers better")
     return signal
 
 

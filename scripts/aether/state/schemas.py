@@ -26,12 +26,21 @@ from aether.core.vocabulary import (
 class FileSpec:
     """One state file. (A plain class: dataclasses would cost start-up time on every call.)"""
 
-    __slots__ = ("name", "filename", "version", "default", "validate", "upgrade", "scope",
-                 "missing_hint", "aliases", "compact")
+    __slots__ = ("name", "filename", "version", "default", "validate", "upgrade", "scope", "missing_hint", "aliases", "compact")
 
-    def __init__(self, name: str, filename: str, version: int, default, validate,
-                 upgrade=None, scope: str = "project", missing_hint: str = "", aliases=(),
-                 compact: bool = False):
+    def __init__(
+        self,
+        name: str,
+        filename: str,
+        version: int,
+        default,
+        validate,
+        upgrade=None,
+        scope: str = "project",
+        missing_hint: str = "",
+        aliases=(),
+        compact: bool = False,
+    ):
         self.name = name  # short name used on the command line: `colony`, `pheromones`, …
         self.filename = filename
         self.version = version
@@ -59,13 +68,11 @@ def _is(value, types) -> bool:
 
 def _type_name(types) -> str:
     types = types if isinstance(types, tuple) else (types,)
-    names = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array",
-             dict: "object", type(None): "null"}
+    names = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "object", type(None): "null"}
     return " or ".join(dict.fromkeys(names.get(t, t.__name__) for t in types))
 
 
-def field_check(problems: list, obj: dict, key: str, types, where: str, required: bool = True,
-                choices=None) -> None:
+def field_check(problems: list, obj: dict, key: str, types, where: str, required: bool = True, choices=None) -> None:
     """Append a problem when obj[key] is missing (if required), of the wrong type, or not in choices."""
     if key not in obj:
         if required:
@@ -125,10 +132,7 @@ COLONY_DEFAULT: dict = {
     "project_id": None,
     "initialized_at": None,
     "workers": {caste: "idle" for caste in CASTES},
-    "spawn_outcomes": {
-        caste: {"alpha": 1, "beta": 1, "total_spawns": 0, "successes": 0, "failures": 0}
-        for caste in CASTES
-    },
+    "spawn_outcomes": {caste: {"alpha": 1, "beta": 1, "total_spawns": 0, "successes": 0, "failures": 0} for caste in CASTES},
     "spawn_tree": None,
 }
 
@@ -167,11 +171,14 @@ def _check_colony(data: dict) -> list:
 _TEXT, _PATHS, _INT = "a string", "an array of strings", "an integer"
 _NODE_OPTIONAL = {
     **dict.fromkeys(("origin", "lineage", "plan_id", "context", "summary", "started_at", "finished_at", "loop"), _TEXT),
-    **dict.fromkeys(("writes", "reads", "files_created", "files_modified", "depends_on", "waits_for",
-                     "merged_from"), _PATHS),
+    **dict.fromkeys(("writes", "reads", "files_created", "files_modified", "depends_on", "waits_for", "merged_from"), _PATHS),
     **dict.fromkeys(("seq", "round", "iteration"), _INT),
-    "started_epoch": "a number or null", "failure_decided": "a boolean", "failure": "a failure report",
-    "request": "an object", "report": "an object", "unverified": "an array",
+    "started_epoch": "a number or null",
+    "failure_decided": "a boolean",
+    "failure": "a failure report",
+    "request": "an object",
+    "report": "an object",
+    "unverified": "an array",
 }
 _TREE_INTS = ("max_workers", "workers_per_wave", "seq")
 _FAILURE_TEXT = ("task", "error", "root_cause", "suggested_fix", "fix_scope", "category", "caste")
@@ -227,11 +234,19 @@ def _check_node(p: list, node_id: str, node, w: str) -> None:
         p.append(f"{where} must be an object")
         return
     # fast path first: the usual node has every required field right
-    if not (node.get("id") == node_id and node.get("caste") in CASTES and _strings(node.get("tasks"))
-            and _int(node.get("depth")) and node["depth"] >= 0 and _int(node.get("wave"))
-            and (node.get("parent") is None or type(node["parent"]) is str) and "parent" in node
-            and _strings(node.get("children")) and node.get("status") in SPAWN_STATUSES
-            and node.get("role") in SPAWN_ROLES):
+    if not (
+        node.get("id") == node_id
+        and node.get("caste") in CASTES
+        and _strings(node.get("tasks"))
+        and _int(node.get("depth"))
+        and node["depth"] >= 0
+        and _int(node.get("wave"))
+        and (node.get("parent") is None or type(node["parent"]) is str)
+        and "parent" in node
+        and _strings(node.get("children"))
+        and node.get("status") in SPAWN_STATUSES
+        and node.get("role") in SPAWN_ROLES
+    ):
         if node.get("id") != node_id:
             p.append(f"{where}.id must be {node_id!r} (the node's key), found {node.get('id')!r}")
         field_check(p, node, "caste", str, where, choices=CASTES)
@@ -360,8 +375,7 @@ def _check_spawn_tree(p: list, tree: dict, w: str) -> None:
     _mapping(p, tree, "refinements", w, lambda v: type(v) is dict)
     for key in ("shared_files",):
         _strings_problem(p, tree, key, w)
-    if "aborted_waves" in tree and not (type(tree["aborted_waves"]) is list
-                                        and all(_int(x) for x in tree["aborted_waves"])):
+    if "aborted_waves" in tree and not (type(tree["aborted_waves"]) is list and all(_int(x) for x in tree["aborted_waves"])):
         p.append(f"{w}.aborted_waves must be an array of wave numbers")
     if "warnings" in tree and type(tree["warnings"]) is not list:
         p.append(f"{w}.warnings must be an array")
@@ -649,8 +663,7 @@ def _check_loops(data: dict) -> list:
 
 # ---------------------------------------------------------------- handoff.json (colony-pause)
 
-HANDOFF_DEFAULT = {"paused_at": None, "resumed_at": None, "session_id": None, "note": None,
-                   "snapshot": None}
+HANDOFF_DEFAULT = {"paused_at": None, "resumed_at": None, "session_id": None, "note": None, "snapshot": None}
 
 
 def _check_handoff(data: dict) -> list:
@@ -804,6 +817,7 @@ def _check_holder(key: str):
     def check(p: list, h: dict, where: str) -> None:
         field_check(p, h, key, (str, type(None)), where)
         _objects(p, h, "phases", where, _check_bucket)
+
     return check
 
 
@@ -842,8 +856,9 @@ def _spec(name, filename, version, default, check, upgrade=None, **kw) -> FileSp
         data = _fill(data, default)
         return upgrade(data) if upgrade else data
 
-    return FileSpec(name=name, filename=filename, version=version,
-                    default=_with_version(default, version), validate=check, upgrade=up, **kw)
+    return FileSpec(
+        name=name, filename=filename, version=version, default=_with_version(default, version), validate=check, upgrade=up, **kw
+    )
 
 
 _NO_COLONY = "; start a colony with `aether colony-init` (or /ant:init in Claude Code)"
@@ -851,22 +866,30 @@ _NO_COLONY = "; start a colony with `aether colony-init` (or /ant:init in Claude
 FILES: dict[str, FileSpec] = {
     spec.name: spec
     for spec in (
-        _spec("colony", "COLONY_STATE.json", 1, COLONY_DEFAULT, _check_colony, _upgrade_colony,
-              missing_hint=_NO_COLONY),
+        _spec("colony", "COLONY_STATE.json", 1, COLONY_DEFAULT, _check_colony, _upgrade_colony, missing_hint=_NO_COLONY),
         _spec("pheromones", "pheromones.json", 1, {"signals": []}, _check_pheromones),
-        _spec("plan", "PROJECT_PLAN.json", 1, {"goal": None, "generated_at": None, "phases": []},
-              _check_plan, missing_hint="; make one with /ant:plan (`aether next --plan`)"),
+        _spec(
+            "plan",
+            "PROJECT_PLAN.json",
+            1,
+            {"goal": None, "generated_at": None, "phases": []},
+            _check_plan,
+            missing_hint="; make one with /ant:plan (`aether next --plan`)",
+        ),
         _spec("errors", "errors.json", 1, {"errors": [], "flagged_patterns": []}, _check_errors),
-        _spec("memory", "memory.json", 1,
-              {"phase_learnings": [], "decisions": [], "patterns": []}, _check_memory),
+        _spec("memory", "memory.json", 1, {"phase_learnings": [], "decisions": [], "patterns": []}, _check_memory),
         _spec("events", "events.json", 1, {"events": []}, _check_events),
-        _spec("learnings", "learnings.json", 2, {"learnings": []}, _check_global_learnings,
-              _upgrade_global_learnings, scope="global"),
+        _spec("learnings", "learnings.json", 2, {"learnings": []}, _check_global_learnings, _upgrade_global_learnings, scope="global"),
         _spec("projects", "projects.json", 1, {"projects": []}, _check_projects, scope="global"),
         _spec("checkpoints", "checkpoints.json", 1, {"checkpoints": []}, _check_checkpoints),
-        _spec("failures", "failures.json", 1,
-              {"history": [], "retry_log": [], "friction": [], "aborts": [], "next_friction": 1}, _check_failures,
-              compact=True),
+        _spec(
+            "failures",
+            "failures.json",
+            1,
+            {"history": [], "retry_log": [], "friction": [], "aborts": [], "next_friction": 1},
+            _check_failures,
+            compact=True,
+        ),
         _spec("loops", "loops.json", 1, {"loops": []}, _check_loops),
         _spec("handoff", "handoff.json", 1, HANDOFF_DEFAULT, _check_handoff),
         _spec("research", "research.json", 1, {"plans": []}, _check_research),
@@ -879,9 +902,24 @@ FILES: dict[str, FileSpec] = {
 }
 
 # The files `validate-state all` checks, in order.
-PROJECT_FILES = ("colony", "pheromones", "plan", "errors", "memory", "events", "checkpoints",
-                 "failures", "loops", "handoff", "research", "drafts", "phase_records", "spawns", "costs",
-                 "worktrees")
+PROJECT_FILES = (
+    "colony",
+    "pheromones",
+    "plan",
+    "errors",
+    "memory",
+    "events",
+    "checkpoints",
+    "failures",
+    "loops",
+    "handoff",
+    "research",
+    "drafts",
+    "phase_records",
+    "spawns",
+    "costs",
+    "worktrees",
+)
 
 
 def lookup(name: str) -> FileSpec | None:

@@ -35,8 +35,11 @@ def _unknown(section: str, key, known) -> None:
 
     close = difflib.get_close_matches(str(key), known, n=1)
     hint = f" (did you mean {close[0]}?)" if close else ""
-    raise input_error("invalid_config", f"{section}.{key}: unknown setting in {config_file.path()}{hint}; "
-                                        f"known: {', '.join(known)}", key=f"{section}.{key}")
+    raise input_error(
+        "invalid_config",
+        f"{section}.{key}: unknown setting in {config_file.path()}{hint}; known: {', '.join(known)}",
+        key=f"{section}.{key}",
+    )
 
 
 def budget(mode: str | None) -> dict:
@@ -70,8 +73,11 @@ def isolation(mode: str | None) -> tuple:
     value = section.get("isolation", "auto")
     value = {True: "on", False: "off"}.get(value, value)  # YAML reads a bare on/off as a boolean
     if value not in ISOLATION:
-        raise input_error("invalid_config", f"build.isolation in {config_file.path()} must be one of "
-                                            f"{', '.join(ISOLATION)}, found {value!r}", key="build.isolation")
+        raise input_error(
+            "invalid_config",
+            f"build.isolation in {config_file.path()} must be one of {', '.join(ISOLATION)}, found {value!r}",
+            key="build.isolation",
+        )
     if value == "auto":
         return bool(modes.profile(mode)["isolation"]), f"{mode or modes.DEFAULT_MODE} mode"
     return value == "on", f"build.isolation: {value} in {config_file.CONFIG_FILE}"
@@ -85,7 +91,6 @@ def code_loop() -> dict:
         if key not in CODE_LOOP:
             _unknown("code_loop", key, tuple(CODE_LOOP))
         if not isinstance(value, bool):
-            raise input_error("invalid_config", f"code_loop.{key}: must be true or false, found {value!r}",
-                              key=f"code_loop.{key}")
+            raise input_error("invalid_config", f"code_loop.{key}: must be true or false, found {value!r}", key=f"code_loop.{key}")
         settings[key] = value
     return settings

@@ -45,8 +45,10 @@ NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a scope or a local id: never `..`, 
 def _name(part) -> str:
     """A scope or local id fit to be a file name (spawns.json is a file a model can edit)."""
     if not isinstance(part, str) or not NAME.fullmatch(part):
-        raise state_error("state_corrupt", f"spawns.json names a spawn {str(part)[:80]!r} that is no plain "
-                                           f"name; repair or remove .aether/data/spawns.json")
+        raise state_error(
+            "state_corrupt",
+            f"spawns.json names a spawn {str(part)[:80]!r} that is no plain name; repair or remove .aether/data/spawns.json",
+        )
     return part
 
 
@@ -108,17 +110,28 @@ def of_scope(data: dict, scope: str) -> list:
     return [s for s in data["spawns"] if s.get("scope") == scope]
 
 
-def add(data: dict, scope: str, local: str, kind: str, subagent_type: str, description: str,
-        action: str, **extra) -> dict:
+def add(data: dict, scope: str, local: str, kind: str, subagent_type: str, description: str, action: str, **extra) -> dict:
     """A new dispatched spawn (an existing ref is returned as it is: dispatching twice is once)."""
     ref = f"{scope}/{local}"
     found = find(data, ref)
     if found:
         return found
-    record = {"ref": ref, "scope": scope, "local": local, "kind": kind, "subagent_type": subagent_type,
-              "description": description, "action": action, "status": "dispatched",
-              "dispatched_at": clock.iso(), "launched_at": None, "recorded_at": None, "usage": None,
-              "outcome": None, **extra}
+    record = {
+        "ref": ref,
+        "scope": scope,
+        "local": local,
+        "kind": kind,
+        "subagent_type": subagent_type,
+        "description": description,
+        "action": action,
+        "status": "dispatched",
+        "dispatched_at": clock.iso(),
+        "launched_at": None,
+        "recorded_at": None,
+        "usage": None,
+        "outcome": None,
+        **extra,
+    }
     data["spawns"].append(record)
     del data["spawns"][:-MAX_SPAWNS]
     return record
@@ -155,22 +168,30 @@ def _amount(value) -> int | None:
     return None
 
 
-def usage(total_tokens=None, duration_ms=None, tool_uses=None, input_tokens=None, output_tokens=None,
-          model=None) -> dict:
+def usage(total_tokens=None, duration_ms=None, tool_uses=None, input_tokens=None, output_tokens=None, model=None) -> dict:
     """A usage record with only the figures that are figures (bounded whole numbers, a model name)."""
-    out = {"total_tokens": _amount(total_tokens), "duration_ms": _amount(duration_ms),
-           "tool_uses": _amount(tool_uses), "input_tokens": _amount(input_tokens),
-           "output_tokens": _amount(output_tokens),
-           "model": model if isinstance(model, str) and 0 < len(model) <= MAX_MODEL_NAME
-           and model.isprintable() else None}
+    out = {
+        "total_tokens": _amount(total_tokens),
+        "duration_ms": _amount(duration_ms),
+        "tool_uses": _amount(tool_uses),
+        "input_tokens": _amount(input_tokens),
+        "output_tokens": _amount(output_tokens),
+        "model": model if isinstance(model, str) and 0 < len(model) <= MAX_MODEL_NAME and model.isprintable() else None,
+    }
     return {k: v for k, v in out.items() if v is not None}
 
 
 def usage_of(response: dict) -> dict:
     """Tokens, duration and tool uses from Claude Code's Agent result (the fields it has)."""
     parts = raw if isinstance(raw := response.get("usage"), dict) else {}
-    return usage(response.get("totalTokens"), response.get("totalDurationMs"), response.get("totalToolUseCount"),
-                 parts.get("input_tokens"), parts.get("output_tokens"), response.get("resolvedModel"))
+    return usage(
+        response.get("totalTokens"),
+        response.get("totalDurationMs"),
+        response.get("totalToolUseCount"),
+        parts.get("input_tokens"),
+        parts.get("output_tokens"),
+        response.get("resolvedModel"),
+    )
 
 
 # ---------------------------------------------------------------- in flight
@@ -217,8 +238,7 @@ def _started(rec: dict) -> bool:
 def in_flight(rec: dict) -> bool:
     """Does the spawn's ant run now: launched or in the background, in a Claude Code process that
     lives, and started (or launched moments ago: a call refused after the PreToolUse hook never starts)?"""
-    return rec.get("status") in IN_FLIGHT and _alive(rec.get("claude_pid"), rec.get("claude_started")) \
-        and _started(rec)
+    return rec.get("status") in IN_FLIGHT and _alive(rec.get("claude_pid"), rec.get("claude_started")) and _started(rec)
 
 
 def live(data: dict, scope: str) -> bool:

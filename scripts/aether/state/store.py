@@ -77,10 +77,7 @@ def _decode(raw: bytes, spec: schemas.FileSpec, path: str):
         return None, f"expected a JSON object, found {type(data).__name__}"
     version = data.get("version", 0)
     if isinstance(version, int) and not isinstance(version, bool) and version > spec.version:
-        return None, (
-            f"{NEWER_SCHEMA} (schema version {version}, this one reads up to "
-            f"{spec.version}); upgrade Aether"
-        )
+        return None, (f"{NEWER_SCHEMA} (schema version {version}, this one reads up to {spec.version}); upgrade Aether")
     try:
         data = spec.upgrade(data)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -126,15 +123,12 @@ def _load(spec: schemas.FileSpec, path: str, missing_ok: bool):
         raw = containment.read_bytes(path)
     except FileNotFoundError:
         if not missing_ok:
-            raise state_error(
-                "state_missing", f"{path} does not exist{spec.missing_hint}", file=path
-            ) from None
+            raise state_error("state_missing", f"{path} does not exist{spec.missing_hint}", file=path) from None
         return spec.default()
     except (IsADirectoryError, containment.NotRegularFile) as exc:
         if os.path.isdir(path):
             raise _corrupt(spec, path, "is a directory") from None
-        raise state_error("state_unreadable", f"cannot read {path}: {exc.strerror} — move it out of the way",
-                          file=path) from None
+        raise state_error("state_unreadable", f"cannot read {path}: {exc.strerror} — move it out of the way", file=path) from None
     except OSError as exc:
         raise state_error("state_unreadable", f"cannot read {path}: {exc.strerror}", file=path) from None
     data, problem = _decode(raw, spec, path)
@@ -206,9 +200,7 @@ class _Locked:
             ) from None
         except OSError as exc:
             self.__exit__(None, None, None)
-            raise state_error(
-                "state_unwritable", f"cannot lock {path}: {exc.strerror or exc}", file=path
-            ) from None
+            raise state_error("state_unwritable", f"cannot lock {path}: {exc.strerror or exc}", file=path) from None
         except BaseException:  # e.g. Ctrl-C while waiting: let go of the locks already taken
             self.__exit__(None, None, None)
             raise
@@ -277,8 +269,10 @@ def serialize(data: dict, compact: bool = False) -> bytes:
 def _unencodable(what: str, exc: Exception):
     """The input error for content JSON in UTF-8 cannot hold (nothing has been written)."""
     if isinstance(exc, UnicodeEncodeError):
-        why = (f"a text holds a lone UTF-16 surrogate (\\u{ord(exc.object[exc.start]):04x}), which "
-               f"UTF-8 cannot store; send the characters themselves")
+        why = (
+            f"a text holds a lone UTF-16 surrogate (\\u{ord(exc.object[exc.start]):04x}), which "
+            f"UTF-8 cannot store; send the characters themselves"
+        )
     else:
         why = "a number is NaN or infinite, which JSON cannot store; give a finite number"
     return input_error("invalid_state_change", f"refusing to write {what}: {why}")
@@ -299,8 +293,7 @@ def _temp_path(path: str) -> str:
 def _write_temp(path: str, payload: bytes, mode: int | None = None) -> str:
     """A complete, fsynced temp file beside `path` (removed again if writing it fails)."""
     tmp = _temp_path(path)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
-                 0o644 if mode is None else mode)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644 if mode is None else mode)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
@@ -408,9 +401,7 @@ def _update(targets: dict, change, missing_ok: bool, after=None):
             if after is not None:
                 after(result)
     except OSError as exc:
-        raise state_error(
-            "state_unwritable", f"cannot write state: {exc.strerror or exc} ({exc.filename or ''})"
-        ) from None
+        raise state_error("state_unwritable", f"cannot write state: {exc.strerror or exc} ({exc.filename or ''})") from None
     return result
 
 
@@ -436,9 +427,7 @@ def restore_file(path: str, spec: schemas.FileSpec, *, force: bool = False) -> d
         with _Locked([path]):
             return _restore_locked(path, spec, force)
     except OSError as exc:
-        raise state_error("state_unwritable",
-                          f"cannot restore {path}: {exc.strerror or exc} ({exc.filename or ''})",
-                          file=path) from None
+        raise state_error("state_unwritable", f"cannot restore {path}: {exc.strerror or exc} ({exc.filename or ''})", file=path) from None
 
 
 def _restore_locked(path: str, spec: schemas.FileSpec, force: bool) -> dict:
@@ -457,8 +446,7 @@ def _restore_locked(path: str, spec: schemas.FileSpec, force: bool) -> dict:
         if problem and problem.startswith(NEWER_SCHEMA) and not force:
             raise state_error(
                 "state_too_new",
-                f"{path} was {problem}; restoring a backup would drop its newer content "
-                f"(pass --force to do it anyway)",
+                f"{path} was {problem}; restoring a backup would drop its newer content (pass --force to do it anyway)",
                 file=path,
             )
     except FileNotFoundError:
@@ -468,8 +456,7 @@ def _restore_locked(path: str, spec: schemas.FileSpec, force: bool) -> dict:
     if current_ok and not force:
         raise input_error(
             "restore_refused",
-            f"{path} is valid; restoring its backup would undo the last write "
-            f"(pass --force to do it anyway)",
+            f"{path} is valid; restoring its backup would undo the last write (pass --force to do it anyway)",
             file=path,
         )
     backup = newest_valid_backup(spec, path)
@@ -480,7 +467,6 @@ def _restore_locked(path: str, spec: schemas.FileSpec, force: bool) -> dict:
     try:
         kept = None
         if os.path.lexists(path):
-
             kept = os.path.join(
                 os.path.dirname(backup),
                 f"{spec.filename}.replaced-{int(clock.now())}-{os.urandom(2).hex()}",
@@ -509,12 +495,11 @@ def append_text(path: str, text: str, *, locked: bool = False) -> None:
     containment.check_write(path)
 
     def write() -> None:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW,
-                     0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
         try:
             data = text.encode("utf-8")
             while data:
-                data = data[os.write(fd, data):]
+                data = data[os.write(fd, data) :]
         finally:
             os.close(fd)
 
@@ -573,8 +558,7 @@ def read_file(path: str, spec: schemas.FileSpec, *, missing_ok: bool = True) -> 
     return _load(spec, path, missing_ok)
 
 
-def update_file(path: str, spec: schemas.FileSpec, change, *, missing_ok: bool = True,
-                after=None):
+def update_file(path: str, spec: schemas.FileSpec, change, *, missing_ok: bool = True, after=None):
     """Like `update` for a file given by path and spec. `after(result)`, if given, runs once
     the new content is in place and while the lock is still held (e.g. to append to a log in
     the same order as the writes)."""
@@ -586,25 +570,21 @@ def append_jsonl(path: str, records: list) -> None:
     if not records:
         return
     try:
-        payload = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-                          + "\n" for r in records).encode("utf-8")
+        payload = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n" for r in records).encode("utf-8")
     except (ValueError, UnicodeEncodeError) as exc:
         raise _unencodable(os.path.basename(path), exc) from None
     try:
         containment.check_write(path)
         with _Locked([path]):
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW,
-                         0o644)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
             try:
                 while payload:
-                    payload = payload[os.write(fd, payload):]
+                    payload = payload[os.write(fd, payload) :]
                 os.fsync(fd)
             finally:
                 os.close(fd)
     except OSError as exc:
-        raise state_error(
-            "state_unwritable", f"cannot append to {path}: {exc.strerror or exc}", file=path
-        ) from None
+        raise state_error("state_unwritable", f"cannot append to {path}: {exc.strerror or exc}", file=path) from None
 
 
 def read_jsonl(path: str) -> list:
@@ -617,8 +597,7 @@ def read_jsonl(path: str) -> list:
     except FileNotFoundError:
         return []
     except OSError as exc:
-        raise state_error("state_unreadable", f"cannot read {path}: {exc.strerror or exc}",
-                          file=path) from None
+        raise state_error("state_unreadable", f"cannot read {path}: {exc.strerror or exc}", file=path) from None
     out = []
     for line in raw.split(b"\n"):
         if not line.strip():

@@ -43,14 +43,15 @@ def rel_path(scope: str, node: str) -> str:
 
 
 def find(data: dict, scope: str, node: str, statuses=OPEN) -> dict | None:
-    return next((w for w in reversed(data["worktrees"]) if w.get("scope") == scope and w.get("node") == node
-                 and w.get("status") in statuses), None)
+    return next(
+        (w for w in reversed(data["worktrees"]) if w.get("scope") == scope and w.get("node") == node and w.get("status") in statuses), None
+    )
 
 
 def add_record(data: dict, record: dict) -> dict:
     data["worktrees"].append(record)
     ended = [w for w in data["worktrees"] if w.get("status") not in OPEN]
-    for w in ended[:max(0, len(data["worktrees"]) - MAX_RECORDS)]:
+    for w in ended[: max(0, len(data["worktrees"]) - MAX_RECORDS)]:
         data["worktrees"].remove(w)
     return record
 
@@ -73,8 +74,9 @@ def root(r: checkpoints.Repo) -> str:
     for part in checkpoints.WORKTREES.split("/"):
         path = os.path.join(path, part)
         if os.path.islink(path):
-            raise state_error("path_is_symlink", f"{path} is a symbolic link: the builders' worktrees stay "
-                                                 f"inside the project; remove the link", path=path)
+            raise state_error(
+                "path_is_symlink", f"{path} is a symbolic link: the builders' worktrees stay inside the project; remove the link", path=path
+            )
     return path
 
 
@@ -83,16 +85,21 @@ def full(r: checkpoints.Repo, rel: str) -> str:
     whether it is still a worktree, and no symbolic link, is `intact`'s to say)."""
     parts = rel.split("/")
     base = checkpoints.WORKTREES.split("/")
-    if parts[:len(base)] != base or len(parts) != len(base) + 2 or any(p in ("", ".", "..") for p in parts):
+    if parts[: len(base)] != base or len(parts) != len(base) + 2 or any(p in ("", ".", "..") for p in parts):
         raise state_error("path_outside_project", f"{rel} is not one of the builders' worktrees", path=rel)
-    return os.path.join(root(r), *parts[len(base):])
+    return os.path.join(root(r), *parts[len(base) :])
 
 
 def intact(path: str, gitdir: str) -> bool:
     """The worktree's folder and its git folder are there, and the folder is no symbolic link (nor
     reached through one): a folder replaced by a link counts as gone."""
-    return (os.path.isdir(path) and not os.path.islink(path) and not os.path.islink(os.path.dirname(path))
-            and bool(gitdir) and os.path.isdir(gitdir))
+    return (
+        os.path.isdir(path)
+        and not os.path.islink(path)
+        and not os.path.islink(os.path.dirname(path))
+        and bool(gitdir)
+        and os.path.isdir(gitdir)
+    )
 
 
 def _git(wt_full: str, gitdir: str, args: list, **kw):
@@ -118,7 +125,7 @@ def create(r: checkpoints.Repo, rel: str, base: str) -> str:
 def gitdir_of(path: str) -> str:
     with open(os.path.join(path, ".git"), encoding="utf-8") as fh:
         line = fh.read().strip()
-    gitdir = line[len("gitdir:"):].strip() if line.startswith("gitdir:") else ""
+    gitdir = line[len("gitdir:") :].strip() if line.startswith("gitdir:") else ""
     return gitdir if os.path.isabs(gitdir) else os.path.normpath(os.path.join(path, gitdir))
 
 
@@ -140,8 +147,11 @@ def remove(r: checkpoints.Repo, rel: str) -> bool:
 
                 shutil.rmtree(path, ignore_errors=True)
     except OSError as exc:
-        raise state_error("worktree_not_removed", f"cannot remove {path}: {exc.strerror or exc}; remove it by hand, "
-                                                  f"then run `aether worktrees --clean`", path=path) from None
+        raise state_error(
+            "worktree_not_removed",
+            f"cannot remove {path}: {exc.strerror or exc}; remove it by hand, then run `aether worktrees --clean`",
+            path=path,
+        ) from None
     checkpoints.git(["worktree", "prune"], r.top, check=False)
     return there
 
@@ -166,8 +176,7 @@ def result(r: checkpoints.Repo, rel: str, gitdir: str, base: str, node: str) -> 
         tree = _git(path, gitdir, ["write-tree"], env=env).stdout.strip()
     if tree == checkpoints.git(["rev-parse", f"{base}^{{tree}}"], r.top).stdout.strip():
         return None
-    return checkpoints.git(["commit-tree", tree, "-p", base, "-m", f"aether: {node}'s work"], r.top,
-                           env=env).stdout.strip()
+    return checkpoints.git(["commit-tree", tree, "-p", base, "-m", f"aether: {node}'s work"], r.top, env=env).stdout.strip()
 
 
 def merge_onto(r: checkpoints.Repo, scope: str, project: str, commit: str) -> tuple:
@@ -178,17 +187,22 @@ def merge_onto(r: checkpoints.Repo, scope: str, project: str, commit: str) -> tu
     gitdir = create(r, rel, project)
     path = full(r, rel)
     try:
-        proc = _git(path, gitdir, ["cherry-pick", "--no-commit", "--allow-empty", commit], env=checkpoints.git_env(),
-                    check=False)
+        proc = _git(path, gitdir, ["cherry-pick", "--no-commit", "--allow-empty", commit], env=checkpoints.git_env(), check=False)
         if proc.returncode == 0:
             return _git(path, gitdir, ["write-tree"]).stdout.strip(), []
         listed = _git(path, gitdir, ["diff", "--name-only", "-z", "--diff-filter=U"], check=False).stdout
         conflicts = []
         for name in [p for p in listed.split("\0") if p]:
             hunks = _hunks(os.path.join(path, name))
-            conflicts.append({"path": name[len(r.prefix):] if name.startswith(r.prefix) else name, "hunks": hunks,
-                              "why": "changed by both (the same lines, or added twice)" if hunks else
-                              "changed by both in ways that cannot merge (removed on one side, not text)"})
+            conflicts.append(
+                {
+                    "path": name[len(r.prefix) :] if name.startswith(r.prefix) else name,
+                    "hunks": hunks,
+                    "why": "changed by both (the same lines, or added twice)"
+                    if hunks
+                    else "changed by both in ways that cannot merge (removed on one side, not text)",
+                }
+            )
         if not conflicts:
             message = (proc.stderr.strip().splitlines() or ["git could not merge it"])[-1]
             conflicts.append({"path": "(the result)", "why": message, "hunks": []})
@@ -209,14 +223,15 @@ def _hunks(path: str) -> list:
 def changes(r: checkpoints.Repo, before: str, after: str) -> list:
     """[(status A|M|D|T, new mode, new blob, path from the project)] between two trees/commits,
     the project's folder only, `.aether/` left out (paths exactly as git has them)."""
-    raw = checkpoints.git(["diff-tree", "-r", "-z", "--no-renames", "--raw", before, after, "--", r.prefix or "."],
-                          r.top).stdout.split("\0")
+    raw = checkpoints.git(["diff-tree", "-r", "-z", "--no-renames", "--raw", before, after, "--", r.prefix or "."], r.top).stdout.split(
+        "\0"
+    )
     out = []
     for i in range(0, len(raw) - 1, 2):
         meta, path = raw[i].split(), raw[i + 1]
         if len(meta) < 5 or not path.startswith(r.prefix):
             continue
-        rel = path[len(r.prefix):]
+        rel = path[len(r.prefix) :]
         if rel == ".aether" or rel.startswith(".aether/"):
             continue
         out.append((meta[4][:1], meta[1], meta[3], rel))
@@ -249,8 +264,7 @@ def head_left(gitdir: str, base: str) -> str | None:
 def _reflog(r: checkpoints.Repo, ref: str, gitdir: str | None = None) -> list:
     """[(commit, date, subject)] of a ref's reflog, newest first (the HEAD of the worktree whose
     git folder is `gitdir`, when given)."""
-    args = ([f"--git-dir={gitdir}"] if gitdir else []) + ["reflog", "show", "--date=raw", "--format=%H%x09%gd%x09%gs",
-                                                          ref, "--"]
+    args = ([f"--git-dir={gitdir}"] if gitdir else []) + ["reflog", "show", "--date=raw", "--format=%H%x09%gd%x09%gs", ref, "--"]
     out = []
     for line in checkpoints.git(args, r.top, check=False).stdout.splitlines():
         commit, _tab, rest = line.partition("\t")
@@ -271,8 +285,7 @@ def put_back(r: checkpoints.Repo, gitdir: str, where: str) -> list:
     if len({commit for commit, _date, _subject in made}) < 2:  # its HEAD never moved
         return []
     reached = {commit for commit, _date, _subject in made}
-    heads = checkpoints.git(["for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/"], r.top,
-                            check=False).stdout
+    heads = checkpoints.git(["for-each-ref", "--format=%(objectname) %(refname)", "refs/heads/"], r.top, check=False).stdout
     moved = []
     for commit, ref in (line.split(" ", 1) for line in heads.splitlines() if " " in line):
         if commit not in reached or ref.startswith(f"refs/heads/{BRANCH_PREFIX}"):
@@ -281,8 +294,9 @@ def put_back(r: checkpoints.Repo, gitdir: str, where: str) -> list:
         ours = next((i for i, entry in enumerate(log) if entry not in made), len(log))
         if 0 < ours < len(log) and log[0][0] == commit:
             back = log[ours][0]
-            proc = checkpoints.git(["update-ref", "-m", f"aether: put back, moved from the worktree {where}", ref, back,
-                                    commit], r.top, check=False)
+            proc = checkpoints.git(
+                ["update-ref", "-m", f"aether: put back, moved from the worktree {where}", ref, back, commit], r.top, check=False
+            )
             if proc.returncode == 0:
                 moved.append((ref.removeprefix("refs/heads/"), commit, back))
     return moved
@@ -310,9 +324,13 @@ def keep(r: checkpoints.Repo, scope: str, node: str, commit: str) -> str:
             if not now:  # not taken but refused (a ref named like a folder on the way, a lock): the next namespace
                 why = checkpoints.said(proc.stderr)
                 break
-    raise state_error("result_not_kept", f"{node}'s result ({commit}) could not be kept on {BRANCH_PREFIX}{scope}/{node} "
-                                         f"nor on {KEPT_REF_PREFIX}{scope}/{node}: {why}; free one of those names, "
-                                         f"or keep it yourself: git branch <a name> {commit}", commit=commit)
+    raise state_error(
+        "result_not_kept",
+        f"{node}'s result ({commit}) could not be kept on {BRANCH_PREFIX}{scope}/{node} "
+        f"nor on {KEPT_REF_PREFIX}{scope}/{node}: {why}; free one of those names, "
+        f"or keep it yourself: git branch <a name> {commit}",
+        commit=commit,
+    )
 
 
 def drop_branch(r: checkpoints.Repo, name: str) -> bool:
@@ -321,8 +339,9 @@ def drop_branch(r: checkpoints.Repo, name: str) -> bool:
     elif name.startswith(BRANCH_PREFIX):
         ref = f"refs/heads/{name}"
     else:
-        raise state_error("not_a_colony_branch", f"{name} is not a branch the colony made (they start {BRANCH_PREFIX} "
-                                                 f"or {KEPT_REF_PREFIX})")
+        raise state_error(
+            "not_a_colony_branch", f"{name} is not a branch the colony made (they start {BRANCH_PREFIX} or {KEPT_REF_PREFIX})"
+        )
     return checkpoints.git(["update-ref", "-d", ref], r.top, check=False).returncode == 0
 
 
@@ -335,7 +354,7 @@ def on_disk(r: checkpoints.Repo) -> list:
     out = checkpoints.git(["worktree", "list", "--porcelain"], r.top, check=False).stdout
     for line in out.splitlines():
         if line.startswith("worktree "):
-            path = os.path.realpath(line[len("worktree "):])
+            path = os.path.realpath(line[len("worktree ") :])
             parts = os.path.relpath(path, real).split(os.sep)
             if len(parts) == 2 and ".." not in parts:
                 found.append(f"{checkpoints.WORKTREES}/{parts[0]}/{parts[1]}")
@@ -353,7 +372,8 @@ def on_disk(r: checkpoints.Repo) -> list:
 
 def branches(r: checkpoints.Repo) -> dict:
     """{name: commit} of every `aether/…` branch and `refs/aether/kept/…` ref."""
-    out = checkpoints.git(["for-each-ref", "--format=%(refname) %(objectname)", f"refs/heads/{BRANCH_PREFIX}",
-                           KEPT_REF_PREFIX], r.top, check=False).stdout
+    out = checkpoints.git(
+        ["for-each-ref", "--format=%(refname) %(objectname)", f"refs/heads/{BRANCH_PREFIX}", KEPT_REF_PREFIX], r.top, check=False
+    ).stdout
     pairs = (line.split(" ", 1) for line in out.splitlines() if " " in line)
     return {ref.removeprefix("refs/heads/"): commit for ref, commit in pairs}

@@ -33,10 +33,9 @@ def _running_check(colony: dict, phase_id: int, command: str) -> None:
     lifecycle.require_transition(colony, "READY", command)
     current = colony.get("current_phase")
     if phase_id != current:
-        raise input_error("phase_mismatch", f"the running build is phase {current}, not {phase_id}; "
-                                            f"use `aether {command} {current}`", running=current)
-
-
+        raise input_error(
+            "phase_mismatch", f"the running build is phase {current}, not {phase_id}; use `aether {command} {current}`", running=current
+        )
 
 
 def _spawn_outcomes(colony: dict, outcomes: list) -> dict:
@@ -46,8 +45,7 @@ def _spawn_outcomes(colony: dict, outcomes: list) -> dict:
     tally: dict = {}
     if isinstance(nodes, dict) and nodes:
         pairs = [(n.get("caste"), n.get("status")) for n in nodes.values() if isinstance(n, dict)]
-        pairs = [(c, "completed" if s == SUCCESS_NODE else "failed" if s == FAILURE_NODE else None)
-                 for c, s in pairs]
+        pairs = [(c, "completed" if s == SUCCESS_NODE else "failed" if s == FAILURE_NODE else None) for c, s in pairs]
     else:
         pairs = [(o["caste"], o["status"]) for o in outcomes]
     table = colony.setdefault("spawn_outcomes", {})
@@ -71,7 +69,7 @@ def _syntax_files(data, colony: dict) -> list:
     """The files a build created or modified: its results' claims, then the spawn tree's."""
 
     found: list = []
-    for item in (tasks if isinstance(data, dict) and isinstance(tasks := data.get("tasks"), list) else []):
+    for item in tasks if isinstance(data, dict) and isinstance(tasks := data.get("tasks"), list) else []:
         if isinstance(item, dict):
             for key in ("files_created", "files_modified"):
                 value = item.get(key)
@@ -84,9 +82,13 @@ def _syntax_files(data, colony: dict) -> list:
 
 def _own_check_files(data, colony: dict) -> list | None:
     """The files the helper's own syntax check covers, None when it does not run."""
-    if (modes.profile(colony.get("mode"))["watcher"] == "syntax" and isinstance(data, dict)
-            and data.get("watcher") is None and colony.get("state") == "EXECUTING"):
-        return _syntax_files(data, colony)[:syntax_check.MAX_FILES]
+    if (
+        modes.profile(colony.get("mode"))["watcher"] == "syntax"
+        and isinstance(data, dict)
+        and data.get("watcher") is None
+        and colony.get("state") == "EXECUTING"
+    ):
+        return _syntax_files(data, colony)[: syntax_check.MAX_FILES]
     return None
 
 
@@ -111,8 +113,7 @@ def _record_build(files, phase_id: int, data, checked: tuple | None) -> dict:
         payload = {**data, "tasks": task_outcomes(colony.get("spawn_tree"), phase)}
     results, defects = validate_results(payload, phase, mode_profile["watcher"])
     if defects:
-        raise input_error("invalid_results", plans_rules.defect_message(defects, "the results have", "send them again"),
-                          defects=defects)
+        raise input_error("invalid_results", plans_rules.defect_message(defects, "the results have", "send them again"), defects=defects)
     assert results is not None  # validate_results returns no results only with defects
     by_id = {t.get("id"): t for t in phase.get("tasks") or [] if isinstance(t, dict)}
     for outcome in results["tasks"]:
@@ -124,15 +125,16 @@ def _record_build(files, phase_id: int, data, checked: tuple | None) -> dict:
     phase["status"] = "completed" if completed else "failed"
 
     errors = files["errors"]
-    flagged_before = {str(p.get("category")).lower() for p in errors.get("flagged_patterns") or []
-                      if isinstance(p, dict)}
+    flagged_before = {str(p.get("category")).lower() for p in errors.get("flagged_patterns") or [] if isinstance(p, dict)}
     recorded = []
     for o in failed:
-        info = o["error"] or {"category": TASK_FAILURE[0], "severity": TASK_FAILURE[1],
-                              "description": "", "root_cause": None}
+        info = o["error"] or {"category": TASK_FAILURE[0], "severity": TASK_FAILURE[1], "description": "", "root_cause": None}
         description = info["description"] or o["summary"] or f"task {o['id']} failed"
-        recorded.append(error_log.append(errors, info["category"], info["severity"], description,
-                                         phase=phase_id, task_id=o["id"], root_cause=info["root_cause"]))
+        recorded.append(
+            error_log.append(
+                errors, info["category"], info["severity"], description, phase=phase_id, task_id=o["id"], root_cause=info["root_cause"]
+            )
+        )
     if watcher is not None and not watcher["passed"]:
         bad = [c["name"] for c in watcher["checks"] if c["passed"] is False]
         text = "watcher verification failed" + (f" ({', '.join(bad)})" if bad else "")
@@ -141,10 +143,10 @@ def _record_build(files, phase_id: int, data, checked: tuple | None) -> dict:
         recorded.append(error_log.append(errors, WATCHER_FAILURE[0], WATCHER_FAILURE[1], text, phase=phase_id))
     if syntax is not None and not syntax["passed"]:
         where = ", ".join(f"{f['path']}" + (f":{f['line']}" if f["line"] else "") for f in syntax["failures"][:10])
-        recorded.append(error_log.append(errors, "syntax", WATCHER_FAILURE[1],
-                                         f"syntax check failed: {where}", phase=phase_id))
-    newly = [p for p in errors.get("flagged_patterns") or []
-             if isinstance(p, dict) and str(p.get("category")).lower() not in flagged_before]
+        recorded.append(error_log.append(errors, "syntax", WATCHER_FAILURE[1], f"syntax check failed: {where}", phase=phase_id))
+    newly = [
+        p for p in errors.get("flagged_patterns") or [] if isinstance(p, dict) and str(p.get("category")).lower() not in flagged_before
+    ]
 
     tally = _spawn_outcomes(colony, results["tasks"])
     # a bound loop is created and decided with the colony locked, as it is now
@@ -159,27 +161,46 @@ def _record_build(files, phase_id: int, data, checked: tuple | None) -> dict:
     counts = plans_rules.task_counts(phase)
     name = phase.get("name")
     verdict = _verdict(watcher, syntax)
-    outcome_text = (f"Phase {phase_id} ({name}) {'completed' if completed else 'failed'}: "
-                    f"{counts['completed']}/{counts['total']} tasks completed"
-                    + (f", {counts['failed']} failed ({', '.join(o['id'] for o in failed)})" if failed else "")
-                    + (f", {counts['skipped']} skipped" if counts["skipped"] else "")
-                    + f"; watcher {verdict}")
+    outcome_text = (
+        f"Phase {phase_id} ({name}) {'completed' if completed else 'failed'}: "
+        f"{counts['completed']}/{counts['total']} tasks completed"
+        + (f", {counts['failed']} failed ({', '.join(o['id'] for o in failed)})" if failed else "")
+        + (f", {counts['skipped']} skipped" if counts["skipped"] else "")
+        + f"; watcher {verdict}"
+    )
     events.append(files["events"], "build_finished" if completed else "build_failed", "queen", outcome_text)
     signals = []
     if "FEEDBACK" in auto:
-        advice = ("Build on what worked." if completed else "Fix these before moving on.")
+        advice = "Build on what worked." if completed else "Fix these before moving on."
         signals.append(pheromones.auto_signal(files["pheromones"], "FEEDBACK", f"{outcome_text}. {advice}", "auto:build"))
     if "REDIRECT" in auto:
         for pattern in newly:
-            signals.append(pheromones.auto_signal(files["pheromones"], "REDIRECT",
-                                   f"Recurring {pattern.get('category')} errors: {pattern.get('description')}. "
-                                   f"Avoid this pattern.", "auto:errors"))
+            signals.append(
+                pheromones.auto_signal(
+                    files["pheromones"],
+                    "REDIRECT",
+                    f"Recurring {pattern.get('category')} errors: {pattern.get('description')}. Avoid this pattern.",
+                    "auto:errors",
+                )
+            )
     items = plans_rules.phases(plan)
     last = items and items[-1].get("id") == phase_id
-    return {"phase": phase, "completed": completed, "counts": counts, "failed": failed,
-            "results": results, "recorded": recorded, "newly": newly, "signals": signals,
-            "tally": tally, "last": bool(last), "tasks_from": "results" if payload is data else "spawn_tree",
-            "syntax": syntax, "mode": colony.get("mode"), "record": record}
+    return {
+        "phase": phase,
+        "completed": completed,
+        "counts": counts,
+        "failed": failed,
+        "results": results,
+        "recorded": recorded,
+        "newly": newly,
+        "signals": signals,
+        "tally": tally,
+        "last": bool(last),
+        "tasks_from": "results" if payload is data else "spawn_tree",
+        "syntax": syntax,
+        "mode": colony.get("mode"),
+        "record": record,
+    }
 
 
 def finish(phase_id: int, results_text, lessons_asked: bool = False) -> dict:
@@ -192,7 +213,6 @@ def finish(phase_id: int, results_text, lessons_asked: bool = False) -> dict:
 
     check_phase_id(phase_id)
     if isinstance(results_text, str):
-
         data = inputs.parse_json(results_text, "the build results")
     else:
         data = results_text
@@ -202,8 +222,10 @@ def finish(phase_id: int, results_text, lessons_asked: bool = False) -> dict:
 
     names = ["colony", "plan", "errors", "events", "pheromones", "phase_records"]
     tree = store.read("colony").get("spawn_tree")
-    out = store.update_many(names + (["loops"] if store.exists("loops") else []),
-                            functools.partial(_record_build, phase_id=phase_id, data=data, checked=checked))
+    out = store.update_many(
+        names + (["loops"] if store.exists("loops") else []),
+        functools.partial(_record_build, phase_id=phase_id, data=data, checked=checked),
+    )
     ended = worktrees.abandon(tree, "the build finished")  # worktrees of tasks that ended failed; results were merged
     result = _finish_result(phase_id, out, lessons_asked)
     if ended["notes"]:
@@ -222,8 +244,11 @@ def task_outcomes(tree, phase: dict) -> list:
     runs reported (and spawn-finish verified)."""
 
     if not isinstance(tree, dict) or tree.get("phase") != phase.get("id") or not isinstance(tree.get("nodes"), dict):
-        raise input_error("results_need_tasks", f"there is no spawn tree of phase {phase.get('id')} to read the task "
-                                                f"outcomes from: send the results with `tasks` (see docs/contracts.md)")
+        raise input_error(
+            "results_need_tasks",
+            f"there is no spawn tree of phase {phase.get('id')} to read the task "
+            f"outcomes from: send the results with `tasks` (see docs/contracts.md)",
+        )
     nodes = sorted((n for n in tree["nodes"].values() if isinstance(n, dict)), key=lambda n: n.get("seq") or 0)
     decided = raw if isinstance(raw := tree.get("failed_tasks"), dict) else {}
     outcomes = []
@@ -235,8 +260,9 @@ def task_outcomes(tree, phase: dict) -> list:
         if worker is None:
             outcomes.append({"id": tid, "status": "failed", "summary": "no worker of the wave plan had this task"})
             continue
-        runs = [n for n in nodes if spawn_tree.origin_of(tree, n) == worker["id"]
-                and n.get("role") in ("worker",) + spawn_tree.RESPAWN_ROLES]
+        runs = [
+            n for n in nodes if spawn_tree.origin_of(tree, n) == worker["id"] and n.get("role") in ("worker",) + spawn_tree.RESPAWN_ROLES
+        ]
         done = [n for n in runs if n.get("status") == SUCCESS_NODE]
         finished = [n for n in runs if n.get("status") in (SUCCESS_NODE, FAILURE_NODE)]
         last = finished[-1] if finished else None
@@ -250,11 +276,15 @@ def task_outcomes(tree, phase: dict) -> list:
             created += [f for f in n.get("files_created") or [] if isinstance(f, str) and f not in created]
             modified += [f for f in n.get("files_modified") or [] if isinstance(f, str) and f not in modified]
         summary = str((last or {}).get("summary") or ("its runs never finished" if last is None else ""))
-        outcome = {"id": tid, "status": status, "summary": summary[:MAX_RESULTS_TEXT],
-                   "files_created": created[:MAX_FILES_PER_TASK],
-                   "files_modified": [f for f in modified if f not in created][:MAX_FILES_PER_TASK],
-                   "caste": worker.get("caste") if worker.get("caste") in CASTES else None,
-                   "worker_id": worker["id"]}
+        outcome = {
+            "id": tid,
+            "status": status,
+            "summary": summary[:MAX_RESULTS_TEXT],
+            "files_created": created[:MAX_FILES_PER_TASK],
+            "files_modified": [f for f in modified if f not in created][:MAX_FILES_PER_TASK],
+            "caste": worker.get("caste") if worker.get("caste") in CASTES else None,
+            "worker_id": worker["id"],
+        }
         if status == "failed":
             reports = [n["failure"] for n in reversed(runs) if isinstance(n.get("failure"), dict)]
             failure = reports[0] if reports else {}
@@ -265,9 +295,12 @@ def task_outcomes(tree, phase: dict) -> list:
             except AetherError:
                 category = TASK_FAILURE[0]
             cause = known.get("root_cause") if known is not failure else failure.get("root_cause")
-            outcome["error"] = {"category": category, "severity": TASK_FAILURE[1],
-                                "description": str(failure.get("error") or summary or f"task {tid} failed")[:MAX_RESULTS_TEXT],
-                                "root_cause": str(cause)[:MAX_RESULTS_TEXT] if cause else None}
+            outcome["error"] = {
+                "category": category,
+                "severity": TASK_FAILURE[1],
+                "description": str(failure.get("error") or summary or f"task {tid} failed")[:MAX_RESULTS_TEXT],
+                "root_cause": str(cause)[:MAX_RESULTS_TEXT] if cause else None,
+            }
         outcomes.append(outcome)
     return outcomes
 
@@ -291,13 +324,17 @@ def _finish_result(phase_id: int, out: dict, lessons_asked: bool = False) -> dic
         modified += [f for f in o["files_modified"] if f not in modified and f not in created]
     watcher = results["watcher"]
     if out["completed"]:
-        nxt = {"slash": "/ant:continue", "command": "aether next --continue",
-               "reason": "the last phase is done: advancing completes the colony" if out["last"]
-               else "advance to the next phase"}
+        nxt = {
+            "slash": "/ant:continue",
+            "command": "aether next --continue",
+            "reason": "the last phase is done: advancing completes the colony" if out["last"] else "advance to the next phase",
+        }
     else:
-        nxt = {"slash": f"/ant:build {phase_id}", "command": f"aether next --build {phase_id}",
-               "reason": "rebuild the failed tasks" + ("" if not watcher or watcher["passed"] else
-                                                       " and what the watcher rejected")}
+        nxt = {
+            "slash": f"/ant:build {phase_id}",
+            "command": f"aether next --build {phase_id}",
+            "reason": "rebuild the failed tasks" + ("" if not watcher or watcher["passed"] else " and what the watcher rejected"),
+        }
     counts = out["counts"]
     result = {
         "phase": phase_id,
@@ -319,9 +356,10 @@ def _finish_result(phase_id: int, out: dict, lessons_asked: bool = False) -> dic
         "last_phase": out["last"],
         "next": nxt,
     }
-    lines = [f"Phase {phase_id} · {phase.get('name')} — {phase['status'].upper()}",
-             f"Tasks: {counts['completed']} completed, {counts['failed']} failed, {counts['skipped']} skipped "
-             f"(of {counts['total']})"]
+    lines = [
+        f"Phase {phase_id} · {phase.get('name')} — {phase['status'].upper()}",
+        f"Tasks: {counts['completed']} completed, {counts['failed']} failed, {counts['skipped']} skipped (of {counts['total']})",
+    ]
     for o in out["failed"]:
         lines.append(f"  ✗ {o['id']}" + (f": {one_line(o['summary'], 120)}" if o["summary"] else ""))
     lines.append(f"Files: {len(created)} created, {len(modified)} modified")
@@ -357,8 +395,12 @@ def _learnings_answer(phase_id: int, phase: dict, out: dict) -> dict:
         reason = "the phase did not complete: learnings wait for a completed build"
     elif done:
         reason = "already extracted for this phase (learning-add refuses a second entry)"
-    return {"extract_now": now, "already_extracted": done, "reason": reason,
-            "command": f"aether learning-add {phase_id} - --each-line" if now else None}
+    return {
+        "extract_now": now,
+        "already_extracted": done,
+        "reason": reason,
+        "command": f"aether learning-add {phase_id} - --each-line" if now else None,
+    }
 
 
 @store.writes("colony", "plan", "events")
@@ -375,22 +417,24 @@ def _abort_build(files, phase_id: int, reason: str) -> dict:
     if isinstance(tree, dict):
         tree["status"] = "aborted"
     colony["state"] = "READY"
-    event = events.append(files["events"], "build_aborted", "queen",
-                          f"Phase {phase_id} aborted: {one_line(reason, 500)}")
+    event = events.append(files["events"], "build_aborted", "queen", f"Phase {phase_id} aborted: {one_line(reason, 500)}")
     return {"name": phase.get("name"), "event": event["id"]}
 
 
 def abort(phase_id: int, reason: str) -> dict:
     """build-abort: give up the running build; the phase is marked failed."""
     check_phase_id(phase_id)
-    reason = inputs.require_text(reason, "the reason", MAX_REASON_LENGTH, code="invalid_reason",
-                                 empty="say why the build is aborted (the reason is empty)").strip()
+    reason = inputs.require_text(
+        reason, "the reason", MAX_REASON_LENGTH, code="invalid_reason", empty="say why the build is aborted (the reason is empty)"
+    ).strip()
 
     tree = store.read("colony").get("spawn_tree")
     out = _abort_build(phase_id, reason)
     ended = worktrees.abandon(tree, "the build was aborted")  # never raises: what it could not do is in its notes
-    text = (f"Phase {phase_id} ({out['name']}) aborted: {one_line(reason, 200)}\n"
-            f"Rebuild it with /ant:build {phase_id} (`aether next --build {phase_id}`).")
+    text = (
+        f"Phase {phase_id} ({out['name']}) aborted: {one_line(reason, 200)}\n"
+        f"Rebuild it with /ant:build {phase_id} (`aether next --build {phase_id}`)."
+    )
     if ended["kept"]:
         text += "\nResults not merged, kept on branches:\n" + "\n".join(worktrees.render_kept(ended["kept"]))
     if ended["notes"]:
@@ -402,8 +446,11 @@ def abort(phase_id: int, reason: str) -> dict:
         "state": "READY",
         "reason": reason,
         "event": out["event"],
-        "next": {"slash": f"/ant:build {phase_id}", "command": f"aether next --build {phase_id}",
-                 "report": f"aether abort-report {phase_id}"},
+        "next": {
+            "slash": f"/ant:build {phase_id}",
+            "command": f"aether next --build {phase_id}",
+            "report": f"aether abort-report {phase_id}",
+        },
         "kept": ended["kept"],
         "worktree_notes": ended["notes"],
         "text": text,

@@ -61,12 +61,13 @@ def _error_info(defects: list, task: dict, path: str):
     if value is None:
         return None
     if not isinstance(value, dict):
-        _defect(defects, f"{path}.error", f"must be an object {{category, severity, description, root_cause}}, "
-                                          f"found {json_type(value)}")
+        _defect(defects, f"{path}.error", f"must be an object {{category, severity, description, root_cause}}, found {json_type(value)}")
         return None
     info: dict = {}
-    for key, default, normalise in (("category", TASK_FAILURE[0], error_log.check_category),
-                                    ("severity", TASK_FAILURE[1], error_log.check_severity)):
+    for key, default, normalise in (
+        ("category", TASK_FAILURE[0], error_log.check_category),
+        ("severity", TASK_FAILURE[1], error_log.check_severity),
+    ):
         raw = value.get(key)
         if raw is None:
             info[key] = default
@@ -100,8 +101,7 @@ def validate_results(data, phase: dict, watcher_depth: str) -> tuple[dict | None
         if not isinstance(tid, str):
             _defect(defects, f"{path}.id", f'must be a task id string like "1.1", found {json_type(tid)}')
         elif tid not in known:
-            _defect(defects, f"{path}.id", f"phase {phase.get('id')} has no task {tid!r} "
-                                           f"(its tasks: {', '.join(map(str, known))})")
+            _defect(defects, f"{path}.id", f"phase {phase.get('id')} has no task {tid!r} (its tasks: {', '.join(map(str, known))})")
         elif tid in seen:
             _defect(defects, f"{path}.id", f"task {tid!r} is also reported by {seen[tid]}")
         else:
@@ -115,26 +115,30 @@ def validate_results(data, phase: dict, watcher_depth: str) -> tuple[dict | None
         worker = item.get("worker_id")
         if worker is not None and not isinstance(worker, str):
             _defect(defects, f"{path}.worker_id", f"must be a string, found {json_type(worker)}")
-        outcomes.append({
-            "id": tid,
-            "status": status,
-            "summary": _opt_text(defects, item, "summary", path),
-            "files_created": _file_list(defects, item, "files_created", path),
-            "files_modified": _file_list(defects, item, "files_modified", path),
-            "caste": caste,
-            "worker_id": worker,
-            "error": _error_info(defects, item, path),
-        })
+        outcomes.append(
+            {
+                "id": tid,
+                "status": status,
+                "summary": _opt_text(defects, item, "summary", path),
+                "files_created": _file_list(defects, item, "files_created", path),
+                "files_modified": _file_list(defects, item, "files_modified", path),
+                "caste": caste,
+                "worker_id": worker,
+                "error": _error_info(defects, item, path),
+            }
+        )
     missing = [tid for tid, t in known.items() if t.get("status") not in DONE_STATUSES and tid not in seen]
     if missing:
-        _defect(defects, "tasks", f"no outcome for task{'s' if len(missing) > 1 else ''} "
-                                  f"{', '.join(map(str, missing))}; report every task the build worked on")
+        _defect(
+            defects,
+            "tasks",
+            f"no outcome for task{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))}; report every task the build worked on",
+        )
     watcher = data.get("watcher")
     report = None
     if watcher is None:
         if watcher_depth not in WATCHER_OPTIONAL:
-            _defect(defects, "watcher", f"is missing; this mode's watcher ({watcher_depth}) must report "
-                                        f"{{passed, score, checks, summary}}")
+            _defect(defects, "watcher", f"is missing; this mode's watcher ({watcher_depth}) must report {{passed, score, checks, summary}}")
     elif not isinstance(watcher, dict):
         _defect(defects, "watcher", f"must be an object {{passed, score, checks, summary}}, found {json_type(watcher)}")
     else:
@@ -150,8 +154,9 @@ def _watcher(defects: list, watcher: dict) -> dict:
     if not isinstance(passed, bool):
         _defect(defects, "watcher.passed", f"must be true or false, found {json_type(passed)}")
     score = watcher.get("score")
-    if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
-                              or not math.isfinite(score) or not 0 <= score <= 100):
+    if score is not None and (
+        isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score) or not 0 <= score <= 100
+    ):
         _defect(defects, "watcher.score", f"must be a number from 0 to 100 or null, found {score!r}"[:200])
         score = None
     checks = watcher.get("checks")
@@ -168,7 +173,5 @@ def _watcher(defects: list, watcher: dict) -> dict:
             _defect(defects, f"{path}.name", "must be a non-empty string")
         if not isinstance(check.get("passed"), bool):
             _defect(defects, f"{path}.passed", f"must be true or false, found {json_type(check.get('passed'))}")
-        out_checks.append({"name": name, "passed": check.get("passed"),
-                           "detail": _opt_text(defects, check, "detail", path)})
-    return {"passed": passed, "score": score, "checks": out_checks,
-            "summary": _opt_text(defects, watcher, "summary", "watcher")}
+        out_checks.append({"name": name, "passed": check.get("passed"), "detail": _opt_text(defects, check, "detail", path)})
+    return {"passed": passed, "score": score, "checks": out_checks, "summary": _opt_text(defects, watcher, "summary", "watcher")}

@@ -55,8 +55,14 @@ def commit_iteration(number: int, summary: str, settings: dict | None = None) ->
         line = line[: COMMIT_SUMMARY_LENGTH - 1] + "…"
     message = COMMIT_MESSAGE.format(n=number, summary=line)
     env = checkpoints.git_env()
-    for var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
-                "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+    for var in (
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+        "GIT_AUTHOR_DATE",
+        "GIT_COMMITTER_DATE",
+    ):
         env.pop(var, None)  # the user's own identity and clock: this commit is theirs
     env.pop("GIT_OPTIONAL_LOCKS", None)
     try:
@@ -103,22 +109,27 @@ def _lineages(tree: dict) -> list:
 
 def _findings(loop: dict, entry: dict) -> tuple:
     """(key issues, recommendations, parts below full marks, the critic's text) of an iteration."""
-    critic = next((f for f in reversed(loop["feedback"]) if f["kind"] == "critic"
-                   and f.get("iteration") == entry["iteration"]), None)
+    critic = next((f for f in reversed(loop["feedback"]) if f["kind"] == "critic" and f.get("iteration") == entry["iteration"]), None)
     parsed = (critic or {}).get("parsed") or {}
-    parts = [f"{name}: {p.get('reason')}" for name, p in (entry.get("parts") or {}).items()
-             if isinstance(p, dict) and p.get("earned", 0) < p.get("weight", 0)]
+    parts = [
+        f"{name}: {p.get('reason')}"
+        for name, p in (entry.get("parts") or {}).items()
+        if isinstance(p, dict) and p.get("earned", 0) < p.get("weight", 0)
+    ]
     return parsed.get("key_issues") or [], parsed.get("recommendations") or [], parts, (critic or {}).get("text", "")
 
 
-def _refine_context(loop: dict, entry: dict, issues: list, recs: list, parts: list, files: list,
-                    user: str | None = None) -> str:
-    lines = ["--- CODE LOOP REFINEMENT ---",
-             f"Code loop {loop['id']}, iteration {entry['iteration']}: the verification scored {entry['score']:g} "
-             f"(the loop needs {loop['threshold']:g}). Fix what it found; a watcher verifies again after you."]
+def _refine_context(loop: dict, entry: dict, issues: list, recs: list, parts: list, files: list, user: str | None = None) -> str:
+    lines = [
+        "--- CODE LOOP REFINEMENT ---",
+        f"Code loop {loop['id']}, iteration {entry['iteration']}: the verification scored {entry['score']:g} "
+        f"(the loop needs {loop['threshold']:g}). Fix what it found; a watcher verifies again after you.",
+    ]
     if user:
-        lines += ["The user's answer (it comes first; the loop stalled without it):",
-                  *[f"  {line}" for line in user.strip()[:MAX_USER_TEXT].splitlines() if line.strip()]]
+        lines += [
+            "The user's answer (it comes first; the loop stalled without it):",
+            *[f"  {line}" for line in user.strip()[:MAX_USER_TEXT].splitlines() if line.strip()],
+        ]
     lines += ["Findings (the critic's key issues):"]
     lines += [f"  - {i}" for i in issues] or ["  (none listed: fix the failing parts below)"]
     if recs:
@@ -128,11 +139,19 @@ def _refine_context(loop: dict, entry: dict, issues: list, recs: list, parts: li
         lines.append("Score parts below full marks:")
         lines += [f"  - {p}" for p in parts]
     shown = files[:MAX_FILES_IN_BRIEF]
-    lines.append("Files involved: " + (", ".join(shown) + (f" (+{len(files) - len(shown)} more)" if len(files) > len(shown) else "")
-                                       if files else "(not named: look at your tasks' files)"))
-    lines += ["Patch the code that is there and keep what works; change a test's expectation only if your task "
-              "was to write that test. Report only files you really changed.",
-              "--- END CODE LOOP REFINEMENT ---"]
+    lines.append(
+        "Files involved: "
+        + (
+            ", ".join(shown) + (f" (+{len(files) - len(shown)} more)" if len(files) > len(shown) else "")
+            if files
+            else "(not named: look at your tasks' files)"
+        )
+    )
+    lines += [
+        "Patch the code that is there and keep what works; change a test's expectation only if your task "
+        "was to write that test. Report only files you really changed.",
+        "--- END CODE LOOP REFINEMENT ---",
+    ]
     return "\n".join(lines)
 
 
@@ -140,17 +159,18 @@ def _verify_context(loop: dict, entry: dict, tree: dict, refine_ids: list) -> st
 
     checks = modes.WATCHER_CHECKS[modes.profile(tree.get("mode"))["watcher"]]
     weights = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in loops_rules.SCORE_WEIGHTS.items())
-    return "\n".join([
-        "--- CODE LOOP VERIFICATION ---",
-        f"Verify phase {tree.get('phase')} again after refinement {entry['iteration']} of code loop {loop['id']} "
-        f"(by {', '.join(refine_ids)}; the loop needs {loop['threshold']:g}).",
-        "Checks of this mode: " + ", ".join(checks)
-        + (" (launch the program and watch it run)" if "execution" in checks else "") + ".",
-        f"Score each part honestly (weights: {weights}; coverage earns its points at ≥ {loops_rules.COVERAGE_TARGET}%); "
-        "a part that does not apply to this project is null, never a failure.",
-        "List what still fails in `findings`, with file:line.",
-        "--- END CODE LOOP VERIFICATION ---",
-    ])
+    return "\n".join(
+        [
+            "--- CODE LOOP VERIFICATION ---",
+            f"Verify phase {tree.get('phase')} again after refinement {entry['iteration']} of code loop {loop['id']} "
+            f"(by {', '.join(refine_ids)}; the loop needs {loop['threshold']:g}).",
+            "Checks of this mode: " + ", ".join(checks) + (" (launch the program and watch it run)" if "execution" in checks else "") + ".",
+            f"Score each part honestly (weights: {weights}; coverage earns its points at ≥ {loops_rules.COVERAGE_TARGET}%); "
+            "a part that does not apply to this project is null, never a failure.",
+            "List what still fails in `findings`, with file:line.",
+            "--- END CODE LOOP VERIFICATION ---",
+        ]
+    )
 
 
 def plan_refinement(colony: dict, loop: dict, entry: dict, user: str | None = None) -> tuple:
@@ -160,8 +180,12 @@ def plan_refinement(colony: dict, loop: dict, entry: dict, user: str | None = No
 
     tree = colony.get("spawn_tree")
     phase = loop.get("phase")
-    if (not isinstance(tree, dict) or not isinstance(tree.get("nodes"), dict) or tree.get("phase") != phase
-            or tree.get("status") not in BUILDING):
+    if (
+        not isinstance(tree, dict)
+        or not isinstance(tree.get("nodes"), dict)
+        or tree.get("phase") != phase
+        or tree.get("status") not in BUILDING
+    ):
         return None, [f"no running build of phase {phase} to refine: give the findings to builders yourself"]
     issues, recs, parts, text = _findings(loop, entry)
     # the files the user's answer names, else those of the critic's feedback
@@ -172,27 +196,50 @@ def plan_refinement(colony: dict, loop: dict, entry: dict, user: str | None = No
     if not involved:
         return None, ["the spawn tree has no worker to refine"]
     size = max(1, tree.get("workers_per_wave") or 1)
-    groups = [[l] for l in involved[: size - 1]] + ([involved[size - 1:]] if len(involved) >= size else [])
+    groups = [[l] for l in involved[: size - 1]] + ([involved[size - 1 :]] if len(involved) >= size else [])
     wave = len(tree.get("waves", [])) + 1
     spawns = []
     for group in groups:
         tasks = [t for _, ts, _ in group for t in ts]
         files = [f for _, _, fs in group for f in fs]
         shown = [f for f in files if f in mentioned] or files
-        node = spawn_tree.add_node(tree, "refine", "builder", list(dict.fromkeys(tasks)), depth=1, parent=None, wave=wave,
-                                 origin=group[0][0], writes=list(dict.fromkeys(files)), reads=[],
-                                 loop=loop["id"], iteration=entry["iteration"],
-                                 context=_refine_context(loop, entry, issues, recs, parts, list(dict.fromkeys(shown)),
-                                                         user))
+        node = spawn_tree.add_node(
+            tree,
+            "refine",
+            "builder",
+            list(dict.fromkeys(tasks)),
+            depth=1,
+            parent=None,
+            wave=wave,
+            origin=group[0][0],
+            writes=list(dict.fromkeys(files)),
+            reads=[],
+            loop=loop["id"],
+            iteration=entry["iteration"],
+            context=_refine_context(loop, entry, issues, recs, parts, list(dict.fromkeys(shown)), user),
+        )
         spawns.append(node["id"])
-    verify = spawn_tree.add_node(tree, "verify", "watcher", [], depth=1, parent=None, wave=wave, waits_for=list(spawns),
-                               loop=loop["id"], iteration=entry["iteration"])
+    verify = spawn_tree.add_node(
+        tree,
+        "verify",
+        "watcher",
+        [],
+        depth=1,
+        parent=None,
+        wave=wave,
+        waits_for=list(spawns),
+        loop=loop["id"],
+        iteration=entry["iteration"],
+    )
     verify["context"] = _verify_context(loop, entry, tree, spawns)
     tree.setdefault("waves", []).append(list(spawns))
-    tree.setdefault("refinements", {})[str(wave)] = {"loop": loop["id"], "iteration": entry["iteration"],
-                                                     "spawns": spawns, "verify": verify["id"],
-                                                     "after": "user" if user else "critic"}
+    tree.setdefault("refinements", {})[str(wave)] = {
+        "loop": loop["id"],
+        "iteration": entry["iteration"],
+        "spawns": spawns,
+        "verify": verify["id"],
+        "after": "user" if user else "critic",
+    }
     if tree.get("status") == "approved":
         tree["status"] = "running"
-    return {"wave": wave, "spawns": spawns, "verify": verify["id"],
-            "files": sorted({f for _, _, fs in involved for f in fs})}, []
+    return {"wave": wave, "spawns": spawns, "verify": verify["id"], "files": sorted({f for _, _, fs in involved for f in fs})}, []

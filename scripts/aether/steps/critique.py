@@ -26,9 +26,12 @@ def present(loop_id: str, answer: str | None = None) -> dict:
 
     loop = loops.find(store.read("loops"), loop_id)
     if loop["status"] != "awaiting_user":
-        raise state_error("not_awaiting_user", f"loop {loop_id} is {loop['status']}, not waiting for the user; "
-                                               f"loop-present shows a loop after loop-decide answered user_input",
-                          status=loop["status"])
+        raise state_error(
+            "not_awaiting_user",
+            f"loop {loop_id} is {loop['status']}, not waiting for the user; "
+            f"loop-present shows a loop after loop-decide answered user_input",
+            status=loop["status"],
+        )
     scores = [it["score"] for it in loop["iterations"]]
     score = scores[-1]
     previous = scores[-2] if len(scores) > 1 else None
@@ -43,20 +46,34 @@ def present(loop_id: str, answer: str | None = None) -> dict:
     challenges = parsed.get("key_issues") or []
     option, why = recommend(score, loop["threshold"], stop, loop["round"])
     result = {
-        "loop_id": loop["id"], "type": loop["type"], "status": loop["status"], "phase": loop.get("phase"),
-        "iteration": len(loop["iterations"]), "round": loop["round"], "score": score, "previous_score": previous,
-        "threshold": loop["threshold"], "gap": round(loop["threshold"] - score, 2), "stop_reason": stop,
-        "reason": loop["iterations"][-1].get("reason"), "scores": scores,
-        "challenges": challenges, "critic_summary": parsed.get("summary") or "",
+        "loop_id": loop["id"],
+        "type": loop["type"],
+        "status": loop["status"],
+        "phase": loop.get("phase"),
+        "iteration": len(loop["iterations"]),
+        "round": loop["round"],
+        "score": score,
+        "previous_score": previous,
+        "threshold": loop["threshold"],
+        "gap": round(loop["threshold"] - score, 2),
+        "stop_reason": stop,
+        "reason": loop["iterations"][-1].get("reason"),
+        "scores": scores,
+        "challenges": challenges,
+        "critic_summary": parsed.get("summary") or "",
         "critic_recommendations": parsed.get("recommendations") or [],
-        "options": options(loop), "recommendation": {"option": option, "reason": why},
+        "options": options(loop),
+        "recommendation": {"option": option, "reason": why},
     }
     kind = {"plan": "Planning", "code": "Coding"}.get(loop["type"], loop["type"].capitalize())
-    lines = [f"{kind} loop {loop['id']} needs your decision",
-             f"  Iteration {result['iteration']} (round {loop['round']}): score {score:g}"
-             + (f", previous {previous:g}" if previous is not None else "") + f", threshold {loop['threshold']:g}",
-             "  Stopped: " + ("the iteration cap was reached" if stop == "cap" else "stagnation (under 5 points gained "
-                                                                               "over the last 2 iterations)")]
+    lines = [
+        f"{kind} loop {loop['id']} needs your decision",
+        f"  Iteration {result['iteration']} (round {loop['round']}): score {score:g}"
+        + (f", previous {previous:g}" if previous is not None else "")
+        + f", threshold {loop['threshold']:g}",
+        "  Stopped: "
+        + ("the iteration cap was reached" if stop == "cap" else "stagnation (under 5 points gained over the last 2 iterations)"),
+    ]
     if result["critic_summary"]:
         lines.append(f"  Critic: {one_line(result['critic_summary'], 300)}")
     lines += ["", "Challenges (from the critic):"]
@@ -67,7 +84,10 @@ def present(loop_id: str, answer: str | None = None) -> dict:
         lines.append(f"  {n}. {opt['label']}{mark}")
         lines.append("     + " + "; ".join(opt["pros"]))
         lines.append("     − " + "; ".join(opt["cons"]))
-    lines += ["", f"Recommendation: {next(o['label'] for o in result['options'] if o['id'] == option)} — {why}.",
-              answer or f"Store the user's answer: aether feedback-store {loop['id']} - --kind user"]
+    lines += [
+        "",
+        f"Recommendation: {next(o['label'] for o in result['options'] if o['id'] == option)} — {why}.",
+        answer or f"Store the user's answer: aether feedback-store {loop['id']} - --kind user",
+    ]
     result["text"] = "\n".join(lines)
     return result

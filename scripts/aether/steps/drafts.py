@@ -26,8 +26,7 @@ def _loop(loop_id: str) -> dict:
 
     loop = loops.find(store.read("loops"), loop_id)
     if loop["type"] != "plan":
-        raise input_error("wrong_loop_type", f"loop {loop_id} is a {loop['type']} loop; drafts belong to plan loops "
-                                             f"(/ant:plan runs one)")
+        raise input_error("wrong_loop_type", f"loop {loop_id} is a {loop['type']} loop; drafts belong to plan loops (/ant:plan runs one)")
     return loop
 
 
@@ -46,34 +45,43 @@ def _keep_draft(files, loop_id: str, loop: dict, iteration: int, plan: dict, war
         del data["loops"][:-MAX_LOOPS]
     replaced = any(d.get("iteration") == iteration for d in entry["drafts"])
     entry["drafts"] = [d for d in entry["drafts"] if d.get("iteration") != iteration]
-    entry["drafts"].append({"iteration": iteration, "round": loop["round"], "plan": plan, "warnings": warnings,
-                            "stored_at": clock.iso()})
+    entry["drafts"].append({"iteration": iteration, "round": loop["round"], "plan": plan, "warnings": warnings, "stored_at": clock.iso()})
     del entry["drafts"][:-MAX_DRAFTS_PER_LOOP]
-    events.append(files["events"], "plan_draft_stored", "queen",
-                  f"plan loop {loop_id}: draft for iteration {iteration}" + (" (replaced)" if replaced else ""))
-    return {"loop_id": loop_id, "iteration": iteration, "round": loop["round"], "replaced": replaced,
-            "phases": len(plan["phases"]), "tasks": sum(len(p["tasks"]) for p in plan["phases"]),
-            "warnings": warnings, "drafts": [d["iteration"] for d in entry["drafts"]],
-            "next": {"command": f"aether plan-draft-get {loop_id}",
-                     "reason": "the critic reads this draft, then its feedback goes to "
-                               f"`aether feedback-store {loop_id} - --kind critic`"}}  # by hand
+    events.append(
+        files["events"],
+        "plan_draft_stored",
+        "queen",
+        f"plan loop {loop_id}: draft for iteration {iteration}" + (" (replaced)" if replaced else ""),
+    )
+    critic = f"`aether feedback-store {loop_id} - --kind critic`"  # by hand
+    return {
+        "loop_id": loop_id,
+        "iteration": iteration,
+        "round": loop["round"],
+        "replaced": replaced,
+        "phases": len(plan["phases"]),
+        "tasks": sum(len(p["tasks"]) for p in plan["phases"]),
+        "warnings": warnings,
+        "drafts": [d["iteration"] for d in entry["drafts"]],
+        "next": {
+            "command": f"aether plan-draft-get {loop_id}",
+            "reason": f"the critic reads this draft, then its feedback goes to {critic}",
+        },
+    }
 
 
 def store_draft(loop_id: str, text: str) -> dict:
     """plan-draft-store: validate a planner's draft as a PROJECT_PLAN and keep it for the
     iteration about to be scored (a second draft for that iteration replaces the first)."""
 
-
     doc = contracts.extract_json(text, "the plan draft")
     plan, defects, warnings = plans_rules.validate(doc)
     if defects:
-        raise input_error("invalid_plan", plans_rules.defect_message(defects, "the draft has", "store it again"),
-                          defects=defects)
+        raise input_error("invalid_plan", plans_rules.defect_message(defects, "the draft has", "store it again"), defects=defects)
     inputs.check_size(json.dumps(plan, ensure_ascii=False), MAX_DRAFT_CHARACTERS, "the draft as JSON")
     loop = _loop(loop_id)
     if loop["status"] == "complete":
-        raise state_error("loop_complete", f"loop {loop_id} is complete; load its latest draft with "
-                                           f"/ant:plan --accept")
+        raise state_error("loop_complete", f"loop {loop_id} is complete; load its latest draft with /ant:plan --accept")
     iteration = len(loop["iterations"]) + 1
 
     return _keep_draft(loop_id, loop, iteration, plan, warnings)
@@ -85,26 +93,38 @@ def get(loop_id: str, iteration: int | None = None) -> dict:
     entry = _entry(store.read("drafts"), loop_id)
     drafts = entry["drafts"] if entry else []
     if not drafts:
-        raise state_error("no_draft", f"loop {loop_id} has no stored draft yet: the planner's draft comes first "
-                                      f"(/ant:plan hands the planner out)")
+        raise state_error(
+            "no_draft", f"loop {loop_id} has no stored draft yet: the planner's draft comes first (/ant:plan hands the planner out)"
+        )
     if iteration is None:
         draft = drafts[-1]
     else:
         draft = next((d for d in drafts if d.get("iteration") == iteration), None)
         if draft is None:
-            raise input_error("unknown_iteration", f"loop {loop_id} has no draft for iteration {iteration} "
-                                                   f"(drafts: {', '.join(str(d['iteration']) for d in drafts)})")
-    return {"loop_id": loop_id, "iteration": draft["iteration"], "round": draft.get("round"), "plan": draft["plan"],
-            "warnings": draft.get("warnings", []), "stored_at": draft["stored_at"],
-            "drafts": [d["iteration"] for d in drafts], "text": render(loop_id, draft)}
+            raise input_error(
+                "unknown_iteration",
+                f"loop {loop_id} has no draft for iteration {iteration} (drafts: {', '.join(str(d['iteration']) for d in drafts)})",
+            )
+    return {
+        "loop_id": loop_id,
+        "iteration": draft["iteration"],
+        "round": draft.get("round"),
+        "plan": draft["plan"],
+        "warnings": draft.get("warnings", []),
+        "stored_at": draft["stored_at"],
+        "drafts": [d["iteration"] for d in drafts],
+        "text": render(loop_id, draft),
+    }
 
 
 def render(loop_id: str, draft: dict) -> str:
     """A draft as an outline the critic (and the user) can read."""
     plan = draft["plan"]
     phases = plan.get("phases", [])
-    lines = [f"PLAN DRAFT — loop {loop_id}, iteration {draft['iteration']}: {len(phases)} phases, "
-             f"{sum(len(p.get('tasks', [])) for p in phases)} tasks"]
+    lines = [
+        f"PLAN DRAFT — loop {loop_id}, iteration {draft['iteration']}: {len(phases)} phases, "
+        f"{sum(len(p.get('tasks', [])) for p in phases)} tasks"
+    ]
     if plan.get("goal"):
         lines.append(f"Goal: {plan['goal']}")
     for phase in phases:

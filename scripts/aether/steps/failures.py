@@ -59,8 +59,7 @@ def _node_for_task(tree: dict, task: str) -> dict:
     """The latest spawn of a task, a failed one first (reviewers aside)."""
     candidates = [n for n in tree["nodes"].values() if task in [str(t) for t in n["tasks"]] and n["role"] != "reviewer"]
     if not candidates:
-        raise input_error("unknown_task", f"task {task!r} is not in the spawn tree of this build; "
-                                          f"name the failed spawn with --worker")
+        raise input_error("unknown_task", f"task {task!r} is not in the spawn tree of this build; name the failed spawn with --worker")
     failed = [n for n in candidates if n["status"] == "failed"]
     pool = failed or candidates
     return max(pool, key=lambda n: (n.get("seq", 0), n["id"]))
@@ -91,8 +90,12 @@ def _decide_failure(files, given: dict | None, worker: str | None, maps_to_crite
     task_text = _task_text(plan, tree.get("phase"), report["task"])
     result = _answer(entry, verdict)
     result.update(_apply_decision(failures, tree, node, report, verdict, entry, task_text, history, pending))
-    events.append(files["events"], "failure_decided", "queen",
-                  f"task {entry['task']} ({entry['worker']}): {entry['action']} — {one_line(entry['reason'], 200)}")
+    events.append(
+        files["events"],
+        "failure_decided",
+        "queen",
+        f"task {entry['task']} ({entry['worker']}): {entry['action']} — {one_line(entry['reason'], 200)}",
+    )
     result["text"] = _render_decision(result)
     return result
 
@@ -125,11 +128,12 @@ def _failed_node(tree: dict, worker: str | None, given: dict | None) -> tuple[di
     node = spawn_tree.node_of(tree, worker)
     report = given or node.get("failure")
     if report is None:
-        raise state_error("no_failure_report", f"{worker} is {node['status']} and has no failure on record; "
-                                               f"record its result with spawn-finish, or pipe the report")
+        raise state_error(
+            "no_failure_report",
+            f"{worker} is {node['status']} and has no failure on record; record its result with spawn-finish, or pipe the report",
+        )
     if given is not None and node["tasks"] and report["task"] not in [str(t) for t in node["tasks"]]:
-        raise input_error("unknown_task", f"task {report['task']!r} is not one of {worker}'s tasks "
-                                          f"({', '.join(map(str, node['tasks']))})")
+        raise input_error("unknown_task", f"task {report['task']!r} is not one of {worker}'s tasks ({', '.join(map(str, node['tasks']))})")
     return node, report
 
 
@@ -137,14 +141,19 @@ def _refuse_closed_build(tree: dict) -> None:
     """A finished or aborted build has nothing more to decide."""
     if tree.get("status") in ("finished", "aborted"):
         phase = tree.get("phase")
-        raise state_error(f"build_{tree['status']}", f"this build of phase {phase} is {tree['status']}: nothing "
-                                                     f"more to decide (`aether abort-report {phase}` shows an abort)")
+        raise state_error(
+            f"build_{tree['status']}",
+            f"this build of phase {phase} is {tree['status']}: nothing more to decide (`aether abort-report {phase}` shows an abort)",
+        )
 
 
 def _pending_failures(tree: dict, node: dict) -> list:
     """The build's other failed spawns whose failure is not decided yet, as the breakers count them."""
-    return [failure_item(n["failure"], n["wave"]) for n in tree["nodes"].values()
-            if n["id"] != node["id"] and n["status"] == "failed" and n.get("failure") and not n.get("failure_decided")]
+    return [
+        failure_item(n["failure"], n["wave"])
+        for n in tree["nodes"].values()
+        if n["id"] != node["id"] and n["status"] == "failed" and n.get("failure") and not n.get("failure_decided")
+    ]
 
 
 def _criterion_said(plan: dict, phase, report: dict, maps_to_criterion) -> bool | None:
@@ -158,14 +167,27 @@ def _criterion_said(plan: dict, phase, report: dict, maps_to_criterion) -> bool 
 def _history_entry(failures: dict, tree: dict, node: dict, report: dict, verdict: dict) -> dict:
     """The failures.json history entry of this decision (the retry log and the abort take its timestamp)."""
     now = clock.iso()
-    return {"id": clock.new_id("fail", {h.get("id") for h in failures["history"]}), "build": tree.get("id"),
-            "phase": tree.get("phase"), "wave": node["wave"], "worker": node["id"], "task": report["task"],
-            "caste": report["caste"], "error": clip(report["error"], HISTORY_TEXT),
-            "root_cause": clip(report["root_cause"], HISTORY_TEXT),
-            "suggested_fix": clip(report["suggested_fix"], HISTORY_TEXT), "confidence": report["confidence"],
-            "fix_scope": report["fix_scope"], "files": report["files"], "category": report["category"],
-            "normalized_error": verdict["normalized_error"], "action": verdict["action"], "step": verdict["step"],
-            "reason": verdict["reason"], "timestamp": now}
+    return {
+        "id": clock.new_id("fail", {h.get("id") for h in failures["history"]}),
+        "build": tree.get("id"),
+        "phase": tree.get("phase"),
+        "wave": node["wave"],
+        "worker": node["id"],
+        "task": report["task"],
+        "caste": report["caste"],
+        "error": clip(report["error"], HISTORY_TEXT),
+        "root_cause": clip(report["root_cause"], HISTORY_TEXT),
+        "suggested_fix": clip(report["suggested_fix"], HISTORY_TEXT),
+        "confidence": report["confidence"],
+        "fix_scope": report["fix_scope"],
+        "files": report["files"],
+        "category": report["category"],
+        "normalized_error": verdict["normalized_error"],
+        "action": verdict["action"],
+        "step": verdict["step"],
+        "reason": verdict["reason"],
+        "timestamp": now,
+    }
 
 
 def _record_failure(failures: dict, node: dict, entry: dict) -> None:
@@ -182,15 +204,26 @@ def _record_failure(failures: dict, node: dict, entry: dict) -> None:
 
 def _answer(entry: dict, verdict: dict) -> dict:
     """The answer's fields every action shares."""
-    return {"action": entry["action"], "reason": entry["reason"], "task": entry["task"], "worker": entry["worker"],
-            "wave": entry["wave"], "phase": entry["phase"], "attempt": verdict["attempt"], "step": verdict["step"],
-            "warnings": verdict["warnings"], "recovery_spawns": verdict["recovery_spawns"],
-            "max_recovery_spawns": MAX_RETRIES_AND_DEBUGGERS, "consecutive_failures": verdict["consecutive_failures"],
-            "already_decided": False}
+    return {
+        "action": entry["action"],
+        "reason": entry["reason"],
+        "task": entry["task"],
+        "worker": entry["worker"],
+        "wave": entry["wave"],
+        "phase": entry["phase"],
+        "attempt": verdict["attempt"],
+        "step": verdict["step"],
+        "warnings": verdict["warnings"],
+        "recovery_spawns": verdict["recovery_spawns"],
+        "max_recovery_spawns": MAX_RETRIES_AND_DEBUGGERS,
+        "consecutive_failures": verdict["consecutive_failures"],
+        "already_decided": False,
+    }
 
 
-def _apply_decision(failures: dict, tree: dict, node: dict, report: dict, verdict: dict, entry: dict,
-                    task_text: str, history: list, pending: list) -> dict:
+def _apply_decision(
+    failures: dict, tree: dict, node: dict, report: dict, verdict: dict, entry: dict, task_text: str, history: list, pending: list
+) -> dict:
     """Carry the action out on the tree and failures.json; returns the answer's `next` (and a retry's
     or debugger's `context`)."""
     action = entry["action"]
@@ -204,12 +237,16 @@ def _apply_decision(failures: dict, tree: dict, node: dict, report: dict, verdic
     skipped = _skip_planned(tree, None)
     tree["status"] = "aborted"
     _record_abort(failures, tree, report, verdict, entry, task_text, history + pending)
-    return {"next": {"skipped": skipped, "command": f"aether abort-report {entry['phase']}",
-                     "message": "the phase is aborted: show the abort report, then end the build"}}
+    return {
+        "next": {
+            "skipped": skipped,
+            "command": f"aether abort-report {entry['phase']}",
+            "message": "the phase is aborted: show the abort report, then end the build",
+        }
+    }
 
 
-def _respawn(failures: dict, tree: dict, node: dict, report: dict, verdict: dict, entry: dict,
-             task_text: str, earlier: list) -> dict:
+def _respawn(failures: dict, tree: dict, node: dict, report: dict, verdict: dict, entry: dict, task_text: str, earlier: list) -> dict:
     """Retry: the worker again with the suggested fix; debug: a patch-only builder. Logs the attempt."""
     if entry["action"] == "retry":
         kind, context = "retry", render_retry(report, task_text)
@@ -217,25 +254,36 @@ def _respawn(failures: dict, tree: dict, node: dict, report: dict, verdict: dict
     else:
         kind, context = "debugger", render_debugger(report, earlier, task_text)
         spawn = spawn_tree.respawn(tree, node, "debugger", context, caste="builder")
-    failures["retry_log"].append({
-        "build": entry["build"], "phase": entry["phase"], "task": report["task"], "attempt": verdict["attempt"] + 1,
-        "kind": kind, "error": one_line(report["error"], 300),
-        "fix_applied": one_line(report["suggested_fix"], 300) if kind == "retry" else "",
-        "result": "pending", "node": spawn["id"], "timestamp": entry["timestamp"]})
+    failures["retry_log"].append(
+        {
+            "build": entry["build"],
+            "phase": entry["phase"],
+            "task": report["task"],
+            "attempt": verdict["attempt"] + 1,
+            "kind": kind,
+            "error": one_line(report["error"], 300),
+            "fix_applied": one_line(report["suggested_fix"], 300) if kind == "retry" else "",
+            "result": "pending",
+            "node": spawn["id"],
+            "timestamp": entry["timestamp"],
+        }
+    )
     del failures["retry_log"][:-MAX_RETRY_LOG]
     entry["spawn"] = spawn["id"]
-    return {"next": {"spawn": spawn["id"], "caste": spawn["caste"], "command": f"aether spawn-start {spawn['id']}"},
-            "context": context}
+    return {"next": {"spawn": spawn["id"], "caste": spawn["caste"], "command": f"aether spawn-start {spawn['id']}"}, "context": context}
 
 
 def _fail_task(tree: dict, entry: dict, task_text: str) -> dict:
     """Flag or skip: the task is failed and the build goes on (a flag is shown to the user)."""
     action = entry["action"]
     tree.setdefault("failed_tasks", {})[entry["task"]] = action
-    return {"task_status": "failed", "show_user": action == "flag",
-            "message": f"Task {entry['task']}{task_text} "
-                       + ("is flagged for your review" if action == "flag" else "was skipped")
-                       + f": {entry['reason']}"}
+    return {
+        "task_status": "failed",
+        "show_user": action == "flag",
+        "message": f"Task {entry['task']}{task_text} "
+        + ("is flagged for your review" if action == "flag" else "was skipped")
+        + f": {entry['reason']}",
+    }
 
 
 def _abort_wave(tree: dict, wave) -> dict:
@@ -244,20 +292,37 @@ def _abort_wave(tree: dict, wave) -> dict:
     tree.setdefault("aborted_waves", [])
     if wave not in tree["aborted_waves"]:
         tree["aborted_waves"].append(wave)
-    return {"skipped": skipped, "message": f"wave {wave} stops here: no more retries or debuggers in "
-            f"it; run wave-conflicts and review-needed for it, then go on with the next wave"}
+    return {
+        "skipped": skipped,
+        "message": f"wave {wave} stops here: no more retries or debuggers in "
+        f"it; run wave-conflicts and review-needed for it, then go on with the next wave",
+    }
 
 
-def _record_abort(failures: dict, tree: dict, report: dict, verdict: dict, entry: dict, task_text: str,
-                  others: list) -> None:
+def _record_abort(failures: dict, tree: dict, report: dict, verdict: dict, entry: dict, task_text: str, others: list) -> None:
     """The phase abort abort-report shows. others: this build's other failures (decided and pending)."""
-    touched = sorted({f for n in tree["nodes"].values() for f in n.get("files_created", []) + n.get("files_modified", [])}
-                     | {f for h in others for f in h.get("files", [])} | set(report["files"]))
-    failures["aborts"].append({
-        "build": entry["build"], "phase": entry["phase"], "wave": entry["wave"], "task": report["task"],
-        "task_text": task_text, "reason": entry["reason"], "report": report, "failures": len(others) + 1,
-        "recovery_spawns": verdict["recovery_spawns"], "files_touched": touched[:200],
-        "timestamp": entry["timestamp"], "tag": None, "tag_error": None})
+    touched = sorted(
+        {f for n in tree["nodes"].values() for f in n.get("files_created", []) + n.get("files_modified", [])}
+        | {f for h in others for f in h.get("files", [])}
+        | set(report["files"])
+    )
+    failures["aborts"].append(
+        {
+            "build": entry["build"],
+            "phase": entry["phase"],
+            "wave": entry["wave"],
+            "task": report["task"],
+            "task_text": task_text,
+            "reason": entry["reason"],
+            "report": report,
+            "failures": len(others) + 1,
+            "recovery_spawns": verdict["recovery_spawns"],
+            "files_touched": touched[:200],
+            "timestamp": entry["timestamp"],
+            "tag": None,
+            "tag_error": None,
+        }
+    )
     del failures["aborts"][:-MAX_ABORTS]
 
 
@@ -277,9 +342,17 @@ def _repeat(history: list, node: dict) -> dict | None:
     entry = next((h for h in reversed(history) if h.get("worker") == node["id"]), None)
     if entry is None:
         return None
-    result = {"action": entry["action"], "reason": entry["reason"], "task": entry["task"], "worker": node["id"],
-              "wave": entry.get("wave"), "phase": entry.get("phase"), "step": entry.get("step"),
-              "already_decided": True, "warnings": []}
+    result = {
+        "action": entry["action"],
+        "reason": entry["reason"],
+        "task": entry["task"],
+        "worker": node["id"],
+        "wave": entry.get("wave"),
+        "phase": entry.get("phase"),
+        "step": entry.get("step"),
+        "already_decided": True,
+        "warnings": [],
+    }
     if entry.get("spawn"):
         result["next"] = {"spawn": entry["spawn"], "command": f"aether spawn-start {entry['spawn']}"}
     result["text"] = _render_decision(result)
@@ -305,8 +378,10 @@ def _add_friction(files, task: str, resolution: str | None, pattern: str | None)
     failures = files["failures"]
     build_id = tree.get("id")
     if not any(h.get("build") == build_id and h.get("task") == task for h in failures["history"]):
-        raise state_error("no_failure_recorded", f"task {task!r} has no failure in this build; friction records "
-                                                 f"are for tasks a retry or debugger recovered")
+        raise state_error(
+            "no_failure_recorded",
+            f"task {task!r} has no failure in this build; friction records are for tasks a retry or debugger recovered",
+        )
     record = friction_for(failures, build_id, task)
     created = record is None
     if record is None:
@@ -317,10 +392,16 @@ def _add_friction(files, task: str, resolution: str | None, pattern: str | None)
         record["pattern"] = one_line(pattern, 500)
     if created:
         events.append(files["events"], "friction_recorded", "queen", f"{record['id']}: task {task} recovered")
-    text = "\n".join([f"{record['id']}: auto-recovery needed for task {task}",
-                      f"- Phase: {record['phase']}", f"- Attempts: {record['attempts']}",
-                      f"- Root cause: {record['root_cause'] or '-'}", f"- Resolution: {record['resolution'] or '-'}",
-                      f"- Pattern: {record['pattern'] or '-'}"])
+    text = "\n".join(
+        [
+            f"{record['id']}: auto-recovery needed for task {task}",
+            f"- Phase: {record['phase']}",
+            f"- Attempts: {record['attempts']}",
+            f"- Root cause: {record['root_cause'] or '-'}",
+            f"- Resolution: {record['resolution'] or '-'}",
+            f"- Pattern: {record['pattern'] or '-'}",
+        ]
+    )
     return {**record, "created": created, "text": text}
 
 
@@ -342,9 +423,12 @@ def _record_abort_tag(files, phase: int, abort: dict, tag: str | None, tag_error
         if a.get("phase") == phase and a.get("timestamp") == abort["timestamp"]:
             a["tag"], a["tag_error"] = tag, tag_error
             break
-    events.append(files["events"], "phase_aborted", "queen",
-                  f"phase {phase} aborted: {one_line(abort['reason'], 200)}"
-                  + (f" (tag {tag})" if tag else ""))
+    events.append(
+        files["events"],
+        "phase_aborted",
+        "queen",
+        f"phase {phase} aborted: {one_line(abort['reason'], 200)}" + (f" (tag {tag})" if tag else ""),
+    )
 
 
 def abort_report(phase: int) -> dict:
@@ -352,8 +436,7 @@ def abort_report(phase: int) -> dict:
 
     found = [a for a in store.read("failures")["aborts"] if a.get("phase") == phase]
     if not found:
-        raise state_error("no_abort", f"phase {phase} has no recorded abort (failure-decide records one when it "
-                                      f"answers abort_phase)")
+        raise state_error("no_abort", f"phase {phase} has no recorded abort (failure-decide records one when it answers abort_phase)")
     abort = found[-1]
     tag, tag_error = abort.get("tag"), abort.get("tag_error")
     if tag is None and tag_error is None:
@@ -369,17 +452,24 @@ def abort_report(phase: int) -> dict:
     except AetherError:
         checkpoint = None
     report = abort["report"]
-    lines = [f"AETHER BUILD ABORTED — phase {phase}",
-             f"Task:   {abort['task']}{abort.get('task_text', '')}",
-             f"Reason: {abort['reason']}", "", "Failure details:"]
+    lines = [
+        f"AETHER BUILD ABORTED — phase {phase}",
+        f"Task:   {abort['task']}{abort.get('task_text', '')}",
+        f"Reason: {abort['reason']}",
+        "",
+        "Failure details:",
+    ]
     lines += [f"  {line}" for line in report["error"].splitlines()[:40]]
     lines += ["", "Investigation:"]
-    lines += [f"  - {one_line(h['hypothesis'], 300)}: {one_line(h['result'], 300) or '(untested)'}"
-              for h in report.get("hypotheses", [])] or ["  (no hypotheses reported)"]
-    lines += [f"Root cause: {one_line(report.get('root_cause'), 600) or '(not identified)'}",
-              f"Suggested fix ({report.get('confidence', 0)}% confident): "
-              f"{one_line(report.get('suggested_fix'), 600) or '(none given)'}",
-              f"Failures in this build: {abort['failures']} (retries + debuggers: {abort['recovery_spawns']})", ""]
+    lines += [
+        f"  - {one_line(h['hypothesis'], 300)}: {one_line(h['result'], 300) or '(untested)'}" for h in report.get("hypotheses", [])
+    ] or ["  (no hypotheses reported)"]
+    lines += [
+        f"Root cause: {one_line(report.get('root_cause'), 600) or '(not identified)'}",
+        f"Suggested fix ({report.get('confidence', 0)}% confident): {one_line(report.get('suggested_fix'), 600) or '(none given)'}",
+        f"Failures in this build: {abort['failures']} (retries + debuggers: {abort['recovery_spawns']})",
+        "",
+    ]
 
     retries = recovery.retry_log(phase, abort.get("build"))
     if retries:
@@ -387,8 +477,11 @@ def abort_report(phase: int) -> dict:
     options = recovery.options(phase)
     lines += ["Recovery options:"]
     lines += recovery.render_options(options)
-    lines += ["  (Start from the suggested fix; steer the next attempt with /ant:redirect or /ant:focus if it helps.)",
-              "", "Files to review:"]
+    lines += [
+        "  (Start from the suggested fix; steer the next attempt with /ant:redirect or /ant:focus if it helps.)",
+        "",
+        "Files to review:",
+    ]
     lines += [f"  - {f}" for f in abort.get("files_touched", [])[:50]] or ["  (none recorded)"]
     lines += ["", "Git state:"]
     if checkpoint:
@@ -396,8 +489,19 @@ def abort_report(phase: int) -> dict:
     else:
         lines.append("  Last good checkpoint: none recorded")
     lines.append(f"  Abort tag: {tag}" if tag else f"  Abort tag: none ({tag_error})")
-    return {"phase": phase, "task": abort["task"], "reason": abort["reason"], "report": report,
-            "files_touched": abort.get("files_touched", []), "failures": abort["failures"],
-            "recovery_spawns": abort["recovery_spawns"], "checkpoint": checkpoint, "tag": tag,
-            "tag_error": tag_error, "timestamp": abort["timestamp"], "retry_log": retries, "recovery": options,
-            "text": "\n".join(lines)}
+    return {
+        "phase": phase,
+        "task": abort["task"],
+        "reason": abort["reason"],
+        "report": report,
+        "files_touched": abort.get("files_touched", []),
+        "failures": abort["failures"],
+        "recovery_spawns": abort["recovery_spawns"],
+        "checkpoint": checkpoint,
+        "tag": tag,
+        "tag_error": tag_error,
+        "timestamp": abort["timestamp"],
+        "retry_log": retries,
+        "recovery": options,
+        "text": "\n".join(lines),
+    }

@@ -55,15 +55,15 @@ def advance(colony: dict, plan: dict) -> dict | None:
     if current:
         index = _index(items, current)
         if index is None:
-            raise state_error("phase_missing", f"current phase {current} is not in the plan; "
-                                               f"plan again with /ant:plan --force")
+            raise state_error("phase_missing", f"current phase {current} is not in the plan; plan again with /ant:plan --force")
         phase = items[index]
         if phase.get("status") not in DONE_STATUSES:
             raise state_error(
                 "phase_not_completed",
                 f"phase {current} ({phase.get('name')}) is {phase.get('status') or 'pending'}, not "
                 f"completed; build it first: {_build_hint(phase)}",
-                phase=current, status=phase.get("status"),
+                phase=current,
+                status=phase.get("status"),
             )
     nxt = _next_open(items, index)
     if nxt is None:
@@ -97,15 +97,19 @@ def _advance_phase(files, focus: bool) -> dict:
     before = colony.get("current_phase") or 0
     entered = advance(colony, plan)
     if entered is None:
-        events.append(files["events"], "colony_completed", "queen",
-                      f"Colony completed: every phase of the plan is done (goal: {colony.get('goal')})")
+        events.append(
+            files["events"], "colony_completed", "queen", f"Colony completed: every phase of the plan is done (goal: {colony.get('goal')})"
+        )
         return {"from": before, "to": None, "state": colony["state"], "phase": None, "signal": None}
-    events.append(files["events"], "phase_advanced", "queen",
-                  f"Phase {entered['id']} entered: {entered.get('name')}")
+    events.append(files["events"], "phase_advanced", "queen", f"Phase {entered['id']} entered: {entered.get('name')}")
     signal = phase_focus(files["pheromones"], entered) if focus else None
-    return {"from": before, "to": entered["id"], "state": colony["state"],
-            "phase": {k: entered.get(k) for k in ("id", "name", "description", "success_criteria")},
-            "signal": signal}
+    return {
+        "from": before,
+        "to": entered["id"],
+        "state": colony["state"],
+        "phase": {k: entered.get(k) for k in ("id", "name", "description", "success_criteria")},
+        "signal": signal,
+    }
 
 
 def phase_advance() -> dict:
@@ -119,14 +123,19 @@ def phase_advance() -> dict:
     signal = out.pop("signal")
     out["signals_emitted"] = [signal] if signal else []
     if out["to"] is None:
-
-        out["next"] = {"slash": "/ant:init", "command": "aether colony-init",
-                       "reason": "the colony is complete; start a new goal (or /ant:plan to extend this one)"}
+        out["next"] = {
+            "slash": "/ant:init",
+            "command": "aether colony-init",
+            "reason": "the colony is complete; start a new goal (or /ant:plan to extend this one)",
+        }
         summary = completion.summary()
         out["summary"] = {k: v for k, v in summary.items() if k != "text"}
         out["text"] = "Every phase is completed: the colony is COMPLETED.\n\n" + summary["text"]
     else:
-        out["next"] = {"slash": f"/ant:build {out['to']}", "command": f"aether next --build {out['to']}",
-                       "reason": f"build phase {out['to']}"}
+        out["next"] = {
+            "slash": f"/ant:build {out['to']}",
+            "command": f"aether next --build {out['to']}",
+            "reason": f"build phase {out['to']}",
+        }
         out["text"] = f"Phase {out['to']}: {out['phase']['name']} is next. Run /ant:build {out['to']}."
     return out

@@ -46,8 +46,7 @@ def start() -> dict:
     plan = store.read("plan")
     block = pheromones.render(None)
     steering = [s for s in block["signals"] if s.get("type") in ("FOCUS", "REDIRECT")]
-    existing = [{"id": p.get("id"), "name": p.get("name"), "status": p.get("status", "pending")}
-                for p in phases(plan)]
+    existing = [{"id": p.get("id"), "name": p.get("name"), "status": p.get("status", "pending")} for p in phases(plan)]
     lo, hi = profile["phase_count"]
     result = {
         "state": "PLANNING",
@@ -65,15 +64,19 @@ def start() -> dict:
     frictions = recovery.friction_summary()
     result["friction"] = frictions["text"] or None  # recurring recoveries, for the planner's brief
     result["friction_recurring"] = len(frictions["recurring"])
-    lines = [f"Planning: {colony.get('goal')}", f"Mode {mode}: aim for {lo}–{hi} phases of "
-             f"{TASKS_PER_PHASE[0]}–{TASKS_PER_PHASE[1]} tasks.", block["text"]]
+    lines = [
+        f"Planning: {colony.get('goal')}",
+        f"Mode {mode}: aim for {lo}–{hi} phases of {TASKS_PER_PHASE[0]}–{TASKS_PER_PHASE[1]} tasks.",
+        block["text"],
+    ]
     if not steering:
         lines.append("No FOCUS or REDIRECT signal yet: consider /ant:focus or /ant:redirect before planning.")
     if result["friction"]:
         lines.append(result["friction"])
     if result["completed_phases"]:
-        lines.append("Completed phases are kept only with `plan-load --force` (same ids): "
-                     + ", ".join(map(str, result["completed_phases"])))
+        lines.append(
+            "Completed phases are kept only with `plan-load --force` (same ids): " + ", ".join(map(str, result["completed_phases"]))
+        )
     result["text"] = "\n".join(lines)
     return result
 
@@ -114,19 +117,26 @@ def _replace_plan(files, plan: dict, force: bool) -> dict:
     old.clear()
     old.update(new)
     count = len(new["phases"])
-    events.append(files["events"], "plan_loaded", "queen",
-                  f"Plan loaded: {count} phase{'s' if count != 1 else ''}"
-                  + (f" (kept completed: {', '.join(map(str, kept))})" if kept else ""))
-    return {"kept": kept, "dropped": dropped, "state": colony["state"],
-            "current_phase": colony["current_phase"], "mode": colony.get("mode"),
-            "next": lifecycle.next_step(colony, new)}
+    events.append(
+        files["events"],
+        "plan_loaded",
+        "queen",
+        f"Plan loaded: {count} phase{'s' if count != 1 else ''}" + (f" (kept completed: {', '.join(map(str, kept))})" if kept else ""),
+    )
+    return {
+        "kept": kept,
+        "dropped": dropped,
+        "state": colony["state"],
+        "current_phase": colony["current_phase"],
+        "mode": colony.get("mode"),
+        "next": lifecycle.next_step(colony, new),
+    }
 
 
 def load(text_or_data, force: bool = False) -> dict:
     """plan-load: validate a PROJECT_PLAN and store it (PLANNING/READY/COMPLETED → READY)."""
 
     if isinstance(text_or_data, str):
-
         data = inputs.parse_json(text_or_data, "the plan")
     else:
         data = text_or_data
@@ -139,8 +149,9 @@ def load(text_or_data, force: bool = False) -> dict:
     lo, hi = modes.profile(outcome["mode"])["phase_count"]
     count = len(plan["phases"])
     if not lo <= count <= hi:
-        warnings.insert(0, f"{count} phase{'s' if count != 1 else ''} is outside the "
-                           f"{outcome['mode'] or modes.DEFAULT_MODE} range of {lo}–{hi}")
+        warnings.insert(
+            0, f"{count} phase{'s' if count != 1 else ''} is outside the {outcome['mode'] or modes.DEFAULT_MODE} range of {lo}–{hi}"
+        )
     tasks = sum(len(p["tasks"]) for p in plan["phases"])
     result = {
         "phases": count,

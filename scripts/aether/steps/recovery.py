@@ -32,8 +32,12 @@ def _dependents(plan: dict, task_ids: set) -> list:
     out = []
     for phase in plans_rules.phases(plan):
         for task in phase.get("tasks") or []:
-            if (isinstance(task, dict) and task.get("id") not in task_ids and task.get("status") not in DONE_STATUSES
-                    and set(map(str, task.get("depends_on") or [])) & task_ids):
+            if (
+                isinstance(task, dict)
+                and task.get("id") not in task_ids
+                and task.get("status") not in DONE_STATUSES
+                and set(map(str, task.get("depends_on") or [])) & task_ids
+            ):
                 out.append(task.get("id"))
     return out
 
@@ -44,11 +48,16 @@ def _criterion_reason(tasks: list) -> str:
     unsaid = [str(t.get("id")) for t in tasks if plans_rules.criterion_said(t) is None]
     parts = []
     if said:
-        parts.append(f"task {said[0]} maps to a success criterion of its phase" if len(said) == 1 else
-                     f"tasks {', '.join(said)} map to a success criterion of their phase")
+        parts.append(
+            f"task {said[0]} maps to a success criterion of its phase"
+            if len(said) == 1
+            else f"tasks {', '.join(said)} map to a success criterion of their phase"
+        )
     if unsaid:
-        parts.append(f"the plan does not say whether task(s) {', '.join(unsaid)} map to a success criterion, so "
-                     f"they count as if they did (`{plans_rules.CRITERION_FIELD}: false` marks a supporting task)")
+        parts.append(
+            f"the plan does not say whether task(s) {', '.join(unsaid)} map to a success criterion, so "
+            f"they count as if they did (`{plans_rules.CRITERION_FIELD}: false` marks a supporting task)"
+        )
     return "; ".join(parts)
 
 
@@ -67,8 +76,11 @@ def phase_blockers(plan: dict, phase: dict) -> list:
     """Why a phase is on a success criterion's path ([] when it may be skipped)."""
     ids = {str(t.get("id")) for t in phase.get("tasks") or [] if isinstance(t, dict)}
     reasons = []
-    mapped = [t for t in phase.get("tasks") or [] if isinstance(t, dict) and plans_rules.maps_to_criterion(t)
-              and t.get("status") not in DONE_STATUSES]
+    mapped = [
+        t
+        for t in phase.get("tasks") or []
+        if isinstance(t, dict) and plans_rules.maps_to_criterion(t) and t.get("status") not in DONE_STATUSES
+    ]
     if mapped:
         reasons.append(_criterion_reason(mapped))
     later = _dependents(plan, ids)
@@ -93,8 +105,7 @@ def _records(data: dict | None = None) -> list:
 
 def phase_checkpoint(phase: int, data: dict | None = None) -> dict | None:
     """The checkpoint a phase's latest build started from (`build-start phase N`)."""
-    found = [r for r in _records(data) if r.get("phase") == phase
-             and str(r.get("label", "")).startswith(f"build-start phase {phase}")]
+    found = [r for r in _records(data) if r.get("phase") == phase and str(r.get("label", "")).startswith(f"build-start phase {phase}")]
     return found[-1] if found else None
 
 
@@ -120,14 +131,21 @@ def _restore_checkpoint(files, ref: str | None, phase: int | None, force: bool) 
     if phase is not None:
         record = phase_checkpoint(phase, files["checkpoints"])
         if record is None:
-            raise state_error("no_checkpoint", f"no checkpoint of the start of phase {phase}'s build is recorded "
-                                               f"(`aether checkpoint-list` shows them)")
+            raise state_error(
+                "no_checkpoint", f"no checkpoint of the start of phase {phase}'s build is recorded (`aether checkpoint-list` shows them)"
+            )
         name = record["ref"]
     else:
         assert ref is not None  # checkpoint_restore takes exactly one of REF and --phase
         name = ref.strip()
-        record = next((r for r in reversed(_records(files["checkpoints"])) if name in (r.get("ref"), r.get("commit"))
-                       or (len(name) >= 7 and str(r.get("commit", "")).startswith(name))), None)
+        record = next(
+            (
+                r
+                for r in reversed(_records(files["checkpoints"]))
+                if name in (r.get("ref"), r.get("commit")) or (len(name) >= 7 and str(r.get("commit", "")).startswith(name))
+            ),
+            None,
+        )
     label = str((record or {}).get("label", ""))
     start_of = (record or {}).get("phase") if label.startswith("build-start phase") else None
     reset, warnings = [], []
@@ -139,17 +157,30 @@ def _restore_checkpoint(files, ref: str | None, phase: int | None, force: bool) 
                     task["status"] = "pending"
                     reset.append(task.get("id"))
         ids = [p.get("id") for p in plans_rules.phases(plan)]
-        later = [p.get("id") for p in plans_rules.phases(plan) if p.get("status") == "completed"
-                 and start_of in ids and ids.index(p.get("id")) >= ids.index(start_of)]
+        later = [
+            p.get("id")
+            for p in plans_rules.phases(plan)
+            if p.get("status") == "completed" and start_of in ids and ids.index(p.get("id")) >= ids.index(start_of)
+        ]
         if later:
-            warnings.append(f"phase(s) {', '.join(map(str, later))} are marked completed but their work is not in "
-                            f"this checkpoint")
-    events.append(files["events"], "checkpoint_restored", "queen", f"restored {name}"
-                  + (f" (start of phase {start_of}; tasks back to pending: {', '.join(map(str, reset))})" if reset else ""))
+            warnings.append(f"phase(s) {', '.join(map(str, later))} are marked completed but their work is not in this checkpoint")
+    events.append(
+        files["events"],
+        "checkpoint_restored",
+        "queen",
+        f"restored {name}" + (f" (start of phase {start_of}; tasks back to pending: {', '.join(map(str, reset))})" if reset else ""),
+    )
     # last: every refusal above (and in checkpoints.restore, before it removes a file) changed nothing
     restored = checkpoints.restore(name, force, files["checkpoints"])
-    return {"name": name, "record": record, "label": label, "start_of": start_of, "reset": reset,
-            "warnings": warnings, "restored": restored}
+    return {
+        "name": name,
+        "record": record,
+        "label": label,
+        "start_of": start_of,
+        "reset": reset,
+        "warnings": warnings,
+        "restored": restored,
+    }
 
 
 def checkpoint_restore(ref: str | None, phase: int | None, force: bool = False) -> dict:
@@ -169,19 +200,34 @@ def checkpoint_restore(ref: str | None, phase: int | None, force: bool = False) 
     checkpoints.forget(restored.pop("dropped"))
     ref, record, label, start_of = out["name"], out["record"], out["label"], out["start_of"]
     reset, warnings = out["reset"], out["warnings"]
-    nxt = ({"slash": f"/ant:build {start_of}", "command": f"aether next --build {start_of}",
-            "reason": f"rebuild phase {start_of} from its starting point"} if start_of is not None else
-           {"slash": "/ant:status", "command": "aether status", "reason": "see where the colony stands"})
-    lines = [f"Restored {ref} ({restored['commit'][:10]})" + (f": {label}" if label else ""),
-             f"Removed {len(restored['removed'])} file(s) created since." if restored["removed"] else "No file had to be removed."]
+    nxt = (
+        {
+            "slash": f"/ant:build {start_of}",
+            "command": f"aether next --build {start_of}",
+            "reason": f"rebuild phase {start_of} from its starting point",
+        }
+        if start_of is not None
+        else {"slash": "/ant:status", "command": "aether status", "reason": "see where the colony stands"}
+    )
+    lines = [
+        f"Restored {ref} ({restored['commit'][:10]})" + (f": {label}" if label else ""),
+        f"Removed {len(restored['removed'])} file(s) created since." if restored["removed"] else "No file had to be removed.",
+    ]
     if restored.get("saved_first"):
         lines.append(f"Your unsaved changes were kept first as {restored['saved_first']['ref']}.")
     if reset:
         lines.append(f"Tasks back to pending: {', '.join(map(str, reset))}")
     lines += [f"warning: {w}" for w in warnings]
     lines.append(f"Next: {nxt['slash']} — {nxt['reason']}")
-    return {**restored, "checkpoint": record, "phase": start_of, "tasks_reset": reset, "warnings": warnings,
-            "next": nxt, "text": "\n".join(lines)}
+    return {
+        **restored,
+        "checkpoint": record,
+        "phase": start_of,
+        "tasks_reset": reset,
+        "warnings": warnings,
+        "next": nxt,
+        "text": "\n".join(lines),
+    }
 
 
 # ---------------------------------------------------------------- read-backs
@@ -193,16 +239,21 @@ def retry_log(phase: int, build: str | None = None) -> list:
     logs = [r for r in store.read("failures")["retry_log"] if isinstance(r, dict) and r.get("phase") == phase]
     if build is None and logs:
         build = logs[-1].get("build")
-    return [{k: r.get(k) for k in ("task", "attempt", "kind", "error", "fix_applied", "result", "node")}
-            for r in logs if r.get("build") == build][-RETRY_LOG_SHOWN:]
+    return [
+        {k: r.get(k) for k in ("task", "attempt", "kind", "error", "fix_applied", "result", "node")}
+        for r in logs
+        if r.get("build") == build
+    ][-RETRY_LOG_SHOWN:]
 
 
 def render_retry_log(rows: list) -> list:
     marks = {"recovered": "✓ recovered", "failed": "✗ still failing", "pending": "… running"}
     lines = ["| Task | Attempt | Error | Fix applied | Result |", "|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['task']} | {r['attempt']} ({r['kind']}) | {one_line(r['error'], 60)} | "
-                     f"{one_line(r['fix_applied'], 60) or '-'} | {marks.get(r['result'], r['result'])} |")
+        lines.append(
+            f"| {r['task']} | {r['attempt']} ({r['kind']}) | {one_line(r['error'], 60)} | "
+            f"{one_line(r['fix_applied'], 60) or '-'} | {marks.get(r['result'], r['result'])} |"
+        )
     return lines
 
 
@@ -223,19 +274,37 @@ def options(phase_id: int, plan: dict | None = None) -> list:
         record = None
     first = skippable[0] if skippable else (failed[0].get("id") if failed else "TASK")
     return [
-        {"id": "resume", "label": "Fix it by hand, then resume the phase", "slash": f"/ant:build {phase_id}",
-         "command": f"aether next --build {phase_id}", "available": True},
-        {"id": "skip_task", "label": "Skip a task so the phase can finish",
-         "command": f"aether task-skip {first} --reason -", "tasks": skippable,
-         "available": bool(skippable),
-         "why": None if skippable else "every open task maps to a success criterion or has dependents (--force overrides)"},
-        {"id": "skip_phase", "label": "Skip to the next phase", "command": f"aether phase-skip {phase_id} --reason -",
-         "available": not blockers, "why": "; ".join(blockers) or None},
-        {"id": "restore", "label": "Restore the checkpoint from before the phase's build",
-         "command": f"aether checkpoint-restore --phase {phase_id}", "checkpoint": record.get("ref") if record else None,
-         "available": record is not None, "why": None if record else "no checkpoint recorded (outside git?)"},
-        {"id": "replan", "label": "Reshape the plan", "slash": "/ant:plan", "command": "aether next --plan",
-         "available": True},
+        {
+            "id": "resume",
+            "label": "Fix it by hand, then resume the phase",
+            "slash": f"/ant:build {phase_id}",
+            "command": f"aether next --build {phase_id}",
+            "available": True,
+        },
+        {
+            "id": "skip_task",
+            "label": "Skip a task so the phase can finish",
+            "command": f"aether task-skip {first} --reason -",
+            "tasks": skippable,
+            "available": bool(skippable),
+            "why": None if skippable else "every open task maps to a success criterion or has dependents (--force overrides)",
+        },
+        {
+            "id": "skip_phase",
+            "label": "Skip to the next phase",
+            "command": f"aether phase-skip {phase_id} --reason -",
+            "available": not blockers,
+            "why": "; ".join(blockers) or None,
+        },
+        {
+            "id": "restore",
+            "label": "Restore the checkpoint from before the phase's build",
+            "command": f"aether checkpoint-restore --phase {phase_id}",
+            "checkpoint": record.get("ref") if record else None,
+            "available": record is not None,
+            "why": None if record else "no checkpoint recorded (outside git?)",
+        },
+        {"id": "replan", "label": "Reshape the plan", "slash": "/ant:plan", "command": "aether next --plan", "available": True},
     ]
 
 
@@ -259,23 +328,36 @@ def friction_summary() -> dict:
     recurring: list[dict] = []
     for key, items in groups.items():  # noqa: B007
         if len(items) > 1 or any(i.get("pattern") for i in items):
-            recurring.append({"root_cause": items[-1].get("root_cause") or "", "count": len(items),
-                              "ids": [i.get("id") for i in items],
-                              "tasks": [f"{i.get('phase')}/{i.get('task')}" for i in items],
-                              "resolution": items[-1].get("resolution") or "",
-                              "pattern": next((i.get("pattern") for i in reversed(items) if i.get("pattern")), None)})
+            recurring.append(
+                {
+                    "root_cause": items[-1].get("root_cause") or "",
+                    "count": len(items),
+                    "ids": [i.get("id") for i in items],
+                    "tasks": [f"{i.get('phase')}/{i.get('task')}" for i in items],
+                    "resolution": items[-1].get("resolution") or "",
+                    "pattern": next((i.get("pattern") for i in reversed(items) if i.get("pattern")), None),
+                }
+            )
     recurring.sort(key=lambda g: -g["count"])
-    recent = [{k: f.get(k) for k in ("id", "phase", "task", "attempts", "root_cause", "resolution", "pattern")}
-              for f in records[-RECENT_FRICTION:]][::-1]
+    recent = [
+        {k: f.get(k) for k in ("id", "phase", "task", "attempts", "root_cause", "resolution", "pattern")}
+        for f in records[-RECENT_FRICTION:]
+    ][::-1]
     lines = []
     if records:
         lines.append("--- FRICTION (recoveries in earlier builds: plan around them) ---")
         if recurring:
             lines.append("Recurring:")
-            lines += [f"  - {one_line(g['root_cause'], 160) or '(no root cause)'} (×{g['count']}: tasks "
-                      f"{', '.join(g['tasks'][:6])}) — fixed by: {one_line(g['resolution'], 120) or '-'}" for g in recurring[:10]]
+            lines += [
+                f"  - {one_line(g['root_cause'], 160) or '(no root cause)'} (×{g['count']}: tasks "
+                f"{', '.join(g['tasks'][:6])}) — fixed by: {one_line(g['resolution'], 120) or '-'}"
+                for g in recurring[:10]
+            ]
         lines.append("Latest:")
-        lines += [f"  - {r['id']} phase {r['phase']} task {r['task']} ({r['attempts']} attempts): "
-                  f"{one_line(r['root_cause'], 120) or '-'} → {one_line(r['resolution'], 100) or '-'}" for r in recent]
+        lines += [
+            f"  - {r['id']} phase {r['phase']} task {r['task']} ({r['attempts']} attempts): "
+            f"{one_line(r['root_cause'], 120) or '-'} → {one_line(r['resolution'], 100) or '-'}"
+            for r in recent
+        ]
         lines.append("--- END FRICTION ---")
     return {"total": len(records), "recurring": recurring, "recent": recent, "text": "\n".join(lines)}

@@ -29,26 +29,32 @@ def _wave_workers(tree: dict, wave: int) -> list:
 def _latest_of(tree: dict, origin: str) -> dict:
     """The newest node of a worker's lineage (the worker itself, or its latest retry/rebuild)."""
 
-    lineage = [n for n in tree["nodes"].values()
-               if spawn_tree.origin_of(tree, n) == origin and n["role"] in ("worker",) + spawn_tree.RESPAWN_ROLES]
+    lineage = [
+        n for n in tree["nodes"].values() if spawn_tree.origin_of(tree, n) == origin and n["role"] in ("worker",) + spawn_tree.RESPAWN_ROLES
+    ]
     return max(lineage, key=lambda n: (n.get("seq", 0), n["role"] != "worker"))
 
 
 def _reviewer_context(tree: dict, wave: int, round_: int) -> str:
-    lines = ["--- ADVISORY REVIEWER ---",
-             f"You review wave {wave} of {len(tree['waves'])} of phase {tree.get('phase')} (review round {round_}).",
-             "Workers of this wave:"]
+    lines = [
+        "--- ADVISORY REVIEWER ---",
+        f"You review wave {wave} of {len(tree['waves'])} of phase {tree.get('phase')} (review round {round_}).",
+        "Workers of this wave:",
+    ]
     for w in _wave_workers(tree, wave):
         last = _latest_of(tree, w["id"])
         changed = last.get("files_created", []) + last.get("files_modified", [])
-        lines.append(f"  - {w['id']} {w['caste']}: tasks {', '.join(map(str, w['tasks']))} — {last['status']}"
-                     + (f": {last.get('summary')}" if last.get("summary") else "")
-                     + (f" (files: {', '.join(changed[:10])})" if changed else ""))
-    lines += ["Mission: read the changed files, check that the code runs and its tests pass, check quality, and "
-              "list findings with a severity.",
-              "You are ADVISORY: your findings are shown to the user and never block the build; only CRITICAL "
-              "findings make the wave be rebuilt. Be brief — this runs after every wave.",
-              SEVERITY_GUIDE]
+        lines.append(
+            f"  - {w['id']} {w['caste']}: tasks {', '.join(map(str, w['tasks']))} — {last['status']}"
+            + (f": {last.get('summary')}" if last.get("summary") else "")
+            + (f" (files: {', '.join(changed[:10])})" if changed else "")
+        )
+    lines += [
+        "Mission: read the changed files, check that the code runs and its tests pass, check quality, and list findings with a severity.",
+        "You are ADVISORY: your findings are shown to the user and never block the build; only CRITICAL "
+        "findings make the wave be rebuilt. Be brief — this runs after every wave.",
+        SEVERITY_GUIDE,
+    ]
     return "\n".join(lines)
 
 
@@ -67,25 +73,39 @@ def _plan_review(files, wave: int) -> dict:
     if skip:
         tree.setdefault("review_skipped", {})[str(wave)] = skip[0]
         events.append(files["events"], "review_skipped", "queen", f"wave {wave}: reviewer skipped ({skip[1]})")
-        return {"wave": wave, "needed": False, "skip": skip[0], "reason": skip[1],
-                "text": f"Reviewer skipped ({skip[1]})."}
+        return {"wave": wave, "needed": False, "skip": skip[0], "reason": skip[1], "text": f"Reviewer skipped ({skip[1]})."}
     round_ = len([r for r in rounds if "action" in r]) + 1
-    busy = [n["id"] for n in tree["nodes"].values() if n["wave"] == wave and n["role"] != "reviewer"
-            and n["status"] in ("planned", "running")]
+    busy = [
+        n["id"] for n in tree["nodes"].values() if n["wave"] == wave and n["role"] != "reviewer" and n["status"] in ("planned", "running")
+    ]
     if busy:
-        raise state_error("wave_unfinished", f"wave {wave} still has {', '.join(busy)} planned or running: review "
-                                             f"it once they ran and are recorded with spawn-finish", unfinished=busy)
-    existing = next((n for n in tree["nodes"].values() if n["role"] == "reviewer" and n["wave"] == wave
-                     and n.get("round") == round_), None)
-    node = existing or spawn_tree.add_node(tree, "reviewer", "watcher", [t for w in workers for t in w["tasks"]],
-                                         depth=1, parent=None, wave=wave, round=round_,
-                                         context=_reviewer_context(tree, wave, round_))
+        raise state_error(
+            "wave_unfinished",
+            f"wave {wave} still has {', '.join(busy)} planned or running: review it once they ran and are recorded with spawn-finish",
+            unfinished=busy,
+        )
+    existing = next((n for n in tree["nodes"].values() if n["role"] == "reviewer" and n["wave"] == wave and n.get("round") == round_), None)
+    node = existing or spawn_tree.add_node(
+        tree,
+        "reviewer",
+        "watcher",
+        [t for w in workers for t in w["tasks"]],
+        depth=1,
+        parent=None,
+        wave=wave,
+        round=round_,
+        context=_reviewer_context(tree, wave, round_),
+    )
     if existing is None:
         events.append(files["events"], "review_planned", "queen", f"wave {wave}: reviewer {node['id']} (round {round_})")
-    return {"wave": wave, "needed": True, "round": round_, "reason": f"{len(workers)} workers in this wave",
-            "reviewer": {"id": node["id"], "caste": "watcher", "status": node["status"],
-                         "command": f"aether spawn-start {node['id']}"},
-            "text": f"Wave {wave}: advisory review by {node['id']} (round {round_})."}
+    return {
+        "wave": wave,
+        "needed": True,
+        "round": round_,
+        "reason": f"{len(workers)} workers in this wave",
+        "reviewer": {"id": node["id"], "caste": "watcher", "status": node["status"], "command": f"aether spawn-start {node['id']}"},
+        "text": f"Wave {wave}: advisory review by {node['id']} (round {round_}).",
+    }
 
 
 def needed(wave: int) -> dict:
@@ -102,11 +122,15 @@ def _decide_review(files, wave: int, findings: list, summary: str, claimed, coun
     spawn_tree.wave_index(tree, wave)
     rounds = tree.setdefault("reviews", {}).setdefault(str(wave), [])
     round_ = len([r for r in rounds if "action" in r]) + 1
-    waiting = [n["id"] for n in tree["nodes"].values()
-               if n["role"] == "rebuild" and n["wave"] == wave and n["status"] in ("planned", "running")]
+    waiting = [
+        n["id"] for n in tree["nodes"].values() if n["role"] == "rebuild" and n["wave"] == wave and n["status"] in ("planned", "running")
+    ]
     if waiting:
-        raise state_error("rebuild_unfinished", f"wave {wave} is being rebuilt ({', '.join(waiting)} not finished): "
-                                                f"finish the rebuild, then review it again (review-needed {wave})")
+        raise state_error(
+            "rebuild_unfinished",
+            f"wave {wave} is being rebuilt ({', '.join(waiting)} not finished): "
+            f"finish the rebuild, then review it again (review-needed {wave})",
+        )
     for node in tree["nodes"].values():
         if node["role"] == "reviewer" and node["wave"] == wave and node["status"] == "running":
             tree["seq"] = tree.get("seq", 0) + 1
@@ -117,18 +141,38 @@ def _decide_review(files, wave: int, findings: list, summary: str, claimed, coun
     warnings = []
     if claimed is not None and claimed != counts["CRITICAL"]:
         warnings.append(f"the reviewer said critical_count {claimed}, its findings hold {counts['CRITICAL']}")
-    result = {"wave": wave, "round": round_, "action": action, "reason": reason, "critical_count": counts["CRITICAL"],
-              "counts": counts, "rebuilds": rebuilds, "max_rebuilds": MAX_WAVE_REBUILDS, "rebuild": [],
-              "warning": None, "warnings": warnings, "findings": findings}
+    result = {
+        "wave": wave,
+        "round": round_,
+        "action": action,
+        "reason": reason,
+        "critical_count": counts["CRITICAL"],
+        "counts": counts,
+        "rebuilds": rebuilds,
+        "max_rebuilds": MAX_WAVE_REBUILDS,
+        "rebuild": [],
+        "warning": None,
+        "warnings": warnings,
+        "findings": findings,
+    }
     if action == "rebuild":
         tree["rebuilds"][str(wave)] = rebuilds + 1
         result["rebuilds"] = rebuilds + 1
-        block = "\n".join(["--- REBUILD ---",
-                           f"The reviewer found CRITICAL issues after wave {wave} (rebuild {rebuilds + 1} of "
-                           f"{MAX_WAVE_REBUILDS}). Fix these and keep the rest of your work:"]
-                          + [f"  - {f['description']}" + (f" ({f['location']})" if f["location"] else "")
-                             + (f" → {f['recommendation']}" if f["recommendation"] else "")
-                             for f in findings if f["severity"] == "CRITICAL"] + ["--- END REBUILD ---"])
+        block = "\n".join(
+            [
+                "--- REBUILD ---",
+                f"The reviewer found CRITICAL issues after wave {wave} (rebuild {rebuilds + 1} of "
+                f"{MAX_WAVE_REBUILDS}). Fix these and keep the rest of your work:",
+            ]
+            + [
+                f"  - {f['description']}"
+                + (f" ({f['location']})" if f["location"] else "")
+                + (f" → {f['recommendation']}" if f["recommendation"] else "")
+                for f in findings
+                if f["severity"] == "CRITICAL"
+            ]
+            + ["--- END REBUILD ---"]
+        )
         for worker in _wave_workers(tree, wave):
             if worker["status"] == "skipped":
                 continue
@@ -137,12 +181,26 @@ def _decide_review(files, wave: int, findings: list, summary: str, claimed, coun
     elif counts["CRITICAL"]:
         result["warning"] = f"wave {wave}: {counts['CRITICAL']} CRITICAL finding(s) left unresolved after {MAX_WAVE_REBUILDS} rebuilds"
         tree.setdefault("warnings", []).append({"wave": wave, "warning": result["warning"], "timestamp": clock.iso()})
-    rounds.append({"round": round_, "action": action, "counts": counts, "summary": summary,
-                   "findings": findings[:KEPT_FINDINGS], "rebuild": result["rebuild"], "timestamp": clock.iso()})
-    events.append(files["events"], "review_decided", "reviewer",
-                  f"wave {wave} round {round_}: {action} ({counts['CRITICAL']} critical, {counts['HIGH']} high)")
+    rounds.append(
+        {
+            "round": round_,
+            "action": action,
+            "counts": counts,
+            "summary": summary,
+            "findings": findings[:KEPT_FINDINGS],
+            "rebuild": result["rebuild"],
+            "timestamp": clock.iso(),
+        }
+    )
+    events.append(
+        files["events"],
+        "review_decided",
+        "reviewer",
+        f"wave {wave} round {round_}: {action} ({counts['CRITICAL']} critical, {counts['HIGH']} high)",
+    )
     result["text"] = render(wave, round_, findings, summary, action, reason) + (
-        f"\nWARNING: {result['warning']}" if result["warning"] else "")
+        f"\nWARNING: {result['warning']}" if result["warning"] else ""
+    )
     return result
 
 

@@ -73,8 +73,13 @@ def check(depth: int = 1) -> dict:
     colony = store.read("colony", missing_ok=False)
     lim = limits(colony)
     active = active_workers(colony.get("spawn_tree"))
-    result = {"pass": True, "active_workers": active, "max_workers": lim["max_workers"],
-              "current_depth": depth, "max_depth": lim["max_depth"]}
+    result = {
+        "pass": True,
+        "active_workers": active,
+        "max_workers": lim["max_workers"],
+        "current_depth": depth,
+        "max_depth": lim["max_depth"],
+    }
     if depth >= lim["max_depth"]:
         result.update({"pass": False, "reason": f"depth {depth} is not below the max depth {lim['max_depth']}"})
     elif active >= lim["max_workers"]:
@@ -106,9 +111,11 @@ def verify_contract() -> str:
     """The re-verification's result block: the same watcher report as the first verification
     (build-finish takes it as `watcher`) with the parts loop-score scores and the findings."""
 
-    return ("--- RESULT ---\nEnd your answer with this block (the helper scores it; "
-            "passed: every check passed; a score part that does not apply to this project is null):\n"
-            "```json\n" + contracts.SCORED_RESULT_BLOCK + "\n```")
+    return (
+        "--- RESULT ---\nEnd your answer with this block (the helper scores it; "
+        "passed: every check passed; a score part that does not apply to this project is null):\n"
+        "```json\n" + contracts.SCORED_RESULT_BLOCK + "\n```"
+    )
 
 
 def _spawn_request_help(node: dict, tree: dict) -> str:
@@ -127,9 +134,11 @@ def brief(tree: dict, node: dict, plan: dict, pheromone_text: str) -> str:
     context, the active signals, and the block it must answer with."""
     phase_info = _plan_phase(plan, tree.get("phase"))
     waves = len(tree.get("waves", []))
-    head = (f"You are {node['id']}, a {node['caste']} ant ({node['role'].replace('_', '-')}), depth "
-            f"{node['depth']} of max {tree.get('max_depth')}, wave {node['wave']} of {waves}, phase "
-            f"{tree.get('phase')}" + (f": {phase_info['name']}" if phase_info.get("name") else "") + ".")
+    head = (
+        f"You are {node['id']}, a {node['caste']} ant ({node['role'].replace('_', '-')}), depth "
+        f"{node['depth']} of max {tree.get('max_depth')}, wave {node['wave']} of {waves}, phase "
+        f"{tree.get('phase')}" + (f": {phase_info['name']}" if phase_info.get("name") else "") + "."
+    )
     lines = ["--- TASK ---", head]
     if node["tasks"] and node["role"] != "reviewer":
         lines.append("Tasks of the ant you help:" if node["role"] == "sub_spawn" else "Tasks:")
@@ -176,42 +185,53 @@ def _start_spawn(files, node_id: str, plan: dict, signals: str) -> dict:
     tree = tree_of(colony)
     node = node_of(tree, node_id)
     if tree.get("status") == "awaiting_approval":
-        raise state_error("plan_not_approved", "the wave plan awaits the user's approval: /ant:build N --approve "
-                                               "(`aether next --build N --approve`)")
+        raise state_error(
+            "plan_not_approved", "the wave plan awaits the user's approval: /ant:build N --approve (`aether next --build N --approve`)"
+        )
     if tree.get("status") in ("finished", "aborted"):
-        raise state_error(f"build_{tree['status']}", f"this build is {tree['status']}; start a new one "
-                                                     f"with /ant:build N")
+        raise state_error(f"build_{tree['status']}", f"this build is {tree['status']}; start a new one with /ant:build N")
     if node["status"] != "planned":
-        raise state_error("spawn_not_planned", f"{node_id} is {node['status']}, not planned; a failed "
-                                               f"spawn is repeated through failure-decide")
+        raise state_error(
+            "spawn_not_planned", f"{node_id} is {node['status']}, not planned; a failed spawn is repeated through failure-decide"
+        )
     waiting = [sid for sid in node.get("waits_for", []) if tree["nodes"].get(sid, {}).get("status") not in SPAWN_FINISHED]
     if waiting:
-        raise state_error("spawn_waiting", f"{node_id} re-runs its worker after {', '.join(waiting)}: "
-                                           f"finish those first")
+        raise state_error("spawn_waiting", f"{node_id} re-runs its worker after {', '.join(waiting)}: finish those first")
     if node["role"] == "worker":
         for other in tree["nodes"].values():
             if other["role"] == "worker" and other["wave"] < node["wave"] and other["status"] not in SPAWN_FINISHED:
-                raise state_error("earlier_wave_unfinished",
-                                  f"wave {other['wave']} is not finished ({other['id']} is {other['status']}); "
-                                  f"waves run in order")
+                raise state_error(
+                    "earlier_wave_unfinished",
+                    f"wave {other['wave']} is not finished ({other['id']} is {other['status']}); waves run in order",
+                )
     lim = limits(colony)
     active = active_workers(tree)
     if node["depth"] >= lim["max_depth"]:
         raise state_error("spawn_limit", f"depth {node['depth']} is not below the max depth {lim['max_depth']}")
     if active >= lim["max_workers"]:
-        raise state_error("spawn_limit", f"{active} ants are running; the limit is {lim['max_workers']}: "
-                                         f"record finished ones first")
+        raise state_error("spawn_limit", f"{active} ants are running; the limit is {lim['max_workers']}: record finished ones first")
     node["status"] = "running"
     node["started_at"] = clock.iso()
     node["started_epoch"] = round(time.time(), 3)
     tree["status"] = "running"
     colony["workers"][node["caste"]] = "active"
-    events.append(files["events"], "spawn_started", "queen",
-                  f"{node_id} ({node['caste']}, {node['role']}) started for tasks {', '.join(map(str, node['tasks'])) or '-'}")
+    events.append(
+        files["events"],
+        "spawn_started",
+        "queen",
+        f"{node_id} ({node['caste']}, {node['role']}) started for tasks {', '.join(map(str, node['tasks'])) or '-'}",
+    )
     return {
-        "id": node_id, "caste": node["caste"], "role": node["role"], "subagent_type": f"ant:{node['caste']}",
-        "tasks": node["tasks"], "wave": node["wave"], "depth": node["depth"], "max_depth": lim["max_depth"],
-        "active_workers": active + 1, "max_workers": lim["max_workers"],
+        "id": node_id,
+        "caste": node["caste"],
+        "role": node["role"],
+        "subagent_type": f"ant:{node['caste']}",
+        "tasks": node["tasks"],
+        "wave": node["wave"],
+        "depth": node["depth"],
+        "max_depth": lim["max_depth"],
+        "active_workers": active + 1,
+        "max_workers": lim["max_workers"],
         "text": brief(tree, node, plan, signals),
     }
 
@@ -254,7 +274,7 @@ def _git_changed(root: str) -> set | None:
         if entry[0] in "RC":  # a rename/copy carries the old path next
             i += 1
         if prefix and path.startswith(prefix):
-            path = path[len(prefix):]
+            path = path[len(prefix) :]
         changed.add(norm_path(path))
     return changed
 
@@ -267,15 +287,15 @@ def verify_claims(paths_claimed: list, started_epoch: float | None, workdir: str
     root = os.path.realpath(os.path.join(paths.project_root(), workdir or ""))
     changed = _git_changed(root) if paths_claimed else None
 
-
     problems = []
     for claim in paths_claimed:
         if inputs.path_problem(claim):  # a NUL character: names no file
             problems.append({"path": claim, "problem": "invalid_path"})
             continue
         full = os.path.realpath(os.path.join(root, claim))
-        if containment.project_path(claim, root=root, protected=(), allow_absolute=True)[1] \
-                or (full != root and not full.startswith(root + os.sep)):
+        if containment.project_path(claim, root=root, protected=(), allow_absolute=True)[1] or (
+            full != root and not full.startswith(root + os.sep)
+        ):
             problems.append({"path": claim, "problem": "outside_project"})
             continue
         if not os.path.isfile(full):
@@ -309,8 +329,7 @@ def _payload(text: str, node: dict) -> dict:
     if node["role"] in ("reviewer", "verify") and status is None:
         status = "completed"  # a review or a watcher report has no status: the ant did its check
     if status is None:
-        raise input_error("invalid_report", f"the result of {node['id']} needs \"status\": \"completed\" or "
-                                            f"\"failed\" (found {status_raw!r})")
+        raise input_error("invalid_report", f'the result of {node["id"]} needs "status": "completed" or "failed" (found {status_raw!r})')
     data["status"] = status
     return data
 
@@ -326,16 +345,24 @@ def _failure_from(node: dict, data: dict, problems: list) -> dict:
             "error": f"claimed files do not hold: {listed}",
             "root_cause": "the worker reported files it did not create or change",
             "suggested_fix": "create or change the listed files as the task requires, and report only real changes",
-            "confidence": 100, "fix_scope": "contained", "files": [p["path"] for p in problems],
+            "confidence": 100,
+            "fix_scope": "contained",
+            "files": [p["path"] for p in problems],
             "category": "unverified_claim",
         }
     elif report is None:
         diagnosis = data.get("diagnosis") if node["role"] == "debugger" else None
         report = {
             "task": str(node["tasks"][0]) if node["tasks"] else node["id"],
-            "error": clip(diagnosis or data.get("summary") or data.get("error") or "the worker reported a failure without a failure report", MAX_TEXT),  # noqa: E501
-            "root_cause": clip(diagnosis or "", MAX_TEXT), "suggested_fix": "", "confidence": 0, "fix_scope": "unknown",
-            "files": [], "category": "unknown",
+            "error": clip(
+                diagnosis or data.get("summary") or data.get("error") or "the worker reported a failure without a failure report", MAX_TEXT
+            ),  # noqa: E501
+            "root_cause": clip(diagnosis or "", MAX_TEXT),
+            "suggested_fix": "",
+            "confidence": 0,
+            "fix_scope": "unknown",
+            "files": [],
+            "category": "unknown",
         }
         if isinstance(diagnosis, str) and "UNDIAGNOSABLE" in diagnosis.upper():
             report["undiagnosable"] = True
@@ -358,8 +385,7 @@ def _checked_answer(checked: dict, text: str, node: dict) -> tuple:
         created = [norm_path(p) for p in str_list(data.get("files_created"), "files_created")]
         modified = [norm_path(p) for p in str_list(data.get("files_modified"), "files_modified")]
         claims = list(dict.fromkeys(created + modified))
-        problems = verify_claims(claims, node.get("started_epoch"), node.get("worktree")) \
-            if data["status"] == "completed" else []
+        problems = verify_claims(claims, node.get("started_epoch"), node.get("worktree")) if data["status"] == "completed" else []
         checked[key] = (data, created, modified, problems)
     return checked[key]
 
@@ -371,8 +397,9 @@ def _finish_spawn(files, node_id: str, text: str, checked: dict) -> dict:
     tree = tree_of(colony)
     node = node_of(tree, node_id)
     if node["status"] != "running":
-        raise state_error("spawn_not_running", f"{node_id} is {node['status']}, not running: "
-                                               f"it must be started first (`aether next` hands it out)")
+        raise state_error(
+            "spawn_not_running", f"{node_id} is {node['status']}, not running: it must be started first (`aether next` hands it out)"
+        )
     recovery = node["role"] in ("retry", "debugger")
     if recovery and "failures" not in files:
         raise _Relock()
@@ -380,8 +407,14 @@ def _finish_spawn(files, node_id: str, text: str, checked: dict) -> dict:
     status = "failed" if problems else data["status"]
     tree["seq"] = tree.get("seq", 0) + 1
     summary = data.get("summary") or data.get("diagnosis") or ""
-    node.update(status=status, finished_at=clock.iso(), seq=tree["seq"],
-                summary=one_line(summary, 500), files_created=created, files_modified=modified)
+    node.update(
+        status=status,
+        finished_at=clock.iso(),
+        seq=tree["seq"],
+        summary=one_line(summary, 500),
+        files_created=created,
+        files_modified=modified,
+    )
     if problems:
         node["unverified"] = problems
     if status == "failed":
@@ -390,16 +423,24 @@ def _finish_spawn(files, node_id: str, text: str, checked: dict) -> dict:
     if node["role"] == "reviewer":
         node["report"] = {"summary": one_line(data.get("summary", ""), 500)}
     release_caste(colony, tree, node["caste"])
-    result = {"id": node_id, "status": status, "role": node["role"], "verified": not problems,
-              "unverified": problems, "active_workers": active_workers(tree)}
+    result = {
+        "id": node_id,
+        "status": status,
+        "role": node["role"],
+        "verified": not problems,
+        "unverified": problems,
+        "active_workers": active_workers(tree),
+    }
     if recovery:
-
         result["friction"] = failures_rules.record_recovery(files["failures"], tree, node, status, data)
     if status == "failed":
         result["next"] = f"aether failure-decide --worker {node_id}"
-    events.append(files["events"], "spawn_finished", node_id,
-                  f"{node_id} ({node['caste']}, {node['role']}) {status}"
-                  + (f": claims not verified ({len(problems)})" if problems else ""))
+    events.append(
+        files["events"],
+        "spawn_finished",
+        node_id,
+        f"{node_id} ({node['caste']}, {node['role']}) {status}" + (f": claims not verified ({len(problems)})" if problems else ""),
+    )
     return result
 
 
@@ -441,23 +482,27 @@ def _plan_requests(files, parent_id: str, parsed: list, dropped: int) -> dict:
     tree = tree_of(colony)
     parent = node_of(tree, parent_id)
     if parent["status"] not in SPAWN_FINISHED:
-        raise state_error("spawn_not_finished", f"{parent_id} is {parent['status']}: record its result "
-                                                f"first")
+        raise state_error("spawn_not_finished", f"{parent_id} is {parent['status']}: record its result first")
     lim = limits(colony)
     log = tree.setdefault("spawn_requests", [])
     if any(r.get("parent") == parent_id for r in log):
         done = [r for r in log if r.get("parent") == parent_id]
         return _requests_result(tree, parent_id, done, already=True)
     lineage = origin_of(tree, parent)
-    per_worker = sum(1 for n in tree["nodes"].values()
-                     if n["role"] == "sub_spawn" and n.get("lineage") == lineage)
+    per_worker = sum(1 for n in tree["nodes"].values() if n["role"] == "sub_spawn" and n.get("lineage") == lineage)
     per_wave = sum(1 for n in tree["nodes"].values() if n["role"] == "sub_spawn" and n["wave"] == parent["wave"])
     recorded, blocking_ids = [], []
     for block in parsed:
         caste = normalize_caste(block.get("caste"))
-        entry = {"parent": parent_id, "caste": caste or block.get("caste", ""),
-                 "reason": clip(block.get("reason", ""), MAX_TEXT), "context": clip(block.get("context", ""), MAX_TEXT),
-                 "blocking": _blocking(block.get("blocking")), "status": "ignored", "timestamp": clock.iso()}
+        entry = {
+            "parent": parent_id,
+            "caste": caste or block.get("caste", ""),
+            "reason": clip(block.get("reason", ""), MAX_TEXT),
+            "context": clip(block.get("context", ""), MAX_TEXT),
+            "blocking": _blocking(block.get("blocking")),
+            "status": "ignored",
+            "timestamp": clock.iso(),
+        }
         depth = parent["depth"] + 1
         if caste is None:
             entry["reason_ignored"] = f"unknown caste {block.get('caste')!r}; castes: {', '.join(CASTES)}"
@@ -472,9 +517,17 @@ def _plan_requests(files, parent_id: str, parsed: list, dropped: int) -> dict:
         elif per_wave >= MAX_SUB_SPAWNS_PER_WAVE:
             entry["reason_ignored"] = f"wave {parent['wave']} already has {MAX_SUB_SPAWNS_PER_WAVE} sub-spawns (the cap per wave)"
         else:
-            node = add_node(tree, "sub_spawn", caste, parent["tasks"], depth=depth, parent=parent_id,
-                            wave=parent["wave"], lineage=lineage,
-                            request={"reason": entry["reason"], "context": entry["context"], "blocking": entry["blocking"]})
+            node = add_node(
+                tree,
+                "sub_spawn",
+                caste,
+                parent["tasks"],
+                depth=depth,
+                parent=parent_id,
+                wave=parent["wave"],
+                lineage=lineage,
+                request={"reason": entry["reason"], "context": entry["context"], "blocking": entry["blocking"]},
+            )
             entry.update(status="queued", node=node["id"])
             per_worker += 1
             per_wave += 1
@@ -494,8 +547,7 @@ def _plan_requests(files, parent_id: str, parsed: list, dropped: int) -> dict:
     queued = sum(1 for e in recorded if e["status"] == "queued")
     ignored = sum(1 for e in recorded if e["status"] == "ignored")
     if parsed:
-        events.append(files["events"], "spawn_requests", parent_id,
-                      f"{parent_id}: {queued} sub-spawn(s) queued, {ignored} ignored")
+        events.append(files["events"], "spawn_requests", parent_id, f"{parent_id}: {queued} sub-spawn(s) queued, {ignored} ignored")
     result = _requests_result(tree, parent_id, recorded, already=False)
     if dropped:
         result["dropped"] = dropped
@@ -513,9 +565,15 @@ def requests(parent_id: str, text: str) -> dict:
 
 
 def _requests_result(tree: dict, parent_id: str, entries: list, already: bool) -> dict:
-    queue = [{"id": e["node"], "caste": e["caste"], "reason": e["reason"], "blocking": e["blocking"],
-              "rerun": e.get("rerun")} for e in entries if e.get("status") == "queued"]
-    ignored = [{"caste": e["caste"], "reason": e["reason"], "ignored_because": e["reason_ignored"]}
-               for e in entries if e.get("status") == "ignored"]
+    queue = [
+        {"id": e["node"], "caste": e["caste"], "reason": e["reason"], "blocking": e["blocking"], "rerun": e.get("rerun")}
+        for e in entries
+        if e.get("status") == "queued"
+    ]
+    ignored = [
+        {"caste": e["caste"], "reason": e["reason"], "ignored_because": e["reason_ignored"]}
+        for e in entries
+        if e.get("status") == "ignored"
+    ]
     reruns = sorted({q["rerun"] for q in queue if q["rerun"]})
     return {"parent": parent_id, "queue": queue, "ignored": ignored, "reruns": reruns, "already_recorded": already}

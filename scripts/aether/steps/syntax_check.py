@@ -29,17 +29,22 @@ MAX_FILE_BYTES = 5_000_000  # bigger files are not checked
 TOOL_TIMEOUT_SECONDS = 20  # bash -n / node --check, per file
 MAX_ERROR_TEXT = 300
 LANGUAGES = {
-    ".py": "python", ".pyw": "python",
+    ".py": "python",
+    ".pyw": "python",
     ".json": "json",
     ".toml": "toml",
-    ".yaml": "yaml", ".yml": "yaml",
-    ".sh": "shell", ".bash": "shell",
-    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
-    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".sh": "shell",
+    ".bash": "shell",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
 }
 STATUSES = ("passed", "failed", "not_checked", "missing", "outside_project")
-
-
 
 
 def _python(raw: bytes, path: str):
@@ -76,7 +81,6 @@ def _toml(raw: bytes, path: str):
     except UnicodeDecodeError:
         return "not valid UTF-8", None
     except tomllib.TOMLDecodeError as exc:
-
         found = re.search(r"line (\d+)", str(exc))
         return str(exc), int(found.group(1)) if found else None
     return None
@@ -106,8 +110,7 @@ def _tool(cmd: list, path: str):
     if shutil.which(cmd[0]) is None:
         return "skip", f"{cmd[0]} is not installed"
     try:
-        proc = subprocess.run(cmd + [path], capture_output=True, timeout=TOOL_TIMEOUT_SECONDS,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(cmd + [path], capture_output=True, timeout=TOOL_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return "skip", f"{cmd[0]} took longer than {TOOL_TIMEOUT_SECONDS}s"
     except OSError as exc:
@@ -134,16 +137,20 @@ CHECKERS = {
 }
 
 
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
 
 
 def check_file(rel: str, root: str) -> dict:
     """One file's verdict: {path, language, status, error, line}."""
 
     rel = norm_path(rel)
-    entry = {"path": rel, "language": LANGUAGES.get(os.path.splitext(rel)[1].lower()), "status": "passed",
-             "error": None, "line": None}
+    entry = {"path": rel, "language": LANGUAGES.get(os.path.splitext(rel)[1].lower()), "status": "passed", "error": None, "line": None}
     problem = inputs.path_problem(rel)
     if problem:
         entry.update(status="not_checked", error=f"not a usable path: {problem}")
@@ -208,16 +215,26 @@ def run(files: list) -> dict:
     results = [check_file(f, root) for f in files]
     counts = {s: sum(1 for r in results if r["status"] == s) for s in STATUSES}
     checked = counts["passed"] + counts["failed"]
-    out = {"files": results, "passed": counts["failed"] == 0, "checked": checked, "failed": counts["failed"],
-           "not_checked": counts["not_checked"], "missing": counts["missing"],
-           "outside_project": counts["outside_project"]}
+    out = {
+        "files": results,
+        "passed": counts["failed"] == 0,
+        "checked": checked,
+        "failed": counts["failed"],
+        "not_checked": counts["not_checked"],
+        "missing": counts["missing"],
+        "outside_project": counts["outside_project"],
+    }
     out["summary"] = summary(out)
     lines = [f"Syntax check: {out['summary']}"]
     marks = {"passed": "✓", "failed": "✗", "not_checked": "-", "missing": "?", "outside_project": "!"}
     for r in results:
         where = r["path"] + (f":{r['line']}" if r["line"] else "")
-        tail = {"failed": f" {r['error']}", "not_checked": f" not checked ({r['error']})",
-                "missing": " missing", "outside_project": " outside the project"}.get(r["status"], "")
+        tail = {
+            "failed": f" {r['error']}",
+            "not_checked": f" not checked ({r['error']})",
+            "missing": " missing",
+            "outside_project": " outside the project",
+        }.get(r["status"], "")
         lines.append(f"  {marks[r['status']]} {where}{tail}")
     out["text"] = "\n".join(lines)
     return out
@@ -233,10 +250,16 @@ def summary(result: dict) -> str:
 
 def compact(result: dict) -> dict:
     """What build-finish keeps of a check: counts and the failing files."""
-    return {"kind": "syntax", "passed": result["passed"], "checked": result["checked"], "failed": result["failed"],
-            "not_checked": result["not_checked"], "missing": result["missing"],
-            "failures": [{k: r[k] for k in ("path", "error", "line")} for r in result["files"] if r["status"] == "failed"][:50],
-            "summary": result["summary"]}
+    return {
+        "kind": "syntax",
+        "passed": result["passed"],
+        "checked": result["checked"],
+        "failed": result["failed"],
+        "not_checked": result["not_checked"],
+        "missing": result["missing"],
+        "failures": [{k: r[k] for k in ("path", "error", "line")} for r in result["files"] if r["status"] == "failed"][:50],
+        "summary": result["summary"],
+    }
 
 
 def command(files: tuple, build: bool) -> dict:

@@ -32,8 +32,7 @@ MAX_LISTED_FILES = 200  # files named in a brief (the rest are counted)
 def changed_files(tree: dict) -> list:
     """Files the build's completed spawns reported (state under .aether/ left out), in order."""
     seen = []
-    nodes = sorted((n for n in (tree.get("nodes") or {}).values() if isinstance(n, dict)),
-                   key=lambda n: n.get("seq") or 0)
+    nodes = sorted((n for n in (tree.get("nodes") or {}).values() if isinstance(n, dict)), key=lambda n: n.get("seq") or 0)
     for node in nodes:
         if node.get("status") != "completed":
             continue
@@ -51,25 +50,36 @@ def brief(phase_id: int) -> dict:
     phase = plans_rules.require_phase(store.read("plan"), phase_id)
     tree = colony.get("spawn_tree")
     if not isinstance(tree, dict) or tree.get("phase") != phase_id:
-        raise state_error("no_spawn_tree", f"phase {phase_id} has no wave plan yet: build it with /ant:build "
-                                           f"{phase_id} (`aether next --build {phase_id}`)")
+        raise state_error(
+            "no_spawn_tree",
+            f"phase {phase_id} has no wave plan yet: build it with /ant:build {phase_id} (`aether next --build {phase_id}`)",
+        )
     mode = colony.get("mode") or modes.DEFAULT_MODE
     depth = modes.profile(mode)["watcher"]
     files = changed_files(tree)
     loop = completion.bound_loop(store.read("loops"), phase_id, colony.get("session_id"))
-    code_loop = ({"loop_id": loop["id"], "threshold": loop.get("threshold"),
-                  "command": f"aether loop-score - --loop {loop['id']}"}
-                 if loop and loop.get("status") != "complete" else None)
+    code_loop = (
+        {"loop_id": loop["id"], "threshold": loop.get("threshold"), "command": f"aether loop-score - --loop {loop['id']}"}
+        if loop and loop.get("status") != "complete"
+        else None
+    )
     base = {"phase": phase_id, "mode": mode, "depth": depth, "files": files, "code_loop": code_loop}
     if depth == "syntax":
-        return {**base, "spawn": False, "subagent_type": None, "watcher": None,
-                "text": "No watcher in this mode: build-finish checks the syntax of the build's files itself."}
+        return {
+            **base,
+            "spawn": False,
+            "subagent_type": None,
+            "watcher": None,
+            "text": "No watcher in this mode: build-finish checks the syntax of the build's files itself.",
+        }
     outcomes = build_finish.task_outcomes(tree, phase)
     checks = [CHECK_TEXT[c] for c in modes.WATCHER_CHECKS.get(depth, ()) if c in CHECK_TEXT]
-    lines = ["--- VERIFICATION ---",
-             f"You are the watcher verifying phase {phase_id}: {phase.get('name')} (mode {mode}, depth {depth}).",
-             "Run real commands and check: " + "; ".join(checks) + ".",
-             "Read-only: report what fails, never fix it."]
+    lines = [
+        "--- VERIFICATION ---",
+        f"You are the watcher verifying phase {phase_id}: {phase.get('name')} (mode {mode}, depth {depth}).",
+        "Run real commands and check: " + "; ".join(checks) + ".",
+        "Read-only: report what fails, never fix it.",
+    ]
     criteria = [c for c in phase.get("success_criteria") or [] if isinstance(c, str)]
     if criteria:
         lines.append("Phase success criteria (judge each):")
@@ -77,8 +87,10 @@ def brief(phase_id: int) -> dict:
     lines.append("Tasks:")
     descriptions = {t.get("id"): t.get("description") for t in phase.get("tasks") or [] if isinstance(t, dict)}
     for o in outcomes:
-        lines.append(f"  - {o['id']}: {one_line(descriptions.get(o['id']) or '', 120)} — {o['status']}"
-                     + (f" ({o['worker_id']})" if o.get("worker_id") else ""))
+        lines.append(
+            f"  - {o['id']}: {one_line(descriptions.get(o['id']) or '', 120)} — {o['status']}"
+            + (f" ({o['worker_id']})" if o.get("worker_id") else "")
+        )
     lines.append("Files changed by this build:" if files else "Files changed by this build: none reported")
     lines += [f"  - {f}" for f in files[:MAX_LISTED_FILES]]
     if len(files) > MAX_LISTED_FILES:
@@ -86,10 +98,16 @@ def brief(phase_id: int) -> dict:
     lines.append(pheromones.render("watcher")["text"])
     if code_loop:
         weights = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in loops_rules.SCORE_WEIGHTS.items())
-        lines.append(f"Code loop {code_loop['loop_id']} scores this verification (it needs "
-                     f"{code_loop['threshold']:g}): fill `score_parts` honestly (weights: {weights}; coverage "
-                     f"counts from {loops_rules.COVERAGE_TARGET}%); a part that does not apply is null.")
-    lines += ["--- RESULT ---",
-              "End your answer with this block (passed: every check passed; score 0–100):",
-              "```json", SCORED_RESULT_BLOCK if code_loop else RESULT_BLOCK, "```"]
+        lines.append(
+            f"Code loop {code_loop['loop_id']} scores this verification (it needs "
+            f"{code_loop['threshold']:g}): fill `score_parts` honestly (weights: {weights}; coverage "
+            f"counts from {loops_rules.COVERAGE_TARGET}%); a part that does not apply is null."
+        )
+    lines += [
+        "--- RESULT ---",
+        "End your answer with this block (passed: every check passed; score 0–100):",
+        "```json",
+        SCORED_RESULT_BLOCK if code_loop else RESULT_BLOCK,
+        "```",
+    ]
     return {**base, "spawn": True, "subagent_type": "ant:watcher", "watcher": None, "text": "\n".join(lines)}

@@ -54,8 +54,11 @@ def _store_waves(files, doc) -> dict:
     colony = files["colony"]
     project_plan = store.read("plan")  # under the colony lock: the plan's writers hold it too
     if colony.get("state") != "EXECUTING":
-        raise state_error("not_building", f"the colony is {colony.get('state')}: waves are planned during a "
-                                          f"build — build one with /ant:build N (`aether next --build N`)")
+        raise state_error(
+            "not_building",
+            f"the colony is {colony.get('state')}: waves are planned during a "
+            f"build — build one with /ant:build N (`aether next --build N`)",
+        )
     phase, plan_tasks = _phase_of(colony, project_plan, doc.get("phase") if isinstance(doc, dict) else None)
     workers, _, warnings = read_plan(doc, plan_tasks, _check_path)
     mode = colony.get("mode") or modes.DEFAULT_MODE
@@ -66,34 +69,63 @@ def _store_waves(files, doc) -> dict:
     revision, build_id = 0, None
     if old and old.get("phase") == phase and old.get("status") in ("awaiting_approval", "approved", "running"):
         if any(n["status"] != "planned" for n in old.get("nodes", {}).values()):
-            raise state_error("build_running", "waves of this build have started; a new plan needs a new build "
-                                               "(/ant:build N --resume)")
+            raise state_error("build_running", "waves of this build have started; a new plan needs a new build (/ant:build N --resume)")
         # a revision answers the user's review; replacing an approved, unstarted plan is a fresh one
         awaiting = old.get("status") == "awaiting_approval"
         revision = old.get("approval", {}).get("revision", 0) + 1 if awaiting else 0
         if revision > MAX_PLAN_REVISIONS:
-            raise state_error("revision_limit", f"the plan was revised {MAX_PLAN_REVISIONS} times already; approve "
-                                                f"it with /ant:build N --approve, or start the build over with /ant:build N --resume")
+            raise state_error(
+                "revision_limit",
+                f"the plan was revised {MAX_PLAN_REVISIONS} times already; approve "
+                f"it with /ant:build N --approve, or start the build over with /ant:build N --resume",
+            )
         build_id = old.get("id")
     merged_workers = [w for wave in wave_groups for w in wave]
     shared = shared_files(merged_workers)
     task_count = sum(len(w["tasks"]) for w in merged_workers)
     verdict = approval(mode, task_count, len(merged_workers), len(wave_groups), shared)
-    tree = {"id": build_id or clock.new_id("build"), "phase": phase,
-            "status": "awaiting_approval" if verdict["required"] else "approved", "mode": mode,
-            "max_depth": prof["spawn_limits"]["max_depth"], "max_workers": prof["spawn_limits"]["max_workers"],
-            "workers_per_wave": per_wave, "waves": [], "nodes": {}, "spawn_requests": [], "merges": [],
-            "approval": {**verdict, "revision": revision, "max_revisions": MAX_PLAN_REVISIONS,
-                         "approved_by": None if verdict["required"] else f"auto:{mode}"},
-            "shared_files": shared, "rebuilds": {}, "reviews": {}, "conflicts": {}, "seq": 0,
-            "created_at": clock.iso()}
+    tree = {
+        "id": build_id or clock.new_id("build"),
+        "phase": phase,
+        "status": "awaiting_approval" if verdict["required"] else "approved",
+        "mode": mode,
+        "max_depth": prof["spawn_limits"]["max_depth"],
+        "max_workers": prof["spawn_limits"]["max_workers"],
+        "workers_per_wave": per_wave,
+        "waves": [],
+        "nodes": {},
+        "spawn_requests": [],
+        "merges": [],
+        "approval": {
+            **verdict,
+            "revision": revision,
+            "max_revisions": MAX_PLAN_REVISIONS,
+            "approved_by": None if verdict["required"] else f"auto:{mode}",
+        },
+        "shared_files": shared,
+        "rebuilds": {},
+        "reviews": {},
+        "conflicts": {},
+        "seq": 0,
+        "created_at": clock.iso(),
+    }
     label_to_id = {}
     for number, wave in enumerate(wave_groups, start=1):
         ids = []
         for w in wave:
-            node = spawn_tree.add_node(tree, "worker", w["caste"], w["tasks"], depth=1, parent=None, wave=number,
-                                     plan_id=w["label"], writes=w["writes"], reads=w["reads"],
-                                     merged_from=w.get("merged_from", []))
+            node = spawn_tree.add_node(
+                tree,
+                "worker",
+                w["caste"],
+                w["tasks"],
+                depth=1,
+                parent=None,
+                wave=number,
+                plan_id=w["label"],
+                writes=w["writes"],
+                reads=w["reads"],
+                merged_from=w.get("merged_from", []),
+            )
             label_to_id[w["label"]] = node["id"]
             for other in w.get("merged_from", []):
                 label_to_id[other] = node["id"]
@@ -104,10 +136,14 @@ def _store_waves(files, doc) -> dict:
             tree["nodes"][label_to_id[w["label"]]]["depends_on"] = sorted({label_to_id[d] for d in w["deps"]})
     tree["merges"] = [{**m, "into": label_to_id[m["into"]]} for m in merges]
     colony["spawn_tree"] = tree
-    events.append(files["events"], "waves_planned", "queen",
-                  f"phase {phase}: {len(merged_workers)} workers in {len(wave_groups)} waves"
-                  + (f", {len(merges)} merge(s)" if merges else "")
-                  + ("; awaiting approval" if verdict["required"] else f"; {tree['approval']['approved_by']}"))
+    events.append(
+        files["events"],
+        "waves_planned",
+        "queen",
+        f"phase {phase}: {len(merged_workers)} workers in {len(wave_groups)} waves"
+        + (f", {len(merges)} merge(s)" if merges else "")
+        + ("; awaiting approval" if verdict["required"] else f"; {tree['approval']['approved_by']}"),
+    )
     return _answer(tree, warnings)
 
 
@@ -131,8 +167,9 @@ def _approve_waves(files, by: str) -> dict:
     tree["status"] = "approved"
     tree["approval"]["approved_by"] = by
     tree["approval"]["approved_at"] = clock.iso()
-    events.append(files["events"], "plan_approved", by,
-                  f"phase {tree['phase']} wave plan approved (revision {tree['approval'].get('revision', 0)})")
+    events.append(
+        files["events"], "plan_approved", by, f"phase {tree['phase']} wave plan approved (revision {tree['approval'].get('revision', 0)})"
+    )
     return _answer(tree, [])
 
 
@@ -144,13 +181,28 @@ def approve(by: str = "user") -> dict:
 
 def _answer(tree: dict, warnings: list) -> dict:
     nodes = tree["nodes"]
-    waves = [{"wave": i, "workers": [{k: nodes[nid].get(k) for k in ("id", "caste", "tasks", "writes", "reads", "depends_on", "plan_id")}
-                                     for nid in ids]} for i, ids in enumerate(tree["waves"], start=1)]
-    return {"build": tree["id"], "phase": tree["phase"], "status": tree["status"], "mode": tree["mode"],
-            "waves": waves, "merges": tree.get("merges", []), "shared_files": tree.get("shared_files", []),
-            "approval": tree["approval"], "limits": {"workers_per_wave": tree["workers_per_wave"],
-                                                     "max_workers": tree["max_workers"], "max_depth": tree["max_depth"]},
-            "warnings": warnings, "text": render_tree(tree)}
+    waves = [
+        {
+            "wave": i,
+            "workers": [
+                {k: nodes[nid].get(k) for k in ("id", "caste", "tasks", "writes", "reads", "depends_on", "plan_id")} for nid in ids
+            ],
+        }
+        for i, ids in enumerate(tree["waves"], start=1)
+    ]
+    return {
+        "build": tree["id"],
+        "phase": tree["phase"],
+        "status": tree["status"],
+        "mode": tree["mode"],
+        "waves": waves,
+        "merges": tree.get("merges", []),
+        "shared_files": tree.get("shared_files", []),
+        "approval": tree["approval"],
+        "limits": {"workers_per_wave": tree["workers_per_wave"], "max_workers": tree["max_workers"], "max_depth": tree["max_depth"]},
+        "warnings": warnings,
+        "text": render_tree(tree),
+    }
 
 
 # ---------------------------------------------------------------- rendering
@@ -176,11 +228,16 @@ def _record_conflicts(files, wave: int) -> dict:
             touched.setdefault(path, {}).setdefault(owner, None)
     found = [{"file": path, "workers": list(owners)} for path, owners in sorted(touched.items()) if len(owners) > 1]
     tree.setdefault("conflicts", {})[str(wave)] = found
-    events.append(files["events"], "wave_conflicts", "queen",
-                  f"wave {wave}: " + (f"{len(found)} file(s) touched by two workers" if found else "no conflicts"))
+    events.append(
+        files["events"],
+        "wave_conflicts",
+        "queen",
+        f"wave {wave}: " + (f"{len(found)} file(s) touched by two workers" if found else "no conflicts"),
+    )
     if found:
         text = f"Wave {wave}: {len(found)} file(s) changed by more than one worker —\n" + "\n".join(
-            f"  - {c['file']}: {', '.join(c['workers'])}" for c in found)
+            f"  - {c['file']}: {', '.join(c['workers'])}" for c in found
+        )
     else:
         text = f"Wave {wave}: no file was changed by two workers."
     return {"wave": wave, "conflicts": found, "clean": not found, "unfinished": unfinished, "text": text}

@@ -44,8 +44,7 @@ def decide(mode: str | None, checkpoint: dict | None, scope: str) -> dict:
     if checkpoint is None:
         return {"on": False, "why": "off: the build has no checkpoint to start the worktrees from", "scope": scope}
     if os.path.exists(os.path.join(r.top, ".gitmodules")):
-        return {"on": False, "why": "off: the repository has submodules, whose commits a merge-back could lose",
-                "scope": scope}
+        return {"on": False, "why": "off: the repository has submodules, whose commits a merge-back could lose", "scope": scope}
     return {"on": True, "why": f"on ({source}): each builder works in its own git worktree", "scope": scope}
 
 
@@ -75,18 +74,33 @@ def _mark(colony, owners: dict) -> None:
 
 
 @store.writes("worktrees", "events")
-def _claim(files, scope: str, node: str, rel: str, base: str, gitdir: str, workdir: str,
-           passed_from: str | None, lost: str | None = None) -> None:
+def _claim(
+    files, scope: str, node: str, rel: str, base: str, gitdir: str, workdir: str, passed_from: str | None, lost: str | None = None
+) -> None:
     """The record of a worktree handed to `node` (taken over from `passed_from`, or new); `lost`:
     the folder was gone and was made again from its base (said in an event)."""
     data = files["worktrees"]
-    for old in [w for w in data["worktrees"] if w.get("scope") == scope and w.get("path") == rel
-                and w.get("status") == "active"]:
-        wt.end(old, "passed" if passed_from else "discarded",
-               why=f"handed on to {node}" if passed_from else "handed out again: started over")
-    wt.add_record(data, {"scope": scope, "node": node, "path": rel, "base": base, "gitdir": gitdir,
-                         "workdir": workdir, "status": "active", "branch": None, "result": None,
-                         "created_at": clock.iso(), "ended_at": None, "why": None})
+    for old in [w for w in data["worktrees"] if w.get("scope") == scope and w.get("path") == rel and w.get("status") == "active"]:
+        wt.end(
+            old, "passed" if passed_from else "discarded", why=f"handed on to {node}" if passed_from else "handed out again: started over"
+        )
+    wt.add_record(
+        data,
+        {
+            "scope": scope,
+            "node": node,
+            "path": rel,
+            "base": base,
+            "gitdir": gitdir,
+            "workdir": workdir,
+            "status": "active",
+            "branch": None,
+            "result": None,
+            "created_at": clock.iso(),
+            "ended_at": None,
+            "why": None,
+        },
+    )
     if lost:
         events.append(files["events"], "worktree_lost", node, f"{node}: {lost}")
 
@@ -122,20 +136,32 @@ def prepare(tree: dict, node_ids: list, iso: dict | None) -> dict:
         if mine is not None:  # handed out again: the same worktree, as its last builder left it
             rel, passed = mine["path"], []
             if not wt.intact(wt.full(r, rel), mine.get("gitdir") or ""):  # gone (a crash in between): from its base again
-                _claim(scope, node["id"], rel, mine["base"], _again(r, mine), _workdir(r, rel), None,
-                       lost="its worktree was gone when it was handed out again: made again from its base; "
-                            "the work in it was lost with the folder")
+                _claim(
+                    scope,
+                    node["id"],
+                    rel,
+                    mine["base"],
+                    _again(r, mine),
+                    _workdir(r, rel),
+                    None,
+                    lost="its worktree was gone when it was handed out again: made again from its base; "
+                    "the work in it was lost with the folder",
+                )
         elif lineage is not None:  # the task goes on where its last run left it
             rel, passed = lineage["path"], [lineage["node"]]
             gitdir, lost = lineage["gitdir"], None
             if not wt.intact(wt.full(r, rel), gitdir):
                 gitdir = _again(r, lineage)
-                lost = (f"the worktree of {lineage['node']}, whose task it continues, was gone (removed, or replaced "
-                        f"by a symbolic link): made again from the snapshot it started from; {lineage['node']}'s "
-                        f"work in it was lost with the folder")
-                note = (f"The copy of {lineage['node']} (the run before you) was gone: yours was made again from the "
-                        f"snapshot it started from, and the work done in it was lost with the folder — do the whole "
-                        f"task, not only the fix.")
+                lost = (
+                    f"the worktree of {lineage['node']}, whose task it continues, was gone (removed, or replaced "
+                    f"by a symbolic link): made again from the snapshot it started from; {lineage['node']}'s "
+                    f"work in it was lost with the folder"
+                )
+                note = (
+                    f"The copy of {lineage['node']} (the run before you) was gone: yours was made again from the "
+                    f"snapshot it started from, and the work done in it was lost with the folder — do the whole "
+                    f"task, not only the fix."
+                )
             _claim(scope, node["id"], rel, lineage["base"], gitdir, _workdir(r, rel), lineage["node"], lost)
         else:
             if base is None:
@@ -163,18 +189,19 @@ def _lineage_record(tree: dict, node: dict, records: list, scope: str) -> dict |
 
 def brief_section(workdir: str, note: str | None = None) -> str:
     full = os.path.join(paths.project_root(), workdir)
-    return "\n".join([
-        "--- WORKING COPY ---",
-        f"You work in your own copy of the project: {workdir} (a git worktree holding the project as it "
-        "was when you were handed out; builders beside you have their own).",
-        f"- Start EVERY Bash command with `cd {workdir} && ` — each command starts in the main checkout, "
-        "which you must not change.",
-        f"- Write and edit files only under {full}/, and name files in your result block relative to it, "
-        "as if it were the project.",
-        "- The helper merges your changes into the project after the wave: do not commit, branch, check out, "
-        "reset, stash or push (a copy whose HEAD moved is not merged).",
-        *([f"- {note}"] if note else []),
-        "--- END WORKING COPY ---"])
+    return "\n".join(
+        [
+            "--- WORKING COPY ---",
+            f"You work in your own copy of the project: {workdir} (a git worktree holding the project as it "
+            "was when you were handed out; builders beside you have their own).",
+            f"- Start EVERY Bash command with `cd {workdir} && ` — each command starts in the main checkout, which you must not change.",
+            f"- Write and edit files only under {full}/, and name files in your result block relative to it, as if it were the project.",
+            "- The helper merges your changes into the project after the wave: do not commit, branch, check out, "
+            "reset, stash or push (a copy whose HEAD moved is not merged).",
+            *([f"- {note}"] if note else []),
+            "--- END WORKING COPY ---",
+        ]
+    )
 
 
 # ---------------------------------------------------------------- merging back
@@ -229,18 +256,31 @@ def _in_the_way(root: str, writes: list) -> list:
         if data is None:
             continue
         parts = rel.split("/")
-        files = [p for p in ("/".join(parts[:i]) for i in range(1, len(parts)))
-                 if os.path.lexists(os.path.join(root, p)) and not os.path.isdir(os.path.join(root, p))
-                 and os.path.join(root, p) not in removed]
+        files = [
+            p
+            for p in ("/".join(parts[:i]) for i in range(1, len(parts)))
+            if os.path.lexists(os.path.join(root, p)) and not os.path.isdir(os.path.join(root, p)) and os.path.join(root, p) not in removed
+        ]
         if files:
-            out.append({"path": rel, "hunks": [], "why": f"{files[0]} is a file in the project (one git does not "
-                                                         f"track or ignores): the result needs a folder there"})
+            out.append(
+                {
+                    "path": rel,
+                    "hunks": [],
+                    "why": f"{files[0]} is a file in the project (one git does not track or ignores): the result needs a folder there",
+                }
+            )
         elif os.path.isdir(target) and not os.path.islink(target):
             left = _left_in(target, removed)
             if left is not None:
-                out.append({"path": rel, "hunks": [], "why": f"{rel} is a folder in the project (it holds "
-                                                             f"{os.path.relpath(left, root)}, which git does not "
-                                                             f"track or ignores): the result has a file there"})
+                out.append(
+                    {
+                        "path": rel,
+                        "hunks": [],
+                        "why": f"{rel} is a folder in the project (it holds "
+                        f"{os.path.relpath(left, root)}, which git does not "
+                        f"track or ignores): the result has a file there",
+                    }
+                )
     return out
 
 
@@ -292,8 +332,10 @@ def _apply(writes: list) -> None:
     except (OSError, AetherError) as exc:
         why = exc.message if isinstance(exc, AetherError) else (exc.strerror or str(exc))
         stuck = _undo(undo)
-        raise _WriteFailed(doing, f"could not be written: {why}; nothing of the result was written" + (
-            f" (could not put back as it was: {', '.join(os.path.relpath(p, root) for p in stuck)})" if stuck else "")
+        raise _WriteFailed(
+            doing,
+            f"could not be written: {why}; nothing of the result was written"
+            + (f" (could not put back as it was: {', '.join(os.path.relpath(p, root) for p in stuck)})" if stuck else ""),
         ) from None
 
 
@@ -351,8 +393,9 @@ def _umask() -> int:
 
 
 @store.writes("colony", "worktrees", "events")
-def _record_merge(files, scope: str, node_id: str, outcome: str, branch: str | None, commit: str | None,
-                  changed: list, report: dict | None) -> None:
+def _record_merge(
+    files, scope: str, node_id: str, outcome: str, branch: str | None, commit: str | None, changed: list, report: dict | None
+) -> None:
     tree = spawn_tree.tree_of(files["colony"])
     node = tree["nodes"][node_id]
     rec = wt.find(files["worktrees"], scope, node_id, ("active",))
@@ -363,17 +406,22 @@ def _record_merge(files, scope: str, node_id: str, outcome: str, branch: str | N
         node["files_modified"] = [p for s, *_rest, p in changed if s in ("M", "T")]
         node["files_removed"] = [p for s, *_rest, p in changed if s == "D"]
         wt.end(rec, "merged", result=commit)
-        events.append(files["events"], "merged", node_id,
-                      f"{node_id}: {len(changed)} file(s) merged into the project" if changed else
-                      f"{node_id}: its worktree held no change")
+        events.append(
+            files["events"],
+            "merged",
+            node_id,
+            f"{node_id}: {len(changed)} file(s) merged into the project" if changed else f"{node_id}: its worktree held no change",
+        )
     else:
         node["status"] = "failed"
         node["failure"] = report
         node["failure_decided"] = False
         assert report is not None  # a result not merged always comes with its report
-        why, kind = {"conflict": ("merge conflict", "merge_conflict"),
-                     "refused": ("its HEAD left the snapshot it was made from", "merge_refused"),
-                     "missing": ("its worktree was gone", "merge_failed")}[outcome]
+        why, kind = {
+            "conflict": ("merge conflict", "merge_conflict"),
+            "refused": ("its HEAD left the snapshot it was made from", "merge_refused"),
+            "missing": ("its worktree was gone", "merge_failed"),
+        }[outcome]
         wt.end(rec, "kept" if branch else "discarded", branch=branch, result=commit, why=why)
         events.append(files["events"], kind, node_id, f"{node_id}: {one_line(report['error'], 200)}")
 
@@ -386,8 +434,10 @@ def _put_back(r: checkpoints.Repo, rec: dict) -> list:
     except AetherError as exc:
         lines = [f"{rec['node']}: whether its worktree moved a branch of yours could not be checked: {exc.message}"]
     else:
-        lines = [f"your branch {branch} was moved from {rec['node']}'s worktree (to {now[:12]}): put back at "
-                 f"{was[:12]}, where it was" for branch, now, was in moved]
+        lines = [
+            f"your branch {branch} was moved from {rec['node']}'s worktree (to {now[:12]}): put back at {was[:12]}, where it was"
+            for branch, now, was in moved
+        ]
     if lines:
         _events("branch_put_back", rec["node"], lines)
     return lines
@@ -410,8 +460,7 @@ def _merge_one(r: checkpoints.Repo, scope: str, node: dict, rec: dict) -> str:
     left = wt.head_left(rec.get("gitdir") or "", rec["base"])
     if left:  # a checkout, a commit, a reset: its diff from the base is no longer the builder's change
         branch = wt.keep(r, scope, node["id"], commit) if commit else None
-        _record_merge(scope, node["id"], "refused", branch, commit, [],
-                      worktree_rules.head_moved_report(node, left, branch, put_back))
+        _record_merge(scope, node["id"], "refused", branch, commit, [], worktree_rules.head_moved_report(node, left, branch, put_back))
         return "refused"
     if commit is None:
         _record_merge(scope, node["id"], "empty", None, None, [], None)
@@ -502,16 +551,17 @@ def abandon(tree: dict | None, why: str) -> dict:
             ended.append(_abandon_one(r, rec, nodes.get(rec["node"]) or {}, why, out))
         except (AetherError, OSError) as exc:
             unsaved.append((rec["scope"], rec["node"], f"not saved when {why}: {_said(exc)}"))
-            problems.append(f"{rec['node']}: {_said(exc)} — its worktree stays at {rec['path']} (`aether worktrees "
-                            f"--clean` tries again to keep its work on a branch, then removes it)")
+            problems.append(
+                f"{rec['node']}: {_said(exc)} — its worktree stays at {rec['path']} (`aether worktrees "
+                f"--clean` tries again to keep its work on a branch, then removes it)"
+            )
             staying.add(rec["path"])
     try:
         for path in wt.on_disk(r):  # folders a crash left between git and the record: no build uses them now
             if path not in staying:
                 wt.remove(r, path)
     except (AetherError, OSError) as exc:
-        problems.append(f"left-over worktrees were not removed: {_said(exc)} (`aether worktrees --clean` "
-                        f"once that is fixed)")
+        problems.append(f"left-over worktrees were not removed: {_said(exc)} (`aether worktrees --clean` once that is fixed)")
     out["notes"] += problems
     if ended or unsaved or problems:
         _end_records(ended, unsaved, problems)
@@ -531,8 +581,9 @@ def _abandon_one(r: checkpoints.Repo, rec: dict, node: dict, why: str, out: dict
         try:
             commit = wt.result(r, rec["path"], rec.get("gitdir") or "", rec["base"], rec["node"])
         except wt.Gone:
-            out["notes"].append(f"{rec['node']}: its worktree was gone (removed, or replaced by a symbolic link): "
-                                f"its finished work could not be kept")
+            out["notes"].append(
+                f"{rec['node']}: its worktree was gone (removed, or replaced by a symbolic link): its finished work could not be kept"
+            )
         if commit:
             branch, status = wt.keep(r, rec["scope"], rec["node"], commit), "kept"
             out["kept"].append(kept_entry({**rec, "branch": branch, "why": why}))
@@ -567,10 +618,13 @@ def summary(tree: dict | None) -> list:
             lines.append(f"  {n['id']} merged ({count} file{'s' if count != 1 else ''})")
         elif merge == "conflict":
             files = ", ".join((n.get("failure") or {}).get("files") or [])
-            later = [m["id"] for m in nodes if m.get("origin") == spawn_tree.origin_of(tree, n) and
-                     (m.get("seq") or 0) > (n.get("seq") or 0)]
-            lines.append(f"  {n['id']} conflicted in {files}" + (f" → redone by {', '.join(later)} on the merged state"
-                                                                  if later else " (kept on a branch)"))
+            later = [
+                m["id"] for m in nodes if m.get("origin") == spawn_tree.origin_of(tree, n) and (m.get("seq") or 0) > (n.get("seq") or 0)
+            ]
+            lines.append(
+                f"  {n['id']} conflicted in {files}"
+                + (f" → redone by {', '.join(later)} on the merged state" if later else " (kept on a branch)")
+            )
         elif merge == "empty":
             lines.append(f"  {n['id']} changed nothing")
     return lines
@@ -579,21 +633,30 @@ def summary(tree: dict | None) -> list:
 def kept_entry(rec: dict) -> dict:
     """A kept result with the commands to look at it and to apply it."""
     branch = rec["branch"]
-    return {"branch": branch, "build": rec["scope"], "node": rec["node"], "why": rec.get("why"),
-            "inspect": f"git show --stat {branch}", "apply": f"git cherry-pick --no-commit {branch}",
-            "drop": f"aether worktrees --drop {branch}"}
+    return {
+        "branch": branch,
+        "build": rec["scope"],
+        "node": rec["node"],
+        "why": rec.get("why"),
+        "inspect": f"git show --stat {branch}",
+        "apply": f"git cherry-pick --no-commit {branch}",
+        "drop": f"aether worktrees --drop {branch}",
+    }
 
 
 def kept(scope: str | None = None) -> list:
-    return [kept_entry(w) for w in wt.records() if w.get("status") == "kept" and w.get("branch")
-            and (scope is None or w.get("scope") == scope)]
+    return [
+        kept_entry(w) for w in wt.records() if w.get("status") == "kept" and w.get("branch") and (scope is None or w.get("scope") == scope)
+    ]
 
 
 def render_kept(rows: list) -> list:
     lines = []
     for k in rows:
-        lines.append(f"  {k['branch']} ({k['node']}, {k.get('why') or 'not merged'}) — look: {k['inspect']} · "
-                     f"apply: {k['apply']} · let go: {k['drop']}")
+        lines.append(
+            f"  {k['branch']} ({k['node']}, {k.get('why') or 'not merged'}) — look: {k['inspect']} · "
+            f"apply: {k['apply']} · let go: {k['drop']}"
+        )
     return lines
 
 
@@ -615,17 +678,20 @@ def listing() -> dict:
     known = {w["path"] for w in active}
     branches = wt.branches(r) if r else {}
     recorded_branches = {w.get("branch") for w in records if w.get("status") == "kept"}
-    out: dict = {"active": [{"path": w["path"], "build": w["scope"], "node": w["node"],
-                       "running": w["scope"] in running} for w in active],
-           "stale": sorted({p for p in on_disk if p not in known} |
-                           {w["path"] for w in active if w["scope"] not in running}),
-           "kept": kept(), "unrecorded_branches": sorted(b for b in branches if b not in recorded_branches)}
+    out: dict = {
+        "active": [{"path": w["path"], "build": w["scope"], "node": w["node"], "running": w["scope"] in running} for w in active],
+        "stale": sorted({p for p in on_disk if p not in known} | {w["path"] for w in active if w["scope"] not in running}),
+        "kept": kept(),
+        "unrecorded_branches": sorted(b for b in branches if b not in recorded_branches),
+    }
     lines = [f"WORKTREES · {len(out['active'])} in use, {len(out['stale'])} left over, {len(out['kept'])} kept result(s)"]
     unsaved = {w["path"] for w in active if w.get("unsaved")}
     for w in out["active"]:
-        lines.append(f"  {w['path']} — {w['node']} of {w['build']}" + ("" if w["running"] else " (its build is not running)")
-                     + (" — holds finished work that could not be kept on a branch: `--clean` tries again"
-                        if w["path"] in unsaved else ""))
+        lines.append(
+            f"  {w['path']} — {w['node']} of {w['build']}"
+            + ("" if w["running"] else " (its build is not running)")
+            + (" — holds finished work that could not be kept on a branch: `--clean` tries again" if w["path"] in unsaved else "")
+        )
     if out["stale"]:
         lines.append("Left over (a crash, or a build that ended): `aether worktrees --clean` removes them")
         lines += [f"  {p}" for p in out["stale"]]
@@ -633,8 +699,7 @@ def listing() -> dict:
         lines.append("Kept results (not merged):")
         lines += render_kept(out["kept"])
     if out["unrecorded_branches"]:
-        lines.append("Branches named aether/… the colony has no record of (left alone): "
-                     + ", ".join(out["unrecorded_branches"]))
+        lines.append("Branches named aether/… the colony has no record of (left alone): " + ", ".join(out["unrecorded_branches"]))
     out["text"] = "\n".join(lines)
     return out
 
@@ -646,8 +711,7 @@ def clean(drop: str | None = None) -> dict:
     if drop is not None:
         rec = next((w for w in wt.records() if w.get("status") == "kept" and w.get("branch") == drop), None)
         if rec is None:
-            raise state_error("unknown_branch", f"{drop!r} is not a result the colony kept "
-                                                f"(`aether worktrees` lists them)")
+            raise state_error("unknown_branch", f"{drop!r} is not a result the colony kept (`aether worktrees` lists them)")
         wt.drop_branch(r, drop)
         _drop_record(drop)
         return {"dropped": drop, "removed": [], "text": f"Let go of {drop}."}
@@ -682,4 +746,3 @@ def _drop_record(data, branch: str, why: str = "let go by the user") -> None:
     for w in data["worktrees"]:
         if w.get("status") == "kept" and w.get("branch") == branch:
             wt.end(w, "dropped", why=why)
-
