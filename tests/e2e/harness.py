@@ -181,23 +181,10 @@ def _tail(text: str, lines: int = 40) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
-class Run:
-    """What one `claude -p` run did: exit code, stream events, model requests, files."""
+class _Turns:
+    """The model requests of a run or a session (`self.api`: its FakeAPI)."""
 
-    def __init__(self, *, argv, prompt, code, stdout, stderr, api: FakeAPI, seconds, dir, project, home, timed_out=False):
-        self.argv, self.prompt, self.code = argv, prompt, code
-        self.stdout, self.stderr, self.api = stdout, stderr, api
-        self.seconds, self.dir, self.project, self.home = seconds, dir, project, home
-        self.timed_out = timed_out
-        self.events = []
-        for line in stdout.splitlines():
-            try:
-                event = json.loads(line)
-            except ValueError:
-                event = None
-            self.events.append(event if isinstance(event, dict) else {"type": "unparsed", "line": line})
-
-    # -- model requests ---------------------------------------------------------------------
+    api: FakeAPI
 
     @property
     def requests(self):
@@ -212,6 +199,23 @@ class Run:
     def subagent_turns(self, name: str | None = None):
         """Model turns of subagents: of agent `name` ("probe:prober"), or of every subagent."""
         return [r for r in self.api.turns() if (r.thread == name if name else r.thread not in ("main", "side"))]
+
+
+class Run(_Turns):
+    """What one `claude -p` run did: exit code, stream events, model requests, files."""
+
+    def __init__(self, *, argv, prompt, code, stdout, stderr, api: FakeAPI, seconds, dir, project, home, timed_out=False):
+        self.argv, self.prompt, self.code = argv, prompt, code
+        self.stdout, self.stderr, self.api = stdout, stderr, api
+        self.seconds, self.dir, self.project, self.home = seconds, dir, project, home
+        self.timed_out = timed_out
+        self.events = []
+        for line in stdout.splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                event = None
+            self.events.append(event if isinstance(event, dict) else {"type": "unparsed", "line": line})
 
     @property
     def side_turns(self):
@@ -521,23 +525,12 @@ def run_and_kill(claude, prompt: str, script: list, ready, *, env=None, wait: fl
 # Interactive sessions: the real TUI in tmux (auto mode, Claude Code's default).
 
 
-class Session:
+class Session(_Turns):
     """What one interactive session did: the model requests, the screen at the end, the files."""
 
     def __init__(self, *, argv, prompts, api: FakeAPI, screen: str, seconds: float, dir, project, home, timed_out: bool):
         self.argv, self.prompts, self.api, self.screen = argv, prompts, api, screen
         self.seconds, self.dir, self.project, self.home, self.timed_out = seconds, dir, project, home, timed_out
-
-    @property
-    def requests(self):
-        return self.api.requests
-
-    @property
-    def main_turns(self):
-        return self.api.turns("main")
-
-    def subagent_turns(self, name: str | None = None):
-        return [r for r in self.api.turns() if (r.thread == name if name else r.thread not in ("main", "side"))]
 
     def report(self) -> str:
         head = [
