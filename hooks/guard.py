@@ -1305,6 +1305,9 @@ def _inside(path: str, roots: list) -> bool:
 
 AGENT_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 WORKING_COPY = re.compile(r"Start EVERY Bash command with `cd (\S+) && `")
+SPAWN_BRIEF = re.compile(r"\[aether spawn \.aether/spawns/([A-Za-z0-9_-]{1,64}/[A-Za-z0-9_-]{1,64})\.md\]")  # a brief's first line
+ALLOWED_TOOLS = re.compile(r"^allowed-tools:(.*)$", re.M)
+NAME = re.compile(r"[a-z][a-z-]{0,40}")  # a command's name
 
 
 def _subagent_file(event: dict, suffix: str) -> str | None:
@@ -1327,18 +1330,70 @@ def _spawned_by(event: dict) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _brief_copy(event: dict) -> str | None:
-    """The working copy the ant's brief names (the first message of its transcript)."""
+def _first_message(event: dict) -> str:
+    """The ant's first message (its brief), from its transcript; "" when it cannot be read."""
     path = _subagent_file(event, ".jsonl")
     try:
         first = json.loads(_read(path or "", 4 << 20).split("\n", 1)[0])
     except (OSError, ValueError):
-        return None
+        return ""
     content = (first.get("message") or {}).get("content") if isinstance(first, dict) else None
     if isinstance(content, list):
         content = "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
-    found = WORKING_COPY.search(content) if isinstance(content, str) else None
+    return content if isinstance(content, str) else ""
+
+
+def _brief_copy(event: dict) -> str | None:
+    """The working copy the ant's brief names (the first message of its transcript)."""
+    found = WORKING_COPY.search(_first_message(event))
     return found.group(1) if found else None
+
+
+def _command_grant(command: str) -> list:
+    """The `allowed-tools` of the plugin's /ant:<command> (what the Queen's ants get in its turn)."""
+    path = os.path.join(HERE, "..", ".claude", "commands", "ant", f"{command}.md")
+    try:
+        head = _read(path, 8192)
+    except OSError:
+        return []
+    found = ALLOWED_TOOLS.search(head)
+    return [t.strip() for t in found.group(1).split(",") if t.strip()] if found else []
+
+
+def mod_grant(tool: str, event: dict, script=None) -> dict | None:
+    """An ant the mod sent (not an Agent call in the Queen's turn) gets what the command's
+    `allowed-tools` give the Queen's ants: the tools it names, and Bash whose every command
+    starts with one of its `Bash(<prefix>:*)` (never `aether`). Anything else: no decision."""
+    data_dir = os.environ.get("AETHER_DATA_DIR") or os.path.join(_project(), ".aether", "data")
+    try:
+        spawns = _state(data_dir, "spawns.json") or {}
+        records = _list(spawns, "spawns", "spawns.json")
+        runs = _list(spawns, "runs", "spawns.json")
+    except Unreadable:
+        return None
+    # the ant's spawn: by its agent id (the mod's record), the Agent call that started it, or its brief
+    agent, call = event.get("agent_id"), _spawned_by(event)
+    rec = next((s for s in records if s.get("runtime") == "mod" and agent and s.get("agent_id") == agent), None)
+    rec = rec or next((s for s in records if s.get("runtime") == "mod" and call and s.get("tool_use_id") == call), None)
+    if rec is None and (found := SPAWN_BRIEF.search(_first_message(event))):
+        rec = next((s for s in records if s.get("ref") == found.group(1)), None)
+    run = next((r for r in runs if rec is not None and r.get("scope") == rec.get("scope")), None)
+    if rec is None or run is None or rec.get("runtime") != "mod" or not NAME.fullmatch(str(run.get("command"))):
+        return None
+    grant = _command_grant(str(run["command"]))
+    why = f"Aether: the grant of /ant:{run['command']} to its ants"
+    if tool != "Bash":
+        return {"permissionDecision": "allow", "permissionDecisionReason": why} if tool in grant else None
+    prefixes = [g[len("Bash(") : -len(":*)")].split() for g in grant if g.startswith("Bash(") and g.endswith(":*)")]
+    prefixes = [p for p in prefixes if p and p[0] != "aether"]
+    commands = script.commands if script is not None else []
+    if not commands or script.errors or script.background or script.out_subst:
+        return None
+    for cmd in commands:
+        words = cmd.texts()
+        if cmd.assigns or cmd.redirects or not words or not any(words[: len(p)] == p for p in prefixes):
+            return None
+    return {"permissionDecision": "allow", "permissionDecisionReason": why}
 
 
 class Copy:
@@ -1779,7 +1834,7 @@ def decide(event: dict) -> dict | None:
     caste = agent.split(":", 1)[1] if ours else ""
     if tool in FILE_TOOLS:
         why = _ant_file(caste, tool, tool_input, event) if ours else None
-        return _deny(why) if why else None
+        return _deny(why) if why else (mod_grant(tool, event) if ours else None)
     if tool != "Bash":
         return None
     try:
@@ -1798,7 +1853,7 @@ def decide(event: dict) -> dict | None:
     if not ours:
         return None  # not one of ours
     why = _ant_bash(caste, script, {**event, "tool_input": tool_input})
-    return _deny(why) if why else None
+    return _deny(why) if why else mod_grant("Bash", event, script)
 
 
 def main() -> int:

@@ -90,6 +90,7 @@ LAYERS = {
         "autopilot",
         "drive",
         "handback",
+        "mod",
         "session_start",
         "status",
         "handoff",

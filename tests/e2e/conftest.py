@@ -26,3 +26,9 @@ def claude_bin():
 def claude(claude_bin, tmp_path, _isolated_home) -> ClaudeCode:
     """Runs `claude -p` in a throwaway project and home against a scripted model server."""
     return _or_fail(lambda: ClaudeCode(claude_bin, tmp_path, home=_isolated_home))
+
+
+@pytest.fixture
+def claude_mod(claude_bin, tmp_path, _isolated_home) -> ClaudeCode:
+    """`claude` with the plugin's mod serving the /ant:* commands (no AETHER_RUNTIME=prompts)."""
+    return _or_fail(lambda: ClaudeCode(claude_bin, tmp_path, home=_isolated_home, runtime="mod"))

@@ -318,10 +318,13 @@ class ClaudeCode:
     """Runs `claude -p` in a throwaway project against a scripted model.
 
     `plugin_dirs` default to the repository itself (the `ant` plugin); the harness's own
-    tests use the probe plugin in fixtures/.
+    tests use the probe plugin in fixtures/. `runtime` is who serves the /ant:* commands: the
+    markdown commands and the Queen (`prompts`, AETHER_RUNTIME=prompts), or the plugin's mod (`mod`).
     """
 
-    def __init__(self, binary: Path, workdir: Path, home: Path, plugin_dirs=None):
+    def __init__(self, binary: Path, workdir: Path, home: Path, plugin_dirs=None, runtime: str = "prompts"):
+        assert runtime in ("prompts", "mod"), runtime
+        self.runtime = runtime
         self.binary = Path(binary)
         self.workdir = Path(workdir)
         self.home = Path(home)
@@ -341,7 +344,15 @@ class ClaudeCode:
 
     def env(self, url: str = "http://127.0.0.1:9", extra: dict | None = None) -> dict:
         """The environment `claude` runs with (model server at `url`; port 9 refuses)."""
-        return {**_base_env(), "HOME": str(self.home), "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": DUMMY_API_KEY, **(extra or {})}
+        runtime = {"AETHER_RUNTIME": "prompts"} if self.runtime == "prompts" else {}
+        return {
+            **_base_env(),
+            "HOME": str(self.home),
+            "ANTHROPIC_BASE_URL": url,
+            "ANTHROPIC_API_KEY": DUMMY_API_KEY,
+            **runtime,
+            **(extra or {}),
+        }
 
     def cli(self, *args, timeout: float = 120, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
         """Run another `claude` subcommand (`plugin validate …`) with this home, no model."""

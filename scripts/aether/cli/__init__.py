@@ -69,6 +69,7 @@ COMMANDS = {
     "next": "aether.cli.drive:next_cmd",
     "record": "aether.cli.drive:record",
     "agent-hook": "aether.cli.drive:agent_hook",
+    "mod": "aether.cli.mod:mod",
     "run": "aether.cli.autopilot:run_cmd",
     "session-hook": "aether.cli.session_start:session_hook",
     "build-start": "aether.cli.build_start:build_start",

@@ -98,6 +98,7 @@ EXAMPLES = {
     "next": "aether next --build 2          # then act on result.action; `aether next` goes on",
     "record": "aether record w1 - < answer.txt   # only when Claude Code's Agent hooks are off",
     "agent-hook": "aether agent-hook post < hook-input.json   # Claude Code runs this (hooks/hooks.json)",
+    "mod": "aether mod serve < command.json   # the plugin's mod runs this (hooks/mod.ts)",
     "session-hook": "aether session-hook < hook-input.json   # Claude Code runs this (hooks/session.sh)",
     "worktrees": "aether worktrees              # --clean removes what a crash left; --drop BRANCH a kept result",
     "run": "aether run --dry-run --text    # what /ant:run would build and spend; `aether run --stop` stops it",

@@ -182,6 +182,7 @@ def dispatch(run: dict, items: list, phase_key: str | None = None, table: dict |
             autopilot=autopilot,
             cost_key=phase_key or cost_key(run),
             status="dispatched",
+            runtime=None,  # who sends it: the Queen's Agent call, unless the mod takes it (colony/mod.py)
         )
         call = {"id": local, "subagent_type": subagent_type, "description": description, "prompt": ledger.prompt_for(ref, local)}
         if model:

@@ -41,6 +41,7 @@ NO_ANSWER = "(the ant ended without an answer, twice)"
 HANDBACK_TOOL = "SubagentHandback"
 AGENT_MESSAGE = re.compile(r'<agent-message from="([A-Za-z0-9_-]{1,80})">\n(.*?)\n?</agent-message>', re.S)
 REPORT_FOLLOWS = "The report follows:\n"
+MOD = "mod"  # spawns the mod sent (colony/mod.py): their answers come through it, not these hooks
 TASK = re.compile(r"<task-notification>(.*?)</task-notification>", re.S)
 
 
@@ -242,6 +243,8 @@ def post_hook(payload: dict) -> dict | None:
     if ref is None:
         return None
     rec = _spawn(ref)
+    if rec is not None and rec.get("runtime") == MOD:
+        return None  # the mod sent it: its answer comes through the mod
     if rec is None:
         return _context(
             "PostToolUse",
@@ -274,7 +277,7 @@ def post_hook(payload: dict) -> dict | None:
     text, usage = answer_of(response)
     agent = agent or payload.get("tool_use_id")
     if not text or not text.strip():
-        return _context("PostToolUse", _empty(ref, agent, usage))
+        return _context("PostToolUse", no_answer(ref, agent, usage))
     return _context("PostToolUse", _record(ref, text, usage, "hook", agent))
 
 
@@ -295,7 +298,7 @@ def _backgrounded(ref: str, agent: str | None, response: dict) -> list:
     ]
 
 
-def _empty(ref: str, agent: str | None, usage: dict) -> list:
+def no_answer(ref: str, agent: str | None, usage: dict, via: str = "hook") -> list:
     """An Agent result without an answer: its spend counted; handed out again, and recorded as
     having no answer the second time (so the protocol's ladder takes it, never a loop)."""
     local = ref.split("/", 1)[1]
@@ -309,7 +312,7 @@ def _empty(ref: str, agent: str | None, usage: dict) -> list:
             dispatch.mark(ref, "dispatched", empty=tries)
             return [f"Aether: {local} returned no answer; `aether next` hands it out again (once)."]
         dispatch.mark(ref, "dispatched", empty=tries)
-    return _record(ref, NO_ANSWER, {}, "hook", None)
+    return _record(ref, NO_ANSWER, {}, via, None)
 
 
 def failure_hook(payload: dict) -> dict | None:
@@ -318,7 +321,12 @@ def failure_hook(payload: dict) -> dict | None:
     tool_input = raw if isinstance(raw := payload.get("tool_input"), dict) else {}
     ref = ledger.ref_in(prompt if isinstance(prompt := tool_input.get("prompt"), str) else "")
     rec = _spawn(ref)
-    if rec is None or rec["status"] not in ledger.IN_FLIGHT or rec.get("tool_use_id") != payload.get("tool_use_id"):
+    if (
+        rec is None
+        or rec["status"] not in ledger.IN_FLIGHT
+        or rec.get("tool_use_id") != payload.get("tool_use_id")
+        or rec.get("runtime") == MOD
+    ):
         return None
     dispatch.mark(ref, "dispatched")
     if payload.get("hook_event_name") == "PermissionDenied":
@@ -347,7 +355,7 @@ def stop_hook(payload: dict) -> dict | None:
     with ledger.lock():
         data = store.read("spawns")
         rec = (ledger.find_agent(data, agent_id=agent) if agent else None) or (ledger.find(data, found["ref"]) if found["ref"] else None)
-        if rec is None or rec["status"] == "recorded":
+        if rec is None or rec["status"] == "recorded" or rec.get("runtime") == MOD:
             return None
         ref = rec["ref"]
         if not text or not text.strip():
@@ -372,14 +380,14 @@ def prompt_hook(payload: dict) -> dict | None:
     for note in notifications(prompt):
         data = store.read("spawns")
         rec = ledger.find_agent(data, agent_id=note["agent_id"], tool_use_id=note["tool_use_id"])
-        if rec is None:
+        if rec is None or rec.get("runtime") == MOD:
             continue
         usage = note["usage"]
         if not usage.get("total_tokens"):
             usage = transcript(_agent_transcript(payload, note["agent_id"]))["usage"] or usage
         text = note["text"] if note["text"] and note["text"].strip() else ledger.read_answer(rec["ref"])
         if rec["status"] != "recorded" and not (text and text.strip()):
-            lines += _empty(rec["ref"], note["agent_id"], usage)
+            lines += no_answer(rec["ref"], note["agent_id"], usage)
             continue
         lines += _record(rec["ref"], text or "", usage, "notification", note["agent_id"])
     return _context("UserPromptSubmit", lines)

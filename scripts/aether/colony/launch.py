@@ -61,6 +61,14 @@ def launch(data, ref: str, tool_input: dict, tool_use_id: str | None, session_id
     return None, dict(rec)
 
 
+@store.writes("spawns")
+def _mod_call(data, ref: str, tool_use_id) -> None:
+    """The mod's spawn starts under this Agent call: the guard finds the ant's spawn by it."""
+    rec = ledger.find(data, ref)
+    if rec is not None and rec["status"] != "recorded" and isinstance(tool_use_id, str):
+        rec["tool_use_id"] = tool_use_id
+
+
 def _stray(tool_input: dict) -> str | None:
     """A call of one of the colony's castes that names no brief but a handed-out spawn's id as
     its description's first word: the Queen rewrote the prompt. Refused with the prompt to send."""
@@ -96,6 +104,9 @@ def pre_hook(payload: dict) -> dict | None:
         rec = ledger.find(store.read("spawns"), ref)
         if rec is None or rec["status"] != "dispatched" or not ledger.live(store.read("spawns"), rec["scope"]):
             return None  # another agent reading a brief: not a spawn of ours
+    if (ledger.find(store.read("spawns"), ref) or {}).get("runtime") == "mod":
+        _mod_call(ref, payload.get("tool_use_id"))
+        return None  # the mod sends it, with its brief, and records its answer itself
     brief = ledger.read_brief(ref)
     if brief is None:
         return _deny(f"the brief of {ref} is missing: don't send it; `aether next` writes it again and hands the spawn out.")

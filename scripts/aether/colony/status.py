@@ -265,9 +265,13 @@ def _autopilot_view(colony: dict) -> dict:
     data = store.read("costs")
     mine = costs.colony_spend(colony.get("session_id"), data)
     total = mine["total"]
-    run = ledger.active_autopilot(store.read("spawns"))
+    spawns = store.read("spawns")
+    run = ledger.active_autopilot(spawns)
+    newest = spawns["spawns"][-1] if spawns["spawns"] else None
     out = {
         "autopilot": None,
+        # who sent the newest spawn: the plugin's mod, or the Queen's Agent calls (the markdown commands)
+        "runtime": None if newest is None else ("mod" if newest.get("runtime") == "mod" else "prompts"),
         "spend": {
             "tokens": total["tokens"],
             "spawns": total["spawns"],
@@ -300,6 +304,9 @@ def _autopilot_lines(view: dict) -> list:
             f"spent {spend.fmt(run['spent'])} of {spend.fmt(run['caps']['run'])}"
         )
         lines.append(f"  continue: {run['command']} · stop it from any terminal: aether run --stop")
+    if view.get("runtime"):
+        how = "the plugin's mod (no Queen turns)" if view["runtime"] == "mod" else "the markdown commands (the Queen's turns)"
+        lines.append(f"RUNTIME  {view['runtime']}: the newest ants were run by {how}")
     if spent["spawns"]:
         per_caste = ", ".join(f"{c} {spend.fmt(tokens)}" for c, tokens in sorted(spent["castes"].items(), key=lambda kv: -kv[1]))
         lines.append(

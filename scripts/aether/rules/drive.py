@@ -204,3 +204,25 @@ def next_continue_step(view: dict) -> dict:
     if archivist.get("due") and not archivist.get("answered"):
         return {"do": "spawn_archivist"}
     return {"do": "advance"}
+
+
+# How a driven command ends, as the exit status of `claude -p "/ant:…"` where the mod serves it:
+# 0 when it is done, one status per kind of stop (docs/decisions/the-mod-runs-the-loop.md).
+EXIT_DONE = 0
+EXIT_ERROR = 1  # the helper failed: its error is the text
+EXIT_STATUS = {
+    "approval": 10,  # a wave plan awaits the person's approval
+    "question": 11,  # a loop asks the person (the code loop, the plan loop)
+    "abort": 12,  # the failure protocol aborted the phase, or it ended with failed tasks
+    "cap": 13,  # the spend cap
+    "stopped": 14,  # any other stop: asked to, blocked, a refused Phase Lead, no plan
+}
+STOP_KIND = {"approval": "approval", "code_loop": "question", "abort_phase": "abort", "phase_failed": "abort", "budget": "cap"}
+
+
+def exit_status(action: str, why: str | None) -> int:
+    """The exit status of an action that ends a driven command (`done`, `ask`, `stop`)."""
+    if action == "done":
+        return EXIT_DONE
+    kind = STOP_KIND.get(why or "") or ("question" if action == "ask" else "stopped")
+    return EXIT_STATUS[kind]

@@ -1,0 +1,167 @@
+// Aether's mod: where Claude Code loads plugin code, the /ant:* commands the helper can serve run
+// here — no model turn for the loop. It asks `aether mod serve` how to serve a command: with the
+// helper's text, with the loop (spawn every ant of an action at once, record each answer as it
+// arrives, ask again), or by the markdown command (`next(e)`), which is also the fallback wherever
+// this module does not load. Every rule, number and text comes from the helper; this file only
+// runs the loop and draws. See docs/decisions/the-mod-runs-the-loop.md.
+import type { Register } from 'claude-code'
+
+type Json = any // the helper's JSON, shaped in docs/contracts.md ("The mod's calls")
+
+const WAIT_SECONDS = 20 // one `aether mod wait`; the hook's own clock stops while it runs
+const MAX_STEPS = 100000 // a bound on the loop: the helper ends every run long before
+const SEEN_ENDED = 2 // an agent listed as ended this many waits without its answer: handed out again
+
+const AGENT_MESSAGE = /<agent-message from="([^"<>]{1,120})">/g // Claude Code's hand-back delivery
+
+const refOf: Record<string, string> = {} // Claude Code's agent id → the spawn it runs
+const early: Record<string, Json> = {} // answers that came before their spawn call resolved
+
+class HelperError extends Error {}
+
+async function aether($: Json, env: Record<string, string>, args: string[], input: Json, timeoutMs = 120000): Promise<Json> {
+  const root = env.CLAUDE_PLUGIN_ROOT
+  const ran = await $.process.run([`${root}/bin/aether`, ...args], { env, stdin: JSON.stringify(input), timeoutMs })
+  let body: Json
+  try { body = JSON.parse(ran.stdout) } catch { body = undefined }
+  if (ran.exitCode === 0 && body && body.ok) return body.result
+  let failure: Json
+  try { failure = JSON.parse(ran.stderr) } catch { failure = undefined }
+  throw new HelperError(failure && failure.error ? String(failure.error) : (ran.stderr.trim() || `aether exited with ${ran.exitCode}`))
+}
+
+async function record($: Json, env: Record<string, string>, ref: string, e: Json): Promise<void> {
+  const answer = { ref, agent_id: e.agentId, text: e.answer ?? '', usage: e.usage ?? {}, duration_ms: e.durationMs, reason: e.reason }
+  await aether($, env, ['mod', 'answer'], answer).catch(() => undefined) // unrecorded: the wait hands it out again
+}
+
+export const register: Register = on => {
+  on('turn.complete', async ($: Json, e: Json, next: Json) => {
+    const result = await next(e)
+    if (!e.agentId) return result
+    const ref = refOf[e.agentId]
+    if (ref === undefined) {
+      early[e.agentId] = e
+      return result
+    }
+    delete refOf[e.agentId]
+    await record($, await $.process.hookEnv(), ref, e)
+    return result
+  })
+
+  // In an interactive session an ant hands its report back through SubagentHandback, and Claude
+  // Code also delivers it to the main conversation as a message — a Queen turn. turn.complete
+  // brought the report here already: a delivery that only carries the mod's own ants' reports is
+  // taken before it reaches the model.
+  on('session.receive', async ($: Json, e: Json, next: Json) =>
+    !e.agentId && (await onlyOurReports($, e.text)) ? { consumed: 'an Aether ant reported to the mod' } : next(e),
+  )
+  on('prompt.submit', async ($: Json, e: Json, next: Json) =>
+    (await onlyOurReports($, e.text)) ? { drop: 'an Aether ant reported to the mod' } : next(e),
+  )
+
+  on('command.run', { command: /^ant:/ }, async ($: Json, e: Json, next: Json) => {
+    let env: Record<string, string>
+    let served: Json
+    try {
+      env = await $.process.hookEnv()
+      served = await aether($, env, ['mod', 'serve'], { command: e.command, args: e.args })
+    } catch {
+      return next(e) // the helper is not ready here: the markdown command serves it
+    }
+    if (served.serve === 'text') return { text: served.text, exitCode: served.exit_code }
+    if (served.serve !== 'loop') return next(e)
+    return loop($, env, served.action, next.signal)
+  }).catch(($: Json, e: Json, next: Json) => next(e)) // the loop failed: the markdown command goes on from state
+}
+
+// Does `text` carry hand-back reports, and only from ants this plugin spawned (named as spawned)?
+async function onlyOurReports($: Json, text: unknown): Promise<boolean> {
+  const senders = [...String(text ?? '').matchAll(AGENT_MESSAGE)].map(m => String(m[1]))
+  if (senders.length === 0) return false
+  const listed: Json[] = await $.agent.list().catch(() => [])
+  return senders.every(name => listed.some((a: Json) => (a.name === name || a.id === name) && a.spawnedBy === $.plugin.name))
+}
+
+async function loop($: Json, env: Record<string, string>, first: Json, signal: AbortSignal): Promise<Json> {
+  const headless = (await $.session.surfaces()).length === 0
+  const say = async (line: string | null | undefined) => {
+    if (headless && line) await $.fs.write('/dev/stderr', `aether: ${line}\n`).catch(() => undefined)
+  }
+  const draw = (progress: string | undefined) => {
+    if (!headless) $.ui.status(progress || undefined)
+  }
+  const ended: Record<string, number> = {}
+  let action = first
+  try {
+    for (let step = 0; step < MAX_STEPS; step++) {
+      draw(action.progress)
+      await say(action.line)
+      if (signal.aborted) return await interrupted($, env, action)
+      if (action.action === 'spawn') {
+        const sent = await Promise.all(action.spawns.map((s: Json) => spawn($, env, s)))
+        const started = sent.filter((s: Json) => s.agent_id)
+        await aether($, env, ['mod', 'launched'], { spawns: started })
+        for (const s of started) {
+          if (early[s.agent_id]) {
+            const e = early[s.agent_id]
+            delete early[s.agent_id]
+            delete refOf[s.agent_id]
+            await record($, env, s.ref, e)
+          }
+        }
+        const refused = sent.filter((s: Json) => !s.agent_id)
+        for (const s of refused) await say(`${s.ref} was not started: ${s.why}`)
+        action = await aether($, env, ['mod', 'wait'], { refs: sent.map((s: Json) => s.ref), seconds: WAIT_SECONDS }, (WAIT_SECONDS + 60) * 1000)
+      } else if (action.action === 'wait') {
+        await reap($, env, action, ended)
+        action = await aether($, env, ['mod', 'wait'], { refs: action.refs, seconds: WAIT_SECONDS }, (WAIT_SECONDS + 60) * 1000)
+      } else {
+        draw(undefined)
+        return { text: action.text, exitCode: action.exit_code }
+      }
+    }
+    return { text: 'Aether: the loop did not end; `aether next` says where the run stands.', exitCode: 1 }
+  } catch (err) {
+    draw(undefined)
+    if (signal.aborted) return await interrupted($, env, action)
+    return { text: `Aether: ${err instanceof Error ? err.message : String(err)}`, exitCode: 1 }
+  }
+}
+
+async function spawn($: Json, env: Record<string, string>, s: Json): Promise<Json> {
+  const request: Json = { prompt: s.prompt, subagentType: s.subagent_type, description: s.description, name: s.id }
+  if (s.model) request.model = s.model
+  try {
+    const started = await $.agent.spawn(request)
+    if (!started.agentId) return { ref: s.ref, agent_id: null, why: started.deny ?? 'refused' }
+    refOf[started.agentId] = s.ref
+    return { ref: s.ref, agent_id: started.agentId }
+  } catch (err) {
+    return { ref: s.ref, agent_id: null, why: err instanceof Error ? err.message : String(err) }
+  }
+}
+
+// Ants that ended without their answer reaching turn.complete (killed, failed): handed out again.
+async function reap($: Json, env: Record<string, string>, action: Json, ended: Record<string, number>): Promise<void> {
+  const agents: Record<string, string> = action.agents ?? {}
+  if (Object.keys(agents).length === 0) return
+  const listed: Json[] = await $.agent.list().catch(() => [])
+  for (const [ref, agentId] of Object.entries(agents)) {
+    const info = listed.find((a: Json) => a.id === agentId)
+    const over = info === undefined || ['completed', 'failed', 'killed'].includes(info.status)
+    ended[ref] = over ? (ended[ref] ?? 0) + 1 : 0
+    if (ended[ref] >= SEEN_ENDED) {
+      await aether($, env, ['mod', 'gone'], { ref, agent_id: agentId, status: info ? info.status : 'gone' })
+      delete ended[ref]
+    }
+  }
+}
+
+async function interrupted($: Json, env: Record<string, string>, action: Json): Promise<Json> {
+  const out = await aether($, env, ['mod', 'interrupted'], { refs: action.refs ?? [] }).catch((err: Json) => ({
+    text: `Aether: ${err instanceof Error ? err.message : String(err)}`,
+    exit_code: 1,
+  }))
+  return { text: out.text, exitCode: out.exit_code }
+}

@@ -1,0 +1,246 @@
+"""`aether mod …`: what the plugin's mod (hooks/mod.ts) asks the helper — JSON in on stdin, the
+envelope out. `serve` says how a slash command is served (by the helper's text, by the mod's
+loop, or by the markdown command and the model); `launched`, `answer`, `gone` and `wait` are the
+loop's steps (colony/mod.py). A person never runs these."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import click
+
+from aether.cli.common import command, example_epilog, read_stdin
+from aether.core.exceptions import AetherError, input_error
+from aether.rules import drive as drive_rules
+
+# The commands the mod may serve: served by the helper's text (no model request), or by the loop.
+TEXT_COMMANDS = ("status", "phase", "focus", "redirect", "feedback", "pause-colony", "resume-colony", "help")
+LOOP_COMMANDS = ("build", "run", "plan", "colonize", "continue")
+SIGNALS = {"focus": "FOCUS", "redirect": "REDIRECT", "feedback": "FEEDBACK"}
+ANSWER = re.compile(r"^\s*(\d+)\s+--answer\s+(\S+)(?:\s+(.*\S))?\s*$", re.S)
+OFF_VALUES = ("prompts", "markdown", "off")  # AETHER_RUNTIME: the markdown commands serve everything
+
+
+def _payload(what: str) -> dict:
+    raw = read_stdin(what)
+    try:
+        data = json.loads(raw or "{}")
+    except (ValueError, RecursionError):
+        raise input_error("invalid_json", f"{what} is not JSON") from None
+    if not isinstance(data, dict):
+        raise input_error("invalid_json", f"{what} must be a JSON object")
+    return data
+
+
+def _str(data: dict, key: str, default: str | None = None) -> str | None:
+    value = data.get(key, default)
+    if value is not None and not isinstance(value, str):
+        raise input_error("invalid_input", f"{key} must be a string")
+    return value
+
+
+@click.group("mod", hidden=True, epilog=example_epilog("mod"))
+def mod():
+    """The mod's calls (hooks/mod.ts, where Claude Code loads plugin code): JSON on stdin."""
+
+
+# ---------------------------------------------------------------- serve
+
+
+def _model(why: str) -> dict:
+    return {"serve": "model", "why": why}
+
+
+def _text(text: str, exit_code: int = drive_rules.EXIT_DONE) -> dict:
+    return {"serve": "text", "text": text, "exit_code": exit_code}
+
+
+def _help_text() -> str:
+    """The command reference /ant:help shows: the code block of the plugin's own help.md."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(here, "..", "..", "..", ".claude", "commands", "ant", "help.md")
+    with open(path, encoding="utf-8") as fh:
+        body = fh.read()
+    found = re.search(r"```\n(.*?)```", body, re.S)
+    if found is None:
+        raise input_error("help_missing", "help.md holds no command reference")
+    return found.group(1).rstrip("\n")
+
+
+def _serve_text(name: str, args: str) -> dict:
+    from aether.colony import handoff, status
+    from aether.state import pheromones
+
+    words = args.strip()
+    if name == "status":
+        return _model("a question for the model") if words else _text(status.overview()["text"])
+    if name == "phase":
+        which = words if words == "list" or words.isdigit() else ("list" if words else None)
+        return _text(status.phase_view(which)["text"])
+    if name == "help":
+        return _text(_help_text())
+    if name in SIGNALS:
+        if not words:
+            return _model("no text: the model asks for it")
+        if len(words) >= 2 and words[0] == words[-1] and words[0] in "\"'":
+            words = words[1:-1]
+        out = pheromones.emit(SIGNALS[name], words, None, None, None, False, False)
+        lines = [f"Warning: {out['warning']}", ""] if out.get("warning") else []
+        return _text("\n".join(lines + [pheromones.render(None)["text"]]))
+    if name == "pause-colony":
+        out = handoff.pause(words or None)
+        return _text(out["text"] + "\n\nYou can now /clear or end the session; /ant:resume-colony goes on.")
+    return _text(handoff.resume()["text"])
+
+
+def _loop_action(name: str, args: str) -> dict:
+    """The first action of a driven command, from its arguments as the markdown command reads them."""
+    from aether.colony import drive
+
+    words = args.strip()
+    if name == "build":
+        found = ANSWER.match(words)
+        if found:
+            choice = found.group(2) if found.group(2) in ("accept", "stop") else "refine"
+            text = found.group(3) or found.group(2)
+            return drive.answer(int(found.group(1)), choice, text)
+        parts = words.split()
+        if not parts or not parts[0].isdigit() or int(parts[0]) < 1:
+            raise input_error("invalid_arguments", "Run /ant:build <phase>.")
+        flags = set(parts[1:])
+        if flags - {"--approve", "--resume"} or len(flags) > 1:
+            raise input_error("invalid_arguments", f"/ant:build takes a phase and one of --approve, --resume, --answer: got {words!r}")
+        return drive.next_action(int(parts[0]), approve="--approve" in flags, resume="--resume" in flags)
+    if name == "plan":
+        parts = words.split()
+        force, accept = "--force" in parts, "--accept" in parts
+        guidance = " ".join(p for p in parts if p not in ("--force", "--accept")) or None
+        return drive.next_action(plan=True, guidance=guidance, force=force, accept=accept)
+    if name == "colonize":
+        return drive.next_action(colonize=True)
+    if name == "continue":
+        return drive.next_action(closing=True)
+    return _run_action(words)
+
+
+def _run_action(words: str) -> dict:
+    from aether.cli.autopilot import run_cmd, run_with
+    from aether.colony.autopilot import split_arguments
+
+    ctx = run_cmd.make_context("run", split_arguments(words))
+    params = {k: v for k, v in ctx.params.items() if k not in ("as_json", "text_only")}
+    if params.get("stop") or params.get("dry_run"):
+        out = run_with(params)
+        return {"action": "done", "text": out.get("text") or json.dumps(out, ensure_ascii=False), "command": None}
+    return run_with(params)
+
+
+def serve(name: str, args: str) -> dict:
+    from aether.colony import mod as mod_loop
+
+    if (os.environ.get("AETHER_RUNTIME") or "").lower() in OFF_VALUES:
+        return _model("AETHER_RUNTIME asks for the markdown commands")
+    if name in TEXT_COMMANDS:
+        return _serve_text(name, args)
+    if name not in LOOP_COMMANDS:
+        return _model("a command that needs the model")
+    try:
+        action = _loop_action(name, args)
+    except click.UsageError as exc:
+        return _text(f"/ant:{name}: {exc.format_message()}", drive_rules.EXIT_ERROR)
+    action = mod_loop.for_mod(action)
+    action["line"] = f"/ant:{name} runs in the plugin's mod (runtime mod: no Queen turns) — " + (action.get("line") or action["action"])
+    return {"serve": "loop", "runtime": mod_loop.RUNTIME, "action": action}
+
+
+@command("serve")
+def serve_cmd():
+    """How the mod serves a slash command. stdin: {"command": "build", "args": "1 --approve"}."""
+    data = _payload("the command")
+    name = (_str(data, "command") or "").removeprefix("ant:")
+    args = _str(data, "args", "") or ""
+    try:
+        return serve(name, args)
+    except AetherError as exc:  # the command's answer: the helper's error, shown as the markdown command would
+        return _text(f"Aether: {exc.message}", drive_rules.EXIT_ERROR)
+
+
+# ---------------------------------------------------------------- the loop's steps
+
+
+@command("launched")
+def launched_cmd():
+    """The mod sent these spawns. stdin: {"spawns": [{"ref": "b1/w1", "agent_id": "…"}]}."""
+    from aether.colony import mod as mod_loop
+
+    items = _payload("the spawns").get("spawns")
+    if not isinstance(items, list) or not all(isinstance(i, dict) and isinstance(i.get("ref"), str) for i in items):
+        raise input_error("invalid_input", "spawns must be a list of {ref, agent_id}")
+    return mod_loop.launched(items)
+
+
+@command("answer")
+def answer_cmd():
+    """An ant's answer from the mod. stdin: {"ref", "agent_id", "text", "usage", "duration_ms", "reason"}."""
+    from aether.colony import mod as mod_loop
+
+    data = _payload("the answer")
+    ref = _str(data, "ref")
+    if not ref:
+        raise input_error("invalid_input", "ref is required")
+    duration = data.get("duration_ms")
+    duration = duration if isinstance(duration, int) and not isinstance(duration, bool) else None
+    usage = mod_loop.usage_of(data.get("usage"), duration)
+    return mod_loop.answer(ref, _str(data, "agent_id"), _str(data, "text"), usage, _str(data, "reason", "answer") or "answer")
+
+
+@command("gone")
+def gone_cmd():
+    """An ant of the mod ended without an answer. stdin: {"ref", "agent_id", "status"}."""
+    from aether.colony import mod as mod_loop
+
+    data = _payload("the ant")
+    ref = _str(data, "ref")
+    if not ref:
+        raise input_error("invalid_input", "ref is required")
+    return mod_loop.gone(ref, _str(data, "agent_id"), _str(data, "status", "ended") or "ended")
+
+
+@command("wait")
+def wait_cmd():
+    """Block until these ants answered (at most `seconds`), then the next action. stdin: {"refs", "scope", "seconds"}."""
+    from aether.colony import mod as mod_loop
+
+    data = _payload("the wait")
+    refs = data.get("refs") or []
+    if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
+        raise input_error("invalid_input", "refs must be a list of spawn refs")
+    seconds = data.get("seconds", mod_loop.WAIT_SECONDS)
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
+        raise input_error("invalid_input", "seconds must be a number")
+    return mod_loop.wait(refs, float(seconds), _str(data, "scope"))
+
+
+@command("interrupted")
+def interrupted_cmd():
+    """The person interrupted the loop. stdin: {"refs": [the refs of the action it stood at]}."""
+    from aether.colony import mod as mod_loop
+
+    refs = _payload("the refs").get("refs") or []
+    if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
+        raise input_error("invalid_input", "refs must be a list of spawn refs")
+    return mod_loop.interrupted(refs)
+
+
+@command("progress")
+def progress_cmd():
+    """The status band's line."""
+    from aether.colony import mod as mod_loop
+
+    return {"progress": mod_loop.progress()}
+
+
+for _cmd in (serve_cmd, launched_cmd, answer_cmd, gone_cmd, wait_cmd, interrupted_cmd, progress_cmd):
+    mod.add_command(_cmd)

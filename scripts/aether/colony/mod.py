@@ -1,0 +1,305 @@
+"""The helper's side of the mod (hooks/mod.ts): where Claude Code loads plugin code, the mod runs
+the driven commands' loop — ask the helper, spawn every ant of an action at once, record each
+answer as it arrives, show the end — and this module answers each of its steps. The mod holds no
+colony rule, number or text: the actions here carry the full briefs, the lines to print, the
+progress line and the exit status (docs/decisions/the-mod-runs-the-loop.md).
+
+Spawns the mod sends are marked `runtime: "mod"`: Claude Code's classic hooks on Agent leave
+them alone (colony/handback.py), and their answers arrive here, from the mod's `turn.complete`.
+"""
+
+from __future__ import annotations
+
+import time
+
+from aether.colony import autopilot, continue_drive, dispatch, drive, handback
+from aether.core import clock
+from aether.core.exceptions import input_error
+from aether.core.text import one_line
+from aether.rules import drive as drive_rules
+from aether.rules import spend
+from aether.state import costs, store
+from aether.state import spawns as ledger
+
+RUNTIME = handback.MOD
+LESSONS = "lessons"  # the local id of the ant that writes a phase's lessons in the mod
+LESSONS_CASTE = "ant:architect"  # read-only (the guard refuses its writes), on the session's model
+WAIT_SECONDS = 20.0  # one wait of the mod's, at most (it asks again; Claude Code ends a call after 10 min)
+POLL_SECONDS = 0.2
+
+
+# ---------------------------------------------------------------- actions as the mod gets them
+
+
+def _lessons_spawn(action: dict) -> dict:
+    """The `lessons` action in the mod: an ant on the session's model writes them (no Queen turn);
+    `answer` records its text as `aether record lessons` would."""
+    data = store.read("spawns")
+    run = ledger.run_of(data, action["run"])
+    if run is None:
+        raise input_error("unknown_run", f"no run {action['run']!r} asks for lessons")
+    ref = f"{run['scope']}/{LESSONS}"
+    rec = ledger.find(data, ref)
+    if rec is not None and ledger.in_flight(rec):
+        return {**dispatch.wait(run, [LESSONS]), "refs": [ref]}
+    brief = (
+        f"[aether spawn {ledger.brief_rel(run['scope'], LESSONS)}]\n"
+        f"You write the lessons of an Aether colony's phase {action.get('phase')}; you change nothing.\n\n"
+        f"{action['text']}\n\nAnswer with the lessons alone, one per line, nothing before or after them."
+    )
+    ledger.write_brief(run["scope"], LESSONS, brief)
+    dispatch.add_spawn(
+        run["scope"],
+        LESSONS,
+        LESSONS,
+        LESSONS_CASTE,
+        f"{LESSONS} {LESSONS_CASTE.split(':', 1)[1]}",
+        f"lessons-{run.get('phase')}",
+        model=None,  # the session's model: the Queen's judgment, without a Queen turn
+        autopilot=run["scope"] if run["command"] == "run" else run.get("parent"),
+        cost_key=dispatch.cost_key(run),
+        status="dispatched",
+        runtime=RUNTIME,
+    )
+    return {
+        "action": "spawn",
+        "spawns": [
+            {
+                "id": LESSONS,
+                "subagent_type": LESSONS_CASTE,
+                "description": f"{LESSONS} architect",
+                "prompt": ledger.prompt_for(ref, LESSONS),
+            }
+        ],
+        "running": [],
+        "text": f"Spawn 1 ant: the lessons of phase {action.get('phase')}.",
+        "command": None,
+    }
+
+
+def for_mod(action: dict) -> dict:
+    """`action` as the mod runs it: spawns with their full briefs and refs, a wait with the refs
+    it waits for, an end with its exit status; every action with the line a `-p` run prints."""
+    out = dict(action)
+    if out["action"] == "lessons":
+        out = _lessons_spawn(out)
+    if out["action"] == "spawn":
+        scope = out.get("run") or _scope_of(out)
+        spawns = []
+        for s in out["spawns"]:
+            ref = ledger.ref_in(s["prompt"]) or f"{scope}/{s['id']}"
+            brief = ledger.read_brief(ref)
+            if brief is None:
+                raise input_error("brief_missing", f"the brief of {ref} is missing: run the command again to write it")
+            spawns.append({**s, "ref": ref, "prompt": brief})
+        _take([s["ref"] for s in spawns])
+        out["spawns"] = spawns
+        out["line"] = f"spawn {', '.join(s['description'] for s in spawns)}"
+    elif out["action"] == "wait":
+        out["refs"] = out.get("refs") or _refs_running(out.get("waiting") or [])
+        out["line"] = f"waiting for {', '.join(out.get('waiting') or []) or 'answers'}"
+    else:
+        out["exit_code"] = drive_rules.exit_status(out["action"], out.get("why"))
+        out["line"] = f"{out['action']}" + (f" ({out['why']})" if out.get("why") else "")
+    out["progress"] = progress()
+    return out
+
+
+@store.writes("spawns")
+def _take(data, refs: list) -> None:
+    """The mod sends these spawns: the Queen's hooks on Agent leave them to it."""
+    for ref in refs:
+        rec = ledger.find(data, ref)
+        if rec is not None and rec["status"] != "recorded":
+            rec["runtime"] = RUNTIME
+
+
+def _scope_of(action: dict) -> str:
+    """The run whose spawns an action hands out: its first spawn's prompt names it."""
+    ref = ledger.ref_in(action["spawns"][0]["prompt"]) if action.get("spawns") else None
+    if ref is None:
+        raise input_error("unknown_run", "the spawn action names no brief")
+    return ref.split("/", 1)[0]
+
+
+def _refs_running(locals_: list) -> list:
+    """The refs of the in-flight spawns with these local ids (a wait lists locals)."""
+    data = store.read("spawns")
+    found = []
+    for local in locals_:
+        rec = next((s for s in reversed(data["spawns"]) if s.get("local") == local and ledger.live(data, s["scope"])), None)
+        if rec is not None:
+            found.append(rec["ref"])
+    return found
+
+
+# ---------------------------------------------------------------- the loop's steps
+
+
+@store.writes("spawns")
+def _mark_launched(data, ref: str, agent_id: str | None) -> bool:
+    rec = ledger.find(data, ref)
+    if rec is None or rec["status"] == "recorded":
+        return False
+    now = clock.iso()
+    rec.update(status="launched", runtime=RUNTIME, launched_at=now, started_at=now, agent_id=agent_id, **ledger.launcher())
+    return True
+
+
+def launched(items: list) -> dict:
+    """The mod sent these spawns ([{ref, agent_id}]): they run now, in this Claude Code."""
+    marked = []
+    with ledger.lock():
+        for item in items:
+            if _mark_launched(item["ref"], item.get("agent_id")):
+                marked.append(item["ref"])
+    return {"launched": marked, "progress": progress()}
+
+
+def usage_of(raw, duration_ms=None) -> dict:
+    """Claude Code's `turn.complete` usage (the four token counts as the API spells them) as a spawn's usage."""
+    parts = raw if isinstance(raw, dict) else {}
+    counts = [parts.get(k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")]
+    total = sum(c for c in counts if isinstance(c, int) and not isinstance(c, bool) and c >= 0)
+    model = parts.get("model") if isinstance(parts.get("model"), str) else None
+    return ledger.usage(total, duration_ms, None, parts.get("input_tokens"), parts.get("output_tokens"), model)
+
+
+def answer(ref: str, agent_id: str | None, text: str | None, usage: dict, reason: str) -> dict:
+    """An ant's answer from the mod's `turn.complete`: recorded once, as the classic hooks would;
+    no answer (empty, refused, an error) is handed out again once, then recorded as none; an
+    interrupted ant (`aborted`) counts what it spent and is handed out again."""
+    if "/" not in ref:
+        raise input_error("invalid_ref", f"{ref!r} is no spawn ref (scope/id)")
+    if ref.endswith("/" + LESSONS):
+        return _lessons_answer(ref, agent_id, text, usage, reason)
+    if reason == "aborted":
+        with ledger.lock():
+            dispatch.meter(ref, agent_id, usage)
+            dispatch.mark(ref, "dispatched")
+        return {"ref": ref, "line": f"{ref.split('/', 1)[1]} was interrupted: it is handed out again", "next": None}
+    if not text or not text.strip():
+        lines = handback.no_answer(ref, agent_id, usage, via=RUNTIME)
+        return {"ref": ref, "line": one_line(" ".join(lines), 600), "next": None}
+    out = drive.record(ref, text, usage, via=RUNTIME, agent=agent_id)
+    return {"ref": ref, "line": out.get("line"), "already_recorded": out.get("already_recorded"), "waiting": out.get("waiting", [])}
+
+
+def _lessons_answer(ref: str, agent_id: str | None, text: str | None, usage: dict, reason: str) -> dict:
+    with ledger.lock():
+        dispatch.meter(ref, agent_id, usage)
+        rec = ledger.find(store.read("spawns"), ref)
+        if rec is None or rec["status"] == "recorded":
+            return {"ref": ref, "line": "lessons were recorded before", "next": None}
+        if reason == "aborted" or not (text and text.strip()):
+            dispatch.mark(ref, "dispatched")
+            return {"ref": ref, "line": "the lessons ant gave no lessons: it is handed out again", "next": None}
+        out = continue_drive.record_lessons(text)
+        out.pop("run", None)
+        line = f"lessons recorded ({out.get('recorded')})"
+        dispatch.mark_recorded(ref, line, RUNTIME, usage, agent_id)
+    return {"ref": ref, "line": line}
+
+
+def gone(ref: str, agent_id: str | None, status: str) -> dict:
+    """The mod's agent ended without an answer reaching it (killed, failed): handed out again."""
+    with ledger.lock():
+        rec = dispatch.mark(ref, "dispatched") if _unrecorded(ref, agent_id) else None
+    return {"ref": ref, "line": f"{ref.split('/', 1)[1]} ended ({status}) without an answer: it is handed out again" if rec else None}
+
+
+def _unrecorded(ref: str, agent_id: str | None) -> bool:
+    rec = ledger.find(store.read("spawns"), ref)
+    return rec is not None and rec["status"] in ledger.IN_FLIGHT and rec.get("agent_id") == agent_id
+
+
+def _settled(refs: list) -> bool:
+    """Is none of `refs` still an ant of this Claude Code that runs without a recorded answer?"""
+    data = store.read("spawns")
+    for ref in refs:
+        rec = ledger.find(data, ref)
+        if rec is not None and rec["status"] != "recorded" and ledger.in_flight(rec):
+            return False
+    return True
+
+
+def wait(refs: list, seconds: float = WAIT_SECONDS, scope: str | None = None) -> dict:
+    """Blocks until every ant of `refs` has answered (or stopped running), at most `seconds`;
+    then the run's next action. Still running: a `wait` naming the ants that run."""
+    deadline = time.monotonic() + max(0.0, min(seconds, WAIT_SECONDS * 3))
+    while not _settled(refs) and time.monotonic() < deadline:
+        time.sleep(POLL_SECONDS)
+    data = store.read("spawns")
+    running = [r for r in refs if (rec := ledger.find(data, r)) is not None and rec["status"] != "recorded" and ledger.in_flight(rec)]
+    if running:
+        agents = {r: ledger.find(data, r).get("agent_id") for r in running}  # type: ignore[union-attr]
+        out = {**dispatch.wait({}, [r.split("/", 1)[1] for r in running]), "refs": running, "agents": agents}
+        out["line"] = None
+        out["progress"] = progress()
+        return out
+    return for_mod(next_of(scope or (refs[0].split("/", 1)[0] if refs else None)))
+
+
+def interrupted(refs: list) -> dict:
+    """The person interrupted the mod's loop (Esc): nothing is half-recorded; ants still running
+    answer into state as they finish, and the same command goes on where the run stands."""
+    data = store.read("spawns")
+    running = [r.split("/", 1)[1] for r in refs if (rec := ledger.find(data, r)) is not None and ledger.in_flight(rec)]
+    live = [r for r in data["runs"] if not r.get("done")]
+    again = _command_of(live[-1]) if live else None
+    text = "Aether: interrupted." + (
+        f" Still running: {', '.join(running)} — their answers are recorded as they arrive." if running else " Nothing is running."
+    )
+    if again:
+        text += f" {again} goes on where the run stands."
+    return {"text": text, "exit_code": drive_rules.EXIT_STATUS["stopped"]}
+
+
+def _command_of(run: dict) -> str | None:
+    """The slash command that goes on with `run`."""
+    if run.get("parent") or run["command"] == "run":
+        return "/ant:run"
+    if run["command"] == "build":
+        return f"/ant:build {run.get('phase')}"
+    return f"/ant:{run['command']}"
+
+
+def next_of(scope: str | None) -> dict:
+    """The next action of the run `scope` (or of the newest run, as `aether next` answers)."""
+    with ledger.lock():
+        run = ledger.run_of(store.read("spawns"), scope) if scope else None
+        if run is None:
+            return drive.next_action()
+        return drive.advance_after(run)
+
+
+# ---------------------------------------------------------------- what the session shows
+
+
+def _elapsed(since: str | None) -> str:
+    try:
+        seconds = max(0, int(clock.now() - clock.parse_iso(since or "")))
+    except (ValueError, TypeError, Exception):  # noqa: BLE001 — a record edited by hand: no clock
+        return "?"
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
+def progress() -> str:
+    """One line for the session's status band: the run, each running ant and how long it has run,
+    and the spend against the cap — from the state files, as `aether watch` reads them."""
+    data = store.read("spawns")
+    live = [r for r in data["runs"] if not r.get("done")]
+    if not live:
+        return ""
+    run = live[-1]
+    head = f"Aether {run['command']}" + (f" · phase {run['phase']}" if isinstance(run.get("phase"), int) else "")
+    ants = [
+        f"{s['local']} {s['subagent_type'].split(':', 1)[-1]} {_elapsed(s.get('launched_at'))}"
+        for s in data["spawns"]
+        if ledger.in_flight(s)
+    ]
+    parts = [head, ("running " + ", ".join(ants)) if ants else "no ant running"]
+    pilot = autopilot.active_run()
+    if pilot is not None:
+        parts.append(f"spent {spend.fmt(costs.run_spend(pilot['scope'])['total']['tokens'])} of {spend.fmt(pilot['budget']['run'])}")
+    return " · ".join(parts)

@@ -1,0 +1,223 @@
+"""The plugin's mod serves the /ant:* commands in real Claude Code (hooks/mod.ts): no Queen turn.
+
+- `/ant:status` and the other commands that need no judgment: the helper's text, no model request;
+- a build under the mod: every ant of a wave spawned at once by code (they overlap), each answer
+  recorded once through the mod (`via: mod`), the lessons written by an ant on the session's
+  model, the phase completed — and the main thread never asks the model anything;
+- `claude -p "/ant:build …"` ends with the stop's text and its exit status (10: an approval);
+- with AETHER_RUNTIME=prompts the same build runs by the markdown command (the fallback), to the
+  same state.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .colony_script import is_ref, json_block, worker_result
+from .fake_api import say, subagent, tool, turn
+from .harness import NOW, aether_ok, interactive, state
+
+pytestmark = pytest.mark.e2e
+
+PLAN = {
+    "goal": "Four small modules",
+    "phases": [
+        {
+            "id": 1,
+            "name": "Modules",
+            "description": "four independent modules",
+            "tasks": [{"id": f"1.{i}", "description": f"module m{i}", "depends_on": []} for i in range(1, 5)],
+            "success_criteria": ["each module imports"],
+        }
+    ],
+}
+ASSIGNMENT = {
+    "phase": 1,
+    "workers": [{"id": f"m{i}", "caste": "builder", "tasks": [f"1.{i}"], "writes": [f"mods/m{i}.py"]} for i in range(1, 5)],
+}
+REVIEW = json_block({"findings": [], "summary": "four modules, each imports", "critical_count": 0})
+VERIFIED = json_block(
+    {
+        "passed": True,
+        "score": 95,
+        "checks": [{"name": "imports", "passed": True, "detail": "python -c 'import mods.m1'"}],
+        "issues": [],
+    }
+)
+LESSONS = "independent modules build well in one wave"
+ANT_SECONDS = 3.0  # how long each scripted builder takes to answer
+
+
+def _ready(claude) -> None:
+    aether_ok(claude, "colony-init", "-", input=PLAN["goal"])
+    aether_ok(claude, "plan-load", "-", input=json.dumps(PLAN))
+    lead = aether_ok(claude, "next", "--build", "1")
+    assert [s["id"] for s in lead["spawns"]] == ["lead1"], lead
+    asked = aether_ok(claude, "record", "lead1", "-", input=json_block(ASSIGNMENT))
+    assert asked["next"]["action"] == "ask"  # 4 workers: STANDARD asks the user
+    (claude.project / "mods").mkdir()
+    (claude.project / "mods" / "__init__.py").write_text("", "utf-8")
+
+
+def _ants(claude, delay: float = ANT_SECONDS) -> list:
+    steps = []
+    for i in range(1, 5):
+        steps += [
+            subagent("ant:builder", is_ref(f"w{i}"), turn(1)).reply(
+                tool("Write", file_path=f"{claude.project}/mods/m{i}.py", content=f"VALUE = {i}\n")
+            ),
+            subagent("ant:builder", is_ref(f"w{i}"), turn(2)).reply(
+                say(worker_result(f"mods/m{i}.py", created=[f"mods/m{i}.py"])), delay=delay
+            ),
+        ]
+    return steps + [
+        subagent("ant:watcher", is_ref("v1")).reply(say(REVIEW)),
+        subagent("ant:watcher", is_ref("watch1")).reply(say(VERIFIED)),
+    ]
+
+
+def test_status_and_the_signal_commands_take_no_model_request(claude_mod):
+    aether_ok(claude_mod, "colony-init", "-", input="A colony served by code")
+    status = claude_mod.run("/ant:status", [], env=NOW)
+    assert status.requests == [] and "A colony served by code" in status.text, status.report()
+    focus = claude_mod.run("/ant:focus the parser's error messages", [], env=NOW)
+    assert focus.requests == [] and "the parser's error messages" in focus.text
+    signals = state(claude_mod, "pheromones.json")["signals"]
+    assert [s["content"] for s in signals if s["type"] == "FOCUS"] == ["the parser's error messages"]
+    helped = claude_mod.run("/ant:help", [], env=NOW)
+    assert helped.requests == [] and "/ant:build <N>" in helped.text
+
+
+def test_a_wave_of_four_runs_at_once_under_the_mod_with_no_queen_turn(claude_mod):
+    _ready(claude_mod)
+    script = [*_ants(claude_mod), subagent("ant:architect", is_ref("lessons")).reply(say(LESSONS))]
+    run = claude_mod.run("/ant:build 1 --approve", script, env=NOW, timeout=300)
+
+    assert run.main_turns == [], run.report()  # the Queen was never asked
+    finals = [t for t in run.subagent_turns("ant:builder") if any(m.get("role") == "assistant" for m in t.messages)]
+    assert len(finals) == 4
+    # the four ants ran together: each final answer was asked for before any came back
+    assert max(t.received_at for t in finals) < min(t.answered_at for t in finals), run.report()
+    data = state(claude_mod, "spawns.json")
+    build = data["runs"][-1]
+    spawns = {s["local"]: s for s in data["spawns"] if s["scope"] == build["scope"]}
+    wave = [f"w{i}" for i in range(1, 5)]
+    assert {w: (spawns[w]["status"], spawns[w]["via"], spawns[w]["runtime"]) for w in wave} == {w: ("recorded", "mod", "mod") for w in wave}
+    assert all(spawns[w]["usage"]["total_tokens"] > 0 for w in wave)
+    assert spawns["lessons"]["status"] == "recorded" and spawns["lessons"].get("model") is None
+    phase = state(claude_mod, "PROJECT_PLAN.json")["phases"][0]
+    assert (phase["status"], [t["status"] for t in phase["tasks"]]) == ("completed", ["completed"] * 4)
+    assert LESSONS in json.dumps(state(claude_mod, "memory.json"), ensure_ascii=False)
+    assert "runtime mod" in run.stderr.splitlines()[0] and "spawn w1 builder, w2 builder, w3 builder, w4 builder" in run.stderr
+    assert aether_ok(claude_mod, "validate-state", "all")["pass"] is True
+
+
+def test_a_stop_ends_a_headless_run_with_its_text_and_exit_status(claude_mod):
+    _ready(claude_mod)
+    run = claude_mod.run("/ant:build 1", [], env=NOW, args=["--output-format", "json"], check=False)
+    assert run.requests == [] and run.code == 10, (run.code, run.stdout[-2000:], run.stderr[-2000:])
+    assert "/ant:build 1 --approve" in run.stdout
+
+
+def test_an_interactive_build_in_auto_mode_under_the_mod_takes_no_queen_turn(claude_mod):
+    """Where users are: the TUI in tmux, auto mode. The ants hand their reports back through
+    SubagentHandback; the mod reads each from turn.complete, drops Claude Code's copy for the main
+    thread (it would start a Queen turn), and the build completes."""
+    claude = claude_mod
+    aether_ok(claude, "colony-init", "Two small modules", "--mode", "LIGHTWEIGHT")
+    aether_ok(claude, "plan-load", "-", input=json.dumps(TWO_PLAN))
+
+    def handback(text):
+        return tool("SubagentHandback", message=text)
+
+    script = [subagent("ant:route-setter", is_ref("lead1")).reply(handback(json_block(TWO_ASSIGNMENT)))]
+    for local, path in (("w1", "mods/a.py"), ("w2", "mods/b.py")):
+        script += [
+            subagent("ant:builder", is_ref(local), turn(1)).reply(
+                tool("Write", file_path=f"{claude.project}/{path}", content="VALUE = 1\n")
+            ),
+            subagent("ant:builder", is_ref(local), turn(2)).reply(handback(worker_result(f"{path} written", created=[path]))),
+        ]
+    script.append(subagent("ant:architect", is_ref("lessons")).reply(handback(LESSONS)))
+    session = interactive(claude, ["/ant:build 1"], script, env=NOW, check=False)
+    session.check(all_steps_used=False)
+
+    assert session.main_turns == [], session.report()
+    spawns = {s["local"]: s for s in state(claude, "spawns.json")["spawns"]}
+    assert {k: (s["status"], s["via"]) for k, s in spawns.items() if k != "lessons"} == {
+        k: ("recorded", "mod") for k in ("lead1", "w1", "w2")
+    }, session.report()
+    assert state(claude, "PROJECT_PLAN.json")["phases"][0]["status"] == "completed", session.report()
+    assert "Phase 1" in session.screen or "COMPLETE" in session.screen.upper(), session.screen
+
+
+TWO_PLAN = {
+    "goal": "Two small modules",
+    "phases": [
+        {
+            "id": 1,
+            "name": "Modules",
+            "description": "two modules",
+            "tasks": [
+                {"id": "1.1", "description": "mods/a.py", "depends_on": []},
+                {"id": "1.2", "description": "mods/b.py", "depends_on": []},
+            ],
+            "success_criteria": ["both import"],
+        }
+    ],
+}
+TWO_ASSIGNMENT = {
+    "phase": 1,
+    "workers": [
+        {"id": "a", "caste": "builder", "tasks": ["1.1"], "writes": ["mods/a.py"]},
+        {"id": "b", "caste": "builder", "tasks": ["1.2"], "writes": ["mods/b.py"]},
+    ],
+}
+
+
+# ---------------------------------------------------------------- /ant:run: both runtimes, one state
+
+
+def _three_phase_script(project, runtime: str) -> list:
+    from .autopilot_script import LESSONS as RUN_LESSONS
+    from .autopilot_script import VERIFIED as RUN_VERIFIED
+    from .autopilot_script import WATCH_USE, builders, leads, queen
+
+    ants = leads(3) + builders(project, "w1", 3)
+    ants += [subagent("ant:watcher", is_ref("watch1")).reply(say(RUN_VERIFIED), usage=WATCH_USE) for _ in range(3)]
+    if runtime == "mod":
+        return ants + [subagent("ant:architect", is_ref("lessons")).reply(say(RUN_LESSONS)) for _ in range(3)]
+    return queen("", 14) + ants
+
+
+def _outcome(claude) -> dict:
+    """What a run leaves that must not depend on who ran the loop."""
+    spawns = state(claude, "spawns.json")
+    return {
+        "colony": {k: state(claude, "COLONY_STATE.json")[k] for k in ("state", "current_phase", "mode")},
+        "phases": [(p["id"], p["status"], [t["status"] for t in p["tasks"]]) for p in state(claude, "PROJECT_PLAN.json")["phases"]],
+        "spawns": sorted((s["local"], s["subagent_type"], s["status"]) for s in spawns["spawns"] if s["local"] != "lessons"),
+        "runs": [(r["command"], r.get("phase"), r.get("ended")) for r in spawns["runs"]],
+        "lessons": [(e["phase"], e["learnings"]) for e in state(claude, "memory.json")["phase_learnings"]],
+        "files": sorted(p.name for p in (claude.project / "mods").glob("m*.py")),
+        "valid": aether_ok(claude, "validate-state", "all")["pass"],
+    }
+
+
+def test_three_phases_under_the_mod_and_by_the_markdown_reach_the_same_state(claude_bin, tmp_path, _isolated_home):
+    from .autopilot_script import prepare
+    from .harness import ClaudeCode
+
+    outcomes, runs = {}, {}
+    for runtime in ("mod", "prompts"):
+        claude = ClaudeCode(claude_bin, tmp_path / runtime, home=_isolated_home, runtime=runtime)
+        project = prepare(claude, 3, "STANDARD")
+        runs[runtime] = claude.run("/ant:run", _three_phase_script(project, runtime), env=NOW, timeout=600)
+        outcomes[runtime] = _outcome(claude)
+    assert outcomes["mod"] == outcomes["prompts"]
+    assert outcomes["mod"]["colony"]["state"] == "COMPLETED" and outcomes["mod"]["valid"] is True
+    mod, prompts = runs["mod"], runs["prompts"]
+    assert mod.main_turns == [] and len(prompts.main_turns) == 14  # the Queen's turns, gone
+    assert "DONE: the colony is COMPLETED" in mod.text

@@ -1,0 +1,205 @@
+"""The helper's side of the mod (`aether mod …`, colony/mod.py): how each slash command is served,
+and a whole build run by the mod's loop — launched, answered, waited — to the same state as the
+Queen's path, each answer recorded once."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from aether.rules import drive as rules
+
+from helpers.colony import ok, write
+from helpers.drive import ASSIGNMENT, result
+
+
+@pytest.fixture
+def mod_colony(drive_colony, monkeypatch):
+    """A colony ready to build, with this process standing in for the Claude Code that runs the mod."""
+    monkeypatch.setenv("CLAUDE_PID", str(os.getpid()))
+    monkeypatch.delenv("AETHER_RUNTIME", raising=False)
+    return drive_colony
+
+
+def serve(p, command, args=""):
+    return ok(p, "mod", "serve", input={"command": command, "args": args})
+
+
+def ledger(p):
+    data = json.loads((p.data / "spawns.json").read_text("utf-8"))
+    return {s["local"]: s for s in data["spawns"] if s["scope"] == data["runs"][-1]["scope"]}
+
+
+def answer_all(p, action, answers):
+    """The mod's step for a spawn action: every ant launched, each answer recorded, then the wait."""
+    refs = [s["ref"] for s in action["spawns"]]
+    ok(p, "mod", "launched", input={"spawns": [{"ref": r, "agent_id": f"agent-{r.split('/')[1]}"} for r in refs]})
+    for s in action["spawns"]:
+        text = answers(s) if callable(answers) else answers
+        usage = {"input_tokens": 120, "output_tokens": 30, "cache_read_input_tokens": 50, "model": "claude-test"}
+        ok(p, "mod", "answer", input={"ref": s["ref"], "agent_id": f"agent-{s['id']}", "text": text, "usage": usage, "reason": "answer"})
+    return ok(p, "mod", "wait", input={"refs": refs, "seconds": 1})
+
+
+# ---------------------------------------------------------------- serve
+
+
+def test_commands_that_need_no_judgment_are_the_helpers_text(mod_colony):
+    p = mod_colony
+    status = serve(p, "ant:status")
+    assert status["serve"] == "text" and "Build a todo API" in status["text"] and status["exit_code"] == 0
+    assert serve(p, "ant:status", "what is left?")["serve"] == "model"  # a question: the model answers
+    assert "Phase 1" in serve(p, "ant:phase", "1")["text"]
+    focus = serve(p, "ant:focus", '"error messages of the parser"')
+    assert "error messages of the parser" in focus["text"]
+    signals = json.loads((p.data / "pheromones.json").read_text("utf-8"))["signals"]
+    assert [s["content"] for s in signals if s["type"] == "FOCUS"] == ["error messages of the parser"]
+    assert serve(p, "ant:redirect")["serve"] == "model"  # no text: the model asks for it
+    assert "/ant:build <N>" in serve(p, "ant:help")["text"]
+    assert serve(p, "ant:init", "a goal")["serve"] == "model"
+    assert serve(p, "ant:bug", "list")["serve"] == "model"
+
+
+def test_aether_runtime_prompts_hands_every_command_to_the_markdown(mod_colony, monkeypatch):
+    monkeypatch.setenv("AETHER_RUNTIME", "prompts")
+    assert serve(mod_colony, "ant:status")["serve"] == "model"
+    assert serve(mod_colony, "ant:build", "1")["serve"] == "model"
+
+
+def test_a_helper_error_is_the_commands_text_with_a_non_zero_status(mod_colony):
+    out = serve(mod_colony, "ant:build", "2")
+    assert out["serve"] == "text" and out["exit_code"] == rules.EXIT_ERROR and out["text"].startswith("Aether: ")
+    bad = serve(mod_colony, "ant:build", "1 --approve --resume")
+    assert bad["exit_code"] == rules.EXIT_ERROR
+    assert serve(mod_colony, "ant:build")["text"] == "Aether: Run /ant:build <phase>."
+
+
+def test_bad_input_gets_an_error_envelope(mod_colony):
+    p = mod_colony
+    for args, payload in (
+        (("serve",), "not json"),
+        (("serve",), "[1]"),
+        (("answer",), {"agent_id": "x"}),
+        (("answer",), {"ref": "nope", "text": "x"}),
+        (("wait",), {"refs": "b1/w1"}),
+        (("launched",), {"spawns": [{"agent_id": "x"}]}),
+    ):
+        done = p.run("mod", *args, input=payload if isinstance(payload, str) else json.dumps(payload))
+        assert done.code != 0 and json.loads(done.stderr)["ok"] is False, (args, payload)
+
+
+# ---------------------------------------------------------------- the loop
+
+
+def test_a_build_run_by_the_mods_loop_records_each_answer_once(mod_colony):
+    p = mod_colony
+    first = serve(p, "ant:build", "1")
+    assert first["serve"] == "loop" and first["runtime"] == "mod"
+    lead = first["action"]
+    assert [s["id"] for s in lead["spawns"]] == ["lead1"]
+    assert lead["spawns"][0]["prompt"].startswith("[aether spawn .aether/spawns/") and "--- PHASE LEAD ---" in lead["spawns"][0]["prompt"]
+    assert ledger(p)["lead1"]["runtime"] == "mod"
+    asked = answer_all(p, lead, json.dumps(ASSIGNMENT))
+    assert asked["action"] == "ask" and asked["exit_code"] == rules.EXIT_STATUS["approval"]
+    assert "/ant:build 1 --approve" in asked["text"]
+
+    action = serve(p, "ant:build", "1 --approve")["action"]
+    seen = []
+    while action["action"] == "spawn":
+        seen += [s["id"] for s in action["spawns"]]
+        nodes = json.loads((p.data / "COLONY_STATE.json").read_text("utf-8"))["spawn_tree"]["nodes"]
+
+        def answer(s, nodes=nodes):
+            node = nodes.get(s["id"], {})
+            if s["id"] == "lessons":
+                return "- keep the store small\n"
+            if s["id"].startswith("watch"):
+                return '```json\n{"passed": true, "score": 90, "summary": "ok", "checks": [{"name": "tests", "passed": true, "detail": "4 passed"}]}\n```'
+            if node.get("role") == "reviewer":
+                return '```json\n{"findings": [], "summary": "fine"}\n```'
+            write(p, *node["writes"])
+            return result(files_created=node["writes"])
+
+        action = answer_all(p, action, answer)
+    assert action["action"] == "done" and action["exit_code"] == 0, action
+    assert seen[:2] == ["w1", "w2"] and "watch1" in seen
+    spawns = ledger(p)
+    assert all(s["status"] == "recorded" for s in spawns.values())
+    assert {s["via"] for k, s in spawns.items() if k != "lead1"} == {"mod"}
+    assert all(s["usage"]["total_tokens"] == 200 for s in spawns.values())
+    costs = json.loads((p.data / "costs.json").read_text("utf-8"))
+    assert "200" in json.dumps(costs)  # counted in the spend, once per ant
+    phase = json.loads((p.data / "PROJECT_PLAN.json").read_text("utf-8"))["phases"][0]
+    assert phase["status"] == "completed"
+    if "lessons" in spawns:
+        assert spawns["lessons"]["model"] is None and spawns["lessons"]["subagent_type"] == "ant:architect"
+        assert "keep the store small" in (p.data / "memory.json").read_text("utf-8")
+    # a late second answer of the same ant changes nothing
+    again = ok(p, "mod", "answer", input={"ref": spawns["w1"]["ref"], "agent_id": "agent-w1", "text": result(), "reason": "answer"})
+    assert again["already_recorded"] is True
+
+
+def test_no_answer_is_handed_out_again_once_then_recorded_as_none(mod_colony):
+    p = mod_colony
+    lead = serve(p, "ant:build", "1")["action"]["spawns"][0]
+    ok(p, "mod", "launched", input={"spawns": [{"ref": lead["ref"], "agent_id": "a1"}]})
+    first = ok(
+        p, "mod", "answer", input={"ref": lead["ref"], "agent_id": "a1", "text": "  ", "reason": "error", "usage": {"output_tokens": 5}}
+    )
+    assert "again" in first["line"] and ledger(p)["lead1"]["status"] == "dispatched"
+    again = ok(p, "mod", "wait", input={"refs": [lead["ref"]], "seconds": 0})
+    assert again["action"] == "spawn" and again["spawns"][0]["ref"] == lead["ref"]
+    ok(p, "mod", "launched", input={"spawns": [{"ref": lead["ref"], "agent_id": "a2"}]})
+    ok(p, "mod", "answer", input={"ref": lead["ref"], "agent_id": "a2", "text": "", "reason": "refusal"})
+    assert ledger(p)["lead1"]["status"] == "recorded"
+
+
+def test_an_interrupted_ant_counts_its_spend_and_is_handed_out_again(mod_colony):
+    p = mod_colony
+    lead = serve(p, "ant:build", "1")["action"]["spawns"][0]
+    ok(p, "mod", "launched", input={"spawns": [{"ref": lead["ref"], "agent_id": "a1"}]})
+    waiting = ok(p, "mod", "wait", input={"refs": [lead["ref"]], "seconds": 0.3})
+    assert waiting["action"] == "wait" and waiting["agents"] == {lead["ref"]: "a1"}
+    stopped = ok(p, "mod", "interrupted", input={"refs": [lead["ref"]]})
+    assert stopped["exit_code"] == rules.EXIT_STATUS["stopped"] and "/ant:build 1" in stopped["text"] and "lead1" in stopped["text"]
+    ok(p, "mod", "answer", input={"ref": lead["ref"], "agent_id": "a1", "text": "", "reason": "aborted", "usage": {"output_tokens": 40}})
+    rec = ledger(p)["lead1"]
+    assert rec["status"] == "dispatched" and rec["usage"]["total_tokens"] == 40
+    # the same command goes on: the spawn is handed out again, nothing recorded twice
+    assert [s["id"] for s in serve(p, "ant:build", "1")["action"]["spawns"]] == ["lead1"]
+
+
+def test_an_ant_gone_without_its_answer_is_handed_out_again(mod_colony):
+    p = mod_colony
+    lead = serve(p, "ant:build", "1")["action"]["spawns"][0]
+    ok(p, "mod", "launched", input={"spawns": [{"ref": lead["ref"], "agent_id": "a1"}]})
+    assert ok(p, "mod", "gone", input={"ref": lead["ref"], "agent_id": "other", "status": "killed"})["line"] is None
+    assert "handed out again" in ok(p, "mod", "gone", input={"ref": lead["ref"], "agent_id": "a1", "status": "killed"})["line"]
+    assert ledger(p)["lead1"]["status"] == "dispatched"
+
+
+def test_the_queens_hooks_leave_the_mods_spawns_alone(mod_colony):
+    p = mod_colony
+    lead = serve(p, "ant:build", "1")["action"]["spawns"][0]
+    tool_input = {"description": lead["description"], "prompt": lead["prompt"], "subagent_type": lead["subagent_type"]}
+    assert p.run("agent-hook", "pre", input=json.dumps({"tool_input": tool_input, "tool_use_id": "toolu_plugin_1"})).stdout == ""
+    ok(p, "mod", "launched", input={"spawns": [{"ref": lead["ref"], "agent_id": "a1"}]})
+    done = {"status": "completed", "agentId": "a1", "content": [{"type": "text", "text": json.dumps(ASSIGNMENT)}]}
+    post = p.run("agent-hook", "post", input=json.dumps({"tool_input": tool_input, "tool_response": done}))
+    assert post.stdout == "" and ledger(p)["lead1"]["status"] == "launched"
+    # the Queen asking meanwhile is told to wait: the ant runs now, in this Claude Code
+    queen = ok(p, "next", "--build", "1")
+    assert queen["action"] == "wait"
+
+
+def test_exit_statuses_per_kind_of_stop():
+    assert rules.exit_status("done", "completed") == 0
+    kinds = {
+        why: rules.exit_status("stop" if why != "approval" else "ask", why)
+        for why in ("approval", "code_loop", "abort_phase", "phase_failed", "budget", "user", "blocked")
+    }
+    assert kinds == {"approval": 10, "code_loop": 11, "abort_phase": 12, "phase_failed": 12, "budget": 13, "user": 14, "blocked": 14}
+    assert rules.exit_status("ask", None) == 11
+    assert len(set(rules.EXIT_STATUS.values()) | {rules.EXIT_DONE, rules.EXIT_ERROR}) == len(rules.EXIT_STATUS) + 2
