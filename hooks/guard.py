@@ -1307,6 +1307,8 @@ AGENT_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 WORKING_COPY = re.compile(r"Start EVERY Bash command with `cd (\S+) && `")
 SPAWN_BRIEF = re.compile(r"\[aether spawn \.aether/spawns/([A-Za-z0-9_-]{1,64}/[A-Za-z0-9_-]{1,64})\.md\]")  # a brief's first line
 ALLOWED_TOOLS = re.compile(r"^allowed-tools:(.*)$", re.M)
+# parts of a command a slash command's Bash grant lets through beside its own prefixes (read-only)
+GRANT_READ_ONLY = {"echo", "cat", "head", "tail", "true", "ls", "pwd", "wc", "grep"}
 NAME = re.compile(r"[a-z][a-z-]{0,40}")  # a command's name
 
 
@@ -1389,9 +1391,14 @@ def mod_grant(tool: str, event: dict, script=None) -> dict | None:
     commands = script.commands if script is not None else []
     if not commands or script.errors or script.background or script.out_subst:
         return None
+    project = os.path.realpath(_project())
     for cmd in commands:
         words = cmd.texts()
-        if cmd.assigns or cmd.redirects or not words or not any(words[: len(p)] == p for p in prefixes):
+        if cmd.assigns or any(r.writes for r in cmd.redirects) or not words or not all(w.static for w in cmd.words):
+            return None
+        if words[0] == "cd" and len(words) == 2 and _inside(os.path.realpath(os.path.join(project, words[1])), [project]):
+            continue  # as Claude Code lets a command's grant `cd` inside the project
+        if words[0] not in GRANT_READ_ONLY and not any(words[: len(p)] == p for p in prefixes):
             return None
     return {"permissionDecision": "allow", "permissionDecisionReason": why}
 

@@ -203,3 +203,24 @@ def test_exit_statuses_per_kind_of_stop():
     assert kinds == {"approval": 10, "code_loop": 11, "abort_phase": 12, "phase_failed": 12, "budget": 13, "user": 14, "blocked": 14}
     assert rules.exit_status("ask", None) == 11
     assert len(set(rules.EXIT_STATUS.values()) | {rules.EXIT_DONE, rules.EXIT_ERROR}) == len(rules.EXIT_STATUS) + 2
+
+
+def test_a_lessons_ant_without_lessons_twice_lets_the_build_finish_without_them(mod_colony):
+    from aether.colony import continue_drive, dispatch
+    from aether.colony import mod as mod_loop
+    from aether.state import spawns as spawns_file
+    from aether.state import store
+
+    p = mod_colony
+    os.chdir(p.root)
+    build = dispatch.new_run("build", phase=1, lessons_due=True, lessons_done=False, finished=True)
+    action = mod_loop.for_mod(continue_drive.lessons_action(build, 1, build["scope"]))
+    assert [s["id"] for s in action["spawns"]] == ["lessons"] and action["spawns"][0]["subagent_type"] == "ant:architect"
+    ref = action["spawns"][0]["ref"]
+    assert "Write 1–5 lessons phase 1 taught" in action["spawns"][0]["prompt"]
+    first = mod_loop.answer(ref, "a1", "", {}, "error")
+    assert "handed out again" in first["line"]
+    second = mod_loop.answer(ref, "a2", "", {}, "error")
+    assert second["line"].startswith("no lessons")
+    run = spawns_file.run_of(store.read("spawns"), build["scope"])
+    assert run["lessons_done"] is True and run["lessons_forgone"]

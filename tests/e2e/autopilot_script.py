@@ -117,3 +117,31 @@ def queen(arguments: str, turns: int) -> list:
 def shown(run) -> str:
     """The last text the Queen showed the user."""
     return run.main_turns[-1].reply[-1]["text"] if run.main_turns[-1].reply else ""
+
+
+IMPORT_ERROR = "ImportError: cannot import name 'config' from 'mods'"
+
+
+def failing(request):
+    name = brief_file(request)
+    task = "2.1" if name == "mods/m2.py" else "2.2"
+    return say(
+        json_block(
+            {
+                "status": "failed",
+                "summary": f"{name} does not import",
+                "files_created": [],
+                "files_modified": [],
+                "failure": {
+                    "task": task,
+                    "error": IMPORT_ERROR,
+                    "root_cause": "mods/config.py is missing",
+                    "suggested_fix": "add mods/config.py with the shared settings",
+                    "confidence": 85,
+                    "fix_scope": "contained",
+                    "files": ["mods/config.py"],
+                    "category": "import",
+                },
+            }
+        )
+    )

@@ -210,6 +210,13 @@ class Run(_Turns):
         self.seconds, self.dir, self.project, self.home = seconds, dir, project, home
         self.timed_out = timed_out
         self.events = []
+        try:  # `--output-format json` with --verbose: one JSON list of the events
+            whole = json.loads(stdout) if stdout.lstrip().startswith("[") else None
+        except ValueError:
+            whole = None
+        if isinstance(whole, list):
+            self.events = [e if isinstance(e, dict) else {"type": "unparsed", "line": str(e)} for e in whole]
+            return
         for line in stdout.splitlines():
             try:
                 event = json.loads(line)

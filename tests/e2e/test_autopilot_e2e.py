@@ -26,15 +26,15 @@ import pytest
 from .autopilot_script import (
     VERIFIED,
     WATCH_USE,
-    brief_file,
     builders,
+    failing,
     lead_answer,
     leads,
     prepare,
     queen,
     shown,
 )
-from .colony_script import is_ref, json_block
+from .colony_script import is_ref
 from .fake_api import Matcher, agent, bash, last_contains, main, say, subagent, tool_results, turn
 from .harness import FIXTURES, NOW, REPO, aether_ok, run_and_kill, state
 from helpers.git import git
@@ -125,34 +125,6 @@ def test_three_phases_built_unattended_in_one_session_to_completed(claude):
 
 
 # ---------------------------------------------------------------- (2) a common-cause abort, then --from
-
-
-IMPORT_ERROR = "ImportError: cannot import name 'config' from 'mods'"
-
-
-def failing(request):
-    name = brief_file(request)
-    task = "2.1" if name == "mods/m2.py" else "2.2"
-    return say(
-        json_block(
-            {
-                "status": "failed",
-                "summary": f"{name} does not import",
-                "files_created": [],
-                "files_modified": [],
-                "failure": {
-                    "task": task,
-                    "error": IMPORT_ERROR,
-                    "root_cause": "mods/config.py is missing",
-                    "suggested_fix": "add mods/config.py with the shared settings",
-                    "confidence": 85,
-                    "fix_scope": "contained",
-                    "files": ["mods/config.py"],
-                    "category": "import",
-                },
-            }
-        )
-    )
 
 
 def test_a_common_cause_abort_stops_the_run_and_from_2_completes_it(claude):

@@ -34,6 +34,7 @@ from .colony_script import (
     command_body,
     helper_result,
     hook_says,
+    is_ref,
     is_spawn,
     json_block,
     next_action,
@@ -54,7 +55,7 @@ from .fake_api import (
     tool_result_contains,
     turn,
 )
-from .harness import NOW, REPO, _front_matter, state
+from .harness import NOW, REPO, ClaudeCode, _front_matter, state
 
 pytestmark = pytest.mark.e2e
 
@@ -310,17 +311,23 @@ def init_and_focus(claude):
     )
     focus = claude.run(
         f"/ant:focus {FOCUS}",
-        [
+        queen(
+            claude,
             queen_turn(1).reply(lambda r: run_body(r, "aether pheromone-emit FOCUS - <<", stdin=FOCUS)),
             queen_turn(2).reply(lambda r: run_body(r, "aether pheromone-render")),
             queen_turn(3).reply(say("Focus set.")),
-        ],
+        ),
         env=NOW,
     )
     return init, focus
 
 
 GOAL_BRIEF = "# A todo CLI in Python\n\nargparse subcommands; keep the items in a module-level list first.\n"
+
+
+def queen(claude, *steps) -> list:
+    """The Queen's steps: none where the plugin's mod runs the command (no model turn)."""
+    return [] if claude.runtime == "mod" else list(steps)
 
 
 def brief_path(request) -> str:
@@ -332,10 +339,13 @@ def plan_run(claude):
     return claude.run(
         "/ant:plan",
         [
-            queen_turn(1).reply(lambda r: run_body(r, "aether next --plan")),
-            # research first: one scout for the goal (no list given); then planner, critic, planner, critic
-            *[queen_turn(n).reply(spawn_next) for n in range(2, 7)],
-            queen_turn(7, hook_says("Aether next: done")).reply(lambda r: say(next_action(r)["text"])),
+            *queen(
+                claude,
+                queen_turn(1).reply(lambda r: run_body(r, "aether next --plan")),
+                # research first: one scout for the goal (no list given); then planner, critic, planner, critic
+                *[queen_turn(n).reply(spawn_next) for n in range(2, 7)],
+                queen_turn(7, hook_says("Aether next: done")).reply(lambda r: say(next_action(r)["text"])),
+            ),
             # the scout writes its brief where the task says
             subagent("ant:scout", first_user_contains("--- RESEARCH TASK ---"), turn(1)).reply(
                 lambda r: tool("Write", file_path=str(claude.project / brief_path(r)), content=GOAL_BRIEF)
@@ -364,14 +374,17 @@ def build_asks_for_approval(claude):
     return claude.run(
         "/ant:build 1",
         [
-            queen_turn(1).reply(lambda r: next_with(r, "aether next --build <N>", N=1)),
-            queen_turn(2).reply(spawn_next),  # the Phase Lead, by reference
+            *queen(
+                claude,
+                queen_turn(1).reply(lambda r: next_with(r, "aether next --build <N>", N=1)),
+                queen_turn(2).reply(spawn_next),  # the Phase Lead, by reference
+                # the hook recorded the plan; the next action asks the user
+                queen_turn(3, hook_says("Aether next: ask")).reply(lambda r: say(next_action(r)["text"])),
+            ),
             subagent("ant:route-setter", first_user_contains("--- PHASE LEAD ---"), turn(1)).reply(tool("Read", file_path=plan_file)),
             subagent("ant:route-setter", turn(2), tool_result_contains("todo/store.py")).reply(
                 say(json_block(ASSIGNMENT, "Three builders; the tests wait for the store."))
             ),
-            # the hook recorded the plan; the next action asks the user
-            queen_turn(3, hook_says("Aether next: ask")).reply(lambda r: say(next_action(r)["text"])),
         ],
         env=NOW,
     )
@@ -484,6 +497,9 @@ def approved_build(claude):
             say(json_block(WATCHER_REPORT, "All checks pass."))
         ),
     ]
+    if claude.runtime == "mod":  # the lessons: an ant on the session's model writes them
+        lessons = subagent("ant:architect", is_ref("lessons")).reply(say(f"{LESSONS}global convention: {PROMOTED}\n"))
+        return claude.run("/ant:build 1 --approve", [*ants, lessons], env=NOW, args=["--continue"], timeout=600)
     return claude.run("/ant:build 1 --approve", q.steps + ants, env=NOW, args=["--continue"], timeout=600)
 
 
@@ -491,10 +507,11 @@ def continue_run(claude):
     """The build recorded the phase's lessons and no archivist is due: closing it is one call."""
     return claude.run(
         "/ant:continue",
-        [
+        queen(
+            claude,
             queen_turn(1).reply(lambda r: next_with(r, "aether next --continue")),
             queen_turn(2, tool_result_contains('"action":"done"')).reply(lambda r: say(helper_result(r)["text"])),
-        ],
+        ),
         env=NOW,
     )
 
@@ -502,7 +519,11 @@ def continue_run(claude):
 # ---------------------------------------------------------------- the session
 
 
-def test_a_colony_session_plans_builds_and_continues(claude):
+@pytest.mark.parametrize("runtime", ["prompts", "mod"])
+def test_a_colony_session_plans_builds_and_continues(claude_bin, tmp_path, _isolated_home, runtime):
+    """The same session and the same ants under both runtimes: the Queen's turns (the markdown
+    commands), or the plugin's mod with no Queen turn past /ant:init — to the same state."""
+    claude = ClaudeCode(claude_bin, tmp_path, home=_isolated_home, runtime=runtime)
     init, focus = init_and_focus(claude)
     plan = plan_run(claude)
     asked = build_asks_for_approval(claude)
@@ -512,7 +533,21 @@ def test_a_colony_session_plans_builds_and_continues(claude):
 
     # -- every command's allowed-tools were enough, for the Queen and every ant she spawned
     assert [r.permission_denials for r in runs] == [[]] * len(runs)
+    ledger = state(claude, "spawns.json")
+    build_run = [r for r in ledger["runs"] if r["command"] == "build"][-1]
+    built = [s for s in ledger["spawns"] if s["scope"] == build_run["scope"]]
+    sent = [s["local"] for s in built if s["local"] not in ("lead1", "lessons")]
+    assert sent == ["w1", "w2", "s1", "r1", "x1", "v1", "b1", "b2", "v2", "w3", "d1", "watch1"], sent
+    if runtime == "mod":  # no Queen turn past /ant:init; every answer recorded through the mod
+        assert [len(r.main_turns) for r in runs] == [3, 0, 0, 0, 0, 0]
+        assert {s["local"]: (s["status"], s["via"]) for s in built} == {n: ("recorded", "mod") for n in ["lead1", *sent, "lessons"]}
+    else:
+        _queens_path(claude, plan, asked, build, cont, built, sent)
+    _the_state_afterwards(claude, plan)
 
+
+def _queens_path(claude, plan, asked, build, cont, built, sent):
+    """What the markdown commands' path shows: the bodies, the short references, the hooks."""
     # -- what Claude Code sent to the model: the command bodies (arguments substituted) …
     assert command_body(plan.main_turns[0]) == body_of("plan").replace("$ARGUMENTS", "")
     assert command_body(asked.main_turns[0]) == body_of("build").replace("$ARGUMENTS", "1")
@@ -535,8 +570,7 @@ def test_a_colony_session_plans_builds_and_continues(claude):
     calls = build.tool_calls("Agent")
     assert all(c["input"]["run_in_background"] is False and "name" not in c["input"] for c in calls)
     assert all(len(c["input"]["prompt"]) < 150 for c in calls)
-    sent = [c["input"]["description"].split()[0] for c in calls]
-    assert sent == ["w1", "w2", "s1", "r1", "x1", "v1", "b1", "b2", "v2", "w3", "d1", "watch1"], sent
+    assert [c["input"]["description"].split()[0] for c in calls] == sent
     spawn_dir = claude.project / ".aether" / "spawns"
     briefs = {}
     for call in calls:
@@ -553,9 +587,7 @@ def test_a_colony_session_plans_builds_and_continues(claude):
     assert "s1 (scout): add_subparsers(dest='command', required=True)" in briefs["x1"]
     assert "--- VERIFICATION ---" in briefs["watch1"] and "todo/cli.py" in briefs["watch1"]
     # … the answers were recorded by the hooks, exactly as Claude Code returned them, with usage
-    ledger = state(claude, "spawns.json")
-    build_run = [r for r in ledger["runs"] if r["command"] == "build"][-1]
-    built = [s for s in ledger["spawns"] if s["scope"] == build_run["scope"]]
+    build_run = [r for r in state(claude, "spawns.json")["runs"] if r["command"] == "build"][-1]
     assert {s["local"]: (s["status"], s["via"]) for s in built} == {n: ("recorded", "hook") for n in ["lead1", *sent]}
     assert all(s["usage"]["total_tokens"] > 0 and s["usage"]["duration_ms"] >= 0 for s in built)
     recorded = (spawn_dir / build_run["scope"] / "w3.answer.md").read_text("utf-8")
@@ -565,6 +597,13 @@ def test_a_colony_session_plans_builds_and_continues(claude):
         "aether next --build 1 --approve",
         "aether record lessons -",
     ]
+
+
+def _the_state_afterwards(claude, plan):
+    """The state the session leaves, whoever ran the loop."""
+    spawn_dir = claude.project / ".aether" / "spawns"
+    build_run = [r for r in state(claude, "spawns.json")["runs"] if r["command"] == "build"][-1]
+    assert (spawn_dir / build_run["scope"] / "w3.answer.md").read_text("utf-8") == json_block(W3_FAILURE, "The store's add() returns None.")
     # the false claim caught, the decisions the helper made
     tree_now = state(claude, "COLONY_STATE.json")["spawn_tree"]
     assert tree_now["nodes"]["w1"]["unverified"] == [{"path": "todo/__init__.py", "problem": "missing"}]

@@ -221,3 +221,95 @@ def test_three_phases_under_the_mod_and_by_the_markdown_reach_the_same_state(cla
     mod, prompts = runs["mod"], runs["prompts"]
     assert mod.main_turns == [] and len(prompts.main_turns) == 14  # the Queen's turns, gone
     assert "DONE: the colony is COMPLETED" in mod.text
+
+
+# ---------------------------------------------------------------- killed mid-wave, resumed by either runtime
+
+
+def test_a_build_killed_mid_wave_under_the_mod_resumes_by_the_markdown_with_nothing_twice(claude_bin, tmp_path, _isolated_home):
+    from .colony_script import Queen, next_action, next_with, spawn_next
+    from .fake_api import bash
+    from .harness import ClaudeCode, run_and_kill
+    from helpers.processes import SLEEP, alive, argv_of, descendants, is_sleeper
+
+    mod = ClaudeCode(claude_bin, tmp_path, home=_isolated_home, runtime="mod")
+    aether_ok(mod, "colony-init", "Two small modules", "--mode", "LIGHTWEIGHT")
+    aether_ok(mod, "plan-load", "-", input=json.dumps(TWO_PLAN))
+    aether_ok(mod, "next", "--build", "1")
+    aether_ok(mod, "record", "lead1", "-", input=json_block(TWO_ASSIGNMENT))
+    project = mod.project
+    hanging = [subagent("ant:builder", is_ref(local), turn(1)).reply(bash(SLEEP, "wait for the build server")) for local in ("w1", "w2")]
+    sleepers: set = set()
+
+    def both_working(pid: int) -> bool:
+        spawns = state(mod, "spawns.json")["spawns"]
+        launched = {s["local"] for s in spawns if s["status"] == "launched" and s.get("runtime") == "mod"}
+        sleepers.update(p for p in descendants(pid) if is_sleeper(argv_of(p)))
+        return launched >= {"w1", "w2"} and len(sleepers) >= 2
+
+    killed = run_and_kill(mod, "/ant:build 1", hanging, both_working, env=NOW)
+    assert killed.code != 0 and killed.main_turns == []
+    assert not any(alive(p) for p in sleepers)  # the ants died with it
+    spawns = {s["local"]: s for s in state(mod, "spawns.json")["spawns"]}
+    assert {k: s["status"] for k, s in spawns.items()} == {"lead1": "recorded", "w1": "launched", "w2": "launched"}
+    briefs = {k: (project / ".aether" / "spawns" / spawns[k]["scope"] / f"{k}.md").read_text("utf-8") for k in ("w1", "w2")}
+
+    # the same command in a new session, by the markdown command this time (mods off)
+    prompts = ClaudeCode(claude_bin, tmp_path, home=_isolated_home, runtime="prompts")
+    q = Queen()
+    q.step(lambda r: next_with(r, "aether next --build <N>", N=1))
+    q.step(spawn_next)
+    q.step(lambda r: say(next_action(r)["text"]))
+    ants = []
+    for local, path in (("w1", "mods/a.py"), ("w2", "mods/b.py")):
+        ants += [
+            subagent("ant:builder", is_ref(local), turn(1)).reply(tool("Write", file_path=f"{project}/{path}", content="VALUE = 1\n")),
+            subagent("ant:builder", is_ref(local), turn(2)).reply(say(worker_result(f"{path} written", created=[path]))),
+        ]
+    resumed = prompts.run("/ant:build 1", q.steps + ants, env=NOW, timeout=300)
+    assert resumed.permission_denials == []
+    spawns = {s["local"]: s for s in state(mod, "spawns.json")["spawns"]}
+    assert sorted(spawns) == ["lead1", "w1", "w2"]  # the same spawns, no new ones
+    assert {k: (spawns[k]["status"], spawns[k]["via"], spawns[k].get("runtime")) for k in ("w1", "w2")} == {
+        k: ("recorded", "hook", None) for k in ("w1", "w2")
+    }
+    assert {k: (project / ".aether" / "spawns" / spawns[k]["scope"] / f"{k}.md").read_text("utf-8") for k in ("w1", "w2")} == briefs
+    assert len(resumed.subagent_turns()) == 4  # each ant ran once more, nothing twice
+    assert state(mod, "PROJECT_PLAN.json")["phases"][0]["status"] == "completed"
+    assert aether_ok(mod, "validate-state", "all")["pass"] is True
+
+
+# ---------------------------------------------------------------- headless: exit statuses of /ant:run
+
+
+def test_headless_runs_end_with_a_status_per_kind_of_stop(claude_mod):
+    from helpers.git import git
+
+    from .autopilot_script import builders, failing, lead_answer, leads, prepare
+
+    claude = claude_mod
+    project = prepare(claude, 3, "LIGHTWEIGHT", wide_phase=2)
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "the colony's start")
+    as_text = ["--output-format", "json"]  # exit statuses hold for text and json output (not stream-json)
+
+    big = {"input_tokens": 19_000, "output_tokens": 1000}
+    lead = [subagent("ant:route-setter", is_ref("lead1")).reply(lead_answer, usage=big)]
+    capped = claude.run("/ant:run --budget 60k", lead, env=NOW, args=as_text, check=False).check(exit_code=13)
+    assert capped.requests and capped.main_turns == []
+    assert "STOPPED: the spend cap" in capped.text and "To continue: /ant:run --budget 120k" in capped.text
+
+    script = leads(1) + builders(project, "w1", 1)  # phase 1's Phase Lead answered before the cap stop
+    script += [subagent("ant:builder", is_ref("w1")).reply(failing), subagent("ant:builder", is_ref("w2")).reply(failing)]
+    aborted = claude.run("/ant:run --budget 10M", script, env=NOW, args=as_text, timeout=400, check=False)
+    aborted.check(exit_code=12)
+    assert "STOPPED: the failure protocol aborted the phase" in aborted.text and "To continue: /ant:run --from 2" in aborted.text
+    assert "aether/phase-2-aborted" in git(project, "tag").split()
+
+    (project / "mods" / "config.py").write_text("SEPARATOR = '-'\n", "utf-8")
+    script = leads(2) + builders(project, "w1", 2) + builders(project, "w2", 1)
+    script += [subagent("ant:architect", is_ref("lessons")).reply(say("- a shared settings module first"))]  # LIGHTWEIGHT: at the end
+    done = claude.run("/ant:run --from 2", script, env=NOW, args=as_text, timeout=400)
+    assert done.code == 0 and "DONE: the colony is COMPLETED" in done.text and done.main_turns == []
+    assert state(claude, "COLONY_STATE.json")["state"] == "COMPLETED"

@@ -87,6 +87,17 @@ def record_lessons(text: str) -> dict:
     }
 
 
+def forgo_lessons(why: str) -> dict | None:
+    """No lessons for the phase (under the driver's lock): the ant asked for them gave none, twice.
+    The run goes on without them, and says so; returns the run (None: none was waiting)."""
+    run = _asking(store.read("spawns"))
+    if run is None:
+        return None
+    run.update(lessons_done=True, lessons_forgone=why)
+    dispatch.save_run(run)
+    return run
+
+
 # ---------------------------------------------------------------- the run
 
 

@@ -191,9 +191,18 @@ def _lessons_answer(ref: str, agent_id: str | None, text: str | None, usage: dic
         rec = ledger.find(store.read("spawns"), ref)
         if rec is None or rec["status"] == "recorded":
             return {"ref": ref, "line": "lessons were recorded before", "next": None}
-        if reason == "aborted" or not (text and text.strip()):
+        if reason == "aborted":
             dispatch.mark(ref, "dispatched")
-            return {"ref": ref, "line": "the lessons ant gave no lessons: it is handed out again", "next": None}
+            return {"ref": ref, "line": "the lessons ant was interrupted: it is handed out again", "next": None}
+        if not (text and text.strip()):
+            tries = (rec.get("empty") or 0) + 1
+            if tries < handback.MAX_EMPTY:
+                dispatch.mark(ref, "dispatched", empty=tries)
+                return {"ref": ref, "line": "the lessons ant gave no lessons: it is handed out again (once)", "next": None}
+            continue_drive.forgo_lessons("the lessons ant gave none, twice")
+            line = "no lessons: the lessons ant gave none, twice; the run goes on without them"
+            dispatch.mark_recorded(ref, line, RUNTIME, usage, agent_id)
+            return {"ref": ref, "line": line}
         out = continue_drive.record_lessons(text)
         out.pop("run", None)
         line = f"lessons recorded ({out.get('recorded')})"
