@@ -31,6 +31,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 TEST = "tests/e2e/test_colony_session.py::test_a_colony_session_plans_builds_and_continues"
 AUTOPILOT_TEST = "tests/e2e/test_autopilot_e2e.py::test_three_phases_built_unattended_in_one_session_to_completed"
+# Under the plugin's mod: the same session (the test runs under both runtimes), and the three phases
+# of the test that runs /ant:run under both runtimes (its mod run lives under `mod/`).
+MOD_AUTOPILOT_TEST = "tests/e2e/test_mod_e2e.py::test_three_phases_under_the_mod_and_by_the_markdown_reach_the_same_state"
 SCOPE = re.compile(r"\.aether/spawns/b(\d+)-")
 
 
@@ -66,7 +69,7 @@ def cost_of(run_dir: Path) -> dict:
     agent_ids: set = set()
     seen: dict = {}
     heredocs: list = []
-    for line in (run_dir / "requests.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in _lines(run_dir):
         req = json.loads(line)
         if req.get("thread") == "main":
             _answers(req, agent_ids, seen)
@@ -100,7 +103,7 @@ def cost_of(run_dir: Path) -> dict:
 def _echoed(run_dir: Path, heredocs: list) -> int:
     """Characters of the heredocs that copy (part of) an agent's answer back to the helper."""
     answers = []
-    for line in (run_dir / "requests.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in _lines(run_dir):
         req = json.loads(line)
         if req.get("thread") not in (None, "main") and isinstance(req.get("reply"), list):
             answers += [b.get("text", "") for b in req["reply"] if b.get("type") == "text"]
@@ -111,6 +114,15 @@ def _run_test(repo: Path, test: str) -> list | None:
     """Run one scripted e2e test in `repo`; its runs' folders in order (None: no such test there)."""
     if not (repo / test.split("::")[0]).exists():
         return None
+    if "[" in test:  # a runtime's case: only where the test is parametrized by runtime
+        probe = subprocess.run(
+            [str(repo / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider", test],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+        )
+        if probe.returncode != 0:
+            return None
     base = Path(tempfile.mkdtemp(prefix="aether-queen-cost-"))
     proc = subprocess.run(
         [str(repo / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--basetemp={base}", test],
@@ -120,20 +132,24 @@ def _run_test(repo: Path, test: str) -> list | None:
     )
     if proc.returncode != 0:
         sys.exit(f"queen_cost: {test} failed in {repo}:\n{proc.stdout[-2000:]}")
-    runs = sorted(base.rglob("requests.jsonl"), key=lambda p: (len(p.parts), int(p.parent.name.split("-")[-1])))
+    runs = sorted(base.rglob("report.txt"), key=lambda p: (len(p.parts), int(p.parent.name.split("-")[-1])))
     return [p.parent for p in runs]
 
 
-def measure(repo: Path) -> list:
-    """Run the scripted colony session in `repo` and cost each `claude -p` run, in order."""
-    return [(_command_of(d), cost_of(d)) for d in _run_test(repo, TEST)]
+def measure(repo: Path, runtime: str | None) -> list:
+    """Run the scripted colony session in `repo` (under `runtime`, where the test takes one) and
+    cost each `claude -p` run, in order."""
+    runs = _run_test(repo, f"{TEST}[{runtime}]") if runtime else None
+    if runs is None:
+        runs = _run_test(repo, TEST) if runtime != "mod" else []
+    return [(_command_of(d), cost_of(d)) for d in runs or []]
 
 
 def per_phase(run_dir: Path) -> list:
     """(label, {turns, written}) of one autopilot run, split per phase (see the module's doc)."""
     rows: dict = {}
     label = "start"
-    for line in (run_dir / "requests.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in _lines(run_dir):
         req = json.loads(line)
         blocks = req.get("reply")
         if req.get("thread") != "main" or not isinstance(blocks, list):
@@ -149,13 +165,26 @@ def per_phase(run_dir: Path) -> list:
     return list(rows.items())
 
 
-def measure_autopilot(repo: Path) -> list | None:
+def measure_autopilot(repo: Path, runtime: str | None) -> list | None:
+    if runtime == "mod":
+        runs = _run_test(repo, MOD_AUTOPILOT_TEST)
+        mine = [d for d in runs or [] if "mod" in d.parts]
+        return per_phase(mine[0]) + [("(no Queen turn)", {"turns": 0, "written": 0})] if mine else None
     runs = _run_test(repo, AUTOPILOT_TEST)
     return None if runs is None else per_phase(runs[0])
 
 
+def _lines(run_dir: Path) -> list:
+    """The run's recorded requests (none: a command served with no model request)."""
+    path = run_dir / "requests.jsonl"
+    return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+
+
 def _command_of(run_dir: Path) -> str:
-    for line in (run_dir / "requests.jsonl").read_text(encoding="utf-8").splitlines():
+    found = re.search(r" -p (/ant:[a-z-]+(?: [^ …\n]*)?)", (run_dir / "report.txt").read_text(encoding="utf-8"))
+    if found:
+        return found.group(1)[:22]
+    for line in _lines(run_dir):
         req = json.loads(line)
         if req.get("thread") == "main":
             for message in (req.get("body") or {}).get("messages", [])[:1]:
@@ -171,28 +200,29 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--against", metavar="DIR", help="another checkout (with .venv and tests/e2e deps)")
     args = parser.parse_args(argv)
-    sides = [("this", REPO)] + ([("before", Path(os.path.abspath(args.against)))] if args.against else [])
-    results = {name: measure(repo) for name, repo in sides}
+    sides = [("mod", REPO, "mod"), ("prompts", REPO, "prompts")]
+    sides += [("before", Path(os.path.abspath(args.against)), "prompts")] if args.against else []
+    results = {name: measure(repo, runtime) for name, repo, runtime in sides}
     print("Queen cost per slash command (main thread; tokens = ceil(bytes / 3.5))\n")
-    head = f"{'command':<22}" + "".join(f" {name + ': turns/calls/written/agent/heredoc/answers':>52}" for name, _ in sides)
+    head = f"{'command':<22}" + "".join(f" {name + ': turns/calls/written/agent/heredoc/answers':>52}" for name, _, _ in sides)
     print(head)
     rows = max(len(r) for r in results.values())
     for i in range(rows):
         cells, label = [], ""
-        for name, _ in sides:
+        for name, _, _ in sides:
             if i < len(results[name]):
                 label, c = results[name][i]
                 cells.append(f"{c['turns']}/{c['calls']}/{c['written']}/{c['agent_max']}/{c['heredoc_max']}/{c['answers']}")
             else:
                 cells.append("-")
         print(f"{label:<22}" + "".join(f" {cell:>52}" for cell in cells))
-    autopilot = {name: measure_autopilot(repo) for name, repo in sides}
+    autopilot = {name: measure_autopilot(repo, runtime) for name, repo, runtime in sides}
     print("\nThe Queen in one unattended /ant:run of three STANDARD phases (turns / written tokens)\n")
-    print(f"{'part of the run':<22}" + "".join(f" {name + ': turns/written':>52}" for name, _ in sides))
+    print(f"{'part of the run':<22}" + "".join(f" {name + ': turns/written':>52}" for name, _, _ in sides))
     labels = list(dict.fromkeys(label for rows in autopilot.values() if rows for label, _ in rows))
     for label in labels + ["total"]:
         cells = []
-        for name, _ in sides:
+        for name, _, _ in sides:
             rows = dict(autopilot[name] or [])
             if not autopilot[name]:
                 cells.append("- (no /ant:run)")
