@@ -8,7 +8,7 @@ import type { Register } from 'claude-code'
 
 type Json = any // the helper's JSON, shaped in docs/contracts.md ("The mod's calls")
 
-const WAIT_SECONDS = 20 // one `aether mod wait`; the hook's own clock stops while it runs
+const HELPER_MS = 120000 // the longest a helper call may take (a wait returns within seconds)
 const MAX_STEPS = 100000 // a bound on the loop: the helper ends every run long before
 const SEEN_ENDED = 2 // an agent listed as ended this many waits without its answer: handed out again
 
@@ -19,7 +19,7 @@ const early: Record<string, Json> = {} // answers that came before their spawn c
 
 class HelperError extends Error {}
 
-async function aether($: Json, env: Record<string, string>, args: string[], input: Json, timeoutMs = 120000): Promise<Json> {
+async function aether($: Json, env: Record<string, string>, args: string[], input: Json, timeoutMs = HELPER_MS): Promise<Json> {
   const root = env.CLAUDE_PLUGIN_ROOT
   const ran = await $.process.run([`${root}/bin/aether`, ...args], { env, stdin: JSON.stringify(input), timeoutMs })
   let body: Json
@@ -50,14 +50,11 @@ export const register: Register = on => {
   })
 
   // In an interactive session an ant hands its report back through SubagentHandback, and Claude
-  // Code also delivers it to the main conversation as a message — a Queen turn. turn.complete
-  // brought the report here already: a delivery that only carries the mod's own ants' reports is
-  // taken before it reaches the model.
-  on('session.receive', async ($: Json, e: Json, next: Json) =>
-    !e.agentId && (await onlyOurReports($, e.text)) ? { consumed: 'an Aether ant reported to the mod' } : next(e),
-  )
+  // Code also queues it for the main conversation as a message — a Queen turn. turn.complete
+  // brought the report here already: a message that only carries the mod's own ants' reports is
+  // dropped before it starts a turn (the session shows one line for it).
   on('prompt.submit', async ($: Json, e: Json, next: Json) =>
-    (await onlyOurReports($, e.text)) ? { drop: 'an Aether ant reported to the mod' } : next(e),
+    (await onlyOurReports($, e.text)) ? { drop: "Aether recorded this ant's report" } : next(e),
   )
 
   on('command.run', { command: /^ant:/ }, async ($: Json, e: Json, next: Json) => {
@@ -97,11 +94,11 @@ async function loop($: Json, env: Record<string, string>, first: Json, signal: A
     for (let step = 0; step < MAX_STEPS; step++) {
       draw(action.progress)
       await say(action.line)
-      if (signal.aborted) return await interrupted($, env, action)
+      if (signal.aborted) return interrupted(action)
       if (action.action === 'spawn') {
         const sent = await Promise.all(action.spawns.map((s: Json) => spawn($, env, s)))
         const started = sent.filter((s: Json) => s.agent_id)
-        await aether($, env, ['mod', 'launched'], { spawns: started })
+        draw((await aether($, env, ['mod', 'launched'], { spawns: started })).progress)
         for (const s of started) {
           if (early[s.agent_id]) {
             const e = early[s.agent_id]
@@ -112,10 +109,10 @@ async function loop($: Json, env: Record<string, string>, first: Json, signal: A
         }
         const refused = sent.filter((s: Json) => !s.agent_id)
         for (const s of refused) await say(`${s.ref} was not started: ${s.why}`)
-        action = await aether($, env, ['mod', 'wait'], { refs: sent.map((s: Json) => s.ref), seconds: WAIT_SECONDS }, (WAIT_SECONDS + 60) * 1000)
+        action = await aether($, env, ['mod', 'wait'], { refs: sent.map((s: Json) => s.ref) })
       } else if (action.action === 'wait') {
         await reap($, env, action, ended)
-        action = await aether($, env, ['mod', 'wait'], { refs: action.refs, seconds: WAIT_SECONDS }, (WAIT_SECONDS + 60) * 1000)
+        action = await aether($, env, ['mod', 'wait'], { refs: action.refs })
       } else {
         draw(undefined)
         return { text: action.text, exitCode: action.exit_code }
@@ -124,7 +121,7 @@ async function loop($: Json, env: Record<string, string>, first: Json, signal: A
     return { text: 'Aether: the loop did not end; `aether next` says where the run stands.', exitCode: 1 }
   } catch (err) {
     draw(undefined)
-    if (signal.aborted) return await interrupted($, env, action)
+    if (signal.aborted) return interrupted(action)
     return { text: `Aether: ${err instanceof Error ? err.message : String(err)}`, exitCode: 1 }
   }
 }
@@ -158,10 +155,9 @@ async function reap($: Json, env: Record<string, string>, action: Json, ended: R
   }
 }
 
-async function interrupted($: Json, env: Record<string, string>, action: Json): Promise<Json> {
-  const out = await aether($, env, ['mod', 'interrupted'], { refs: action.refs ?? [] }).catch((err: Json) => ({
-    text: `Aether: ${err instanceof Error ? err.message : String(err)}`,
-    exit_code: 1,
-  }))
-  return { text: out.text, exitCode: out.exit_code }
+// Interrupted (Esc): Claude Code runs no more of this hook's calls, so the helper said in advance
+// what to show; the ants already running finish and turn.complete records their answers.
+function interrupted(action: Json): Json {
+  const said = action.interrupt ?? { text: 'Aether: interrupted.', exit_code: 1 }
+  return { text: said.text, exitCode: said.exit_code }
 }

@@ -162,7 +162,7 @@ def test_an_interrupted_ant_counts_its_spend_and_is_handed_out_again(mod_colony)
     ok(p, "mod", "launched", input={"spawns": [{"ref": lead["ref"], "agent_id": "a1"}]})
     waiting = ok(p, "mod", "wait", input={"refs": [lead["ref"]], "seconds": 0.3})
     assert waiting["action"] == "wait" and waiting["agents"] == {lead["ref"]: "a1"}
-    stopped = ok(p, "mod", "interrupted", input={"refs": [lead["ref"]]})
+    stopped = waiting["interrupt"]  # what the mod shows if the person presses Esc now
     assert stopped["exit_code"] == rules.EXIT_STATUS["stopped"] and "/ant:build 1" in stopped["text"] and "lead1" in stopped["text"]
     ok(p, "mod", "answer", input={"ref": lead["ref"], "agent_id": "a1", "text": "", "reason": "aborted", "usage": {"output_tokens": 40}})
     rec = ledger(p)["lead1"]

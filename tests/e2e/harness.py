@@ -552,7 +552,7 @@ class Session(_Turns):
 
     def report(self) -> str:
         head = [
-            f"interactive session: {' '.join(self.prompts)}  seconds={self.seconds:.1f}{'  TIMED OUT' if self.timed_out else ''}",
+            f"interactive session: {' '.join(p if isinstance(p, str) else f'<{p.name}>' for p in self.prompts)}  seconds={self.seconds:.1f}{'  TIMED OUT' if self.timed_out else ''}",
             f"project: {self.project}",
             f"files:   {self.dir}/(requests.jsonl, screen.txt, report.txt)",
             "screen (tail):\n" + _tail(self.screen, 30),
@@ -587,9 +587,17 @@ def _tmux(*args, check=True) -> subprocess.CompletedProcess:
     return subprocess.run([TMUX, *args], capture_output=True, text=True, check=check, timeout=30)
 
 
+class Key:
+    """A key pressed in an interactive session (tmux's name: `Escape`), then `then_wait` seconds;
+    `screen` holds what the terminal showed then."""
+
+    def __init__(self, name: str, then_wait: float = 3.0):
+        self.name, self.then_wait, self.screen = name, then_wait, ""
+
+
 def interactive(
     claude: ClaudeCode,
-    prompts: list[str],
+    prompts: list,
     script: list[Step],
     *,
     plugin_dirs=None,
@@ -624,6 +632,11 @@ def interactive(
         try:
             timed_out = not _wait_for(lambda: "❯" in _screen(name), started + 60)
             for i, prompt in enumerate(prompts):
+                if isinstance(prompt, Key):  # a key press (Esc) while a command runs, then a pause
+                    _tmux("send-keys", "-t", name, prompt.name)
+                    time.sleep(prompt.then_wait)
+                    prompt.screen = _screen(name)
+                    continue
                 _tmux("send-keys", "-t", name, "-l", prompt)
                 time.sleep(0.3)
                 _tmux("send-keys", "-t", name, "Enter")

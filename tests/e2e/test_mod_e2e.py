@@ -283,9 +283,8 @@ def test_a_build_killed_mid_wave_under_the_mod_resumes_by_the_markdown_with_noth
 
 
 def test_headless_runs_end_with_a_status_per_kind_of_stop(claude_mod):
-    from helpers.git import git
-
     from .autopilot_script import builders, failing, lead_answer, leads, prepare
+    from helpers.git import git
 
     claude = claude_mod
     project = prepare(claude, 3, "LIGHTWEIGHT", wide_phase=2)
@@ -313,3 +312,53 @@ def test_headless_runs_end_with_a_status_per_kind_of_stop(claude_mod):
     done = claude.run("/ant:run --from 2", script, env=NOW, args=as_text, timeout=400)
     assert done.code == 0 and "DONE: the colony is COMPLETED" in done.text and done.main_turns == []
     assert state(claude, "COLONY_STATE.json")["state"] == "COMPLETED"
+
+
+def test_where_mods_do_not_load_the_markdown_command_serves(claude_mod):
+    """`--bare` loads no hooks module of an installed plugin: /ant:status goes to the model with
+    the markdown body, the helper's text inside it, as before the mod."""
+    from .colony_script import body_of, command_body, queen_turn
+
+    aether_ok(claude_mod, "colony-init", "-", input="A colony without its mod")
+    run = claude_mod.run("/ant:status", [queen_turn(1).reply(say("As shown."))], env=NOW, args=["--bare"])
+    assert len(run.main_turns) == 1
+    body = command_body(run.main_turns[0])
+    assert body.startswith(body_of("status").split("!`", 1)[0].strip()[:40]) and "A colony without its mod" in body
+
+
+def test_esc_mid_wave_loses_nothing_and_the_same_command_goes_on(claude_mod):
+    """Esc while an ant works: the mod's loop ends with the helper's text; the ant finishes and
+    its answer is recorded once; /ant:build 1 again goes on from there to the end."""
+    from .harness import Key
+
+    claude = claude_mod
+    aether_ok(claude, "colony-init", "One small module", "--mode", "LIGHTWEIGHT")
+    one = {**TWO_PLAN, "phases": [{**TWO_PLAN["phases"][0], "tasks": TWO_PLAN["phases"][0]["tasks"][:1]}]}
+    aether_ok(claude, "plan-load", "-", input=json.dumps(one))
+    aether_ok(claude, "next", "--build", "1")
+    aether_ok(claude, "record", "lead1", "-", input=json_block({"phase": 1, "workers": [TWO_ASSIGNMENT["workers"][0]]}))
+    path = "mods/a.py"
+    script = [
+        subagent("ant:builder", is_ref("w1"), turn(1)).reply(tool("Write", file_path=f"{claude.project}/{path}", content="VALUE = 1\n")),
+        subagent("ant:builder", is_ref("w1"), turn(2)).reply(
+            tool("SubagentHandback", message=worker_result(f"{path} written", created=[path])), delay=8
+        ),
+        subagent("ant:architect", is_ref("lessons")).reply(tool("SubagentHandback", message=LESSONS)),
+    ]
+    esc = Key("Escape", then_wait=9)
+    session = interactive(claude, ["/ant:build 1", esc, "/ant:build 1"], script, env=NOW, check=False)
+    session.check(all_steps_used=False)
+
+    assert "Aether: interrupted." in esc.screen and "/ant:build 1 goes on" in esc.screen, esc.screen
+    assert session.main_turns == [], session.report()
+    spawns = {s["local"]: s for s in state(claude, "spawns.json")["spawns"]}
+    assert (spawns["w1"]["status"], spawns["w1"]["via"]) == ("recorded", "mod")  # after Esc, once
+    assert state(claude, "PROJECT_PLAN.json")["phases"][0]["status"] == "completed", session.report()
+
+
+def test_the_mods_own_tests_pass_in_claude_codes_kit(claude_mod):
+    """hooks/mod.test.ts, run by `claude plugin test` against the pinned Claude Code."""
+    from .harness import REPO
+
+    done = claude_mod.cli("plugin", "test", REPO, timeout=300)
+    assert done.returncode == 0 and " 0 fail" in done.stdout + done.stderr, done.stdout + done.stderr

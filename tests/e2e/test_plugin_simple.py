@@ -411,3 +411,7 @@ def test_marketplace_install_builds_the_helper_and_runs_it(claude, tmp_path, how
     checked = results(again)[-1]
     assert checked["is_error"] is False
     assert json.loads(checked["text"]) == {"ok": True, "result": {"modules": len(import_all()[0])}}
+    # the installed plugin's mod loads too and serves /ant:help with its helper: no model request
+    claude.runtime = "mod"
+    served = claude.run("/ant:help", [])
+    assert served.requests == [] and "/ant:build <N>" in served.text

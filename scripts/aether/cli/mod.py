@@ -223,17 +223,6 @@ def wait_cmd():
     return mod_loop.wait(refs, float(seconds), _str(data, "scope"))
 
 
-@command("interrupted")
-def interrupted_cmd():
-    """The person interrupted the loop. stdin: {"refs": [the refs of the action it stood at]}."""
-    from aether.colony import mod as mod_loop
-
-    refs = _payload("the refs").get("refs") or []
-    if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
-        raise input_error("invalid_input", "refs must be a list of spawn refs")
-    return mod_loop.interrupted(refs)
-
-
 @command("progress")
 def progress_cmd():
     """The status band's line."""
@@ -242,5 +231,5 @@ def progress_cmd():
     return {"progress": mod_loop.progress()}
 
 
-for _cmd in (serve_cmd, launched_cmd, answer_cmd, gone_cmd, wait_cmd, interrupted_cmd, progress_cmd):
+for _cmd in (serve_cmd, launched_cmd, answer_cmd, gone_cmd, wait_cmd, progress_cmd):
     mod.add_command(_cmd)

@@ -24,7 +24,8 @@ from aether.state import spawns as ledger
 RUNTIME = handback.MOD
 LESSONS = "lessons"  # the local id of the ant that writes a phase's lessons in the mod
 LESSONS_CASTE = "ant:architect"  # read-only (the guard refuses its writes), on the session's model
-WAIT_SECONDS = 20.0  # one wait of the mod's, at most (it asks again; Claude Code ends a call after 10 min)
+WAIT_SECONDS = 5.0  # one wait of the mod's, at most: it asks again, and redraws the status line between
+MAX_WAIT_SECONDS = 60.0  # a wait asked for longer is cut here (Claude Code ends a helper call after 10 min)
 POLL_SECONDS = 0.2
 
 
@@ -95,9 +96,11 @@ def for_mod(action: dict) -> dict:
         _take([s["ref"] for s in spawns])
         out["spawns"] = spawns
         out["line"] = f"spawn {', '.join(s['description'] for s in spawns)}"
+        out["interrupt"] = interrupted([s["ref"] for s in spawns])
     elif out["action"] == "wait":
         out["refs"] = out.get("refs") or _refs_running(out.get("waiting") or [])
         out["line"] = f"waiting for {', '.join(out.get('waiting') or []) or 'answers'}"
+        out["interrupt"] = interrupted(out["refs"])
     else:
         out["exit_code"] = drive_rules.exit_status(out["action"], out.get("why"))
         out["line"] = f"{out['action']}" + (f" ({out['why']})" if out.get("why") else "")
@@ -235,7 +238,7 @@ def _settled(refs: list) -> bool:
 def wait(refs: list, seconds: float = WAIT_SECONDS, scope: str | None = None) -> dict:
     """Blocks until every ant of `refs` has answered (or stopped running), at most `seconds`;
     then the run's next action. Still running: a `wait` naming the ants that run."""
-    deadline = time.monotonic() + max(0.0, min(seconds, WAIT_SECONDS * 3))
+    deadline = time.monotonic() + max(0.0, min(seconds, MAX_WAIT_SECONDS))
     while not _settled(refs) and time.monotonic() < deadline:
         time.sleep(POLL_SECONDS)
     data = store.read("spawns")
@@ -244,20 +247,22 @@ def wait(refs: list, seconds: float = WAIT_SECONDS, scope: str | None = None) ->
         agents = {r: ledger.find(data, r).get("agent_id") for r in running}  # type: ignore[union-attr]
         out = {**dispatch.wait({}, [r.split("/", 1)[1] for r in running]), "refs": running, "agents": agents}
         out["line"] = None
+        out["interrupt"] = interrupted(running)
         out["progress"] = progress()
         return out
     return for_mod(next_of(scope or (refs[0].split("/", 1)[0] if refs else None)))
 
 
 def interrupted(refs: list) -> dict:
-    """The person interrupted the mod's loop (Esc): nothing is half-recorded; ants still running
-    answer into state as they finish, and the same command goes on where the run stands."""
+    """What the mod shows if the person interrupts it (Esc) at this action — said in advance: once
+    interrupted, Claude Code runs no more of its calls. Nothing is half-recorded; the ants of
+    `refs` finish and their answers are recorded; the same command goes on where the run stands."""
     data = store.read("spawns")
-    running = [r.split("/", 1)[1] for r in refs if (rec := ledger.find(data, r)) is not None and ledger.in_flight(rec)]
     live = [r for r in data["runs"] if not r.get("done")]
     again = _command_of(live[-1]) if live else None
+    names = [r.split("/", 1)[1] for r in refs]
     text = "Aether: interrupted." + (
-        f" Still running: {', '.join(running)} — their answers are recorded as they arrive." if running else " Nothing is running."
+        f" {', '.join(names)} may still be running: their answers are recorded as they arrive." if names else " Nothing is running."
     )
     if again:
         text += f" {again} goes on where the run stands."

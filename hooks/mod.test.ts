@@ -1,0 +1,86 @@
+// The mod's loop against a helper the test plays (`claude plugin test .`): the hooks here stand
+// for the engine; `aether` is answered by the test's `process.run` hook.
+import { expect, test } from 'claude-code/testing'
+
+type Json = any
+
+const ok = (result: Json) => ({ value: { exitCode: 0, stdout: JSON.stringify({ ok: true, result }), stderr: '' } })
+
+// The helper as the test plays it: each `aether mod <step>` answered by `steps[step]`, calls kept.
+function helper(on: Json, steps: Record<string, (input: Json) => Json>) {
+  const calls: { step: string; input: Json }[] = []
+  on('process.hookEnv', () => ({ value: { CLAUDE_PLUGIN_ROOT: '/plugin', CLAUDE_PID: '1' } }))
+  on('process.run', ($: Json, e: Json) => {
+    const step = e.argv[2]
+    const input = JSON.parse(e.init?.stdin ?? '{}')
+    calls.push({ step, input })
+    expect(e.argv.slice(0, 2)).toEqual(['/plugin/bin/aether', 'mod'])
+    return ok(steps[step](input))
+  })
+  on('session.surfaces', () => ({ value: [] }))
+  on('fs.write', () => ({ value: undefined }))
+  return calls
+}
+
+test('a command that needs no judgment is the helper text, with no model', async ($, on) => {
+  const calls = helper(on, { serve: () => ({ serve: 'text', text: 'AETHER COLONY · READY', exit_code: 0 }) })
+  on('command.run', () => ({ text: 'the markdown command ran' }))
+  const out = await $.command.run({ command: 'ant:status', args: '' })
+  expect(out.text).toBe('AETHER COLONY · READY')
+  expect(calls).toEqual([{ step: 'serve', input: { command: 'ant:status', args: '' } }])
+})
+
+test('what the helper hands to the model goes to the markdown command', async ($, on) => {
+  helper(on, { serve: () => ({ serve: 'model', why: 'a command that needs the model' }) })
+  on('command.run', () => ({ text: 'the markdown command ran' }))
+  expect((await $.command.run({ command: 'ant:init', args: 'a goal' })).text).toBe('the markdown command ran')
+})
+
+test('a helper that cannot run leaves the command to the markdown', async ($, on) => {
+  on('process.hookEnv', () => ({ value: { CLAUDE_PLUGIN_ROOT: '/plugin' } }))
+  on('process.run', () => ({ value: { exitCode: 127, stdout: '', stderr: 'not found' } }))
+  on('command.run', () => ({ text: 'the markdown command ran' }))
+  expect((await $.command.run({ command: 'ant:build', args: '1' })).text).toBe('the markdown command ran')
+})
+
+test('a spawn action asks for every ant before the first wait, and the end is the helper text', async ($, on) => {
+  const spawned: Json[] = []
+  const calls = helper(on, {
+    serve: () => ({
+      serve: 'loop',
+      action: {
+        action: 'spawn',
+        line: 'spawn w1 builder, w2 builder',
+        spawns: [
+          { id: 'w1', ref: 'b1/w1', subagent_type: 'ant:builder', description: 'w1 builder', prompt: 'brief one', model: 'sonnet' },
+          { id: 'w2', ref: 'b1/w2', subagent_type: 'ant:builder', description: 'w2 builder', prompt: 'brief two' },
+        ],
+      },
+    }),
+    launched: () => ({ launched: ['b1/w1', 'b1/w2'], progress: 'Aether build · running w1, w2' }),
+    wait: () => ({ action: 'done', text: 'Phase 1 · COMPLETED', exit_code: 0, line: 'done' }),
+  })
+  on('agent.spawn', ($: Json, e: Json) => {
+    spawned.push({ prompt: e.prompt, subagentType: e.subagentType ?? e.subagent_type, model: e.model })
+    return { model: 'm' } // the kit starts no agent: an agent id is core's alone to set
+  })
+  const out = await $.command.run({ command: 'ant:build', args: '1 --approve' })
+  expect(out).toEqual({ text: 'Phase 1 · COMPLETED', exitCode: 0 })
+  expect(spawned).toEqual([
+    { prompt: 'brief one', subagentType: 'ant:builder', model: 'sonnet' },
+    { prompt: 'brief two', subagentType: 'ant:builder', model: undefined },
+  ])
+  expect(calls.map(c => c.step)).toEqual(['serve', 'launched', 'wait'])
+  expect(calls[1].input).toEqual({ spawns: [] }) // none started here: the e2e tests start real ones
+  expect(calls[2].input).toEqual({ refs: ['b1/w1', 'b1/w2'] })
+})
+
+test("a message that only carries the mod's own ants' reports is dropped; any other goes on", async ($, on) => {
+  on('agent.list', () => ({ value: [{ id: 'a1', name: 'w1', spawnedBy: 'ant' }, { id: 'a2', name: 'other', type: 'Explore' }] }))
+  on('prompt.submit', () => ({ text: 'the model reads it' }))
+  const ours = 'Another Claude session sent a message:\n<agent-message from="w1">\n[Subagent hand-back] The report follows:\n  done\n</agent-message>'
+  const theirs = ours.replace('from="w1"', 'from="other"')
+  expect(await $.prompt.submit({ text: ours })).toEqual({ drop: "Aether recorded this ant's report" })
+  expect(await $.prompt.submit({ text: theirs })).toEqual({ text: 'the model reads it' })
+  expect(await $.prompt.submit({ text: 'hello' })).toEqual({ text: 'the model reads it' })
+})
