@@ -15,14 +15,16 @@ function helper(on: Json, steps: Record<string, (input: Json) => Json>) {
     const input = JSON.parse(e.init?.stdin ?? '{}')
     calls.push({ step, input })
     expect(e.argv.slice(0, 2)).toEqual(['/plugin/bin/aether', 'mod'])
-    return ok(steps[step](input))
+    const answer = steps[step]
+    if (answer === undefined) throw new Error(`the test plays no aether mod ${step}`)
+    return ok(answer(input))
   })
   on('session.surfaces', () => ({ value: [] }))
   on('fs.write', () => ({ value: undefined }))
   return calls
 }
 
-test('a command that needs no judgment is the helper text, with no model', async ($, on) => {
+test('a command that needs no judgment is the helper text, with no model', async ($: Json, on: Json) => {
   const calls = helper(on, { serve: () => ({ serve: 'text', text: 'AETHER COLONY · READY', exit_code: 0 }) })
   on('command.run', () => ({ text: 'the markdown command ran' }))
   const out = await $.command.run({ command: 'ant:status', args: '' })
@@ -30,20 +32,20 @@ test('a command that needs no judgment is the helper text, with no model', async
   expect(calls).toEqual([{ step: 'serve', input: { command: 'ant:status', args: '' } }])
 })
 
-test('what the helper hands to the model goes to the markdown command', async ($, on) => {
+test('what the helper hands to the model goes to the markdown command', async ($: Json, on: Json) => {
   helper(on, { serve: () => ({ serve: 'model', why: 'a command that needs the model' }) })
   on('command.run', () => ({ text: 'the markdown command ran' }))
   expect((await $.command.run({ command: 'ant:init', args: 'a goal' })).text).toBe('the markdown command ran')
 })
 
-test('a helper that cannot run leaves the command to the markdown', async ($, on) => {
+test('a helper that cannot run leaves the command to the markdown', async ($: Json, on: Json) => {
   on('process.hookEnv', () => ({ value: { CLAUDE_PLUGIN_ROOT: '/plugin' } }))
   on('process.run', () => ({ value: { exitCode: 127, stdout: '', stderr: 'not found' } }))
   on('command.run', () => ({ text: 'the markdown command ran' }))
   expect((await $.command.run({ command: 'ant:build', args: '1' })).text).toBe('the markdown command ran')
 })
 
-test('a spawn action asks for every ant before the first wait, and the end is the helper text', async ($, on) => {
+test('a spawn action asks for every ant before the first wait, and the end is the helper text', async ($: Json, on: Json) => {
   const spawned: Json[] = []
   const calls = helper(on, {
     serve: () => ({
@@ -71,11 +73,11 @@ test('a spawn action asks for every ant before the first wait, and the end is th
     { prompt: 'brief two', subagentType: 'ant:builder', model: undefined },
   ])
   expect(calls.map(c => c.step)).toEqual(['serve', 'launched', 'wait'])
-  expect(calls[1].input).toEqual({ spawns: [] }) // none started here: the e2e tests start real ones
-  expect(calls[2].input).toEqual({ refs: ['b1/w1', 'b1/w2'] })
+  expect(calls[1]?.input).toEqual({ spawns: [] }) // none started here: the e2e tests start real ones
+  expect(calls[2]?.input).toEqual({ refs: ['b1/w1', 'b1/w2'] })
 })
 
-test("a message that only carries the mod's own ants' reports is dropped; any other goes on", async ($, on) => {
+test("a message that only carries the mod's own ants' reports is dropped; any other goes on", async ($: Json, on: Json) => {
   on('agent.list', () => ({ value: [{ id: 'a1', name: 'w1', spawnedBy: 'ant' }, { id: 'a2', name: 'other', type: 'Explore' }] }))
   on('prompt.submit', () => ({ text: 'the model reads it' }))
   const ours = 'Another Claude session sent a message:\n<agent-message from="w1">\n[Subagent hand-back] The report follows:\n  done\n</agent-message>'

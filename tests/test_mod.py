@@ -224,3 +224,34 @@ def test_a_lessons_ant_without_lessons_twice_lets_the_build_finish_without_them(
     assert second["line"].startswith("no lessons")
     run = spawns_file.run_of(store.read("spawns"), build["scope"])
     assert run["lessons_done"] is True and run["lessons_forgone"]
+
+
+def test_plan_colonize_continue_and_run_are_served_by_the_loop(mod_colony):
+    p = mod_colony
+    assert serve(p, "ant:run", "--dry-run")["action"]["action"] == "done"
+    planned = serve(p, "ant:plan", "--force keep the API small")
+    assert planned["serve"] == "loop" and planned["action"]["action"] in ("spawn", "ask", "done")
+    run = json.loads((p.data / "spawns.json").read_text("utf-8"))["runs"][-1]
+    assert run["command"] == "plan"
+    assert serve(p, "ant:colonize")["serve"] == "loop"
+    refused = serve(p, "ant:run", "--from nope")
+    assert refused["serve"] == "text" and refused["exit_code"] == rules.EXIT_ERROR
+    assert serve(p, "ant:continue")["serve"] in ("loop", "text")
+
+
+def test_status_says_which_runtime_sent_the_newest_ants(mod_colony):
+    p = mod_colony
+    lead = serve(p, "ant:build", "1")["action"]["spawns"][0]
+    ok(p, "mod", "launched", input={"spawns": [{"ref": lead["ref"], "agent_id": "a1"}]})
+    view = ok(p, "status", "--json")
+    assert view["runtime"] == "mod" and "RUNTIME  mod" in view["text"]
+
+
+def test_help_is_read_from_the_plugin_claude_code_names(mod_colony, monkeypatch, tmp_path):
+    (tmp_path / ".claude" / "commands" / "ant").mkdir(parents=True)
+    (tmp_path / ".claude" / "commands" / "ant" / "help.md").write_text("Show this:\n\n```\nTHE INSTALLED HELP\n```\n", "utf-8")
+    monkeypatch.setenv("CLAUDE_PLUGIN_ROOT", str(tmp_path))  # a marketplace install: the helper lives elsewhere
+    assert serve(mod_colony, "ant:help")["text"] == "THE INSTALLED HELP"
+    monkeypatch.setenv("CLAUDE_PLUGIN_ROOT", str(tmp_path / "gone"))
+    missing = serve(mod_colony, "ant:help")
+    assert missing["exit_code"] == rules.EXIT_ERROR and "help.md cannot be read" in missing["text"]

@@ -59,10 +59,13 @@ def _text(text: str, exit_code: int = drive_rules.EXIT_DONE) -> dict:
 
 def _help_text() -> str:
     """The command reference /ant:help shows: the code block of the plugin's own help.md."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    path = os.path.join(here, "..", "..", "..", ".claude", "commands", "ant", "help.md")
-    with open(path, encoding="utf-8") as fh:
-        body = fh.read()
+    from aether.core import paths
+
+    try:
+        with open(paths.plugin_file(".claude", "commands", "ant", "help.md"), encoding="utf-8") as fh:
+            body = fh.read()
+    except OSError as exc:
+        raise input_error("help_missing", f"the plugin's help.md cannot be read ({exc.strerror or exc})") from None
     found = re.search(r"```\n(.*?)```", body, re.S)
     if found is None:
         raise input_error("help_missing", "help.md holds no command reference")

@@ -22,6 +22,14 @@ def home_dir() -> str:
     return os.path.join(os.path.expanduser("~"), ".aether")
 
 
+def plugin_file(*parts: str) -> str:
+    """A file of the plugin (its commands, its agents): under `CLAUDE_PLUGIN_ROOT`, which Claude
+    Code sets for the plugin's hooks and its mod's calls (a marketplace install keeps the helper in
+    a venv of its own, away from the plugin's files), else the checkout this package lives in."""
+    root = os.environ.get("CLAUDE_PLUGIN_ROOT") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
+    return os.path.join(root, *parts)
+
+
 @cache
 def project_root() -> str:
     """The project this invocation works on (see the module docstring)."""
