@@ -1384,22 +1384,37 @@ def mod_grant(tool: str, event: dict, script=None) -> dict | None:
         return None
     grant = _command_grant(str(run["command"]))
     why = f"Aether: the grant of /ant:{run['command']} to its ants"
-    if tool != "Bash":
-        return {"permissionDecision": "allow", "permissionDecisionReason": why} if tool in grant else None
+    project = os.path.realpath(_project())
+    if tool != "Bash":  # a file tool, on a file inside the project only (Claude Code asks about the rest)
+        tool_input = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
+        path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "")
+        inside = bool(path) and _inside(os.path.realpath(os.path.join(project, os.path.expanduser(path))), [project])
+        return {"permissionDecision": "allow", "permissionDecisionReason": why} if tool in grant and inside else None
     prefixes = [g[len("Bash(") : -len(":*)")].split() for g in grant if g.startswith("Bash(") and g.endswith(":*)")]
     prefixes = [p for p in prefixes if p and p[0] != "aether"]
     commands = script.commands if script is not None else []
     if not commands or script.errors or script.background or script.out_subst:
         return None
-    project = os.path.realpath(_project())
+
+    def inside(word: str) -> bool:
+        return _inside(os.path.realpath(os.path.join(project, os.path.expanduser(word))), [project])
+
     for cmd in commands:
         words = cmd.texts()
-        if cmd.assigns or any(r.writes for r in cmd.redirects) or not words or not all(w.static for w in cmd.words):
+        if cmd.assigns or not words or not all(w.static for w in cmd.words):
             return None
-        if words[0] == "cd" and len(words) == 2 and _inside(os.path.realpath(os.path.join(project, words[1])), [project]):
+        reads = [r for r in cmd.redirects if r.op in ("<", "<&", "<>")]  # from a file (not a here-document)
+        if any(r.writes for r in cmd.redirects) or any(r.target is None or not r.target.static or not inside(r.target.text) for r in reads):
+            return None  # a write, or a read of a file outside the project
+        if words[0] == "cd" and len(words) == 2 and inside(words[1]):
             continue  # as Claude Code lets a command's grant `cd` inside the project
-        if words[0] not in GRANT_READ_ONLY and not any(words[: len(p)] == p for p in prefixes):
+        if any(words[: len(p)] == p for p in prefixes):
+            continue  # the command's own grant (`Bash(python3:*)`): any arguments, as in its turn
+        if words[0] not in GRANT_READ_ONLY:
             return None
+        paths = [w for w in words[1:] if not w.startswith("-")][1 if words[0] == "grep" else 0 :]  # grep's first is its pattern
+        if not all(inside(w) for w in paths):
+            return None  # reading outside the project: Claude Code asks
     return {"permissionDecision": "allow", "permissionDecisionReason": why}
 
 

@@ -73,7 +73,8 @@ test('a spawn action asks for every ant before the first wait, and the end is th
     { prompt: 'brief two', subagentType: 'ant:builder', model: undefined },
   ])
   expect(calls.map(c => c.step)).toEqual(['serve', 'launched', 'wait'])
-  expect(calls[1]?.input).toEqual({ spawns: [] }) // none started here: the e2e tests start real ones
+  // the kit starts no agent, so Claude Code's refusal is what the helper hears (the e2e tests start real ones)
+  expect(calls[1]?.input).toEqual({ spawns: [{ ref: 'b1/w1', why: 'not started' }, { ref: 'b1/w2', why: 'not started' }] })
   expect(calls[2]?.input).toEqual({ refs: ['b1/w1', 'b1/w2'] })
 })
 

@@ -10,12 +10,11 @@ type Json = any // the helper's JSON, shaped in docs/contracts.md ("The mod's ca
 
 const HELPER_MS = 120000 // the longest a helper call may take (a wait returns within seconds)
 const MAX_STEPS = 100000 // a bound on the loop: the helper ends every run long before
-const SEEN_ENDED = 2 // an agent listed as ended this many waits without its answer: handed out again
+const ANSWER_TRIES = 3 // an answer the helper could not take (its lock busy) is sent again, a second apart
 
 const AGENT_MESSAGE = /<agent-message from="([^"<>]{1,120})">/g // Claude Code's hand-back delivery
 
 const refOf: Record<string, string> = {} // Claude Code's agent id → the spawn it runs
-const early: Record<string, Json> = {} // answers that came before their spawn call resolved
 
 class HelperError extends Error {}
 
@@ -30,22 +29,31 @@ async function aether($: Json, env: Record<string, string>, args: string[], inpu
   throw new HelperError(failure && failure.error ? String(failure.error) : (ran.stderr.trim() || `aether exited with ${ran.exitCode}`))
 }
 
-async function record($: Json, env: Record<string, string>, ref: string, e: Json): Promise<void> {
-  const answer = { ref, agent_id: e.agentId, text: e.answer ?? '', usage: e.usage ?? {}, duration_ms: e.durationMs, reason: e.reason }
-  await aether($, env, ['mod', 'answer'], answer).catch(() => undefined) // unrecorded: the wait hands it out again
+// Is this agent one the plugin spawned? (Claude Code's own list says who spawned it.)
+async function ours($: Json, id: string): Promise<boolean> {
+  const listed: Json[] = await $.agent.list().catch(() => [])
+  return listed.some((a: Json) => a.id === id && a.spawnedBy === $.plugin.name)
 }
 
 export const register: Register = on => {
+  // Every answer of the mod's ants goes to the helper: by its spawn when the mod knows it, else by
+  // its agent (an answer that came before the spawn call resolved, or after the mod was interrupted).
   on('turn.complete', async ($: Json, e: Json, next: Json) => {
     const result = await next(e)
     if (!e.agentId) return result
     const ref = refOf[e.agentId]
-    if (ref === undefined) {
-      early[e.agentId] = e
-      return result
-    }
+    if (ref === undefined && !(await ours($, e.agentId))) return result
     delete refOf[e.agentId]
-    await record($, await $.process.hookEnv(), ref, e)
+    const env = await $.process.hookEnv()
+    const answer = { ref, agent_id: e.agentId, text: e.answer ?? '', usage: e.usage ?? {}, duration_ms: e.durationMs, reason: e.reason }
+    for (let attempt = 1; attempt <= ANSWER_TRIES; attempt++) {
+      try {
+        await aether($, env, ['mod', 'answer'], answer)
+        break
+      } catch {
+        if (attempt < ANSWER_TRIES) await $.clock.sleep(1000) // not taken: Claude Code's agent list hands the ant out again
+      }
+    }
     return result
   })
 
@@ -88,7 +96,6 @@ async function loop($: Json, env: Record<string, string>, first: Json, signal: A
   const draw = (progress: string | undefined) => {
     if (!headless) $.ui.status(progress || undefined)
   }
-  const ended: Record<string, number> = {}
   let action = first
   try {
     for (let step = 0; step < MAX_STEPS; step++) {
@@ -96,23 +103,14 @@ async function loop($: Json, env: Record<string, string>, first: Json, signal: A
       await say(action.line)
       if (signal.aborted) return interrupted(action)
       if (action.action === 'spawn') {
-        const sent = await Promise.all(action.spawns.map((s: Json) => spawn($, env, s)))
-        const started = sent.filter((s: Json) => s.agent_id)
-        draw((await aether($, env, ['mod', 'launched'], { spawns: started })).progress)
-        for (const s of started) {
-          if (early[s.agent_id]) {
-            const e = early[s.agent_id]
-            delete early[s.agent_id]
-            delete refOf[s.agent_id]
-            await record($, env, s.ref, e)
-          }
-        }
-        const refused = sent.filter((s: Json) => !s.agent_id)
-        for (const s of refused) await say(`${s.ref} was not started: ${s.why}`)
+        const sent = await Promise.all(action.spawns.map((s: Json) => spawn($, s)))
+        const told = await aether($, env, ['mod', 'launched'], { spawns: sent })
+        draw(told.progress)
+        for (const line of told.lines ?? []) await say(line)
         action = await aether($, env, ['mod', 'wait'], { refs: sent.map((s: Json) => s.ref) })
       } else if (action.action === 'wait') {
-        await reap($, env, action, ended)
-        action = await aether($, env, ['mod', 'wait'], { refs: action.refs })
+        const statuses = await agentStatuses($, action.agents ?? {})
+        action = await aether($, env, ['mod', 'wait'], { refs: action.refs, statuses })
       } else {
         draw(undefined)
         return { text: action.text, exitCode: action.exit_code }
@@ -126,33 +124,32 @@ async function loop($: Json, env: Record<string, string>, first: Json, signal: A
   }
 }
 
-async function spawn($: Json, env: Record<string, string>, s: Json): Promise<Json> {
+// Start one ant; {ref, agent_id} when it runs, {ref, why} when Claude Code refused it.
+async function spawn($: Json, s: Json): Promise<Json> {
   const request: Json = { prompt: s.prompt, subagentType: s.subagent_type, description: s.description, name: s.id }
   if (s.model) request.model = s.model
   try {
     const started = await $.agent.spawn(request)
-    if (!started.agentId) return { ref: s.ref, agent_id: null, why: started.deny ?? 'refused' }
+    if (!started.agentId) return { ref: s.ref, why: String(started.deny ?? 'not started') }
     refOf[started.agentId] = s.ref
     return { ref: s.ref, agent_id: started.agentId }
   } catch (err) {
-    return { ref: s.ref, agent_id: null, why: err instanceof Error ? err.message : String(err) }
+    return { ref: s.ref, why: err instanceof Error ? err.message : String(err) }
   }
 }
 
-// Ants that ended without their answer reaching turn.complete (killed, failed): handed out again.
-async function reap($: Json, env: Record<string, string>, action: Json, ended: Record<string, number>): Promise<void> {
-  const agents: Record<string, string> = action.agents ?? {}
-  if (Object.keys(agents).length === 0) return
-  const listed: Json[] = await $.agent.list().catch(() => [])
-  for (const [ref, agentId] of Object.entries(agents)) {
-    const info = listed.find((a: Json) => a.id === agentId)
-    const over = info === undefined || ['completed', 'failed', 'killed'].includes(info.status)
-    ended[ref] = over ? (ended[ref] ?? 0) + 1 : 0
-    if (ended[ref] >= SEEN_ENDED) {
-      await aether($, env, ['mod', 'gone'], { ref, agent_id: agentId, status: info ? info.status : 'gone' })
-      delete ended[ref]
-    }
+// Claude Code's word on the agents the helper waits for ({agent id: status, or null when not
+// listed}); the helper decides what an ant that ended without its answer means. No list: no word.
+async function agentStatuses($: Json, agents: Record<string, string>): Promise<Json> {
+  const ids = Object.values(agents).filter(Boolean)
+  if (ids.length === 0) return {}
+  let listed: Json[]
+  try {
+    listed = await $.agent.list()
+  } catch {
+    return {}
   }
+  return Object.fromEntries(ids.map(id => [id, listed.find((a: Json) => a.id === id)?.status ?? null]))
 }
 
 // Interrupted (Esc): Claude Code runs no more of this hook's calls, so the helper said in advance

@@ -171,13 +171,79 @@ def test_an_interrupted_ant_counts_its_spend_and_is_handed_out_again(mod_colony)
     assert [s["id"] for s in serve(p, "ant:build", "1")["action"]["spawns"]] == ["lead1"]
 
 
-def test_an_ant_gone_without_its_answer_is_handed_out_again(mod_colony):
+def test_an_ant_claude_code_lists_as_ended_without_its_answer_is_handed_out_again(mod_colony):
     p = mod_colony
     lead = serve(p, "ant:build", "1")["action"]["spawns"][0]
     ok(p, "mod", "launched", input={"spawns": [{"ref": lead["ref"], "agent_id": "a1"}]})
-    assert ok(p, "mod", "gone", input={"ref": lead["ref"], "agent_id": "other", "status": "killed"})["line"] is None
-    assert "handed out again" in ok(p, "mod", "gone", input={"ref": lead["ref"], "agent_id": "a1", "status": "killed"})["line"]
-    assert ledger(p)["lead1"]["status"] == "dispatched"
+    first = ok(p, "mod", "wait", input={"refs": [lead["ref"]], "seconds": 0, "statuses": {"a1": "completed"}})
+    assert first["action"] == "wait"  # once: its answer may be on its way
+    again = ok(p, "mod", "wait", input={"refs": [lead["ref"]], "seconds": 0, "statuses": {"a1": "killed"}})
+    assert again["action"] == "spawn" and [s["ref"] for s in again["spawns"]] == [lead["ref"]]
+    # a late answer of that first agent changes nothing now; the new one's is recorded
+    ok(p, "mod", "launched", input={"spawns": [{"ref": lead["ref"], "agent_id": "a2"}]})
+    stale = ok(p, "mod", "answer", input={"ref": lead["ref"], "agent_id": "a1", "text": "", "reason": "aborted"})
+    assert stale["line"] is None and ledger(p)["lead1"]["status"] == "launched"
+    ok(p, "mod", "answer", input={"agent_id": "a2", "text": json.dumps(ASSIGNMENT), "reason": "answer"})  # found by its agent
+    assert ledger(p)["lead1"]["status"] == "recorded"
+
+
+def test_a_spawn_claude_code_refuses_twice_stops_the_command(mod_colony):
+    p = mod_colony
+    lead = serve(p, "ant:build", "1")["action"]["spawns"][0]
+    for attempt in (1, 2):
+        ok(p, "mod", "launched", input={"spawns": [{"ref": lead["ref"], "why": "agent type not found"}]})
+        out = ok(p, "mod", "wait", input={"refs": [lead["ref"]], "seconds": 0})
+        assert out["action"] == ("spawn" if attempt == 1 else "stop"), out
+    assert out["exit_code"] == rules.EXIT_STATUS["stopped"] and "refused to start lead1" in out["text"] and "/ant:build 1" in out["text"]
+
+
+def test_an_error_or_a_refusal_is_no_answer_and_an_unknown_reason_is_refused(mod_colony):
+    p = mod_colony
+    lead = serve(p, "ant:build", "1")["action"]["spawns"][0]
+    ok(p, "mod", "launched", input={"spawns": [{"ref": lead["ref"], "agent_id": "a1"}]})
+    out = ok(p, "mod", "answer", input={"ref": lead["ref"], "agent_id": "a1", "text": "API Error: 529 Overloaded", "reason": "error"})
+    assert "again" in out["line"] and ledger(p)["lead1"]["status"] == "dispatched"
+    bad = p.run("mod", "answer", input=json.dumps({"ref": lead["ref"], "agent_id": "a1", "text": "x", "reason": "bogus"}))
+    assert bad.code != 0 and json.loads(bad.stderr)["code"] == "invalid_input"
+    unknown = p.run("mod", "answer", input=json.dumps({"ref": "zz/w9", "reason": "aborted"}))
+    assert unknown.code != 0 and json.loads(unknown.stderr)["code"] == "unknown_spawn"
+
+
+def test_launched_needs_the_claude_code_process(mod_colony, monkeypatch):
+    p = mod_colony
+    lead = serve(p, "ant:build", "1")["action"]["spawns"][0]
+    monkeypatch.delenv("CLAUDE_PID")
+    done = p.run("mod", "launched", input=json.dumps({"spawns": [{"ref": lead["ref"], "agent_id": "a1"}]}))
+    assert done.code != 0 and json.loads(done.stderr)["code"] == "no_claude_process"
+
+
+def test_a_wait_for_nothing_answers_the_newest_run_at_once(mod_colony):
+    p = mod_colony
+    serve(p, "ant:build", "1")
+    out = ok(p, "mod", "wait", input={"refs": [], "seconds": 0})
+    assert out["action"] == "spawn" and [s["id"] for s in out["spawns"]] == ["lead1"]
+
+
+def test_an_aborted_phase_ends_the_mods_build_with_the_abort_report(mod_colony):
+    p = mod_colony
+    lead = serve(p, "ant:build", "1")["action"]
+    answer_all(p, lead, json.dumps(ASSIGNMENT))
+    wave = serve(p, "ant:build", "1 --approve")["action"]
+    failure = {
+        "task": "1.1",
+        "error": "ImportError: no module named todo",
+        "root_cause": "the package is missing",
+        "confidence": 20,
+        "category": "security",
+    }
+    end = answer_all(
+        p, wave, lambda s: result(status="failed", summary="broken", failure={**failure, "task": "1.1" if s["id"] == "w1" else "1.3"})
+    )
+    assert end["action"] == "stop" and end.get("why") == "abort_phase" and end["exit_code"] == rules.EXIT_STATUS["abort"], end
+    assert "AETHER BUILD ABORTED" in end["text"]
+    scope = wave["spawns"][0]["ref"].split("/")[0]
+    again = ok(p, "mod", "wait", input={"refs": [], "seconds": 0, "scope": scope})  # the run, asked again: the same stop
+    assert again["action"] == "stop" and again["why"] == "abort_phase"
 
 
 def test_the_queens_hooks_leave_the_mods_spawns_alone(mod_colony):
@@ -255,3 +321,8 @@ def test_help_is_read_from_the_plugin_claude_code_names(mod_colony, monkeypatch,
     monkeypatch.setenv("CLAUDE_PLUGIN_ROOT", str(tmp_path / "gone"))
     missing = serve(mod_colony, "ant:help")
     assert missing["exit_code"] == rules.EXIT_ERROR and "help.md cannot be read" in missing["text"]
+
+
+def test_an_answer_to_a_loop_that_does_not_wait_is_the_helpers_error(mod_colony):
+    out = serve(mod_colony, "ant:build", "1 --answer refine add the missing tests")
+    assert out["serve"] == "text" and out["exit_code"] == rules.EXIT_ERROR and "waits for an answer" in out["text"]

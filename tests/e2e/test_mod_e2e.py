@@ -110,7 +110,7 @@ def test_a_wave_of_four_runs_at_once_under_the_mod_with_no_queen_turn(claude_mod
     phase = state(claude_mod, "PROJECT_PLAN.json")["phases"][0]
     assert (phase["status"], [t["status"] for t in phase["tasks"]]) == ("completed", ["completed"] * 4)
     assert LESSONS in json.dumps(state(claude_mod, "memory.json"), ensure_ascii=False)
-    assert "runtime mod" in run.stderr.splitlines()[0] and "spawn w1 builder, w2 builder, w3 builder, w4 builder" in run.stderr
+    assert "runtime mod" in run.stderr.splitlines()[0] and "phase 1 · spawn w1 builder, w2 builder, w3 builder, w4 builder" in run.stderr
     assert aether_ok(claude_mod, "validate-state", "all")["pass"] is True
 
 

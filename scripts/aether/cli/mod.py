@@ -1,6 +1,6 @@
 """`aether mod …`: what the plugin's mod (hooks/mod.ts) asks the helper — JSON in on stdin, the
 envelope out. `serve` says how a slash command is served (by the helper's text, by the mod's
-loop, or by the markdown command and the model); `launched`, `answer`, `gone` and `wait` are the
+loop, or by the markdown command and the model); `launched`, `answer` and `wait` are the
 loop's steps (colony/mod.py). A person never runs these."""
 
 from __future__ import annotations
@@ -107,8 +107,8 @@ def _loop_action(name: str, args: str) -> dict:
         found = ANSWER.match(words)
         if found:
             choice = found.group(2) if found.group(2) in ("accept", "stop") else "refine"
-            text = found.group(3) or found.group(2)
-            return drive.answer(int(found.group(1)), choice, text)
+            words = found.group(2) + (" " + found.group(3) if found.group(3) else "")  # as typed, as build.md passes them
+            return drive.answer(int(found.group(1)), choice, words)
         parts = words.split()
         if not parts or not parts[0].isdigit() or int(parts[0]) < 1:
             raise input_error("invalid_arguments", "Run /ant:build <phase>.")
@@ -132,7 +132,10 @@ def _run_action(words: str) -> dict:
     from aether.cli.autopilot import run_cmd, run_with
     from aether.colony.autopilot import split_arguments
 
-    ctx = run_cmd.make_context("run", split_arguments(words))
+    args = split_arguments(words)
+    if any(a in ("--help", "-h") for a in args[: args.index("--") if "--" in args else len(args)]):
+        raise click.UsageError("/ant:run --help is `/ant:help`; the options are in README and `aether run --help`")
+    ctx = run_cmd.make_context("run", args)
     params = {k: v for k, v in ctx.params.items() if k not in ("as_json", "text_only")}
     if params.get("stop") or params.get("dry_run"):
         out = run_with(params)
@@ -175,12 +178,19 @@ def serve_cmd():
 
 @command("launched")
 def launched_cmd():
-    """The mod sent these spawns. stdin: {"spawns": [{"ref": "b1/w1", "agent_id": "…"}]}."""
+    """The mod sent these spawns. stdin: {"spawns": [{"ref": "b1/w1", "agent_id": "…"} or {"ref", "why"}]}
+    (an agent id: it runs; a why: Claude Code refused to start it)."""
     from aether.colony import mod as mod_loop
 
     items = _payload("the spawns").get("spawns")
-    if not isinstance(items, list) or not all(isinstance(i, dict) and isinstance(i.get("ref"), str) for i in items):
-        raise input_error("invalid_input", "spawns must be a list of {ref, agent_id}")
+    if not isinstance(items, list) or not all(
+        isinstance(i, dict)
+        and isinstance(i.get("ref"), str)
+        and isinstance(i.get("agent_id", ""), (str, type(None)))
+        and isinstance(i.get("why", ""), (str, type(None)))
+        for i in items
+    ):
+        raise input_error("invalid_input", "spawns must be a list of {ref, agent_id} or {ref, why}, each a string")
     return mod_loop.launched(items)
 
 
@@ -191,24 +201,12 @@ def answer_cmd():
 
     data = _payload("the answer")
     ref = _str(data, "ref")
-    if not ref:
-        raise input_error("invalid_input", "ref is required")
+    if not ref and not _str(data, "agent_id"):
+        raise input_error("invalid_input", "ref or agent_id is required")
     duration = data.get("duration_ms")
     duration = duration if isinstance(duration, int) and not isinstance(duration, bool) else None
     usage = mod_loop.usage_of(data.get("usage"), duration)
-    return mod_loop.answer(ref, _str(data, "agent_id"), _str(data, "text"), usage, _str(data, "reason", "answer") or "answer")
-
-
-@command("gone")
-def gone_cmd():
-    """An ant of the mod ended without an answer. stdin: {"ref", "agent_id", "status"}."""
-    from aether.colony import mod as mod_loop
-
-    data = _payload("the ant")
-    ref = _str(data, "ref")
-    if not ref:
-        raise input_error("invalid_input", "ref is required")
-    return mod_loop.gone(ref, _str(data, "agent_id"), _str(data, "status", "ended") or "ended")
+    return mod_loop.answer(ref or None, _str(data, "agent_id"), _str(data, "text"), usage, _str(data, "reason", "answer") or "answer")
 
 
 @command("wait")
@@ -223,7 +221,10 @@ def wait_cmd():
     seconds = data.get("seconds", mod_loop.WAIT_SECONDS)
     if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
         raise input_error("invalid_input", "seconds must be a number")
-    return mod_loop.wait(refs, float(seconds), _str(data, "scope"))
+    statuses = data.get("statuses") or {}
+    if not isinstance(statuses, dict) or not all(isinstance(v, (str, type(None))) for v in statuses.values()):
+        raise input_error("invalid_input", "statuses must map agent ids to Claude Code's status (or null)")
+    return mod_loop.wait(refs, float(seconds), _str(data, "scope"), statuses)
 
 
 @command("progress")
@@ -234,5 +235,5 @@ def progress_cmd():
     return {"progress": mod_loop.progress()}
 
 
-for _cmd in (serve_cmd, launched_cmd, answer_cmd, gone_cmd, wait_cmd, progress_cmd):
+for _cmd in (serve_cmd, launched_cmd, answer_cmd, wait_cmd, progress_cmd):
     mod.add_command(_cmd)

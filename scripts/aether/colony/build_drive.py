@@ -287,9 +287,10 @@ def _abort(run: dict) -> dict:
     phase = run["phase"]
     report = failures.abort_report(phase)
     build_finish.abort(phase, report["reason"])
-    run.update(done=True, stopped="abort_phase", ended="aborted")
+    action = {"action": "stop", "why": "abort_phase", "text": report["text"], "command": None}
+    run.update(done=True, stopped="abort_phase", ended="aborted", stop_action=action)  # asked again: the same stop
     dispatch.save_run(run)
-    return {"action": "stop", "why": "abort_phase", "text": report["text"], "command": None}
+    return action
 
 
 def abort(phase: int, reason: str) -> dict:
@@ -322,6 +323,8 @@ def _done(run: dict) -> dict:
     if run.get("finished"):
         text = run.get("finish_text", "")
         return {"action": "done", "text": text, "command": run.get("next_slash")}
+    if isinstance(run.get("stop_action"), dict):  # the failure protocol aborted it: how it ended
+        return dict(run["stop_action"])
     return {"action": "done", "text": f"Phase {run['phase']} is not being built.", "command": None}
 
 

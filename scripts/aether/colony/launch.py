@@ -63,10 +63,12 @@ def launch(data, ref: str, tool_input: dict, tool_use_id: str | None, session_id
 
 @store.writes("spawns")
 def _mod_call(data, ref: str, tool_use_id) -> None:
-    """The mod's spawn starts under this Agent call: the guard finds the ant's spawn by it."""
+    """The mod's spawn starts under this Agent call: it runs now, in this Claude Code (so it is not
+    handed out again even if the mod is interrupted before it says so), and the guard finds the
+    ant's spawn by the call's id."""
     rec = ledger.find(data, ref)
-    if rec is not None and rec["status"] != "recorded" and isinstance(tool_use_id, str):
-        rec["tool_use_id"] = tool_use_id
+    if rec is not None and rec["status"] == "dispatched" and isinstance(tool_use_id, str):
+        rec.update(status="launched", launched_at=clock.iso(), tool_use_id=tool_use_id, agent_id=None, **ledger.launcher())
 
 
 def _stray(tool_input: dict) -> str | None:

@@ -27,6 +27,10 @@ LESSONS_CASTE = "ant:architect"  # read-only (the guard refuses its writes), on 
 WAIT_SECONDS = 5.0  # one wait of the mod's, at most: it asks again, and redraws the status line between
 MAX_WAIT_SECONDS = 60.0  # a wait asked for longer is cut here (Claude Code ends a helper call after 10 min)
 POLL_SECONDS = 0.2
+MAX_REFUSED = 2  # a spawn Claude Code refused to start this many times stops the command
+SEEN_ENDED = 2  # waits that find an ant ended without its answer before it is handed out again
+ENDED = ("completed", "failed", "killed")  # Claude Code's agent statuses of an ant that no longer runs
+REASONS = ("answer", "aborted", "refusal", "error")  # turn.complete's reasons
 
 
 # ---------------------------------------------------------------- actions as the mod gets them
@@ -95,7 +99,9 @@ def for_mod(action: dict) -> dict:
             spawns.append({**s, "ref": ref, "prompt": brief})
         _take([s["ref"] for s in spawns])
         out["spawns"] = spawns
-        out["line"] = f"spawn {', '.join(s['description'] for s in spawns)}"
+        run = ledger.run_of(store.read("spawns"), spawns[0]["ref"].split("/", 1)[0]) if spawns else None
+        phase = f"phase {run['phase']} · " if run is not None and isinstance(run.get("phase"), int) else ""
+        out["line"] = f"{phase}spawn {', '.join(s['description'] for s in spawns)}"
         out["interrupt"] = interrupted([s["ref"] for s in spawns])
     elif out["action"] == "wait":
         out["refs"] = out.get("refs") or _refs_running(out.get("waiting") or [])
@@ -140,23 +146,47 @@ def _refs_running(locals_: list) -> list:
 
 
 @store.writes("spawns")
-def _mark_launched(data, ref: str, agent_id: str | None) -> bool:
+def _mark_launched(data, ref: str, agent_id: str, launcher: dict) -> bool:
     rec = ledger.find(data, ref)
     if rec is None or rec["status"] == "recorded":
         return False
     now = clock.iso()
-    rec.update(status="launched", runtime=RUNTIME, launched_at=now, started_at=now, agent_id=agent_id, **ledger.launcher())
+    rec.update(status="launched", runtime=RUNTIME, launched_at=now, started_at=now, agent_id=agent_id, refused=0, **launcher)
     return True
 
 
+@store.writes("spawns")
+def _mark_refused(data, ref: str, why: str) -> None:
+    rec = ledger.find(data, ref)
+    if rec is not None and rec["status"] != "recorded":
+        rec.update(status="dispatched", refused=(rec.get("refused") or 0) + 1, refused_why=one_line(why, 300))
+
+
 def launched(items: list) -> dict:
-    """The mod sent these spawns ([{ref, agent_id}]): they run now, in this Claude Code."""
-    marked = []
+    """The mod sent these spawns: [{ref, agent_id}] run now, in this Claude Code; [{ref, why}]
+    Claude Code refused to start (counted: refused twice, the command stops)."""
+    launcher = ledger.launcher()
+    if launcher["claude_pid"] is None:
+        raise input_error("no_claude_process", "CLAUDE_PID names no Claude Code process: the mod passes the hook's environment")
+    marked, refused = [], []
     with ledger.lock():
+        data = store.read("spawns")
         for item in items:
-            if _mark_launched(item["ref"], item.get("agent_id")):
-                marked.append(item["ref"])
-    return {"launched": marked, "progress": progress()}
+            if ledger.find(data, item["ref"]) is None:
+                raise input_error("unknown_spawn", f"no spawn {item['ref']!r} was handed out")
+        for item in items:
+            if isinstance(item.get("agent_id"), str) and item["agent_id"]:
+                if _mark_launched(item["ref"], item["agent_id"], launcher):
+                    marked.append(item["ref"])
+            else:
+                _mark_refused(item["ref"], str(item.get("why") or "refused"))
+                refused.append(item["ref"])
+    lines = [
+        f"{ref.split('/', 1)[1]} was not started: {one_line(item.get('why') or 'refused', 200)}"
+        for item in items
+        if (ref := item["ref"]) in refused
+    ]
+    return {"launched": marked, "refused": refused, "lines": lines, "progress": progress()}
 
 
 def usage_of(raw, duration_ms=None) -> dict:
@@ -168,22 +198,43 @@ def usage_of(raw, duration_ms=None) -> dict:
     return ledger.usage(total, duration_ms, None, parts.get("input_tokens"), parts.get("output_tokens"), model)
 
 
-def answer(ref: str, agent_id: str | None, text: str | None, usage: dict, reason: str) -> dict:
+def _spawn_of(ref: str | None, agent_id: str | None) -> dict:
+    """The spawn an answer is for: its ref, else the agent that ran it (an answer that came before
+    the mod knew its agent's spawn)."""
+    data = store.read("spawns")
+    rec = ledger.find(data, ref) if ref else ledger.find_agent(data, agent_id=agent_id) if agent_id else None
+    if ref and "/" not in ref:
+        raise input_error("invalid_ref", f"{ref!r} is no spawn ref (scope/id)")
+    if rec is None:
+        raise input_error("unknown_spawn", f"no spawn {ref or agent_id!r} was handed out")
+    return rec
+
+
+def answer(ref: str | None, agent_id: str | None, text: str | None, usage: dict, reason: str) -> dict:
     """An ant's answer from the mod's `turn.complete`: recorded once, as the classic hooks would;
     no answer (empty, refused, an error) is handed out again once, then recorded as none; an
-    interrupted ant (`aborted`) counts what it spent and is handed out again."""
-    if "/" not in ref:
-        raise input_error("invalid_ref", f"{ref!r} is no spawn ref (scope/id)")
+    interrupted ant (`aborted`) counts what it spent and is handed out again. An answer of an
+    earlier run of the spawn (another agent than the one running it now) only counts its spend."""
+    if reason not in REASONS:
+        raise input_error("invalid_input", f"reason must be one of {', '.join(REASONS)}, not {reason!r}")
+    rec = _spawn_of(ref, agent_id)
+    ref = rec["ref"]
     if ref.endswith("/" + LESSONS):
         return _lessons_answer(ref, agent_id, text, usage, reason)
-    if reason == "aborted":
+    no_text = reason in ("refusal", "error") or not text or not text.strip()
+    if reason == "aborted" or no_text:
         with ledger.lock():
-            dispatch.meter(ref, agent_id, usage)
-            dispatch.mark(ref, "dispatched")
-        return {"ref": ref, "line": f"{ref.split('/', 1)[1]} was interrupted: it is handed out again", "next": None}
-    if not text or not text.strip():
+            current = ledger.find(store.read("spawns"), ref) or {}
+            if current.get("status") == "recorded" or current.get("agent_id") not in (None, agent_id):
+                dispatch.meter(ref, agent_id, usage)  # a stale run of it: its spend counts, nothing else
+                return {"ref": ref, "line": None, "next": None}
+            if reason == "aborted":
+                dispatch.meter(ref, agent_id, usage)
+                dispatch.mark(ref, "dispatched")
+                return {"ref": ref, "line": f"{ref.split('/', 1)[1]} was interrupted: it is handed out again", "next": None}
         lines = handback.no_answer(ref, agent_id, usage, via=RUNTIME)
         return {"ref": ref, "line": one_line(" ".join(lines), 600), "next": None}
+    assert text is not None
     out = drive.record(ref, text, usage, via=RUNTIME, agent=agent_id)
     return {"ref": ref, "line": out.get("line"), "already_recorded": out.get("already_recorded"), "waiting": out.get("waiting", [])}
 
@@ -197,7 +248,7 @@ def _lessons_answer(ref: str, agent_id: str | None, text: str | None, usage: dic
         if reason == "aborted":
             dispatch.mark(ref, "dispatched")
             return {"ref": ref, "line": "the lessons ant was interrupted: it is handed out again", "next": None}
-        if not (text and text.strip()):
+        if reason in ("refusal", "error") or not (text and text.strip()):
             tries = (rec.get("empty") or 0) + 1
             if tries < handback.MAX_EMPTY:
                 dispatch.mark(ref, "dispatched", empty=tries)
@@ -213,18 +264,6 @@ def _lessons_answer(ref: str, agent_id: str | None, text: str | None, usage: dic
     return {"ref": ref, "line": line}
 
 
-def gone(ref: str, agent_id: str | None, status: str) -> dict:
-    """The mod's agent ended without an answer reaching it (killed, failed): handed out again."""
-    with ledger.lock():
-        rec = dispatch.mark(ref, "dispatched") if _unrecorded(ref, agent_id) else None
-    return {"ref": ref, "line": f"{ref.split('/', 1)[1]} ended ({status}) without an answer: it is handed out again" if rec else None}
-
-
-def _unrecorded(ref: str, agent_id: str | None) -> bool:
-    rec = ledger.find(store.read("spawns"), ref)
-    return rec is not None and rec["status"] in ledger.IN_FLIGHT and rec.get("agent_id") == agent_id
-
-
 def _settled(refs: list) -> bool:
     """Is none of `refs` still an ant of this Claude Code that runs without a recorded answer?"""
     data = store.read("spawns")
@@ -235,9 +274,53 @@ def _settled(refs: list) -> bool:
     return True
 
 
-def wait(refs: list, seconds: float = WAIT_SECONDS, scope: str | None = None) -> dict:
+@store.writes("spawns")
+def _seen(data, statuses: dict) -> list:
+    """Claude Code's status of the agents the mod waits for ({agent id: status}): an ant listed as
+    ended (or gone from the list) SEEN_ENDED waits running without its answer is handed out again."""
+    handed = []
+    for rec in data["spawns"]:
+        agent = rec.get("agent_id")
+        if rec.get("runtime") != RUNTIME or rec["status"] not in ledger.IN_FLIGHT or agent not in statuses:
+            continue
+        if statuses[agent] in ENDED or statuses[agent] is None:
+            rec["ended_seen"] = (rec.get("ended_seen") or 0) + 1
+            if rec["ended_seen"] >= SEEN_ENDED:
+                rec.update(status="dispatched", ended_seen=0)
+                handed.append(rec["local"])
+        else:
+            rec["ended_seen"] = 0
+    return handed
+
+
+def _refused_stop(refs: list) -> dict | None:
+    """A spawn Claude Code refused to start MAX_REFUSED times: the command stops (resumable)."""
+    data = store.read("spawns")
+    for ref in refs:
+        rec = ledger.find(data, ref)
+        if rec is not None and rec["status"] == "dispatched" and (rec.get("refused") or 0) >= MAX_REFUSED:
+            run = ledger.run_of(data, rec["scope"]) or {}
+            again = _command_of(run) if run else None
+            text = (
+                f"Claude Code refused to start {rec['local']} ({rec['subagent_type']}) {rec['refused']} times: "
+                f"{rec.get('refused_why') or 'no reason given'}. Nothing else was sent; after fixing that, "
+                f"{again or 'the same command'} goes on."
+            )
+            return {"action": "stop", "why": "refused", "text": text, "command": again, "exit_code": drive_rules.EXIT_STATUS["stopped"]}
+    return None
+
+
+def wait(refs: list, seconds: float = WAIT_SECONDS, scope: str | None = None, statuses: dict | None = None) -> dict:
     """Blocks until every ant of `refs` has answered (or stopped running), at most `seconds`;
-    then the run's next action. Still running: a `wait` naming the ants that run."""
+    then the run's next action. Still running: a `wait` naming the ants that run. `statuses`:
+    Claude Code's word on the agents of an earlier wait ({agent id: status, or None: not listed})."""
+    if statuses:
+        with ledger.lock():
+            _seen(statuses)
+    stop = _refused_stop(refs)
+    if stop is not None:
+        stop["line"] = f"stop ({stop['why']})"
+        return stop
     deadline = time.monotonic() + max(0.0, min(seconds, MAX_WAIT_SECONDS))
     while not _settled(refs) and time.monotonic() < deadline:
         time.sleep(POLL_SECONDS)
@@ -280,10 +363,11 @@ def _command_of(run: dict) -> str | None:
 
 def next_of(scope: str | None) -> dict:
     """The next action of the run `scope` (or of the newest run, as `aether next` answers)."""
+    run = ledger.run_of(store.read("spawns"), scope) if scope else None
+    if run is None:
+        return drive.next_action()  # takes the driver's lock itself
     with ledger.lock():
-        run = ledger.run_of(store.read("spawns"), scope) if scope else None
-        if run is None:
-            return drive.next_action()
+        run = ledger.run_of(store.read("spawns"), scope) or run
         return drive.advance_after(run)
 
 
