@@ -1386,10 +1386,11 @@ def mod_grant(tool: str, event: dict, script=None) -> dict | None:
     why = f"Aether: the grant of /ant:{run['command']} to its ants"
     project = os.path.realpath(_project())
     if tool != "Bash":  # a file tool, on a file inside the project only (Claude Code asks about the rest)
-        tool_input = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
+        raw = event.get("tool_input")
+        tool_input = raw if isinstance(raw, dict) else {}
         path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "")
-        inside = bool(path) and _inside(os.path.realpath(os.path.join(project, os.path.expanduser(path))), [project])
-        return {"permissionDecision": "allow", "permissionDecisionReason": why} if tool in grant and inside else None
+        within = bool(path) and _inside(os.path.realpath(os.path.join(project, os.path.expanduser(path))), [project])
+        return {"permissionDecision": "allow", "permissionDecisionReason": why} if tool in grant and within else None
     prefixes = [g[len("Bash(") : -len(":*)")].split() for g in grant if g.startswith("Bash(") and g.endswith(":*)")]
     prefixes = [p for p in prefixes if p and p[0] != "aether"]
     commands = script.commands if script is not None else []

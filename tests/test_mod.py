@@ -326,3 +326,26 @@ def test_help_is_read_from_the_plugin_claude_code_names(mod_colony, monkeypatch,
 def test_an_answer_to_a_loop_that_does_not_wait_is_the_helpers_error(mod_colony):
     out = serve(mod_colony, "ant:build", "1 --answer refine add the missing tests")
     assert out["serve"] == "text" and out["exit_code"] == rules.EXIT_ERROR and "waits for an answer" in out["text"]
+
+
+def test_the_arguments_are_read_as_the_markdown_commands_read_them(mod_colony, monkeypatch):
+    from aether.colony import drive
+
+    seen = []
+    monkeypatch.setattr(
+        drive, "answer", lambda phase, choice, words: seen.append((phase, choice, words)) or {"action": "done", "text": "", "command": None}
+    )
+    monkeypatch.setattr(
+        drive,
+        "next_action",
+        lambda *a, **kw: seen.append(kw | {"phase": a[0] if a else None}) or {"action": "done", "text": "", "command": None},
+    )
+    p = mod_colony
+    serve(p, "ant:build", "1 --answer keep the parser but add codes")
+    serve(p, "ant:build", "2 --answer accept as it is")
+    serve(p, "ant:build", "--approve 1")
+    serve(p, "ant:plan", "--force keep it small\n  - no ORM\n--accept")
+    assert seen[0] == (1, "refine", "keep the parser but add codes")
+    assert seen[1] == (2, "accept", "accept as it is")
+    assert seen[2]["phase"] == 1 and seen[2]["approve"] is True
+    assert (seen[3]["guidance"], seen[3]["force"], seen[3]["accept"]) == ("keep it small\n  - no ORM", True, True)

@@ -19,7 +19,8 @@ from aether.rules import drive as drive_rules
 TEXT_COMMANDS = ("status", "phase", "focus", "redirect", "feedback", "pause-colony", "resume-colony", "help")
 LOOP_COMMANDS = ("build", "run", "plan", "colonize", "continue")
 SIGNALS = {"focus": "FOCUS", "redirect": "REDIRECT", "feedback": "FEEDBACK"}
-ANSWER = re.compile(r"^\s*(\d+)\s+--answer\s+(\S+)(?:\s+(.*\S))?\s*$", re.S)
+ANSWER = re.compile(r"(?:^|\s)--answer\s+(\S+)(?:\s+(.*\S))?\s*$", re.S)  # the words after it, as typed
+PLAN_FLAGS = re.compile(r"(?:^|\s)--(force|accept)(?=\s|$)")
 OFF_VALUES = ("prompts", "markdown", "off")  # AETHER_RUNTIME: the markdown commands serve everything
 
 
@@ -103,24 +104,27 @@ def _loop_action(name: str, args: str) -> dict:
     from aether.colony import drive
 
     words = args.strip()
-    if name == "build":
-        found = ANSWER.match(words)
-        if found:
-            choice = found.group(2) if found.group(2) in ("accept", "stop") else "refine"
-            words = found.group(2) + (" " + found.group(3) if found.group(3) else "")  # as typed, as build.md passes them
-            return drive.answer(int(found.group(1)), choice, words)
-        parts = words.split()
-        if not parts or not parts[0].isdigit() or int(parts[0]) < 1:
+    if name == "build":  # as build.md reads them: the phase number, then --approve, --resume or --answer
+        found = ANSWER.search(words)
+        head = words[: found.start()] if found else words
+        parts = head.split()
+        phases = [p for p in parts if p.isdigit() and int(p) >= 1]
+        if not phases:
             raise input_error("invalid_arguments", "Run /ant:build <phase>.")
-        flags = set(parts[1:])
+        flags = {p for p in parts if p not in phases[:1]}
+        if found:
+            if flags:
+                raise input_error("invalid_arguments", f"/ant:build {phases[0]} --answer takes no other option: got {words!r}")
+            choice = found.group(1) if found.group(1) in ("accept", "stop") else "refine"
+            typed = found.group(1) + (" " + found.group(2) if found.group(2) else "")  # the words after --answer, as typed
+            return drive.answer(int(phases[0]), choice, typed)
         if flags - {"--approve", "--resume"} or len(flags) > 1:
             raise input_error("invalid_arguments", f"/ant:build takes a phase and one of --approve, --resume, --answer: got {words!r}")
-        return drive.next_action(int(parts[0]), approve="--approve" in flags, resume="--resume" in flags)
-    if name == "plan":
-        parts = words.split()
-        force, accept = "--force" in parts, "--accept" in parts
-        guidance = " ".join(p for p in parts if p not in ("--force", "--accept")) or None
-        return drive.next_action(plan=True, guidance=guidance, force=force, accept=accept)
+        return drive.next_action(int(phases[0]), approve="--approve" in flags, resume="--resume" in flags)
+    if name == "plan":  # --force and --accept; every other word is guidance, as written
+        flags = {m.group(1) for m in PLAN_FLAGS.finditer(args)}
+        guidance = PLAN_FLAGS.sub(" ", args).strip() or None
+        return drive.next_action(plan=True, guidance=guidance, force="force" in flags, accept="accept" in flags)
     if name == "colonize":
         return drive.next_action(colonize=True)
     if name == "continue":

@@ -364,7 +364,7 @@ def _command_of(run: dict) -> str | None:
 def next_of(scope: str | None) -> dict:
     """The next action of the run `scope` (or of the newest run, as `aether next` answers)."""
     run = ledger.run_of(store.read("spawns"), scope) if scope else None
-    if run is None:
+    if scope is None or run is None:
         return drive.next_action()  # takes the driver's lock itself
     with ledger.lock():
         run = ledger.run_of(store.read("spawns"), scope) or run
