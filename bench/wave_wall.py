@@ -24,23 +24,8 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 from tests.e2e.colony_script import is_ref, json_block, next_action, next_with, worker_result  # noqa: E402
 from tests.e2e.fake_api import agent, bash, main, say, subagent, tool, turn  # noqa: E402
 from tests.e2e.harness import NOW, ClaudeCode, aether_ok, claude_binary  # noqa: E402
+from tests.e2e.test_mod_e2e import ASSIGNMENT, PLAN  # noqa: E402  (the same four modules as the e2e wave)
 
-PLAN = {
-    "goal": "Four small modules",
-    "phases": [
-        {
-            "id": 1,
-            "name": "Modules",
-            "description": "four independent modules",
-            "tasks": [{"id": f"1.{i}", "description": f"module m{i}", "depends_on": []} for i in range(1, 5)],
-            "success_criteria": ["each module imports"],
-        }
-    ],
-}
-ASSIGNMENT = {
-    "phase": 1,
-    "workers": [{"id": f"m{i}", "caste": "builder", "tasks": [f"1.{i}"], "writes": [f"mods/m{i}.py"]} for i in range(1, 5)],
-}
 REVIEW = json_block({"findings": [], "summary": "fine", "critical_count": 0})
 VERIFIED = json_block({"passed": True, "score": 95, "checks": [{"name": "imports", "passed": True, "detail": "ok"}], "issues": []})
 LESSONS = "- four modules build in one wave\n"
