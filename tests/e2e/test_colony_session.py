@@ -701,7 +701,9 @@ HYGIENE = {
 }
 
 
-def test_colonize_maps_in_parallel_and_organize_only_reports(claude):
+@pytest.mark.parametrize("runtime", ["prompts", "mod"])
+def test_colonize_maps_in_parallel_and_organize_only_reports(claude_bin, tmp_path, _isolated_home, runtime):
+    claude = ClaudeCode(claude_bin, tmp_path, home=_isolated_home, runtime=runtime)
     init_and_focus(claude)
     for path, text in APP_FILES.items():
         (claude.project / path).parent.mkdir(parents=True, exist_ok=True)
@@ -710,8 +712,12 @@ def test_colonize_maps_in_parallel_and_organize_only_reports(claude):
     colonize = claude.run(
         "/ant:colonize",
         [
-            queen_turn(1).reply(lambda r: run_body(r, "aether next --colonize")),
-            queen_turn(2).reply(spawn_next),
+            *queen(
+                claude,
+                queen_turn(1).reply(lambda r: run_body(r, "aether next --colonize")),
+                queen_turn(2).reply(spawn_next),
+                queen_turn(3, hook_says("Aether next: done")).reply(lambda r: say(next_action(r)["text"])),
+            ),
             *[
                 step
                 for lens in MAPS
@@ -724,7 +730,6 @@ def test_colonize_maps_in_parallel_and_organize_only_reports(claude):
                     ),
                 )
             ],
-            queen_turn(3, hook_says("Aether next: done")).reply(lambda r: say(next_action(r)["text"])),
         ],
         env=NOW,
     )
@@ -744,25 +749,28 @@ def test_colonize_maps_in_parallel_and_organize_only_reports(claude):
     )
 
     assert colonize.permission_denials == [] and organize.permission_denials == []
-    assert command_body(colonize.main_turns[0]) == body_of("colonize")
     assert command_body(organize.main_turns[0]) == body_of("organize").replace("$ARGUMENTS", "util.py")
-    # both colonizers the helper planned ran at once from one message, as read-only agents with
-    # their own prompt and the helper's brief (by reference: the hook put it in)
-    (message,) = [
-        m
-        for m in colonize.main_turns[-1].messages
-        if m.get("role") == "assistant" and sum(1 for c in m["content"] if c.get("type") == "tool_use" and c["name"] == "Agent") == 2
-    ]
-    planned = json.loads(colonize.tool_result(colonize.tool_calls("Bash")[0])["text"])["result"]["spawns"]
-    briefs = [(claude.project / re.search(r"(\.aether/spawns/\S+\.md)", c["prompt"]).group(1)).read_text("utf-8") for c in planned]
+    if runtime == "prompts":
+        assert command_body(colonize.main_turns[0]) == body_of("colonize")
+        # both colonizers the helper planned ran at once from one message (by reference: the hook put the brief in)
+        (message,) = [
+            m
+            for m in colonize.main_turns[-1].messages
+            if m.get("role") == "assistant" and sum(1 for c in m["content"] if c.get("type") == "tool_use" and c["name"] == "Agent") == 2
+        ]
+        # the Queen wrote no map: the helper recorded them from the answers, and showed them
+        assert [c["input"]["command"] for c in colonize.tool_calls("Bash")] == ["aether next --colonize"]
+    else:  # the mod spawned both at once; no Queen turn
+        assert colonize.main_turns == []
+    spawned = [s for s in state(claude, "spawns.json")["spawns"] if s["subagent_type"] == "ant:colonizer"]
+    briefs = [(claude.project / ".aether" / "spawns" / s["scope"] / f"{s['local']}.md").read_text("utf-8") for s in spawned]
+    assert len(briefs) == 2 and all(s["status"] == "recorded" for s in spawned)
     assert sorted(re.search(r"Lens: (.+)", b).group(1) for b in briefs) == sorted(MAPS)
     mapping = colonize.subagent_turns("ant:colonizer")
     body = _front_matter((REPO / ".aether" / "workers" / "colonizer.md").read_text("utf-8"))[1].strip()
     assert len(mapping) == 4 and all(body in t.system and set(t.tools) == {"Read", "Bash"} for t in mapping)
     assert all(any(b.strip() in t.first_user_text for t in mapping) for b in briefs)
     assert all("Start with: " in b and "ACTIVE PHEROMONES (as sensed by colonizer)" in b for b in briefs)
-    # the Queen wrote no map: the helper recorded them from the answers, and showed them
-    assert [c["input"]["command"] for c in colonize.tool_calls("Bash")] == ["aether next --colonize"]
     assert all(m["summary"] in colonize.text for m in MAPS.values())
     assert colonize.text.endswith("Next: /ant:plan")  # a FOCUS steers the colony already: no suggestions
     architect = organize.subagent_turns("ant:architect")
