@@ -14,7 +14,7 @@ import time
 
 from aether.colony import autopilot, continue_drive, dispatch, drive, handback
 from aether.core import clock
-from aether.core.exceptions import input_error
+from aether.core.exceptions import AetherError, input_error
 from aether.core.text import one_line
 from aether.rules import drive as drive_rules
 from aether.rules import spend
@@ -376,10 +376,9 @@ def next_of(scope: str | None) -> dict:
 
 def _elapsed(since: str | None) -> str:
     try:
-        seconds = max(0, int(clock.now() - clock.parse_iso(since or "")))
-    except (ValueError, TypeError, Exception):  # noqa: BLE001 — a record edited by hand: no clock
+        return clock.elapsed(clock.now() - clock.parse_iso(since or ""))
+    except (ValueError, AetherError):  # a record edited by hand, or a clock pinned wrong: no time
         return "?"
-    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
 def progress() -> str:

@@ -24,18 +24,13 @@ RECENT_DECISIONS = 3
 MIN_WIDTH = 40
 
 
-def _elapsed(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
-
-
 def _running(tree, now: float) -> list:
     nodes = raw if isinstance(tree, dict) and isinstance(raw := tree.get("nodes"), dict) else {}
     lines = []
     for node_id, node in nodes.items():
         if isinstance(node, dict) and node.get("status") == "running":
             started = node.get("started_epoch")
-            since = _elapsed(now - started) if isinstance(started, (int, float)) else "?"
+            since = clock.elapsed(now - started) if isinstance(started, (int, float)) else "?"
             tasks = ", ".join(map(str, node.get("tasks") or []))
             lines.append(f"  {node_id} {node.get('caste')} · wave {node.get('wave')} · {since}" + (f" · tasks {tasks}" if tasks else ""))
     return lines

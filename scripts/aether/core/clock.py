@@ -59,6 +59,12 @@ def parse_iso(text: object) -> float:
     return dt.timestamp()
 
 
+def elapsed(seconds: float) -> str:
+    """A duration as the live views show it: `42s`, `3m05s`."""
+    seconds = max(0, int(seconds))
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
 def hex_bits(nbytes: int = 2) -> str:
     """Random hex digits for ids (2 bytes → 4 digits)."""
     return os.urandom(nbytes).hex()
