@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
-from tests.e2e.colony_script import is_ref, json_block, next_action, next_with, worker_result  # noqa: E402
+from tests.e2e.colony_script import honest_watcher, is_ref, json_block, next_action, next_with, with_tests, worker_result  # noqa: E402
 from tests.e2e.fake_api import agent, bash, main, say, subagent, tool, turn  # noqa: E402
 from tests.e2e.harness import NOW, ClaudeCode, aether_ok, claude_binary  # noqa: E402
 from tests.e2e.test_mod_e2e import ASSIGNMENT, PLAN  # noqa: E402  (the same four modules as the e2e wave)
@@ -60,6 +60,7 @@ def wave(claude: ClaudeCode, seconds: float, queen: str | None) -> float:
     aether_ok(claude, "record", "lead1", "-", input=json_block(ASSIGNMENT))
     (claude.project / "mods").mkdir()
     (claude.project / "mods" / "__init__.py").write_text("", "utf-8")
+    with_tests(claude.project)
     script = []
     for i in range(1, 5):
         script += [
@@ -70,7 +71,7 @@ def wave(claude: ClaudeCode, seconds: float, queen: str | None) -> float:
                 say(worker_result(f"mods/m{i}.py", created=[f"mods/m{i}.py"])), delay=seconds
             ),
         ]
-    script += [subagent("ant:watcher", is_ref("v1")).reply(say(REVIEW)), subagent("ant:watcher", is_ref("watch1")).reply(say(VERIFIED))]
+    script += [subagent("ant:watcher", is_ref("v1")).reply(say(REVIEW)), *honest_watcher(is_ref("watch1"), VERIFIED)]
     if queen is None:
         script.append(subagent("ant:architect", is_ref("lessons")).reply(say(LESSONS)))
     else:

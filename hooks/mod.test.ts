@@ -75,7 +75,7 @@ test('a spawn action asks for every ant before the first wait, and the end is th
   expect(calls.map(c => c.step)).toEqual(['serve', 'launched', 'wait'])
   // the kit starts no agent, so Claude Code's refusal is what the helper hears (the e2e tests start real ones)
   expect(calls[1]?.input).toEqual({ spawns: [{ ref: 'b1/w1', why: 'not started' }, { ref: 'b1/w2', why: 'not started' }] })
-  expect(calls[2]?.input).toEqual({ refs: ['b1/w1', 'b1/w2'] })
+  expect(calls[2]?.input).toEqual({ refs: ['b1/w1', 'b1/w2'], calls: {} }) // no ant made a call yet
 })
 
 test("a message that only carries the mod's own ants' reports is dropped; any other goes on", async ($: Json, on: Json) => {

@@ -15,6 +15,18 @@ const ANSWER_TRIES = 3 // an answer the helper could not take (its lock busy) is
 const AGENT_MESSAGE = /<agent-message from="([^"<>]{1,120})">/g // Claude Code's hand-back delivery
 
 const refOf: Record<string, string> = {} // Claude Code's agent id → the spawn it runs
+const TAIL_CHARS = 4000 // of a call's output handed to the helper (it keeps less)
+const callsOf: Record<string, Json[]> = {} // the calls of the mod's ants not handed to the helper yet
+
+// The calls of these agents (all, when none named), taken: the helper keeps them as evidence.
+function takeCalls(ids?: string[]): Record<string, Json[]> {
+  const taken: Record<string, Json[]> = {}
+  for (const id of ids ?? Object.keys(callsOf)) {
+    if (callsOf[id]?.length) taken[id] = callsOf[id]
+    delete callsOf[id]
+  }
+  return taken
+}
 
 class HelperError extends Error {}
 
@@ -27,6 +39,15 @@ async function aether($: Json, env: Record<string, string>, args: string[], inpu
   let failure: Json
   try { failure = JSON.parse(ran.stderr) } catch { failure = undefined }
   throw new HelperError(failure && failure.error ? String(failure.error) : (ran.stderr.trim() || `aether exited with ${ran.exitCode}`))
+}
+
+// Is this agent one of the mod's ants? Its first call may come before the spawn call resolved:
+// Claude Code's list says who spawned it (asked once per agent).
+const spawnedHere: Record<string, boolean> = {}
+async function ownAnt($: Json, id: string): Promise<boolean> {
+  if (refOf[id] !== undefined) return true
+  spawnedHere[id] ??= await ours($, id)
+  return spawnedHere[id]
 }
 
 // Is this agent one the plugin spawned? (Claude Code's own list says who spawned it.)
@@ -45,7 +66,8 @@ export const register: Register = on => {
     if (ref === undefined && !(await ours($, e.agentId))) return result
     delete refOf[e.agentId]
     const env = await $.process.hookEnv()
-    const answer = { ref, agent_id: e.agentId, text: e.answer ?? '', usage: e.usage ?? {}, duration_ms: e.durationMs, reason: e.reason }
+    const calls = takeCalls([e.agentId])[e.agentId] ?? []
+    const answer = { ref, agent_id: e.agentId, text: e.answer ?? '', usage: e.usage ?? {}, duration_ms: e.durationMs, reason: e.reason, calls }
     for (let attempt = 1; attempt <= ANSWER_TRIES; attempt++) {
       try {
         await aether($, env, ['mod', 'answer'], answer)
@@ -54,6 +76,26 @@ export const register: Register = on => {
         if (attempt < ANSWER_TRIES) await $.clock.sleep(1000) // not taken: Claude Code's agent list hands the ant out again
       }
     }
+    return result
+  })
+
+  // What the mod's ants run and write: each call's essentials, handed to the helper with the next
+  // wait or the ant's answer (scripts/aether/state/evidence.py keeps them, bounded).
+  on('tool.call', async ($: Json, e: Json, next: Json) => {
+    if (!e.agentId || !(await ownAnt($, e.agentId))) return next(e)
+    const started = await $.clock.now()
+    const result = await next(e)
+    const ended = await $.clock.now()
+    const text = String(result?.text ?? '')
+    ;(callsOf[e.agentId] ??= []).push({
+      id: e.tool_use_id,
+      tool: e.tool,
+      input: { command: e.command, file_path: e.file_path, notebook_path: e.notebook_path },
+      isError: result?.isError === true,
+      text: text.length > TAIL_CHARS ? text.slice(-TAIL_CHARS) : text,
+      ms: ended - started,
+      t: ended / 1000,
+    })
     return result
   })
 
@@ -107,10 +149,10 @@ async function loop($: Json, env: Record<string, string>, first: Json, signal: A
         const told = await aether($, env, ['mod', 'launched'], { spawns: sent })
         draw(told.progress)
         for (const line of told.lines ?? []) await say(line)
-        action = await aether($, env, ['mod', 'wait'], { refs: sent.map((s: Json) => s.ref) })
+        action = await aether($, env, ['mod', 'wait'], { refs: sent.map((s: Json) => s.ref), calls: takeCalls() })
       } else if (action.action === 'wait') {
         const statuses = await agentStatuses($, action.agents ?? {})
-        action = await aether($, env, ['mod', 'wait'], { refs: action.refs, statuses })
+        action = await aether($, env, ['mod', 'wait'], { refs: action.refs, statuses, calls: takeCalls() })
       } else {
         draw(undefined)
         return { text: action.text, exitCode: action.exit_code }

@@ -16,6 +16,7 @@ from aether.core.exceptions import AetherError
 from aether.rules import autopilot, models, spend
 
 from helpers.colony import ok
+from helpers.drive import ran_checks, with_tests
 
 PAYLOAD = json.loads((Path(__file__).parent / "fixtures" / "agent_post_tool_use.json").read_text("utf-8"))
 
@@ -39,6 +40,7 @@ def colony(project, monkeypatch):
     monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
 
     def make(mode="LIGHTWEIGHT", phases=3, criteria=True, wide=1, wide_phase=1):
+        with_tests(project)
         ok(project, "colony-init", "Small modules", "--mode", mode)
         ok(project, "plan-load", "-", input=json.dumps(plan(phases, criteria, wide, wide_phase)))
         return project
@@ -51,6 +53,10 @@ def colony(project, monkeypatch):
 
 def brief_of(project, spawn: dict) -> str:
     return (project.root / spawn["prompt"].split("Your brief is ")[1].split(" ")[0]).read_text("utf-8")
+
+
+def ref_of(spawn: dict) -> str:
+    return spawn["prompt"].split("Your brief is .aether/spawns/")[1].split(".md")[0]
 
 
 def block(data: dict) -> str:
@@ -144,6 +150,8 @@ def drive(project, action: dict, answers=None, tokens: int = 10_000, limit: int 
         if action["action"] == "spawn":
             for s in action["spawns"]:
                 spawned.append(s["id"])
+                if s["subagent_type"] == "ant:watcher":  # an honest watcher runs what its brief names
+                    ran_checks(project, ref_of(s), brief_of(project, s))
                 text = (answers or {}).get(s["id"], answer)
                 post(project, s, text(project, s) if callable(text) else text, tokens)
             action = ok(project, "next")
@@ -567,7 +575,7 @@ def stalled_code_loop(project, monkeypatch) -> dict:
     from helpers.drive import verification
 
     monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
-    p = project
+    p = with_tests(project)
     ok(p, "colony-init", "Build a todo API", "--mode", "FULL")
     ok(p, "plan-load", "-", input=json.dumps(PHASE_PLAN))
     ok(p, "run")

@@ -6,7 +6,7 @@ import json
 from aether.rules import drive as rules
 
 from helpers.colony import PHASE_PLAN, ok, write
-from helpers.drive import ASSIGNMENT, approved_wave, drive, result, verification
+from helpers.drive import ASSIGNMENT, approved_wave, brief_at, drive, ran_checks, result, scope_of, verification, with_tests
 
 
 def ids(action):
@@ -49,7 +49,10 @@ def test_a_phase_driven_by_next_and_record(drive_colony):
     watcher = json.dumps(
         {"passed": True, "score": 90, "summary": "ok", "checks": [{"name": "tests", "passed": True, "detail": "4 passed"}]}
     )
+    ref = f"{scope_of(p)}/watch1"
+    ran_checks(p, ref, brief_at(p, ref))  # it ran what its brief names, and each exited 0
     finished = ok(p, "record", "watch1", "-", input="```json\n" + watcher + "\n```")
+    assert "tests verified" in finished["line"] and "imports verified" in finished["line"]
     assert finished["next"]["action"] in ("lessons", "done")
     tree = json.loads((p.data / "COLONY_STATE.json").read_text("utf-8"))["spawn_tree"]
     assert tree["status"] == "finished" and tree["review_skipped"] == {"2": "single_worker_wave"}
@@ -222,7 +225,7 @@ def test_the_post_hook_keeps_the_ants_answer_without_claude_codes_notes(drive_co
 
 def test_a_stalled_code_loop_asks_for_the_answer_command_and_the_finish_asks_lessons_once(project, monkeypatch):
     monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
-    p = project
+    p = with_tests(project)
     ok(p, "colony-init", "Build a todo API", "--mode", "FULL")
     ok(p, "plan-load", "-", input=json.dumps(PHASE_PLAN))
     ok(p, "next", "--build", "1")

@@ -10,7 +10,7 @@ import os
 import pytest
 
 from helpers.colony import PHASE_PLAN, ok, write
-from helpers.drive import ASSIGNMENT, approved_wave, context, drive, hook, result, scope_of, spawn_status, verification
+from helpers.drive import ASSIGNMENT, approved_wave, context, drive, hook, result, scope_of, spawn_status, verification, with_tests
 
 
 def wave(p):
@@ -190,7 +190,7 @@ def test_a_deleted_brief_is_written_again_when_its_spawn_is_handed_out_again(dri
 @pytest.fixture
 def lessons_due(project, monkeypatch):
     monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
-    p = project
+    p = with_tests(project)
     ok(p, "colony-init", "Build a todo API", "--mode", "FULL")
     ok(p, "plan-load", "-", input=json.dumps(PHASE_PLAN))
     ok(p, "next", "--build", "1")

@@ -228,7 +228,7 @@ def test_retry_then_debugger_then_flag_through_the_cli(wave):
     repeat = wave.run("failure-decide", "--worker", "w1").json
     assert repeat["already_decided"] and repeat["next"]["spawn"] == "r1"
     brief = wave.run("spawn-start", "r1").json["text"]
-    assert "Previous error: TypeError: cannot read x" in brief
+    assert "Previous error (the worker's account): TypeError: cannot read x" in brief
     wave.run(
         "spawn-finish",
         "r1",

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
 
 from aether.rules import drive as rules
 
 from helpers.colony import ok, write
-from helpers.drive import ASSIGNMENT, result
+from helpers.drive import ASSIGNMENT, named_checks, result
 
 
 @pytest.fixture
@@ -39,7 +40,13 @@ def answer_all(p, action, answers):
     for s in action["spawns"]:
         text = answers(s) if callable(answers) else answers
         usage = {"input_tokens": 120, "output_tokens": 30, "cache_read_input_tokens": 50, "model": "claude-test"}
-        ok(p, "mod", "answer", input={"ref": s["ref"], "agent_id": f"agent-{s['id']}", "text": text, "usage": usage, "reason": "answer"})
+        # the calls the mod saw the ant make (tool.call): a watcher runs the commands its brief names
+        calls = [
+            {"tool": "Bash", "input": {"command": c}, "isError": False, "text": "4 passed", "ms": 9, "t": time.time()}
+            for c in named_checks(s["prompt"]).values()
+        ]
+        answer = {"ref": s["ref"], "agent_id": f"agent-{s['id']}", "text": text, "usage": usage, "reason": "answer", "calls": calls}
+        ok(p, "mod", "answer", input=answer)
     return ok(p, "mod", "wait", input={"refs": refs, "seconds": 1})
 
 

@@ -93,8 +93,15 @@ def test_hooks_wire_the_guard_the_agent_hooks_and_the_bootstrap():
     assert {"Bash"} | guard.FILE_TOOLS <= matched and "Agent" not in matched
     # the briefs go in, the answers are recorded wherever Claude Code hands them back (the
     # subagent tool has been `Task` in some releases)
-    (agent_post,), (agent_failure,), (denied,) = hooks["PostToolUse"], hooks["PostToolUseFailure"], hooks["PermissionDenied"]
+    (agent_post, kept), (agent_failure, kept_failure), (denied,) = (
+        hooks["PostToolUse"],
+        hooks["PostToolUseFailure"],
+        hooks["PermissionDenied"],
+    )
     assert agent_pre["matcher"] == agent_post["matcher"] == agent_failure["matcher"] == denied["matcher"] == "Agent|Task"
+    # what each ant runs and writes is kept as evidence, whatever its exit
+    assert kept == kept_failure and set(kept["matcher"].split("|")) == {"Bash"} | guard.FILE_TOOLS
+    assert [h["command"] for h in kept["hooks"]] == ['sh "${CLAUDE_PLUGIN_ROOT}/hooks/evidence.sh"']
     (began,), (stop,), (prompt,) = hooks["SubagentStart"], hooks["SubagentStop"], hooks["UserPromptSubmit"]
     assert "matcher" not in began and "matcher" not in stop and "matcher" not in prompt
     start, restart = hooks["SessionStart"]
@@ -157,7 +164,9 @@ def test_claude_plugin_validate_passes_strict(claude_cli, profile):
     assert sorted((h["event"], h.get("matcher", "")) for h in provides["hooks"]) == [
         ("PermissionDenied", "Agent|Task"),
         ("PostToolUse", "Agent|Task"),
+        ("PostToolUse", "Bash|Write|Edit|MultiEdit|NotebookEdit"),
         ("PostToolUseFailure", "Agent|Task"),
+        ("PostToolUseFailure", "Bash|Write|Edit|MultiEdit|NotebookEdit"),
         ("PreToolUse", "Agent|Task"),
         ("PreToolUse", "Bash|Write|Edit|MultiEdit|NotebookEdit"),
         ("SessionStart", ""),

@@ -271,7 +271,10 @@ def test_verify_brief_gives_the_watcher_what_the_build_changed(colony):
     assert brief["files"] == ["todo/cli.py", "todo/__init__.py", "todo/store.py", "tests/test_todo.py"]
     text = brief["text"]
     assert text.startswith("--- VERIFICATION ---")
-    assert "the project's tests" in text and "execution check" not in text
+    # each check is a command the helper names, to be run as written (its run is the evidence)
+    assert '  - imports: python3 -c "import todo, todo.cli, todo.store"' in text
+    assert "  - tests: python3 -m pytest -q" in text and "  - syntax: checked by Aether itself" in text
+    assert "launch" not in text and "no pipe" in text
     assert "  - pytest passes" in text
     assert "  - 1.3: tests — completed (w3)" in text
     assert "ACTIVE PHEROMONES (as sensed by watcher)" in text and "error handling first" in text
@@ -287,7 +290,10 @@ def test_verify_brief_in_full_mode_asks_for_an_execution_check_and_score_parts(p
     project.run("build-start", "1", "--approve").json  # FULL always asks
     brief = project.run("verify-brief", "1").json
 
-    assert brief["depth"] == "full+execution" and "execution check" in brief["text"]
+    assert brief["depth"] == "full+execution"
+    # no entry point and no tests in this project: said, so the check cannot pass unnoticed
+    assert "  - launch: cannot be run — no entry point found" in brief["text"] and "verify: launch:" in brief["text"]
+    assert "  - tests: cannot be run — no test command found" in brief["text"]
     loop_id = started["code_loop"]["loop_id"]
     assert brief["code_loop"] == {"loop_id": loop_id, "threshold": 95, "command": f"aether loop-score - --loop {loop_id}"}
     assert '"score_parts"' in brief["text"] and f"Code loop {loop_id}" in brief["text"]

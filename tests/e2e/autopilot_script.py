@@ -56,6 +56,7 @@ def prepare(claude, phases: int, mode: str, wide_phase: int | None = None, confi
     project = Path(claude.project)
     (project / "mods").mkdir(exist_ok=True)
     (project / "mods" / "__init__.py").write_text("", "utf-8")
+    colony_script.with_tests(project)
     if config:
         (project / ".aether" / "config.yaml").write_text(config, "utf-8")
     return project

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 
-from .fake_api import Matcher, agent, bash, say
+from .fake_api import Matcher, agent, bash, say, subagent, turn
 from .harness import REPO, _front_matter
 from helpers.prompts import shell_snippets
 
@@ -261,3 +261,35 @@ def queen_reply(lessons: str):
         return say(action["text"])
 
     return reply
+
+
+# ---------------------------------------------------------------- the watcher that runs its checks
+
+CHECK_LINE = re.compile(r"^  - (?:imports|tests|launch): (?!checked by|nothing to check|cannot be run)(.+)$", re.M)
+
+
+def named_checks(request) -> list[str]:
+    """The commands a verification brief names, as written."""
+    return CHECK_LINE.findall(request.first_user_text)
+
+
+def runs_checks(request) -> list:
+    """An honest watcher's first turn: one Bash call per command its brief names."""
+    return [bash(c) for c in named_checks(request)]
+
+
+SMOKE_TEST = "def test_ok():\n    assert True\n"
+
+
+def with_tests(project) -> None:
+    """The fixture project has a test (`tests/test_smoke.py`): its verification names pytest."""
+    (project / "tests").mkdir(exist_ok=True)
+    (project / "tests" / "test_smoke.py").write_text(SMOKE_TEST, "utf-8")
+
+
+def honest_watcher(matcher: Matcher, answer: str, usage: dict | None = None) -> list:
+    """A watcher that runs what its brief names (turn 1), then answers (turn 2)."""
+    return [
+        subagent("ant:watcher", matcher, turn(1)).reply(runs_checks),
+        subagent("ant:watcher", matcher, turn(2)).reply(say(answer), usage=usage),
+    ]

@@ -34,7 +34,7 @@ from .autopilot_script import (
     queen,
     shown,
 )
-from .colony_script import is_ref
+from .colony_script import honest_watcher, is_ref
 from .fake_api import Matcher, agent, bash, last_contains, main, say, subagent, tool_results, turn
 from .harness import FIXTURES, NOW, REPO, aether_ok, run_and_kill, state
 from helpers.git import git
@@ -90,7 +90,7 @@ def test_three_phases_built_unattended_in_one_session_to_completed(claude):
         queen("", 14)
         + leads(3)
         + builders(project, "w1", 3)
-        + [subagent("ant:watcher", is_ref("watch1")).reply(say(VERIFIED), usage=WATCH_USE) for _ in range(3)]
+        + [step for _ in range(3) for step in honest_watcher(is_ref("watch1"), VERIFIED, usage=WATCH_USE)]
     )
     run = claude.run("/ant:run", script, env=NOW, timeout=600)
 

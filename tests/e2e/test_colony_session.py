@@ -41,6 +41,7 @@ from .colony_script import (
     next_with,
     queen_turn,
     run_body,
+    runs_checks,
     spawn_next,
     spawn_request,
     worker_result,
@@ -491,8 +492,8 @@ def approved_build(claude):
         subagent("ant:builder", is_spawn("d1"), turn(4), tool_result_contains("2 passed")).reply(
             say(json_block(DEBUG_RESULT, "Patched add() to return the item."))
         ),
-        # the watcher's verification
-        subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(1)).reply(bash(PYTEST)),
+        # the watcher's verification: it runs the checks' commands its brief names
+        subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(1)).reply(runs_checks),
         subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(2), tool_result_contains("2 passed")).reply(
             say(json_block(WATCHER_REPORT, "All checks pass."))
         ),

@@ -31,6 +31,7 @@ from .colony_script import (
     Queen,
     agent_report,
     helper_result,
+    honest_watcher,
     hook_lines,
     hook_says,
     is_ref,
@@ -39,6 +40,7 @@ from .colony_script import (
     next_with,
     run_body,
     spawn_next,
+    with_tests,
     worker_result,
 )
 from .fake_api import Matcher, bash, say, subagent, tool, tool_result_contains, turn
@@ -55,6 +57,7 @@ def prepare(claude, goal: str, plan: dict, *init_args) -> None:
     """A colony with a plan, made by the helper (no /ant:init, no /ant:plan)."""
     aether_ok(claude, "colony-init", "-", *init_args, input=goal)
     aether_ok(claude, "plan-load", "-", input=json.dumps(plan))
+    with_tests(claude.project)
 
 
 def lead_planned(claude, assignment: dict) -> dict:
@@ -439,7 +442,7 @@ def test_four_hooks_recording_at_once_hand_the_next_action_out_once(claude):
         ]
     ants += [
         subagent("ant:watcher", is_ref("v1")).reply(say(REVIEW)),
-        subagent("ant:watcher", is_ref("watch1")).reply(say(VERIFIED)),
+        *honest_watcher(is_ref("watch1"), VERIFIED),
     ]
     (project / "mods").mkdir()
     (project / "mods" / "__init__.py").write_text("", "utf-8")

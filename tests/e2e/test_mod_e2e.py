@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from .colony_script import is_ref, json_block, worker_result
+from .colony_script import honest_watcher, is_ref, json_block, with_tests, worker_result
 from .fake_api import say, subagent, tool, turn
 from .harness import NOW, aether_ok, interactive, state
 
@@ -59,6 +59,7 @@ def _ready(claude) -> None:
     assert asked["next"]["action"] == "ask"  # 4 workers: STANDARD asks the user
     (claude.project / "mods").mkdir()
     (claude.project / "mods" / "__init__.py").write_text("", "utf-8")
+    with_tests(claude.project)
 
 
 def _ants(claude, delay: float = ANT_SECONDS) -> list:
@@ -74,7 +75,7 @@ def _ants(claude, delay: float = ANT_SECONDS) -> list:
         ]
     return steps + [
         subagent("ant:watcher", is_ref("v1")).reply(say(REVIEW)),
-        subagent("ant:watcher", is_ref("watch1")).reply(say(VERIFIED)),
+        *honest_watcher(is_ref("watch1"), VERIFIED),
     ]
 
 
@@ -186,7 +187,8 @@ def _three_phase_script(project, runtime: str) -> list:
     from .autopilot_script import WATCH_USE, builders, leads, queen
 
     ants = leads(3) + builders(project, "w1", 3)
-    ants += [subagent("ant:watcher", is_ref("watch1")).reply(say(RUN_VERIFIED), usage=WATCH_USE) for _ in range(3)]
+    for _ in range(3):
+        ants += honest_watcher(is_ref("watch1"), RUN_VERIFIED, usage=WATCH_USE)
     if runtime == "mod":
         return ants + [subagent("ant:architect", is_ref("lessons")).reply(say(RUN_LESSONS)) for _ in range(3)]
     return queen("", 14) + ants

@@ -34,6 +34,7 @@ from .colony_script import (
     Queen,
     body_of,
     command_body,
+    honest_watcher,
     hook_lines,
     hook_says,
     is_spawn,
@@ -41,6 +42,7 @@ from .colony_script import (
     next_action,
     next_with,
     run_body,
+    runs_checks,
     spawn_next,
     worker_result,
 )
@@ -279,6 +281,8 @@ def test_a_full_build_whose_code_loop_stagnates_asks_the_user_and_goes_on(claude
     init_repo(project, {"README.md": "stats\n"})
     head = git(project, "rev-parse", "HEAD")
     prepare(claude, "A stats library", STATS_PLAN, "--mode", "FULL")
+    # FULL's launch check: a library has no program to start, so the project names what stands for it
+    (project / ".aether" / "config.yaml").write_text('verify:\n  launch: python3 -c "import stats.mean"\n', "utf-8")
     # the build is started and its wave plan recorded by the helper (`aether record`, as without hooks)
     lead = json.loads(claude.aether("next", "--build", "1", env=NOW).stdout)["result"]
     assert [s["id"] for s in lead["spawns"]] == ["lead1"]
@@ -325,15 +329,15 @@ def test_a_full_build_whose_code_loop_stagnates_asks_the_user_and_goes_on(claude
         for n, block in enumerate(blocks)
     ]
     ants += [
-        subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(1)).reply(bash(PYTEST)),
+        subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(1)).reply(runs_checks),
         subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(2), tool_result_contains("1 passed")).reply(
             say(json_block(VERIFY_1, "The empty list is not guarded."))
         ),
-        subagent("ant:watcher", is_spawn("y1"), turn(1)).reply(bash(PYTEST)),
+        subagent("ant:watcher", is_spawn("y1"), turn(1)).reply(runs_checks),
         subagent("ant:watcher", is_spawn("y1"), turn(2), tool_result_contains("2 passed")).reply(
             say(json_block(VERIFY_2, "Tests pass; the lint error stays."))
         ),
-        subagent("ant:watcher", is_spawn("y2")).reply(say(json_block(VERIFY_3))),
+        *honest_watcher(is_spawn("y2"), json_block(VERIFY_3)),
     ]
     asked = claude.run("/ant:build 1 --approve", q.steps + ants, env=NOW, timeout=400)
 
@@ -349,7 +353,7 @@ def test_a_full_build_whose_code_loop_stagnates_asks_the_user_and_goes_on(claude
             tool("Edit", file_path=f"{project}/stats/mean.py", old_string="import os\n\n\n", new_string="")
         ),
         subagent("ant:builder", is_spawn("f3"), turn(2)).reply(say(worker_result("dropped the unused import", modified=["stats/mean.py"]))),
-        subagent("ant:watcher", is_spawn("y3"), turn(1)).reply(bash(PYTEST)),
+        subagent("ant:watcher", is_spawn("y3"), turn(1)).reply(runs_checks),
         subagent("ant:watcher", is_spawn("y3"), turn(2), tool_result_contains("2 passed")).reply(
             say(json_block(VERIFY_4, "Everything passes."))
         ),
@@ -655,6 +659,9 @@ def test_a_recovery_after_an_abort_completes_the_phase(claude):
 
     # the user takes two of the options: a fix by hand and a skipped task, then /ant:build 1
     (project / "textkit.py").write_text("def clean(text):\n    return ' '.join(text.split())\n", "utf-8")
+    # the project's test: a one-line check, named for the watcher in .aether/config.yaml
+    check = "python3 -c \"import todo.store; todo.store.add('  a  b '); print(todo.store._items)\""
+    (project / ".aether" / "config.yaml").write_text(f"verify:\n  tests: {check}\n", "utf-8")
     skipped = claude.aether("task-skip", "1.2", "--reason", "-", input="colour output is not needed now\n", env=NOW)
     assert skipped.returncode == 0, skipped.stderr
     q = Queen()
@@ -674,9 +681,7 @@ def test_a_recovery_after_an_abort_completes_the_phase(claude):
         subagent("ant:builder", is_spawn("w1"), turn(4), tool_result_contains("imports")).reply(
             say(worker_result("store on textkit.clean", created=["todo/__init__.py", "todo/store.py"]))
         ),
-        subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(1)).reply(
-            bash("python3 -c \"import todo.store; todo.store.add('  a  b '); print(todo.store._items)\"")
-        ),
+        subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(1)).reply(runs_checks),
         subagent("ant:watcher", first_user_contains("--- VERIFICATION ---"), turn(2), tool_result_contains("['a b']")).reply(
             say(json_block(CHECKED))
         ),

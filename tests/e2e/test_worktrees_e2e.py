@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from . import colony_script
-from .colony_script import Queen, is_ref, json_block, next_with, worker_result
+from .colony_script import SMOKE_TEST, Queen, honest_watcher, is_ref, json_block, next_with, worker_result
 from .fake_api import bash, say, subagent, tool, turn
 from .harness import NOW, aether_ok, run_and_kill, state
 from helpers.git import git_output as git  # as git printed it
@@ -70,7 +70,7 @@ LESSONS = "- builders in their own worktrees may share a file safely\n"
 
 def prepare(claude) -> Path:
     project = Path(claude.project)
-    init_repo(project, {"app.py": APP}, "the app before the colony")
+    init_repo(project, {"app.py": APP, "tests/test_smoke.py": SMOKE_TEST}, "the app before the colony")
     aether_ok(claude, "colony-init", "-", input="A small app")
     aether_ok(claude, "plan-load", "-", input=json.dumps(PLAN))
     return project
@@ -108,7 +108,7 @@ def ant(caste: str, local: str, *replies) -> list:
 
 
 def checkers() -> list:
-    return [*ant("route-setter", "lead1", say(LEAD)), *ant("watcher", "v1", say(REVIEW)), *ant("watcher", "watch1", say(VERIFIED))]
+    return [*ant("route-setter", "lead1", say(LEAD)), *ant("watcher", "v1", say(REVIEW)), *honest_watcher(is_ref("watch1"), VERIFIED)]
 
 
 def leftovers(project: Path) -> tuple:
@@ -301,7 +301,7 @@ def test_a_build_killed_mid_wave_resumes_and_leaves_nothing_and_loses_nothing(cl
         q.step(queen_reply)
     resumed = claude.run(
         "/ant:build 1",
-        q.steps + builders + [*ant("watcher", "v1", say(REVIEW)), *ant("watcher", "watch1", say(VERIFIED))],
+        q.steps + builders + [*ant("watcher", "v1", say(REVIEW)), *honest_watcher(is_ref("watch1"), VERIFIED)],
         env=NOW,
         timeout=400,
     )

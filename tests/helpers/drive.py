@@ -3,9 +3,15 @@ answers ants give (in-process, on the `project` fixture)."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
+import time
 
 from .colony import PHASE_PLAN, ok, write
+
+_agents = itertools.count(1)
+CHECK_LINE = re.compile(r"^  - (imports|tests|launch): (?!checked by|nothing to check|cannot be run)(.+)$", re.M)
 
 NOW = "2026-02-04T10:00:00Z"
 # The Phase Lead's plan for PHASE_PLAN: two workers in wave 1, cli after api.
@@ -19,9 +25,43 @@ ASSIGNMENT = {
 }
 
 
+def with_tests(project):
+    """The project has tests (a pytest file) and an entry point (`app/__main__.py`): its
+    verification names `python3 -m pytest -q` and, in FULL mode, `python3 -m app --help`."""
+    write(project, "tests/test_app.py", "app/__main__.py")
+    return project
+
+
+def named_checks(brief: str) -> dict:
+    """{check: command} a verification brief names."""
+    return dict(CHECK_LINE.findall(brief))
+
+
+def ran(project, ref: str, calls: list):
+    """What Claude Code's hooks keep of an ant's calls (hooks/evidence.sh): its log under
+    .aether/data/evidence, each call a Bash record {command, exit, tail} ended now."""
+    folder = project.data / "evidence"
+    folder.mkdir(parents=True, exist_ok=True)
+    agent = f"test{next(_agents)}"
+    lines = [{"spawn": ref, "agent_id": agent, "by": "hooks", "at": NOW}]
+    for call in calls:
+        lines.append({"at": NOW, "t": time.time(), "tool": "Bash", "cwd": str(project.root), "ms": 5, "tail": "", "exit": 0, **call})
+    (folder / f"{agent}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+
+
+def ran_checks(project, ref: str, brief: str, exit: int = 0, tail: str = "2 passed"):
+    """An honest watcher: every command its brief names, run as written."""
+    ran(project, ref, [{"command": c, "exit": exit, "tail": tail} for c in named_checks(brief).values()])
+
+
+def brief_at(project, ref: str) -> str:
+    return (project.root / ".aether" / "spawns" / f"{ref}.md").read_text("utf-8")
+
+
 def start_colony(project, monkeypatch):
     """A colony with PHASE_PLAN loaded, its clock pinned (the `drive_colony` fixture)."""
     monkeypatch.setenv("AETHER_NOW", NOW)
+    with_tests(project)
     ok(project, "colony-init", "Build a todo API")
     ok(project, "plan-load", "-", input=json.dumps(PHASE_PLAN))
     return project
@@ -69,6 +109,8 @@ def drive(p, action, verifications):
         for spawn in action["spawns"]:
             node = nodes.get(spawn["id"], {})
             if spawn["id"].startswith("watch") or node.get("role") == "verify":
+                ref = f"{scope_of(p)}/{spawn['id']}"
+                ran_checks(p, ref, brief_at(p, ref))
                 answer = verifications.pop(0)
             elif node.get("role") == "reviewer":
                 answer = '```json\n{"findings": [], "summary": "fine"}\n```'

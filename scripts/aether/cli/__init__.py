@@ -79,6 +79,7 @@ COMMANDS = {
     "verify-brief": "aether.cli.verification:verify_brief",
     "phase": "aether.cli.status:phase_show",
     "status": "aether.cli.status:status",
+    "evidence": "aether.cli.evidence:evidence_cmd",
     # waves
     "plan-waves": "aether.cli.waves:plan_waves",
     "wave-conflicts": "aether.cli.waves:wave_conflicts",

@@ -14,6 +14,7 @@ GROUPS = (
         (
             "status",
             "watch",
+            "evidence",
             "phase",
             "query",
             "validate-state",
@@ -66,6 +67,7 @@ EXAMPLES = {
     "version": "aether version",
     "self-check": "aether self-check           # every module of the helper imports (an install's check)",
     "watch": "aether watch               # in a second terminal while a colony builds",
+    "evidence": "aether evidence w1          # what ant w1 of the latest build ran and wrote",
     "uninstall": "aether uninstall            # lists what would go; --yes removes it",
     "pheromone-decay": "aether pheromone-decay 0.7 1800 3600",
     "pheromone-effective": "aether pheromone-effective 0.9 0.7",

@@ -198,9 +198,15 @@ def launched_cmd():
     return mod_loop.launched(items)
 
 
+def _calls(value, where: str) -> list:
+    if not isinstance(value, list) or not all(isinstance(c, dict) for c in value):
+        raise input_error("invalid_input", f"{where} must be a list of the mod's calls {{tool, input, isError, text, ms, t}}")
+    return value
+
+
 @command("answer")
 def answer_cmd():
-    """An ant's answer from the mod. stdin: {"ref", "agent_id", "text", "usage", "duration_ms", "reason"}."""
+    """An ant's answer from the mod. stdin: {"ref", "agent_id", "text", "usage", "duration_ms", "reason", "calls"}."""
     from aether.colony import mod as mod_loop
 
     data = _payload("the answer")
@@ -210,12 +216,16 @@ def answer_cmd():
     duration = data.get("duration_ms")
     duration = duration if isinstance(duration, int) and not isinstance(duration, bool) else None
     usage = mod_loop.usage_of(data.get("usage"), duration)
+    agent = _str(data, "agent_id")
+    if agent:  # its last calls first: a watcher's answer is judged on what it ran
+        mod_loop.keep_calls({agent: _calls(data.get("calls") or [], "calls")})
     return mod_loop.answer(ref or None, _str(data, "agent_id"), _str(data, "text"), usage, _str(data, "reason", "answer") or "answer")
 
 
 @command("wait")
 def wait_cmd():
-    """Block until these ants answered (at most `seconds`), then the next action. stdin: {"refs", "scope", "seconds"}."""
+    """Block until these ants answered (at most `seconds`), then the next action.
+    stdin: {"refs", "scope", "seconds", "statuses", "calls"}."""
     from aether.colony import mod as mod_loop
 
     data = _payload("the wait")
@@ -228,6 +238,10 @@ def wait_cmd():
     statuses = data.get("statuses") or {}
     if not isinstance(statuses, dict) or not all(isinstance(v, (str, type(None))) for v in statuses.values()):
         raise input_error("invalid_input", "statuses must map agent ids to Claude Code's status (or null)")
+    calls = data.get("calls") or {}
+    if not isinstance(calls, dict):
+        raise input_error("invalid_input", "calls must map agent ids to lists of calls")
+    mod_loop.keep_calls({str(k): _calls(v, f"calls.{k}") for k, v in calls.items()})
     return mod_loop.wait(refs, float(seconds), _str(data, "scope"), statuses)
 
 

@@ -341,6 +341,9 @@ def _from_build(run: dict, phase: int, action: dict) -> dict | None:
         return action
     if kind == "ask" and action.get("why") == "approval":
         return _stop(run, "approval", action["text"].rsplit("\n\nThis wave plan", 1)[0], "/ant:run --approve", phase, ask=True)
+    if kind == "ask" and action.get("why") == "unverified":
+        text = action["text"].replace(f"/ant:build {phase} --answer", "/ant:run --answer")
+        return _stop(run, "unverified", text, "/ant:run --answer accept <why>", phase, ask=True)
     if kind == "ask":
         command = "/ant:run --answer <your choice, and guidance>"
         text = action["text"].replace(action["command"], command)

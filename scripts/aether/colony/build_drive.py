@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from aether.colony import continue_drive, dispatch
+from aether.core import clock
 from aether.core.exceptions import EXIT_INPUT, AetherError, input_error, state_error
 from aether.core.text import one_line
 from aether.core.vocabulary import SPAWN_FINISHED
@@ -25,6 +26,7 @@ from aether.state import spawns as ledger
 from aether.steps import (
     build_finish,
     build_start,
+    checks,
     completion,
     failures,
     loops,
@@ -56,6 +58,14 @@ def _view(run: dict, approve: bool) -> dict:
         tree = None
     loop = _bound_loop(colony, phase) if building else None
     answers = run.get("answers", [])
+    verdicts = run.get("verdicts", [])
+    latest = _latest_verdict(run)
+    unverified = bool(latest and latest.get("needs_watcher"))
+    streak = 0
+    for v in reversed(verdicts):
+        if not v.get("needs_watcher"):
+            break
+        streak += 1
     view_run = {
         **run,
         "code_loop": {
@@ -66,9 +76,18 @@ def _view(run: dict, approve: bool) -> dict:
             "spawn": run.get("watcher_spawns", False),
             "answered": bool(answers),
             "scored": run.get("scored", 0) >= len(answers),
+            "unverified": unverified and not run.get("accepted"),
+            "unverified_streak": streak,
+            "more_watchers": run.get("more_watchers", 0),
         },
     }
     return {"building": building, "tree": tree, "run": view_run, "approve": approve}
+
+
+def _latest_verdict(run: dict) -> dict | None:
+    """The verdicts of the build's latest verification (None: not judged — an older run record)."""
+    verdicts, answers = run.get("verdicts") or [], run.get("answers") or []
+    return verdicts[-1] if verdicts and answers and verdicts[-1].get("ref") == answers[-1] else None
 
 
 def _bound_loop(colony: dict, phase: int) -> dict | None:
@@ -96,6 +115,7 @@ def _start_build(phase: int, resume: bool) -> dict:
         started_text=started["text"],
     )
     run["isolation"] = worktrees.decide(colony.get("mode"), started.get("checkpoint"), run["scope"])
+    checks.prune_logs()  # the evidence of older runs goes (bounded per build)
     run["started_text"] += f"\nBuilders: isolation {run['isolation']['why']}"
     dispatch.save_run(run)
     return run
@@ -144,7 +164,12 @@ def _score(run: dict) -> None:
     loop = _bound_loop(store.read("colony"), run["phase"])
     assert loop is not None  # `score` comes only while the code loop is open (rules/drive.py)
     try:
-        loops.score_answer(loop["id"], contracts.extract_json(text, "the watcher's answer"))
+        answer = contracts.extract_json(text, "the watcher's answer")
+        latest = _latest_verdict(run)
+        if isinstance(answer, dict) and latest is not None:  # the tests part is what the tests run said, not a typed number
+            parts = raw if isinstance(raw := answer.get("score_parts"), dict) else {}
+            answer["score_parts"] = {**parts, "tests": checks.tests_part(latest)}
+        loops.score_answer(loop["id"], answer)
     except AetherError:
         loops.decide(loop["id"], 0, None, None)  # an unreadable verification scores 0: the loop refines or asks
     run["scored"] = len(run["answers"])
@@ -160,6 +185,9 @@ def _finish(run: dict) -> None:
             results = {"watcher": contracts.extract_json(text, "the watcher's answer")}
         except AetherError as exc:
             results = {"watcher": {"passed": False, "summary": f"the watcher's answer was unreadable: {exc.message}", "checks": []}}
+    latest = _latest_verdict(run)
+    if latest is not None:
+        results["evidence"] = checks.settle(latest, run.get("accepted"))
     out = build_finish.finish(run["phase"], results, lessons_asked=True)  # the lessons action asks for them
     learn = out.get("learnings") or {}
     extra = []
@@ -246,7 +274,9 @@ def _queen_action(run: dict, step: dict) -> dict:
     if do == "spawn_lead":
         return dispatch.dispatch(run, [(f"lead{step['attempt']}", "lead", "ant:route-setter", _lead_brief(run))])
     if do == "spawn_watcher":
-        brief = verification.brief(run["phase"])
+        verdicts = run.get("verdicts") or []
+        missing = verdicts[-1] if verdicts and verdicts[-1]["unverified"] else None
+        brief = verification.brief(run["phase"], missing=missing, note=run.get("watcher_note") if missing else None)
         local = next(iter(_locals(run, step)))
         return dispatch.dispatch(run, [(local, "watcher", brief["subagent_type"], brief["text"])])
     if do == "ask":
@@ -271,6 +301,14 @@ def _ask(run: dict, step: dict) -> dict:
             "text": render_tree(tree) + f"\n\nThis wave plan needs your approval: run /ant:build {phase} "
             f"--approve — or steer with /ant:focus or /ant:redirect and re-plan with "
             f"/ant:build {phase} --resume.",
+        }
+    if step["why"] == "unverified":
+        verdict = (run.get("verdicts") or [{}])[-1]
+        return {
+            "action": "ask",
+            "why": "unverified",
+            "command": f"/ant:build {phase} --answer accept <why>",
+            "text": checks.unverified_text(phase, verdict, len(run.get("verdicts") or [])),
         }
     loop = _bound_loop(store.read("colony"), phase)
     assert loop is not None  # asked only while the code loop waits for the user (rules/drive.py)
@@ -392,20 +430,22 @@ def _record_node(run: dict, local: str, text: str) -> str:
                 node["wave"], '{"findings": [], "summary": "unreadable review: %s"}' % one_line(exc.message, 200).replace('"', "'")
             )
         return f"{label}: review round {out['round']} → {out['action']}"
+    ref = f"{run['scope']}/{local}"
+    calls = checks.calls_of(ref)  # what the ant really ran and wrote
+    tests = checks.test_command() if calls else None
     try:
-        out = spawning.finish(local, text)
+        out = spawning.finish(local, text, calls, tests)
     except AetherError as exc:
         if exc.exit_code != EXIT_INPUT:  # the state, not the answer: raised
             raise
-        out = spawning.finish(local, _synthetic_failure(node, exc.message))  # an unreadable answer fails the spawn
+        out = spawning.finish(local, _synthetic_failure(node, exc.message), calls)  # an unreadable answer fails the spawn
     line = f"{label}: {out['status']}" + (" (claimed files do not hold)" if out.get("unverified") else "")
     if out["status"] == "completed" and parse_requests(text):
         asked = spawning.requests(local, text)
         if asked["queue"]:
             line += "; sub-spawns queued: " + ", ".join(f"{q['id']} {q['caste']}" for q in asked["queue"])
-    if node["role"] == "verify":
-        run.setdefault("answers", []).append(f"{run['scope']}/{local}")
-        dispatch.save_run(run)
+    if node["role"] == "verify":  # a code loop's re-verification: judged as the watcher's
+        line += " — " + checks.short(_add_verdict(run, f"{run['scope']}/{local}", text))
     return line
 
 
@@ -423,13 +463,36 @@ def _record_lead(run: dict, text: str) -> str:
     return f"Phase Lead: {count} worker{'s' if count != 1 else ''} in {waves_n} wave{'s' if waves_n != 1 else ''} ({out['status']})"
 
 
+MAX_VERDICTS = 6  # verifications of a build kept in its run
+
+
+def _judge(run: dict, text: str) -> dict:
+    """The verification's verdicts from what the build's ants ran (the watcher's answer gives its claims)."""
+    try:
+        watcher = contracts.extract_json(text, "the watcher's answer")
+    except AetherError:
+        watcher = None
+    colony = store.read("colony")
+    tree = colony.get("spawn_tree") or {}
+    merged = worktrees.last_merge_t(tree)
+    return checks.judge(run["scope"], colony.get("mode"), checks.changed_files(tree), watcher, merged)
+
+
+def _add_verdict(run: dict, ref: str, text: str) -> dict:
+    """A verification answered: kept, with its checks' verdicts (saved in the run)."""
+    run.setdefault("answers", []).append(ref)
+    verdict = {**_judge(run, text), "ref": ref}
+    run["verdicts"] = (run.get("verdicts", []) + [verdict])[-MAX_VERDICTS:]
+    dispatch.save_run(run)
+    return verdict
+
+
 def apply(run: dict, record: dict, text: str) -> str:
     if record["kind"] == "lead":
         return _record_lead(run, text)
     if record["kind"] == "watcher":
-        run.setdefault("answers", []).append(record["ref"])
-        dispatch.save_run(run)
-        return f"{record['local']} watcher: verification recorded"
+        verdict = _add_verdict(run, record["ref"], text)
+        return f"{record['local']} watcher: verification recorded — " + checks.short(verdict)
     return _record_node(run, record["local"], text)
 
 
@@ -440,9 +503,16 @@ ANSWERS = ("refine", "accept", "stop")
 
 
 def awaits_answer(run: dict) -> bool:
-    """Does a code loop of the build wait for the user's answer?"""
+    """Does a code loop of the build, or its unverified checks, wait for the user's answer?"""
+    if _unverified_ask(run):
+        return True
     loop = _bound_loop(store.read("colony"), run["phase"])
     return loop is not None and loop["status"] == "awaiting_user"
+
+
+def _unverified_ask(run: dict) -> bool:
+    view = _view(run, False)
+    return view["building"] and view["tree"] is not None and drive_rules.next_build_step(view) == {"do": "ask", "why": "unverified"}
 
 
 def answer_loop(run: dict, choice: str, text: str) -> dict | None:
@@ -454,8 +524,22 @@ def answer_loop(run: dict, choice: str, text: str) -> dict | None:
     phase = run["phase"]
     if not awaits_answer(run):
         raise state_error("nothing_to_answer", f"no code loop of phase {phase} waits for an answer")
+    if _unverified_ask(run):
+        if choice == "accept":  # the person's word, recorded with the phase: accepted, not verified
+            verdict = run["verdicts"][-1]
+            run["accepted"] = {
+                "by": "user",
+                "why": one_line(text, 500) or "(no reason given)",
+                "at": clock.iso(),
+                "checks": verdict["unverified"],
+            }
+        elif choice == "refine":  # one more watcher, told exactly what to run
+            run["more_watchers"] = run.get("more_watchers", 0) + 1
+            run["watcher_note"] = one_line(text, 500)
+        if choice != "stop":
+            dispatch.save_run(run)
+            return None
     loop = _bound_loop(store.read("colony"), phase)
-    assert loop is not None  # awaits_answer found it
     if choice == "stop":
         build_finish.abort(phase, text)
         run["done"] = True
@@ -468,5 +552,6 @@ def answer_loop(run: dict, choice: str, text: str) -> dict | None:
             "run": run["scope"],
             "phase": phase,
         }
+    assert loop is not None  # awaits_answer found it
     loops.feedback_store(loop["id"], text, "user", refine=choice == "refine")
     return None

@@ -112,6 +112,14 @@ def mark_started(data, ref: str, agent: str) -> None:
 
 
 @store.writes("spawns")
+def note_agent(data, ref: str, agent: str) -> None:
+    """Claude Code ran the spawn as agent `agent` (kept for its evidence)."""
+    rec = ledger.find(data, ref)
+    if rec is not None and rec.get("agent_id") != agent:
+        rec["agent_id"] = agent
+
+
+@store.writes("spawns")
 def mark(data, ref: str, status: str, **fields) -> dict | None:
     """A spawn's new status (never a recorded one's) with what Claude Code told of it."""
     rec = ledger.find(data, ref)

@@ -172,6 +172,8 @@ def record_locked(spawn_id: str, text: str, usage: dict | None = None, via: str 
         line = f"{found['local']} recorded for an ended run ({found['scope']}, {run.get('ended') or 'done'}): it changes nothing"
         dispatch.mark_recorded(found["ref"], line, via, usage, agent)
         return {"id": found["local"], "already_recorded": False, "line": line, "waiting": [], "next": None, "ended": True}
+    if agent:  # its calls are found by the agent it ran as (steps/checks.py), this answer's judge included
+        dispatch.note_agent(found["ref"], agent)
     line = one_line(PROTOCOLS[run["command"]].apply(run, found, text), 600)
     if not line.startswith(found["local"] + " "):  # every line names its spawn (the fallback's id)
         line = f"{found['local']} {line}"

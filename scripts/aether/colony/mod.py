@@ -18,7 +18,7 @@ from aether.core.exceptions import AetherError, input_error
 from aether.core.text import one_line
 from aether.rules import drive as drive_rules
 from aether.rules import spend
-from aether.state import costs, store
+from aether.state import costs, evidence, store
 from aether.state import spawns as ledger
 
 RUNTIME = handback.MOD
@@ -178,6 +178,7 @@ def launched(items: list) -> dict:
             if isinstance(item.get("agent_id"), str) and item["agent_id"]:
                 if _mark_launched(item["ref"], item["agent_id"], launcher):
                     marked.append(item["ref"])
+                    evidence.open_log(item["agent_id"], item["ref"], RUNTIME)  # the mod hands in its calls
             else:
                 _mark_refused(item["ref"], str(item.get("why") or "refused"))
                 refused.append(item["ref"])
@@ -208,6 +209,18 @@ def _spawn_of(ref: str | None, agent_id: str | None) -> dict:
     if rec is None:
         raise input_error("unknown_spawn", f"no spawn {ref or agent_id!r} was handed out")
     return rec
+
+
+MAX_CALLS = 500  # calls one mod call hands in (the rest are dropped: the log's caps are lower)
+
+
+def keep_calls(calls: dict) -> int:
+    """The calls the mod saw its ants make ({agent id: [call]}), kept as evidence; the number kept."""
+    kept = 0
+    for agent_id, items in list(calls.items())[:MAX_CALLS]:
+        records = [r for c in items[:MAX_CALLS] if isinstance(c, dict) and (r := evidence.from_mod(c)) is not None]
+        kept += evidence.append(agent_id, records)
+    return kept
 
 
 def answer(ref: str | None, agent_id: str | None, text: str | None, usage: dict, reason: str) -> dict:

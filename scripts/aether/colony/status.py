@@ -13,7 +13,7 @@ from aether.rules import waves as waves_rules
 from aether.rules.lifecycle import next_step
 from aether.state import costs, pheromones, store
 from aether.state import spawns as ledger
-from aether.steps import recovery, worktrees
+from aether.steps import checks, recovery, worktrees
 
 BAR_WIDTH = 20
 RECENT_EVENTS = 5
@@ -123,6 +123,11 @@ def status_view() -> dict:
             "command": "aether run",
             "reason": "the autopilot run " + (f"stopped ({run['stopped']})" if run["stopped"] else "is under way"),
         }
+    latest: dict = {}
+    for record in store.read("phase_records")["records"]:
+        if isinstance(record, dict) and record.get("verification"):
+            latest[record.get("phase")] = record["verification"]
+    result["verification"] = {str(k): v for k, v in latest.items()}
     frictions = recovery.friction_summary()
     result["frictions"] = {"total": frictions["total"], "recurring": frictions["recurring"], "recent": frictions["recent"]}
     return result
@@ -156,6 +161,11 @@ def render_status(view: dict, color: bool = False) -> str:
     autopilot = _autopilot_lines(view)
     if autopilot:
         lines += [""] + autopilot
+    if view.get("verification"):
+        lines += ["", "VERIFIED BY WHAT RAN (per phase, its latest build)"]
+        for phase, proof in view["verification"].items():
+            lines.append(f"  Phase {phase}: " + ("every check proven" if proof["passed"] else "not proven"))
+            lines += ["  " + checks.line(v) for v in proof["checks"]]
     if view["kept_results"]:
         lines += ["", "KEPT RESULTS (builders' work that could not be merged)"] + worktrees.render_kept(view["kept_results"])
     if isinstance(view["spawn_tree"], dict):

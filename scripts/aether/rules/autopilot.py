@@ -19,6 +19,7 @@ from aether.core.vocabulary import DONE_STATUSES
 STOP_REASONS = {
     "approval": "the wave plan needs your approval",
     "code_loop": "the code loop asks you how to go on",
+    "unverified": "checks no run proved (two watchers) wait for your word",
     "abort_phase": "the failure protocol aborted the phase",
     "phase_failed": "the phase's build ended with failed tasks",
     "budget": "the spend cap",

@@ -21,6 +21,7 @@ from aether.core.vocabulary import SPAWN_FINISHED
 from aether.rules import worktrees as worktree_rules
 
 MAX_LEAD_ATTEMPTS = 2  # Phase Lead plans tried before the build stops (a refused plan is sent back once)
+MAX_WATCHERS = 2  # verifications in a row that leave a check unverified before the person is asked
 
 
 def _finished(tree: dict, ids) -> bool:
@@ -91,10 +92,15 @@ def _lead_step(run: dict) -> dict:
 
 
 def _verification_step(run: dict) -> dict:
-    """After the waves: the watcher, the code loop's score of its answer, the finish."""
+    """After the waves: the watcher (again while a check is unverified, then the person's word),
+    the code loop's score of its answer, the finish."""
     verify = run.get("verification") or {}
     if verify.get("spawn") and not verify.get("answered"):
         return {"do": "spawn_watcher"}
+    if verify.get("unverified"):  # a check no run proved: one more watcher told what to run, then the person
+        if verify.get("unverified_streak", 0) < MAX_WATCHERS + verify.get("more_watchers", 0):
+            return {"do": "spawn_watcher"}
+        return {"do": "ask", "why": "unverified"}
     loop = run.get("code_loop") or {}
     if loop.get("open") and verify.get("answered") and not verify.get("scored"):
         return {"do": "score"}
@@ -217,7 +223,14 @@ EXIT_STATUS = {
     "cap": 13,  # the spend cap
     "stopped": 14,  # any other stop: asked to, blocked, a refused Phase Lead, no plan
 }
-STOP_KIND = {"approval": "approval", "code_loop": "question", "abort_phase": "abort", "phase_failed": "abort", "budget": "cap"}
+STOP_KIND = {
+    "approval": "approval",
+    "code_loop": "question",
+    "unverified": "question",
+    "abort_phase": "abort",
+    "phase_failed": "abort",
+    "budget": "cap",
+}
 
 
 def exit_status(action: str, why: str | None) -> int:

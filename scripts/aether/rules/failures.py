@@ -12,6 +12,7 @@ from aether.core import clock
 from aether.core.exceptions import input_error
 from aether.core.text import clip, one_line
 from aether.rules import contracts, plans, spawn_tree
+from aether.rules import evidence as evidence_rules
 
 RETRY_MIN_CONFIDENCE = 80  # percent; below it a blind retry is skipped for the debugger
 
@@ -100,10 +101,10 @@ def normalize_category(value) -> str:
 
 
 def normalize_error(text: str) -> str:
-    """The error with its volatile parts (numbers, hex ids, spacing, case) taken out, so that
-    the same failure in two tasks compares equal."""
+    """The error with its volatile parts (folders of paths, numbers, hex ids, spacing, case) taken
+    out, so that the same failure in two tasks compares equal."""
 
-    flat = text[:2000].lower()
+    flat = evidence_rules.normal_paths(text[:2000]).lower()
     flat = re.sub(r"0x[0-9a-f]+|\b[0-9a-f]{7,40}\b", "#", flat)
     flat = re.sub(r"\d+", "#", flat)
     return " ".join(flat.split())[:NORMALIZED_ERROR_LENGTH]
@@ -210,13 +211,16 @@ def decide(report: dict, history: list, pending: list, wave, streak: int, maps_t
 
 
 def failure_item(report: dict, wave) -> dict:
-    """A failure as the breakers count it: its task, wave, files, category and normalised error."""
+    """A failure as the breakers count it: its task, wave, files, category and normalised error —
+    the error its own failing call printed when the evidence has one (the ant's words otherwise)."""
+    observed = report.get("observed") if isinstance(report.get("observed"), dict) else None
+    error = observed["error"] if observed and observed.get("error") else report["error"]
     return {
         "task": report["task"],
         "wave": wave,
         "files": report["files"],
         "category": report.get("category"),
-        "normalized_error": normalize_error(report["error"]),
+        "normalized_error": normalize_error(error),
     }
 
 
@@ -302,12 +306,24 @@ def _recovery_warnings(after: int) -> list:
     return []
 
 
+def _observed(report: dict) -> list:
+    """What the failing call really printed (from the evidence), for the next ant's brief."""
+    seen = report.get("observed") if isinstance(report.get("observed"), dict) else None
+    if not seen:
+        return []
+    return [
+        f"What failed, as it ran: `{one_line(str(seen.get('command')), 300)}` exited {seen.get('exit')}; its output ends:",
+        str(seen.get("tail") or "")[-1500:],
+    ]
+
+
 def render_retry(report: dict, task_text: str) -> str:
     return "\n".join(
         [
             "--- RETRY CONTEXT ---",
             f"Task {report['task']}{task_text} failed once. This is its one retry; if it fails again a debugger ant takes over.",
-            f"Previous error: {report['error']}",
+            *_observed(report),
+            f"Previous error (the worker's account): {report['error']}",
             f"Root cause: {report['root_cause'] or '(not given)'}",
             f"Suggested fix ({report['confidence']}% confident): {report['suggested_fix'] or '(not given)'}",
             "Apply the suggested fix inside your own files, then run the task's checks again before you report.",
@@ -329,6 +345,7 @@ def render_debugger(report: dict, earlier: list, task_text: str) -> str:
             f"First attempt error: {first}",
             f"Second attempt error: {second}",
             f"Reported root cause: {report['root_cause'] or '(not given)'}",
+            *_observed(report),
             "Files involved: " + (", ".join(files) or "(not given)"),
             "Mission: read the files, find the root cause, make the smallest patch that fixes it, run the verification, report.",
             "Constraints:",

@@ -171,7 +171,9 @@ def _check_colony(data: dict) -> list:
 _TEXT, _PATHS, _INT = "a string", "an array of strings", "an integer"
 _NODE_OPTIONAL = {
     **dict.fromkeys(("origin", "lineage", "plan_id", "context", "summary", "started_at", "finished_at", "loop"), _TEXT),
-    **dict.fromkeys(("writes", "reads", "files_created", "files_modified", "depends_on", "waits_for", "merged_from"), _PATHS),
+    **dict.fromkeys(
+        ("writes", "reads", "files_created", "files_modified", "depends_on", "waits_for", "merged_from", "unwitnessed"), _PATHS
+    ),
     **dict.fromkeys(("seq", "round", "iteration"), _INT),
     "started_epoch": "a number or null",
     "failure_decided": "a boolean",
@@ -226,6 +228,7 @@ def _check_failure_report(p: list, report, where: str) -> None:
     field_check(p, report, "hypotheses", list, where, required=False)
     field_check(p, report, "maps_to_criterion", (bool, type(None)), where, required=False)
     field_check(p, report, "attempt", (int, type(None)), where, required=False)
+    field_check(p, report, "observed", dict, where, required=False)  # the failing call, from the evidence
 
 
 def _check_node(p: list, node_id: str, node, w: str) -> None:

@@ -1,5 +1,6 @@
 """The colony's own settings from `.aether/config.yaml`: `budget:` (the spend caps), `models:`
-(the model per caste), `build:` (worktree isolation) and `code_loop:` (a commit per iteration).
+(the model per caste), `build:` (worktree isolation), `code_loop:` (a commit per iteration) and
+`verify:` (the commands the checks run).
 Defaults come from the mode (rules/spend.py, rules/models.py); a run's own flags
 (`/ant:run --budget …`) win over both.
 
@@ -14,6 +15,10 @@ build:
   isolation: auto  # on: each builder in its own git worktree; off: the shared tree; auto: the mode's
 code_loop:
   commit_iterations: false  # true: a real commit `build iteration N: …` per code-loop iteration
+verify:
+  tests: pytest -q          # the command the watcher runs for the tests (else found from the project's files)
+  imports: python3 -c "import app"   # the import check (else the changed Python modules)
+  launch: python3 -m app --help      # FULL mode's launch check (else the entry point found)
 ```
 """
 
@@ -94,3 +99,22 @@ def code_loop() -> dict:
             raise input_error("invalid_config", f"code_loop.{key}: must be true or false, found {value!r}", key=f"code_loop.{key}")
         settings[key] = value
     return settings
+
+
+VERIFY_KEYS = ("tests", "imports", "launch")
+MAX_VERIFY_COMMAND = 1000
+
+
+def verify() -> dict:
+    """`verify:` — {check: command} the project set; an unknown key, or a value that is not one
+    line of text, is `invalid_config` naming the key."""
+    out = {}
+    for key, value in config_file.section("verify").items():
+        if key not in VERIFY_KEYS:
+            _unknown("verify", key, VERIFY_KEYS)
+        if not isinstance(value, str) or not value.strip() or "\n" in value.strip() or len(value) > MAX_VERIFY_COMMAND:
+            raise input_error(
+                "invalid_config", f"verify.{key}: must be one command on one line, found {str(value)[:80]!r}", key=f"verify.{key}"
+            )
+        out[key] = value.strip()
+    return out

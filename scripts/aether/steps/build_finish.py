@@ -10,11 +10,12 @@ from aether.core.castes import CASTES
 from aether.core.exceptions import AetherError, input_error
 from aether.core.text import one_line
 from aether.core.vocabulary import DONE_STATUSES  # tasks that let a phase complete; phases the colony moves past
+from aether.rules import evidence as evidence_rules
 from aether.rules import lifecycle, modes, spawn_tree
 from aether.rules import plans as plans_rules
 from aether.rules.lifecycle import check_phase_id
 from aether.state import error_log, events, memory, pheromones, store
-from aether.steps import completion, syntax_check, worktrees
+from aether.steps import checks, completion, syntax_check, worktrees
 from aether.steps.build_results import (
     MAX_FILES_PER_TASK,
     MAX_RESULTS_TEXT,
@@ -120,8 +121,15 @@ def _record_build(files, phase_id: int, data, checked: tuple | None) -> dict:
         by_id[outcome["id"]]["status"] = outcome["status"]
     failed = [o for o in results["tasks"] if o["status"] == "failed"]
     watcher = results["watcher"]
+    proof = data.get("evidence") if isinstance(data, dict) and isinstance(data.get("evidence"), dict) else None
+    results["evidence"] = proof
     all_done = all((t.get("status") in DONE_STATUSES) for t in by_id.values())
-    completed = all_done and (watcher is None or watcher["passed"]) and (syntax is None or syntax["passed"])
+    completed = (
+        all_done
+        and (watcher is None or watcher["passed"])
+        and (syntax is None or syntax["passed"])
+        and (proof is None or proof["passed"])  # every required check verified by a run (or accepted by the person)
+    )
     phase["status"] = "completed" if completed else "failed"
 
     errors = files["errors"]
@@ -141,6 +149,16 @@ def _record_build(files, phase_id: int, data, checked: tuple | None) -> dict:
         if watcher["summary"]:
             text += f": {watcher['summary']}"
         recorded.append(error_log.append(errors, WATCHER_FAILURE[0], WATCHER_FAILURE[1], text, phase=phase_id))
+    for v in (proof or {}).get("checks") or []:
+        if v["status"] in ("contradicted", "failed", "unverified"):
+            run = v.get("run") or {}
+            said = f"{v['name']} {v['status']}: " + (f"`{v['command']}` exited {run.get('exit')}" if run else v["why"])
+            if v["status"] == "contradicted":
+                said += " while the watcher claimed a pass"
+            err = evidence_rules.error_line(run.get("tail") or "")
+            recorded.append(
+                error_log.append(errors, "verification", WATCHER_FAILURE[1], said + (f" — {err}" if err else ""), phase=phase_id)
+            )
     if syntax is not None and not syntax["passed"]:
         where = ", ".join(f"{f['path']}" + (f":{f['line']}" if f["line"] else "") for f in syntax["failures"][:10])
         recorded.append(error_log.append(errors, "syntax", WATCHER_FAILURE[1], f"syntax check failed: {where}", phase=phase_id))
@@ -333,7 +351,9 @@ def _finish_result(phase_id: int, out: dict, lessons_asked: bool = False) -> dic
         nxt = {
             "slash": f"/ant:build {phase_id}",
             "command": f"aether next --build {phase_id}",
-            "reason": "rebuild the failed tasks" + ("" if not watcher or watcher["passed"] else " and what the watcher rejected"),
+            "reason": "rebuild the failed tasks"
+            + ("" if not watcher or watcher["passed"] else " and what the watcher rejected")
+            + ("" if not results.get("evidence") or results["evidence"]["passed"] else " and what the checks' runs showed"),
         }
     counts = out["counts"]
     result = {
@@ -352,6 +372,7 @@ def _finish_result(phase_id: int, out: dict, lessons_asked: bool = False) -> dic
         "tasks_from": out["tasks_from"],
         "syntax_check": out["syntax"],
         "code_loop": out["record"]["code_loop"],
+        "evidence": results.get("evidence"),
         "learnings": _learnings_answer(phase_id, phase, out),
         "last_phase": out["last"],
         "next": nxt,
@@ -370,6 +391,10 @@ def _finish_result(phase_id: int, out: dict, lessons_asked: bool = False) -> dic
     lines.append(verdict)
     if watcher and watcher["summary"]:
         lines.append(f"  {one_line(watcher['summary'], 200)}")
+    proof = results.get("evidence")
+    if proof:
+        lines.append("Verified by what ran:" if proof["passed"] else "Verification from what ran:")
+        lines += [checks.line(v) for v in proof["checks"]]
     if result["flagged_patterns"]:
         lines.append("Recurring errors flagged: " + ", ".join(map(str, result["flagged_patterns"])))
     if out["syntax"] and not out["syntax"]["passed"]:

@@ -91,10 +91,32 @@ def record_build(data: dict, colony: dict, phase: dict, results: dict, syntax: d
         "watcher": {k: watcher.get(k) for k in ("passed", "score", "summary", "checks")} if watcher else None,
         "syntax_check": syntax,
         "code_loop": _loop_brief(loop),
+        "verification": _verification_brief(results.get("evidence")),
     }
     data["records"].append(record)
     del data["records"][:-MAX_RECORDS]
     return record
+
+
+def _verification_brief(proof: dict | None) -> dict | None:
+    """What the phase record keeps of the checks' verdicts (steps/checks.py): each check, how it
+    was decided, the run that decided it (its output's end left in the run record)."""
+    if not proof:
+        return None
+    kept = []
+    for v in proof["checks"]:
+        run = v.get("run") or {}
+        kept.append(
+            {
+                "name": v["name"],
+                "status": v["status"],
+                "command": v.get("command"),
+                "why": v.get("why"),
+                "exit": run.get("exit"),
+                "at": run.get("at"),
+            }
+        )
+    return {"passed": proof["passed"], "checks": kept, "accepted": proof.get("accepted")}
 
 
 def records_of(session: str | None) -> list:
@@ -114,8 +136,13 @@ def latest_record(phase: int, session: str | None) -> dict | None:
 def _tests_and_coverage(record: dict) -> tuple:
     """(test results, coverage) of a build as text, from its code loop's last score or its watcher."""
     tests = coverage = None
+    proof = record.get("verification") or {}
+    for check in proof.get("checks") or []:  # what the tests run showed, before anyone's words
+        if check.get("name") == "tests" and check.get("command"):
+            exit_ = "" if check.get("exit") is None else f" → exit {check['exit']}"
+            tests = f"{check['command']}{exit_} ({check['status'].replace('_', ' ')})"
     parts = ((record.get("code_loop") or {}).get("parts")) or {}
-    if isinstance(parts.get("tests"), dict):
+    if tests is None and isinstance(parts.get("tests"), dict):
         tests = parts["tests"].get("reason")
     if isinstance(parts.get("coverage"), dict):
         coverage = parts["coverage"].get("reason")
@@ -190,6 +217,7 @@ def summary() -> dict:
                 "coverage": coverage,
                 "watcher_score": (rec.get("watcher") or {}).get("score"),
                 "code_score": loop.get("final_score") if loop else None,
+                "verification": rec.get("verification"),
             }
         )
         for r in records:
@@ -296,6 +324,9 @@ def render(s: dict) -> str:
             f"  {p['id']:>2} {p['name']} — {p['status']}, {p['tasks']['completed']}/{p['tasks']['total']} tasks, "
             f"{p['files_created']} created, {p['files_modified']} modified" + (f" · {' · '.join(extra)}" if extra else "")
         )
+        if p.get("verification"):
+            said = ", ".join(f"{c['name']} {c['status'].replace('_', ' ')}" for c in p["verification"]["checks"])
+            lines.append(f"     checks by what ran: {said}")
     if s["planning"]:
         lines.append(f"Planning: score {s['planning']['score']:g} after {s['planning']['iterations']} iteration(s)")
     else:

@@ -27,6 +27,7 @@ from aether.core.exceptions import input_error, state_error
 from aether.core.text import clip, one_line
 from aether.core.vocabulary import SPAWN_FINISHED  # node roles and statuses are listed in schemas.py
 from aether.rules import contracts
+from aether.rules import evidence as evidence_rules
 from aether.rules import failures as failures_rules
 from aether.rules.contracts import (
     _STATUS_WORDS,
@@ -55,7 +56,10 @@ from aether.rules.spawn_tree import (
     tree_of,
 )
 from aether.state import checkpoints, events, pheromones, store
+from aether.steps import checks
 
+OBSERVED_TAIL = 1500  # characters of a failing call's output kept in the failure report
+MAX_FILES_PER_SPAWN = 50  # files named in a spawn's note of claims no call witnessed
 MTIME_SLACK_SECONDS = 2  # a file touched this long before a spawn started still counts as touched
 
 
@@ -168,6 +172,8 @@ def brief(tree: dict, node: dict, plan: dict, pheromone_text: str) -> str:
     elif node["role"] == "reviewer":
         lines.append(REVIEWER_CONTRACT)
     elif node["role"] == "verify":
+        mode = store.read("colony").get("mode")
+        lines += checks.brief_lines(mode, checks.changed_files(tree))
         lines.append(verify_contract())
     else:
         lines.append(_spawn_request_help(node, tree))
@@ -334,11 +340,22 @@ def _payload(text: str, node: dict) -> dict:
     return data
 
 
-def _failure_from(node: dict, data: dict, problems: list) -> dict:
+def _failure_from(node: dict, data: dict, problems: list, contradiction: dict | None = None) -> dict:
     """The failure report stored on a failed node (the worker's own, or one made up from what is known)."""
 
     report = data.get("failure") if isinstance(data.get("failure"), dict) else None
-    if problems:
+    if contradiction:
+        report = {
+            "task": str(node["tasks"][0]) if node["tasks"] else node["id"],
+            "error": f"claimed the tests pass, but `{contradiction['command']}` exited {contradiction['exit']}: {contradiction['error']}",
+            "root_cause": "the worker's own last test run failed",
+            "suggested_fix": "make that test run pass before reporting the task completed",
+            "confidence": 100,
+            "fix_scope": "contained",
+            "files": [],
+            "category": "unverified_claim",
+        }
+    elif problems:
         listed = ", ".join(f"{p['path']} ({p['problem']})" for p in problems[:10])
         report = {
             "task": str(node["tasks"][0]) if node["tasks"] else node["id"],
@@ -405,8 +422,13 @@ def _finish_spawn(files, node_id: str, text: str, checked: dict) -> dict:
         raise _Relock()
     data, created, modified, problems = _checked_answer(checked, text, node)
     status = "failed" if problems else data["status"]
-    tree["seq"] = tree.get("seq", 0) + 1
+    calls = checked.get("calls") or []
     summary = data.get("summary") or data.get("diagnosis") or ""
+    contradiction = None
+    if status == "completed" and calls and node["role"] not in ("reviewer", "verify"):
+        contradiction = evidence_rules.test_claim_contradicted(str(summary), calls, checked.get("test_command"))
+        status = "failed" if contradiction else status
+    tree["seq"] = tree.get("seq", 0) + 1
     node.update(
         status=status,
         finished_at=clock.iso(),
@@ -418,8 +440,15 @@ def _finish_spawn(files, node_id: str, text: str, checked: dict) -> dict:
     if problems:
         node["unverified"] = problems
     if status == "failed":
-        node["failure"] = _failure_from(node, data, problems)
+        node["failure"] = _failure_from(node, data, problems, contradiction)
         node["failure_decided"] = False
+        observed = contradiction or evidence_rules.observed_failure(calls)
+        if observed:  # what really failed, from the ant's own calls: the breakers and the next briefs read it
+            node["failure"]["observed"] = {**observed, "tail": observed["tail"][-OBSERVED_TAIL:]}
+    elif calls and not node.get("worktree"):
+        unseen = evidence_rules.unwitnessed(created + modified, calls)
+        if unseen:  # claimed, and no call of the ant wrote or named it: kept as a note, not a failure
+            node["unwitnessed"] = unseen[:MAX_FILES_PER_SPAWN]
     if node["role"] == "reviewer":
         node["report"] = {"summary": one_line(data.get("summary", ""), 500)}
     release_caste(colony, tree, node["caste"])
@@ -444,7 +473,7 @@ def _finish_spawn(files, node_id: str, text: str, checked: dict) -> dict:
     return result
 
 
-def finish(node_id: str, text: str) -> dict:
+def finish(node_id: str, text: str, calls: list | None = None, test_command: str | None = None) -> dict:
     """spawn-finish: record a running spawn's result, checking its claimed files.
 
     The answer is read and its claims checked ahead, against the node as first seen; under the
@@ -454,7 +483,7 @@ def finish(node_id: str, text: str) -> dict:
     seen = (preview.get("nodes") or {}).get(node_id)
     if seen is None:
         seen = node_of(tree_of({"spawn_tree": preview}), node_id)  # raises: no such spawn
-    checked: dict = {}
+    checked: dict = {"calls": calls or [], "test_command": test_command}
 
     _checked_answer(checked, text, seen)  # a bad answer is refused before any lock is taken
 

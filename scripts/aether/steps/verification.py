@@ -17,33 +17,15 @@ from aether.rules import loops as loops_rules
 from aether.rules import plans as plans_rules
 from aether.rules.contracts import RESULT_BLOCK, SCORED_RESULT_BLOCK
 from aether.state import pheromones, store
-from aether.steps import build_finish, completion
+from aether.steps import build_finish, checks, completion
 
-# What the watcher checks at each depth (modes.WATCHER_CHECKS names them; this says how).
-CHECK_TEXT = {
-    "syntax": "the syntax of every changed file",
-    "imports": "that every changed module imports",
-    "tests": "the project's tests",
-    "execution": "an execution check: launch the program or its entry point and exercise what the phase built",
-}
 MAX_LISTED_FILES = 200  # files named in a brief (the rest are counted)
 
 
-def changed_files(tree: dict) -> list:
-    """Files the build's completed spawns reported (state under .aether/ left out), in order."""
-    seen = []
-    nodes = sorted((n for n in (tree.get("nodes") or {}).values() if isinstance(n, dict)), key=lambda n: n.get("seq") or 0)
-    for node in nodes:
-        if node.get("status") != "completed":
-            continue
-        for path in (node.get("files_created") or []) + (node.get("files_modified") or []):
-            if isinstance(path, str) and path not in seen and not path.replace("\\", "/").startswith(".aether/"):
-                seen.append(path)
-    return seen
-
-
-def brief(phase_id: int) -> dict:
-    """verify-brief N: what the final verification of the running build of phase N needs."""
+def brief(phase_id: int, missing: dict | None = None, note: str | None = None) -> dict:
+    """verify-brief N: what the final verification of the running build of phase N needs.
+    missing: the last verification's verdicts, when it left checks unverified (this watcher is
+    told exactly what no run proved)."""
 
     colony = store.read("colony")
     lifecycle.require_building(colony, phase_id, "verify-brief")
@@ -56,7 +38,7 @@ def brief(phase_id: int) -> dict:
         )
     mode = colony.get("mode") or modes.DEFAULT_MODE
     depth = modes.profile(mode)["watcher"]
-    files = changed_files(tree)
+    files = checks.changed_files(tree)
     loop = completion.bound_loop(store.read("loops"), phase_id, colony.get("session_id"))
     code_loop = (
         {"loop_id": loop["id"], "threshold": loop.get("threshold"), "command": f"aether loop-score - --loop {loop['id']}"}
@@ -73,11 +55,11 @@ def brief(phase_id: int) -> dict:
             "text": "No watcher in this mode: build-finish checks the syntax of the build's files itself.",
         }
     outcomes = build_finish.task_outcomes(tree, phase)
-    checks = [CHECK_TEXT[c] for c in modes.WATCHER_CHECKS.get(depth, ()) if c in CHECK_TEXT]
     lines = [
         "--- VERIFICATION ---",
         f"You are the watcher verifying phase {phase_id}: {phase.get('name')} (mode {mode}, depth {depth}).",
-        "Run real commands and check: " + "; ".join(checks) + ".",
+        *checks.brief_lines(mode, files, missing),
+        *([f"The user asked for this verification: {note}"] if note else []),
         "Read-only: report what fails, never fix it.",
     ]
     criteria = [c for c in phase.get("success_criteria") or [] if isinstance(c, str)]

@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 from aether.core import clock, containment, paths
 from aether.core.exceptions import AetherError, state_error
@@ -392,6 +393,13 @@ def _umask() -> int:
     return mask
 
 
+def last_merge_t(tree: dict) -> float | None:
+    """When the build last merged a builder's worktree back (the real clock), None: never."""
+    nodes = (tree.get("nodes") or {}).values()
+    times = [n["merged_t"] for n in nodes if isinstance(n, dict) and isinstance(n.get("merged_t"), (int, float))]
+    return max(times, default=None)
+
+
 @store.writes("colony", "worktrees", "events")
 def _record_merge(
     files, scope: str, node_id: str, outcome: str, branch: str | None, commit: str | None, changed: list, report: dict | None
@@ -401,6 +409,7 @@ def _record_merge(
     rec = wt.find(files["worktrees"], scope, node_id, ("active",))
     assert rec is not None  # merge() found it active; only this merge ends it
     node["merge"] = outcome
+    node["merged_t"] = round(time.time(), 3)  # the real clock: a check must run after it (steps/checks.py)
     if outcome in ("merged", "empty"):
         node["files_created"] = [p for s, *_rest, p in changed if s == "A"]
         node["files_modified"] = [p for s, *_rest, p in changed if s in ("M", "T")]

@@ -1,0 +1,285 @@
+"""What each ant ran and wrote, as Claude Code reported it (`.aether/data/evidence/`).
+
+One log per ant, `<agent_id>.jsonl`: a header line naming its spawn (null when the hook that
+opened it could not know it yet: the spawn is then the one Claude Code ran as that agent) and
+who writes the log (`hooks`: the PostToolUse/PostToolUseFailure hook, `hooks/evidence.sh`; `mod`:
+the plugin's mod, which hands its ants' calls in with its waits and their answers — a call both
+report is kept once, by its id), then one line per tool call:
+
+    {"at", "t", "tool": "Bash", "command", "cwd", "exit": 0 | N | null, "ms", "tail", "id"}
+    {"at", "t", "tool": "Write" | "Edit" | …, "path", "ok", "ms", "id"}
+
+`exit` null: Claude Code did not say (an interrupted call). The header is written by the mod's
+launch, or by the hook at the ant's first call. Bounded: a tail of the output, a cap per ant (past it one `capped` line, then
+nothing) and per build (the folder's size; the logs of older builds are pruned when a build
+starts). Lower layers only (core): the hook imports this module without the rest of the helper.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+
+from aether.core import clock, containment, paths
+from aether.core.exceptions import AetherError
+
+FOLDER = "evidence"
+SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
+TAIL_CHARS = 1500  # of a call's output, its end (where a test run's summary and a traceback's error are)
+MAX_COMMAND = 2000  # characters of a command kept
+MAX_ANT_BYTES = 256 * 1024  # one ant's log; past it, one `capped` line
+MAX_TOTAL_BYTES = 24 * 1024 * 1024  # the folder (a build's ants together); past it, nothing is kept
+KEEP_SCOPES = 3  # builds and runs whose logs survive a new build's start
+FILE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+EXIT_LINE = re.compile(r"^Exit code (-?\d+)")
+
+
+def folder() -> str:
+    return os.path.join(paths.data_dir(), FOLDER)
+
+
+def log_path(agent_id: str) -> str | None:
+    """The ant's log, None for an id that could not name a file of ours."""
+    if not isinstance(agent_id, str) or not SAFE_ID.match(agent_id):
+        return None
+    return os.path.join(folder(), f"{agent_id}.jsonl")
+
+
+def _line(record: dict) -> bytes:
+    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8", "replace")
+
+
+def open_log(agent_id: str, ref: str | None, by: str) -> None:
+    """The ant of spawn `ref` (None: not known yet) runs as `agent_id`: its calls are kept from
+    now (never raises: a log that cannot be opened leaves the checks unverified, not the ant
+    stopped; an open log is kept as it is)."""
+    path = log_path(agent_id)
+    if path is None:
+        return
+    try:
+        containment.make_dirs(folder())
+        containment.check_write(path)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+    except (OSError, AetherError):
+        return
+    try:
+        os.write(fd, _line({"spawn": ref, "agent_id": agent_id, "by": by, "at": clock.iso()}))
+    finally:
+        os.close(fd)
+
+
+def _total_bytes() -> int:
+    try:
+        return sum(e.stat().st_size for e in os.scandir(folder()) if e.is_file(follow_symlinks=False))
+    except OSError:
+        return 0
+
+
+KEPT_ID = re.compile(rb'"id":"([^"\\]{1,200})"')
+
+
+def append(agent_id: str, records: list) -> int:
+    """Keep these calls in the ant's log (opened before); the number kept. A call already kept
+    (the same id: the mod and the hook both saw it) is not kept twice."""
+    path = log_path(agent_id)
+    if path is None or not records:
+        return 0
+    try:
+        containment.check_write(path)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except (OSError, AetherError):
+        return 0  # no log: not an ant of the colony's spawns
+    kept = 0
+    try:
+        size = os.fstat(fd).st_size
+        if size > MAX_ANT_BYTES or _total_bytes() > MAX_TOTAL_BYTES:
+            return 0
+        seen = {m.decode("utf-8", "replace") for m in KEPT_ID.findall(os.pread(fd, size, 0))}
+        for record in records:
+            if record.get("id") in seen:
+                continue
+            line = _line(record)
+            if size + len(line) > MAX_ANT_BYTES:
+                os.write(fd, _line({"at": record.get("at") or clock.iso(), "capped": True}))
+                break
+            os.write(fd, line)
+            size += len(line)
+            kept += 1
+    finally:
+        os.close(fd)
+    return kept
+
+
+def _text(value, limit: int) -> str:
+    text = value if isinstance(value, str) else "" if value is None else str(value)
+    return text if len(text) <= limit else "…" + text[-limit:]
+
+
+def _int(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def call_record(tool: str, tool_input: dict, *, exit_code, output: str, ms, cwd, call_id) -> dict | None:
+    """One call's essentials, or None for a tool whose calls are not evidence."""
+    # `t`: when the call ended, by the real clock (order against file changes and merges: an
+    # AETHER_NOW pinned for a replay does not pin it); `at`: the colony's clock, for people
+    record: dict = {"at": clock.iso(), "t": round(time.time(), 3), "tool": tool}
+    if tool == "Bash":
+        record.update(
+            command=_text(tool_input.get("command"), MAX_COMMAND),
+            cwd=cwd if isinstance(cwd, str) else None,
+            exit=_int(exit_code),
+            tail=_text(output, TAIL_CHARS),
+        )
+    elif tool in FILE_TOOLS:
+        where = tool_input.get("file_path") or tool_input.get("notebook_path")
+        record.update(path=_text(where, MAX_COMMAND), ok=exit_code == 0)
+    else:
+        return None
+    record.update(ms=_int(ms), id=call_id if isinstance(call_id, str) else None)
+    return record
+
+
+def _dict(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _str(value) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def from_hook(payload: dict) -> dict | None:
+    """A PostToolUse or PostToolUseFailure payload of an ant's call as its record."""
+    tool = payload.get("tool_name")
+    tool_input = _dict(payload.get("tool_input"))
+    if payload.get("hook_event_name") == "PostToolUseFailure":
+        error = _str(payload.get("error"))
+        found = EXIT_LINE.match(error)
+        exit_code = None if payload.get("is_interrupt") else int(found.group(1)) if found else 1
+        output = error.split("\n", 1)[1] if found and "\n" in error else error
+    else:
+        response = _dict(payload.get("tool_response"))
+        exit_code = None if response.get("interrupted") else 0
+        output = "\n".join(p for p in (response.get("stdout"), response.get("stderr")) if isinstance(p, str) and p)
+        if tool in FILE_TOOLS and response.get("type") in ("create", "update"):
+            tool_input = {**tool_input, "kind": response["type"]}
+    return call_record(
+        str(tool),
+        tool_input,
+        exit_code=exit_code,
+        output=output,
+        ms=payload.get("duration_ms"),
+        cwd=payload.get("cwd"),
+        call_id=payload.get("tool_use_id"),
+    )
+
+
+def from_mod(call: dict) -> dict | None:
+    """A call the mod saw (`tool.call`: {tool, input, isError, text, ms}) as its record."""
+    tool_input = _dict(call.get("input"))
+    text = _str(call.get("text"))
+    exit_code = 0
+    if call.get("isError") is True:
+        found = EXIT_LINE.match(text)
+        exit_code = int(found.group(1)) if found else 1
+        text = text.split("\n", 1)[1] if found and "\n" in text else text
+    record = call_record(
+        str(call.get("tool")), tool_input, exit_code=exit_code, output=text, ms=call.get("ms"), cwd=None, call_id=call.get("id")
+    )
+    t = call.get("t")
+    if record is not None and isinstance(t, (int, float)) and not isinstance(t, bool) and 0 < t < 1e11:
+        record["t"] = round(float(t), 3)
+    return record
+
+
+def read(agent_id: str) -> tuple[dict | None, list]:
+    """(header, calls) of one ant's log; torn or foreign lines are skipped."""
+    path = log_path(agent_id)
+    if path is None:
+        return None, []
+    try:
+        raw = containment.read_bytes(containment.check_read(path))
+    except (OSError, AetherError):
+        return None, []
+    lines = []
+    for line in raw.split(b"\n"):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            lines.append(value)
+    if not lines or "agent_id" not in lines[0]:
+        return None, []
+    return lines[0], lines[1:]
+
+
+def headers() -> list:
+    """Every log's header, oldest first."""
+    try:
+        names = sorted(os.listdir(folder()))
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        if not name.endswith(".jsonl"):
+            continue
+        path = os.path.join(folder(), name)
+        try:
+            with open(path, "rb") as fh:  # the first line only
+                head = json.loads(fh.readline())
+        except (OSError, ValueError):
+            continue
+        if isinstance(head, dict) and isinstance(head.get("spawn"), (str, type(None))) and isinstance(head.get("agent_id"), str):
+            found.append(head)
+    return sorted(found, key=lambda h: str(h.get("at")))
+
+
+def _spawn_of(head: dict, owners: dict) -> str | None:
+    return head["spawn"] or owners.get(head["agent_id"])
+
+
+def of_spawns(refs, owners: dict) -> dict:
+    """{ref: [calls of every ant that ran it, in order]} for these spawns. owners: {agent id:
+    ref} of the agents Claude Code ran the spawns as (for logs opened before the spawn was known)."""
+    wanted = set(refs)
+    out: dict = {}
+    for head in headers():
+        ref = _spawn_of(head, owners)
+        if ref in wanted:
+            out.setdefault(ref, []).extend(read(head["agent_id"])[1])
+    return out
+
+
+def of_scope(scope: str, owners: dict) -> dict:
+    """{ref: [calls]} of every ant of one build or run."""
+    return of_spawns([r for h in headers() if (r := _spawn_of(h, owners)) and r.startswith(scope + "/")], owners)
+
+
+def prune(keep: list, owners: dict) -> int:
+    """Remove the logs of every scope but these (a new build starts); the number removed."""
+    removed = 0
+    for head in headers():
+        if (_spawn_of(head, owners) or "").split("/", 1)[0] not in keep:
+            path = log_path(head["agent_id"])
+            try:
+                if path:
+                    os.unlink(containment.check_write(path))
+                    removed += 1
+            except (OSError, AetherError):
+                pass
+    return removed
+
+
+def keep_hook_call(payload: dict) -> int:
+    """The hook's one call of an ant (`ant:*`): its log opened if it is the ant's first, then kept."""
+    agent = _str(payload.get("agent_id"))
+    record = from_hook(payload)
+    path = log_path(agent)
+    if record is None or path is None:
+        return 0
+    if not os.path.exists(path):
+        open_log(agent, None, "hooks")
+    return append(agent, [record])

@@ -1,0 +1,421 @@
+"""The checks a phase's verification requires, as commands the helper names, and their verdicts
+from what the ants ran (state/evidence.py, rules/evidence.py).
+
+- syntax: the helper checks the build's files itself (steps/syntax_check.py);
+- imports: `python3 -c "import a.b, c"` over the Python modules the build changed;
+- tests: `verify: tests:` in .aether/config.yaml, else found from the project's files (pytest,
+  npm/pnpm/yarn test, go test, cargo test, make test); none found is said, never passed;
+- execution (FULL): `verify: launch:`, else the entry point found (`python3 -m pkg --help`,
+  `node <main>`); none found is said, never passed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from aether.core import containment, paths
+from aether.core.exceptions import AetherError, input_error
+from aether.core.text import one_line
+from aether.rules import evidence as rules
+from aether.rules import modes
+from aether.state import evidence, settings, store
+from aether.state import spawns as ledger
+from aether.steps import syntax_check
+
+SKIP_DIRS = {".git", ".aether", "node_modules", ".venv", "venv", "__pycache__", "dist", "build", ".tox", "target"}
+MAX_SCAN = 2000  # entries looked at while looking for tests
+MAX_IMPORTS = 40  # modules in one import check
+NPM_DEFAULT_TEST = "no test specified"
+CHECK_NAMES = {"syntax": "syntax", "imports": "imports", "tests": "tests", "execution": "launch"}
+NO_TESTS = (
+    "no test command found (pytest, npm/pnpm/yarn test, go test, cargo test or make test): set `verify: tests:` in .aether/config.yaml"
+)
+NO_LAUNCH = "no entry point found (a package's __main__.py, package.json main): set `verify: launch:` in .aether/config.yaml"
+
+
+def _read(path: str, limit: int = 256 * 1024) -> str:
+    try:
+        return containment.read_bytes(containment.check_read(path), limit).decode("utf-8", "replace")
+    except (OSError, AetherError):
+        return ""
+
+
+def _has_python_tests(root: str) -> bool:
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        if folder[len(root) :].count(os.sep) >= 3:
+            dirs[:] = []
+        for name in files:
+            seen += 1
+            if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")) or name == "conftest.py":
+                return True
+        if seen > MAX_SCAN:
+            return False
+    return False
+
+
+def tests_command(root: str) -> str | None:
+    """The project's test command, found from its files (None: no tests found)."""
+    pj = os.path.join(root, "package.json")
+    if os.path.isfile(pj):
+        try:
+            scripts = (json.loads(_read(pj)) or {}).get("scripts") or {}
+        except (ValueError, AttributeError):
+            scripts = {}
+        test = scripts.get("test") if isinstance(scripts, dict) else None
+        if isinstance(test, str) and test.strip() and NPM_DEFAULT_TEST not in test:
+            if os.path.isfile(os.path.join(root, "pnpm-lock.yaml")):
+                return "pnpm test"
+            if os.path.isfile(os.path.join(root, "yarn.lock")):
+                return "yarn test"
+            return "npm test"
+    pyproject = _read(os.path.join(root, "pyproject.toml"))
+    if (
+        "[tool.pytest" in pyproject
+        or os.path.isfile(os.path.join(root, "pytest.ini"))
+        or "[tool:pytest]" in _read(os.path.join(root, "setup.cfg"))
+        or _has_python_tests(root)
+    ):
+        return "python3 -m pytest -q"
+    if os.path.isfile(os.path.join(root, "go.mod")):
+        return "go test ./..."
+    if os.path.isfile(os.path.join(root, "Cargo.toml")):
+        return "cargo test"
+    for name in ("Makefile", "makefile", "GNUmakefile"):
+        if re.search(r"^test\s*:", _read(os.path.join(root, name)), re.MULTILINE):
+            return "make test"
+    return None
+
+
+def test_command() -> str | None:
+    """The project's test command: `verify: tests:`, else the one found (None: none)."""
+    try:
+        configured = settings.verify().get("tests")
+    except AetherError:
+        configured = None
+    return configured or tests_command(paths.project_root())
+
+
+def launch_command(root: str) -> str | None:
+    """The program's entry point as a command that starts it and ends (None: none found)."""
+    mains = []
+    for base in ("", "src"):
+        folder = os.path.join(root, base) if base else root
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        mains += [(base, n) for n in names if n not in SKIP_DIRS and os.path.isfile(os.path.join(folder, n, "__main__.py"))]
+    if mains:
+        base, name = mains[0]
+        prefix = f"cd {base} && " if base else ""
+        return f"{prefix}python3 -m {name} --help"
+    pj = os.path.join(root, "package.json")
+    if os.path.isfile(pj):
+        try:
+            main = (json.loads(_read(pj)) or {}).get("main")
+        except (ValueError, AttributeError):
+            main = None
+        if isinstance(main, str) and re.fullmatch(r"[\w./-]+", main) and os.path.isfile(os.path.join(root, main)):
+            return f"node {main}"
+    return None
+
+
+def _module(path: str) -> tuple[str, str] | None:
+    """(sys.path folder, dotted module) of a changed Python file, None for a test or a script outside a package."""
+    parts = path.replace("\\", "/").split("/")
+    if not parts[-1].endswith(".py") or any(p.startswith("test") or p == "conftest.py" for p in parts):
+        return None
+    base = ""
+    if parts[0] == "src" and len(parts) > 1:
+        base, parts = "src", parts[1:]
+    parts[-1] = parts[-1][: -len(".py")]
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    if not parts or not all(p.isidentifier() for p in parts):
+        return None
+    return base, ".".join(parts)
+
+
+def imports_command(files: list) -> str | None:
+    modules = [m for f in files if (m := _module(f))]
+    if not modules:
+        return None
+    bases = sorted({b for b, _ in modules})
+    names = sorted({n for _, n in modules})[:MAX_IMPORTS]
+    path = "".join(f"sys.path.insert(0, {b!r}); " for b in bases if b)
+    return f'python3 -c "import sys; {path}import {", ".join(names)}"' if path else f'python3 -c "import {", ".join(names)}"'
+
+
+def changed_files(tree: dict) -> list:
+    """Files the build's completed spawns reported (state under .aether/ left out), in order."""
+    seen = []
+    nodes = sorted((n for n in (tree.get("nodes") or {}).values() if isinstance(n, dict)), key=lambda n: n.get("seq") or 0)
+    for node in nodes:
+        if node.get("status") != "completed":
+            continue
+        for path in (node.get("files_created") or []) + (node.get("files_modified") or []):
+            if isinstance(path, str) and path not in seen and not path.replace("\\", "/").startswith(".aether/"):
+                seen.append(path)
+    return seen
+
+
+def named(mode: str | None, files: list) -> list:
+    """The checks the mode requires, each {name, command, why, by} — by `helper` (syntax, run by
+    the helper itself) or `watcher` (the exact command it must run); `command` None with `why`:
+    nothing can be run; `not_needed`: nothing to check."""
+    depth = modes.profile(mode)["watcher"]
+    configured = settings.verify()
+    root = paths.project_root()
+    out: list[dict] = []
+    for check in modes.WATCHER_CHECKS.get(depth, ()):
+        name = CHECK_NAMES[check]
+        if name == "syntax":
+            out.append({"name": "syntax", "command": None, "by": "helper", "why": "the helper checks the changed files itself"})
+        elif name == "imports":
+            command = configured.get("imports") or imports_command(files)
+            if command:
+                out.append({"name": "imports", "command": command, "by": "watcher", "why": "every changed module imports"})
+            else:
+                out.append({"name": "imports", "command": None, "by": "watcher", "not_needed": True, "why": "no Python module changed"})
+        elif name == "tests":
+            command = configured.get("tests") or tests_command(root)
+            out.append({"name": "tests", "command": command, "by": "watcher", "why": "the project's tests" if command else NO_TESTS})
+        else:
+            command = configured.get("launch") or launch_command(root)
+            out.append({"name": "launch", "command": command, "by": "watcher", "why": "the program starts" if command else NO_LAUNCH})
+    return out
+
+
+def brief_lines(mode: str | None, files: list, missing: dict | None = None) -> list:
+    """The checks as a watcher's brief names them: the exact command of each."""
+    lines = [
+        "Checks — a check passes only on a run of its command that Aether saw exit 0: run each command",
+        "below exactly as written, as its own Bash call, in the project folder (no `cd` elsewhere, no pipe",
+        "such as `| tail`: a pipe hides the exit status). Then judge what the runs show.",
+    ]
+    for c in named(mode, files):
+        if c["by"] == "helper":
+            lines.append(f"  - {c['name']}: checked by Aether itself (nothing to run)")
+        elif c.get("not_needed"):
+            lines.append(f"  - {c['name']}: nothing to check ({c['why']})")
+        elif c["command"]:
+            lines.append(f"  - {c['name']}: {c['command']}")
+        else:
+            lines.append(f"  - {c['name']}: cannot be run — {c['why']}; report it as not run")
+    if missing:
+        lines.append("The last verification left these unverified — run their commands above exactly as written:")
+        lines += [f"  · {v['name']} ({v['why']})" for v in missing["checks"] if v["status"] == "unverified"]
+    return lines
+
+
+def owners() -> dict:
+    """{agent id: spawn ref} of every agent Claude Code ran a spawn as."""
+    out = {}
+    for s in store.read("spawns")["spawns"]:
+        for key in [s.get("agent_id"), *(s.get("metered") or [])]:
+            if isinstance(key, str):
+                out[key] = s["ref"]
+    return out
+
+
+def calls_of(ref: str) -> list:
+    """Every call of the ants that ran this spawn, in order."""
+    return evidence.of_spawns([ref], owners()).get(ref, [])
+
+
+def prune_logs() -> int:
+    """A build starts: the logs of all but the newest runs go."""
+    runs = store.read("spawns").get("runs") or []
+    return evidence.prune([r["scope"] for r in runs[-evidence.KEEP_SCOPES :]], owners())
+
+
+def _claims(watcher: dict | None) -> dict:
+    """{check name: what the watcher said of it} from its report's checks (matched by name)."""
+    out: dict = {}
+    if not isinstance(watcher, dict):
+        return out
+    for check in watcher.get("checks") or []:
+        if isinstance(check, dict) and isinstance(check.get("name"), str) and isinstance(check.get("passed"), bool):
+            said = check["name"].lower()
+            for name in ("syntax", "imports", "tests", "launch"):
+                if name.rstrip("s") in said or (name == "launch" and ("execution" in said or "launch" in said)):
+                    out.setdefault(name, check["passed"])
+    if isinstance(watcher.get("passed"), bool):
+        out.setdefault("*", watcher["passed"])
+    return out
+
+
+def last_change(calls: list, files: list, merged_t: float | None) -> float:
+    """When the build last changed the project: a file an ant wrote, a merge, a changed file's mtime."""
+    times = [float(c["t"]) for c in calls if c.get("tool") in evidence.FILE_TOOLS and isinstance(c.get("t"), (int, float))]
+    if merged_t:
+        times.append(float(merged_t))
+    root = paths.project_root()
+    for rel in files:
+        try:
+            times.append(os.stat(containment.check_read(os.path.join(root, rel))).st_mtime)
+        except (OSError, AetherError):
+            continue
+    return max(times, default=0.0)
+
+
+def judge(scope: str, mode: str | None, files: list, watcher: dict | None, merged_t: float | None = None) -> dict:
+    """Every required check's verdict for a build run from its ants' evidence: {checks, passed,
+    unverified: [names], calls}."""
+    by_spawn = evidence.of_scope(scope, owners())
+    calls = [c for items in by_spawn.values() for c in items]
+    claims = _claims(watcher)
+    changed = last_change(calls, files, merged_t)
+    root = paths.project_root()
+    verdicts: list[dict] = []
+    for check in named(mode, files):
+        if check["by"] == "helper":
+            result = syntax_check.compact(syntax_check.run(files[: syntax_check.MAX_FILES]))
+            bad = ", ".join(f["path"] for f in result["failures"][:5])
+            verdicts.append(
+                {
+                    "name": "syntax",
+                    "command": None,
+                    "claimed": claims.get("syntax"),
+                    "run": None,
+                    "status": "verified" if result["passed"] else "failed",
+                    "why": f"checked by the helper ({result['summary']})" + (f": {bad}" if bad else ""),
+                }
+            )
+            continue
+        verdicts.append(rules.verdict(check, calls, changed, root, claims.get(check["name"], claims.get("*"))))
+    for v in verdicts:  # kept in the run record: the output's end only
+        run = v.get("run")
+        if isinstance(run, dict) and isinstance(run.get("tail"), str):
+            run["tail"] = run["tail"][-KEPT_TAIL:]
+    unverified = [v["name"] for v in verdicts if v["status"] == "unverified"]
+    return {
+        "checks": verdicts,
+        "passed": rules.passed(verdicts),
+        "unverified": unverified,
+        # another watcher can settle it: something unverified, nothing failed
+        "needs_watcher": bool(unverified) and all(v["status"] in rules.OK + ("unverified",) for v in verdicts),
+        "calls": len(calls),
+    }
+
+
+KEPT_TAIL = 600  # characters of a check run's output kept with its verdict
+
+
+def settle(verdict: dict, accepted: dict | None) -> dict:
+    """The verdicts build-finish records: unverified checks the person accepted become `accepted`."""
+    names = set((accepted or {}).get("checks") or [])
+    out = []
+    for v in verdict["checks"]:
+        if v["status"] == "unverified" and v["name"] in names:
+            v = {**v, "status": "accepted", "why": f"accepted unverified by the user: {accepted['why']}"}  # type: ignore[index]
+        out.append(v)
+    return {"checks": out, "passed": rules.passed(out), "accepted": accepted if names else None}
+
+
+def short(verdict: dict) -> str:
+    """`tests verified, imports unverified (never ran)` — one line for the hook's report."""
+    return ", ".join(f"{v['name']} {v['status'].replace('_', ' ')}" for v in verdict["checks"]) or "no checks"
+
+
+def unverified_text(phase: int, verdict: dict, rounds: int) -> str:
+    """The stop when watchers left checks unverified: what is missing and how to go on."""
+    lines = [f"Phase {phase} cannot complete: {rounds} verification(s) left checks unverified — no run proves them.", ""]
+    lines += [line(v) for v in verdict["checks"]]
+    lines += [
+        "",
+        "Go on with one of:",
+        f"  /ant:build {phase} --answer refine <words> — one more watcher, told exactly what to run",
+        f"  /ant:build {phase} --answer accept <why>    — complete it without them (recorded as accepted by you)",
+        f"  /ant:build {phase} --answer stop <why>      — give up this build",
+        "A check with no command to run: set it under `verify:` in .aether/config.yaml, then verify again.",
+    ]
+    return "\n".join(lines)
+
+
+PYTEST_COUNTS = re.compile(r"(\d+) (passed|failed|errors?)\b")
+
+
+def tests_part(verdict: dict) -> dict:
+    """The code loop's `tests` score part from the tests run (not a number an ant typed)."""
+    v = next((c for c in verdict["checks"] if c["name"] == "tests"), None)
+    if v is None or v["status"] in ("unverified", "not_needed") or not v.get("run"):
+        return {"passed": 0, "failed": 1}
+    counts = {"passed": 0, "failed": 0}
+    for n, kind in PYTEST_COUNTS.findall(v["run"].get("tail") or ""):
+        counts["passed" if kind == "passed" else "failed"] += int(n)
+    if v["status"] == "verified":
+        return {"passed": max(counts["passed"], 1), "failed": 0}
+    return {"passed": counts["passed"], "failed": max(counts["failed"], 1)}
+
+
+def line(v: dict) -> str:
+    """One check's verdict as a person reads it: `tests: pytest -q → exit 0, 10:42, after the last merge`."""
+    mark = {"verified": "✓", "not_needed": "·", "accepted": "~", "failed": "✗", "contradicted": "✗", "unverified": "?"}[v["status"]]
+    run = v.get("run") or ({"exit": v["exit"], "at": v.get("at")} if v.get("exit") is not None else None)  # a phase record's
+    if v["status"] == "verified" and run:
+        at = str(run.get("at") or "")[11:16]
+        return f"  {mark} {v['name']}: {v['command']} → exit 0, {at}, after the last change"
+    if v["status"] in ("failed", "contradicted") and run:
+        err = rules.error_line(run.get("tail") or "")
+        return f"  {mark} {v['name']} {v['status']}: {v['command']} → {v['why']}" + (f" — {err}" if err else "")
+    head = f"  {mark} {v['name']} {v['status'].replace('_', ' ')}"
+    return head + (f": `{v['command']}` {v['why']}" if v.get("command") else f": {v['why']}")
+
+
+def _call_line(c: dict) -> str:
+    took = f" {c['ms'] / 1000:.1f}s" if isinstance(c.get("ms"), int) else ""
+    at = str(c.get("at") or "")[11:19]
+    if c.get("capped"):
+        return f"  {at} … more calls, not kept (the log's cap)"
+    if c.get("tool") == "Bash":
+        status = "exit ?" if c.get("exit") is None else f"exit {c['exit']}"
+        head = f"  {at} $ {one_line(str(c.get('command')), 160)} → {status}{took}"
+        err = rules.error_line(c.get("tail") or "") if c.get("exit") not in (0, None) else ""
+        return head + (f"\n      {one_line(err, 160)}" if err else "")
+    return f"  {at} {c.get('tool')} {c.get('path')}{took}" + ("" if c.get("ok", True) else " (failed)")
+
+
+def report(spawn: str | None) -> dict:
+    """aether evidence [SPAWN]: an ant's calls, or the latest run's ants and their counts."""
+    data = store.read("spawns")
+    if spawn:
+        matches = [s for s in reversed(data["spawns"]) if s["ref"] == spawn or s["local"] == spawn]
+        if not matches:
+            raise input_error("unknown_spawn", f"no spawn {spawn!r}: `aether evidence` lists the latest run's ants")
+        ref = matches[0]["ref"]
+        calls = calls_of(ref)
+        lines = [f"{ref} ({matches[0].get('subagent_type')}): {len(calls)} call(s) kept"]
+        lines += [_call_line(c) for c in calls] or ["  none — hooks and mod off, or the ant made no call"]
+        return {"spawn": ref, "calls": calls, "text": "\n".join(lines)}
+    runs = data.get("runs") or []
+    if not runs:
+        return {"run": None, "ants": [], "text": "No run yet: nothing any ant ran."}
+    run = runs[-1]
+    by_ref = evidence.of_scope(run["scope"], owners())
+    ants = []
+    for rec in ledger.of_scope(data, run["scope"]):
+        calls = by_ref.get(rec["ref"], [])
+        bash = [c for c in calls if c.get("tool") == "Bash"]
+        ants.append(
+            {
+                "spawn": rec["ref"],
+                "local": rec["local"],
+                "calls": len(calls),
+                "failed": sum(1 for c in bash if c.get("exit") not in (0, None)),
+                "files": sorted({str(c.get("path")) for c in calls if c.get("tool") in evidence.FILE_TOOLS}),
+            }
+        )
+    lines = [f"Run {run['scope']} ({run.get('command')}" + (f", phase {run['phase']}" if run.get("phase") else "") + "):"]
+    for a in ants:
+        lines.append(f"  {a['local']:<10} {a['calls']:>3} call(s), {a['failed']} failed, {len(a['files'])} file(s) written")
+    latest = (run.get("verdicts") or [None])[-1]
+    if latest:
+        lines.append("Checks of its latest verification:")
+        lines += [line(v) for v in latest["checks"]]
+    lines.append("One ant's calls: aether evidence <id>")
+    return {"run": run["scope"], "ants": ants, "verdicts": latest, "text": "\n".join(lines)}
