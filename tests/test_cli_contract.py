@@ -281,9 +281,9 @@ def test_interrupt_is_an_envelope_with_exit_130(project):
         [str(LAUNCHER), "pheromone-validate", "-"], cwd=project.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:  # wait until it is blocked reading stdin, past start-up
-        with open(f"/proc/{proc.pid}/wchan") as fh:
-            if "pipe" in fh.read():
+    while time.monotonic() < deadline:  # wait until Python (not the launcher's `$(…)`) is blocked reading stdin
+        with open(f"/proc/{proc.pid}/wchan") as fh, open(f"/proc/{proc.pid}/cmdline", "rb") as cmd:
+            if "pipe" in fh.read() and b"aether.startup" in cmd.read():
                 break
         time.sleep(0.02)
     proc.send_signal(signal.SIGINT)
