@@ -5,8 +5,8 @@ The classic path runs `hooks/evidence.sh` once per Bash/Write/Edit call of the s
 Claude Code runs a PostToolUse hook (the payload on stdin, the real fixtures Claude Code sent):
 
 - a call of the Queen or of another plugin's agent: the shell alone, no Python;
-- an ant whose spawn is not the colony's (no log): the shell alone;
-- a call of a colony ant (its log opened at its start): the shell, then Python appends one line.
+- an ant's call in a project with no colony: the shell alone;
+- a call of a colony ant: the shell, then Python appends one line (the first opens its log).
 
 The mod's path keeps calls in its own memory and hands them to the helper with the next
 `aether mod wait`: the helper's cost per call is measured as (a wait with N calls − a wait with
@@ -45,9 +45,10 @@ def _payload(agent_type: str | None, agent_id: str) -> str:
 def _hook_ms(payload: str, project: Path, runs: int) -> list:
     env = {"PATH": os.environ["PATH"], "CLAUDE_PROJECT_DIR": str(project)}
     times = []
-    for _ in range(runs):
+    for n in range(runs):
+        call = payload.replace("toolu_e2e_0004", f"toolu_bench_{n}")  # each call its own id (kept once each)
         start = time.perf_counter()
-        subprocess.run(["sh", str(HOOK)], input=payload, text=True, env=env, capture_output=True, check=True)
+        subprocess.run(["sh", str(HOOK)], input=call, text=True, env=env, capture_output=True, check=True)
         times.append((time.perf_counter() - start) * 1000)
     return times
 
@@ -81,24 +82,26 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=40, help="calls timed per case (default 40)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        project = Path(tmp)
+        project, elsewhere = Path(tmp) / "colony", Path(tmp) / "plain"
         folder = project / ".aether" / "data" / "evidence"
         folder.mkdir(parents=True)
-        (folder / "ant1.jsonl").write_text(json.dumps({"spawn": "b1/w1", "agent_id": "ant1", "by": "hooks", "at": "x"}) + "\n")
+        elsewhere.mkdir()
+        (project / ".aether" / "data" / "spawns.json").write_text('{"version": 1, "spawns": [], "runs": []}')
         (folder / "modant.jsonl").write_text(json.dumps({"spawn": "b1/w2", "agent_id": "modant", "by": "mod", "at": "x"}) + "\n")
         cases = [
-            ("hook: a call of the Queen (no agent)", _payload(None, "")),
-            ("hook: another plugin's agent", _payload("other:agent", "x1")),
-            ("hook: an ant of no spawn (no log)", _payload("ant:builder", "nolog")),
-            ("hook: a colony ant's call, kept", _payload("ant:builder", "ant1")),
+            ("hook: a call of the Queen (no agent)", _payload(None, ""), project),
+            ("hook: another plugin's agent", _payload("other:agent", "x1"), project),
+            ("hook: an ant, no colony here", _payload("ant:builder", "ant0"), elsewhere),
+            ("hook: a mod ant's call (the mod keeps it)", _payload("ant:builder", "modant"), project),
+            ("hook: a colony ant's call, kept", _payload("ant:builder", "ant1"), project),
         ]
         print(f"Evidence capture, cost per tool call ({args.runs} calls each)")
-        for name, payload in cases:
-            print(f"  {name:<40} {_figures(_hook_ms(payload, project, args.runs))}")
+        for name, payload, where in cases:
+            print(f"  {name:<42} {_figures(_hook_ms(payload, where, args.runs))}")
         kept = len((folder / "ant1.jsonl").read_text("utf-8").splitlines()) - 1
         print(f"  (the ant's log kept {kept} calls)")
         mod = _mod_ms(project, max(5, args.runs // 4), 20)
-        print(f"  {'mod: helper side, per call (20 a wait)':<40} {_figures(mod)}")
+        print(f"  {'mod: helper side, per call (20 a wait)':<42} {_figures(mod)}")
     return 0
 
 
