@@ -475,7 +475,11 @@ def _judge(run: dict, text: str) -> dict:
     colony = store.read("colony")
     tree = colony.get("spawn_tree") or {}
     merged = worktrees.last_merge_t(tree)
-    return checks.judge(run["scope"], colony.get("mode"), checks.changed_files(tree), watcher, merged)
+    try:
+        return checks.judge(run["scope"], colony.get("mode"), checks.changed_files(tree), watcher, merged)
+    except AetherError as exc:  # `verify:` cannot be read: nothing is proven, and the person is told why
+        check = {"name": "config", "command": None, "claimed": None, "run": None, "status": "unverified", "why": exc.message}
+        return {"checks": [check], "passed": False, "unverified": ["config"], "needs_watcher": True, "calls": 0}
 
 
 def _add_verdict(run: dict, ref: str, text: str) -> dict:
