@@ -8,7 +8,10 @@
 - three builders hit one `ModuleNotFoundError` and each describes it its own way → the
   common-cause breaker aborts the phase on the real error text (no retry);
 - a watcher that ran nothing, twice, under the markdown commands → the build stops naming
-  what is missing and how to go on; the person's acceptance completes it, recorded.
+  what is missing and how to go on; the person's acceptance completes it, recorded;
+- the hooks and the mod both off (`disableAllHooks`): the Queen records each answer herself,
+  nothing is kept of what the ants ran, so the tests a watcher really ran are not proven — the
+  build stops unverified, never passes silently.
 """
 
 from __future__ import annotations
@@ -18,8 +21,19 @@ import re
 
 import pytest
 
-from .colony_script import Queen, is_ref, json_block, next_with, queen_reply, runs_checks, worker_result
-from .fake_api import bash, say, subagent, tool, tool_result_contains, turn
+from .colony_script import (
+    Queen,
+    agent_report,
+    is_ref,
+    json_block,
+    next_action,
+    next_with,
+    queen_reply,
+    runs_checks,
+    spawn_next,
+    worker_result,
+)
+from .fake_api import Matcher, bash, say, subagent, tool, tool_result_contains, turn
 from .harness import NOW, aether_ok, state
 
 pytestmark = pytest.mark.e2e
@@ -201,3 +215,53 @@ def test_a_watcher_that_ran_nothing_stops_the_build_until_the_person_accepts(cla
         done = aether_ok(claude, "record", "lessons", "-", input="- run the named commands\n")["next"]
     assert "COMPLETED" in done["text"] and re.search(r"~ tests accepted.*I ran the tests myself", done["text"])
     assert state(claude, "phase_records.json")["records"][-1]["verification"]["accepted"]["by"] == "user"
+
+
+def _briefed(local: str) -> Matcher:
+    """An ant sent with the short prompt naming its brief file (no hook put the brief in)."""
+    return Matcher(f"briefed({local})", lambda r: re.search(rf"\.aether/spawns/[\w-]+/{local}\.md", r.first_user_text) is not None)
+
+
+def _hookless_queen(request):
+    """The Queen without hooks (build.md's third case): she pipes each ant's answer to
+    `aether record <id>` herself, then acts on the next action it prints."""
+    uses = [u for u in request.tool_uses() if u["name"] == "Agent"]
+    results = {r["tool_use_id"]: r for r in request.tool_results()}
+    sent = [u for u in uses if u["id"] in results]
+    if sent:
+        return [
+            bash(f"aether record {u['input']['description'].split()[0]} - <<'EOF'\n{agent_report(results[u['id']]['text'])}\nEOF")
+            for u in sent
+        ]
+    action = next_action(request)
+    return spawn_next(request) if action["action"] == "spawn" else say(action["text"])
+
+
+def test_with_the_hooks_and_the_mod_off_nothing_is_proven_and_the_build_stops(claude_mod):
+    claude = claude_mod  # the mod would serve /ant:build in code: here it must not load at all
+    _ready(claude)
+    project = claude.project
+    ants = [
+        subagent("ant:builder", _briefed("w1"), turn(1)).reply(tool("Write", file_path=f"{project}/calc.py", content=CALC)),
+        subagent("ant:builder", _briefed("w1"), turn(2)).reply(tool("Write", file_path=f"{project}/tests/test_calc.py", content=TEST)),
+        subagent("ant:builder", _briefed("w1"), turn(3)).reply(
+            say(worker_result("add() and its test", created=["calc.py", "tests/test_calc.py"]))
+        ),
+        subagent("ant:builder", _briefed("w2"), turn(1)).reply(say(worker_result("sub() can wait"))),
+    ]
+    for local in ("watch1", "watch2"):  # each really runs the tests, green — and nothing keeps it
+        ants += [
+            subagent("ant:watcher", _briefed(local), turn(1)).reply(bash("python3 -m pytest -q")),
+            subagent("ant:watcher", _briefed(local), turn(2), tool_result_contains("1 passed")).reply(say(CLAIMS_A_PASS)),
+        ]
+    q = Queen()
+    q.step(lambda r: next_with(r, "aether next --build <N>", "--approve", N=1))
+    for _ in range(9):
+        q.step(_hookless_queen)
+    run = claude.run("/ant:build 1 --approve", q.steps + ants, env=NOW, args=["--settings", '{"disableAllHooks": true}'], timeout=300)
+
+    assert len(run.main_turns) == 10  # the markdown command ran: no mod
+    assert not (project / ".aether" / "data" / "evidence").exists() or not any((project / ".aether" / "data" / "evidence").iterdir())
+    assert "Phase 1 cannot complete" in run.text and "? tests unverified: `python3 -m pytest -q` never ran" in run.text
+    assert state(claude, "PROJECT_PLAN.json")["phases"][0]["status"] != "completed"
+    assert {s["local"]: s["via"] for s in state(claude, "spawns.json")["spawns"]}["watch1"] == "queen"
