@@ -1794,7 +1794,23 @@ def _ant_bash(caste: str, script, event: dict) -> str | None:
     return None
 
 
+def _state_file(tool_input: dict) -> str | None:
+    """A file tool aimed at the colony's state (`.aether/data/`, the evidence of what ants ran
+    included): the helper writes it alone."""
+    path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "")
+    if not path:
+        return None
+    project = _project()
+    data = os.path.realpath(os.environ.get("AETHER_DATA_DIR") or os.path.join(project, ".aether", "data"))
+    if _inside(os.path.realpath(os.path.join(project, path)), [data]):
+        return f"{path} is the colony's state (and the record of what ants ran): Aether writes it alone. Change the project's files."
+    return None
+
+
 def _ant_file(caste: str, tool: str, tool_input: dict, event: dict) -> str | None:
+    state = _state_file(tool_input)
+    if state:
+        return state
     if caste in WRITE_ANYWHERE:
         return isolated_builder(tool, tool_input, event)
     if caste in READ_ONLY:

@@ -449,6 +449,17 @@ def test_file_tools(monkeypatch, tmp_path):
     assert "only under" in write("ant:scout", ".aether/research/../../etc/passwd")
 
 
+def test_no_ant_writes_the_colonys_state_or_its_evidence_with_a_file_tool(monkeypatch, tmp_path):
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
+
+    def write(agent, path):
+        return denied(guard.decide({"tool_name": "Write", "agent_type": agent, "tool_input": {"file_path": path}}))
+
+    for path in (".aether/data/evidence/a1.jsonl", str(tmp_path / ".aether/data/COLONY_STATE.json"), "src/../.aether/data/x"):
+        assert "the colony's state" in write("ant:builder", path), path
+    assert write("ant:builder", "src/app.py") is None and write("ant:builder", ".aether/spawns/b1/w1.report.md") is None
+
+
 def test_scouts_write_notes_under_research_only(monkeypatch, tmp_path):
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
     assert bash("echo notes > .aether/research/auth.md", "ant:scout") is None
