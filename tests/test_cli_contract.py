@@ -278,7 +278,12 @@ def test_aether_debug_prints_the_traceback(project):
 
 def test_interrupt_is_an_envelope_with_exit_130(project):
     proc = subprocess.Popen(
-        [str(LAUNCHER), "pheromone-validate", "-"], cwd=project.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [str(LAUNCHER), "pheromone-validate", "-"],
+        cwd=project.root,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a test run in the background ignores SIGINT: not its child
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:  # wait until Python (not the launcher's `$(…)`) is blocked reading stdin
