@@ -90,7 +90,8 @@ export const register: Register = on => {
     ;(callsOf[e.agentId] ??= []).push({
       id: e.tool_use_id,
       tool: e.tool,
-      input: { command: e.command, file_path: e.file_path, notebook_path: e.notebook_path },
+      input: { command: e.command, file_path: e.file_path, notebook_path: e.notebook_path, run_in_background: e.run_in_background },
+      refused: !result || result.deny !== undefined, // denied or cut off: it did not run to an exit status
       isError: result?.isError === true,
       text: text.length > TAIL_CHARS ? text.slice(-TAIL_CHARS) : text,
       ms: ended - started,

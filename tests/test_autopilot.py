@@ -134,6 +134,9 @@ def post(project, spawn: dict, text: str, tokens: int = 10_000) -> str:
     if spawn.get("model"):
         payload["tool_input"]["model"] = spawn["model"]
     response = payload["tool_response"]
+    ledger = json.loads((project.data / "spawns.json").read_text("utf-8"))["spawns"]
+    ran_as = next((x.get("agent_id") for x in ledger if x["ref"] == ref_of(spawn)), None)
+    response["agentId"] = ran_as or "agent-" + ref_of(spawn).replace("/", "-")  # each ant its own agent
     response["content"] = [{"type": "text", "text": text}]
     response.update(totalTokens=tokens, totalDurationMs=4000, resolvedModel="claude-" + (spawn.get("model") or "opus-5-5"))
     response["usage"].update(input_tokens=tokens - 100, output_tokens=100)

@@ -384,3 +384,74 @@ def test_bad_agent_ids_and_odd_payloads_never_fail_the_call(project):
         done = subprocess.run(["sh", str(REPO / "hooks" / "evidence.sh")], input=raw, capture_output=True, text=True, check=False)
         assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert os.listdir(project.data / "evidence") == []
+
+
+# ---------------------------------------------------------------- what cannot count as proof
+
+
+def test_a_log_no_spawn_ran_as_and_a_call_from_the_future_prove_nothing(drive_colony):
+    p = drive_colony
+    to_verification(p)
+    ref = f"{scope_of(p)}/watch1"
+    folder = p.data / "evidence"
+    folder.mkdir(exist_ok=True)
+    forged = [{"spawn": ref, "agent_id": "forged", "by": "hooks", "at": "x"}] + [
+        {"tool": "Bash", "command": c, "exit": 0, "t": time.time(), "ms": 1, "tail": ""} for c in named_checks(brief_at(p, ref)).values()
+    ]
+    (folder / "forged.jsonl").write_text("".join(json.dumps(x) + "\n" for x in forged), "utf-8")  # written by an ant, not a hook
+    ran(p, ref, [{"command": "python3 -m pytest -q", "t": time.time() + 3600}])  # its own agent, a call dated an hour ahead
+    out = ok(p, "record", "watch1", "-", input=WATCHER_SAYS_PASS)
+    assert "imports unverified" in out["line"] and "tests unverified" in out["line"]
+
+
+def test_a_call_that_did_not_run_to_its_end_has_no_exit_status():
+    from aether.state import evidence
+
+    bash = json.loads((FIXTURES / "bash.json").read_text("utf-8"))
+    backgrounded = {**bash, "tool_response": {**bash["tool_response"], "backgroundTaskId": "b1"}}
+    assert evidence.from_hook(backgrounded)["exit"] is None and evidence.from_hook(bash)["exit"] == 0
+    assert evidence.from_hook({**bash, "tool_input": {**bash["tool_input"], "run_in_background": True}})["exit"] is None
+    refused = {"tool": "Bash", "input": {"command": "go test ./..."}, "refused": True, "isError": False, "text": ""}
+    assert evidence.from_mod(refused)["exit"] is None
+    assert evidence.from_mod({**refused, "refused": False})["exit"] == 0
+    assert evidence.from_mod({**refused, "refused": False, "isError": True, "text": "Exit code 2\nboom"})["exit"] == 2
+
+
+def test_a_named_command_with_its_own_cd_matches_as_written_and_scripts_are_not_imported():
+    assert rules.match("cd src && python3 -m app --help", "cd src && python3 -m app --help", "/p") == "exact"
+    assert rules.match("cd src && python3 -m app --help", "python3 -m app --help", "/p") is None
+    assert rules.match("python3 -m pytest -q", "python3 -m pytest -q 2>&1 ;", "/p") == "exact"
+    assert checks.imports_command(["app/__main__.py", "setup.py", "app/core.py", "conftest.py"]) == 'python3 -c "import app.core"'
+
+
+def test_refining_again_and_again_sends_one_watcher_each_time_then_asks(drive_colony):
+    p = drive_colony
+    to_verification(p)
+    assert watcher(p, "watch1", checks=False)["next"]["spawns"][0]["id"] == "watch2"
+    asked = watcher(p, "watch2", checks=False)["next"]
+    for n in range(3, 10):
+        assert asked["why"] == "unverified", asked
+        more = ok(p, "next", "--build", "1", "--answer", "refine", "-", input="once more")
+        assert [s["id"] for s in more["spawns"]] == [f"watch{n}"]
+        asked = watcher(p, f"watch{n}", checks=False)["next"]
+    assert asked["action"] == "ask"
+
+
+def test_build_finish_by_hand_takes_no_verdicts_from_its_caller(drive_colony):
+    p = drive_colony
+    to_verification(p)
+    said = {"passed": True, "score": 95, "summary": "all good", "checks": []}
+    forged = {"watcher": said, "evidence": {"passed": True, "checks": []}}
+    out = ok(p, "build-finish", "1", "--results", "-", input=json.dumps(forged))
+    assert out["evidence"] is None  # the caller's "evidence" is dropped: only the driven build judges
+
+
+def test_a_fifo_or_a_torn_log_in_the_evidence_folder_hangs_and_breaks_nothing(drive_colony):
+    p = drive_colony
+    to_verification(p)
+    folder = p.data / "evidence"
+    folder.mkdir(exist_ok=True)
+    os.mkfifo(folder / "pipe.jsonl")
+    (folder / "torn.jsonl").write_bytes(b'{"spawn": null, "agent_id": "torn"' + b"[" * 100_000)
+    out = watcher(p, "watch1")
+    assert "tests verified" in out["line"]

@@ -39,14 +39,23 @@ def named_checks(brief: str) -> dict:
 
 def ran(project, ref: str, calls: list):
     """What Claude Code's hooks keep of an ant's calls (hooks/evidence.sh): its log under
-    .aether/data/evidence, each call a Bash record {command, exit, tail} ended now."""
+    .aether/data/evidence (the agent the spawn ran as noted on it, as the recording of its answer
+    notes it), each call a Bash record {command, exit, tail} ended now."""
+    ledger_file = project.data / "spawns.json"
+    data = json.loads(ledger_file.read_text("utf-8"))
+    spawn = next(s for s in data["spawns"] if s["ref"] == ref)
+    agent = spawn.get("agent_id") or f"test{next(_agents)}"
+    if spawn.get("agent_id") != agent:
+        spawn["agent_id"] = agent
+        ledger_file.write_text(json.dumps(data), "utf-8")
     folder = project.data / "evidence"
     folder.mkdir(parents=True, exist_ok=True)
-    agent = f"test{next(_agents)}"
-    lines = [{"spawn": ref, "agent_id": agent, "by": "hooks", "at": NOW}]
+    log = folder / f"{agent}.jsonl"
+    lines = [] if log.exists() else [{"spawn": ref, "agent_id": agent, "by": "hooks", "at": NOW}]
     for call in calls:
         lines.append({"at": NOW, "t": time.time(), "tool": "Bash", "cwd": str(project.root), "ms": 5, "tail": "", "exit": 0, **call})
-    (folder / f"{agent}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+    with log.open("a", encoding="utf-8") as fh:
+        fh.write("".join(json.dumps(line) + "\n" for line in lines))
 
 
 def ran_checks(project, ref: str, brief: str, exit: int = 0, tail: str = "2 passed"):

@@ -58,14 +58,9 @@ def _view(run: dict, approve: bool) -> dict:
         tree = None
     loop = _bound_loop(colony, phase) if building else None
     answers = run.get("answers", [])
-    verdicts = run.get("verdicts", [])
     latest = _latest_verdict(run)
     unverified = bool(latest and latest.get("needs_watcher"))
-    streak = 0
-    for v in reversed(verdicts):
-        if not v.get("needs_watcher"):
-            break
-        streak += 1
+    accepted = (run.get("accepted") or {}).get("ref")
     view_run = {
         **run,
         "code_loop": {
@@ -76,9 +71,8 @@ def _view(run: dict, approve: bool) -> dict:
             "spawn": run.get("watcher_spawns", False),
             "answered": bool(answers),
             "scored": run.get("scored", 0) >= len(answers),
-            "unverified": unverified and not run.get("accepted"),
-            "unverified_streak": streak,
-            "more_watchers": run.get("more_watchers", 0),
+            "unverified": unverified and not (latest and accepted == latest.get("ref")),
+            "unverified_rounds": run.get("unverified_rounds", 0),
         },
     }
     return {"building": building, "tree": tree, "run": view_run, "approve": approve}
@@ -187,7 +181,8 @@ def _finish(run: dict) -> None:
             results = {"watcher": {"passed": False, "summary": f"the watcher's answer was unreadable: {exc.message}", "checks": []}}
     latest = _latest_verdict(run)
     if latest is not None:
-        results["evidence"] = checks.settle(latest, run.get("accepted"))
+        accepted = run.get("accepted") if (run.get("accepted") or {}).get("ref") == latest.get("ref") else None
+        results["evidence"] = checks.settle(latest, accepted)
     out = build_finish.finish(run["phase"], results, lessons_asked=True)  # the lessons action asks for them
     learn = out.get("learnings") or {}
     extra = []
@@ -487,6 +482,7 @@ def _add_verdict(run: dict, ref: str, text: str) -> dict:
     run.setdefault("answers", []).append(ref)
     verdict = {**_judge(run, text), "ref": ref}
     run["verdicts"] = (run.get("verdicts", []) + [verdict])[-MAX_VERDICTS:]
+    run["unverified_rounds"] = run.get("unverified_rounds", 0) + 1 if verdict["needs_watcher"] else 0
     dispatch.save_run(run)
     return verdict
 
@@ -536,9 +532,10 @@ def answer_loop(run: dict, choice: str, text: str) -> dict | None:
                 "why": one_line(text, 500) or "(no reason given)",
                 "at": clock.iso(),
                 "checks": verdict["unverified"],
+                "ref": verdict.get("ref"),  # this verification's checks only: a later one is judged afresh
             }
-        elif choice == "refine":  # one more watcher, told exactly what to run
-            run["more_watchers"] = run.get("more_watchers", 0) + 1
+        elif choice == "refine":  # one more watcher, told exactly what to run, then asked again
+            run["unverified_rounds"] = drive_rules.MAX_WATCHERS - 1
             run["watcher_note"] = one_line(text, 500)
         if choice != "stop":
             dispatch.save_run(run)

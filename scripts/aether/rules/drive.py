@@ -98,7 +98,7 @@ def _verification_step(run: dict) -> dict:
     if verify.get("spawn") and not verify.get("answered"):
         return {"do": "spawn_watcher"}
     if verify.get("unverified"):  # a check no run proved: one more watcher told what to run, then the person
-        if verify.get("unverified_streak", 0) < MAX_WATCHERS + verify.get("more_watchers", 0):
+        if verify.get("unverified_rounds", 0) < MAX_WATCHERS:
             return {"do": "spawn_watcher"}
         return {"do": "ask", "why": "unverified"}
     loop = run.get("code_loop") or {}

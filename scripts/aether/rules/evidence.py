@@ -45,13 +45,28 @@ def _strip_cd(command: str, root: str) -> tuple[str, bool]:
     return found.group(2), where.rstrip("/") in (root.rstrip("/"), ".")
 
 
+def _strip_tail(command: str) -> str:
+    """The command without a trailing `;` or `2>&1` (any number of them)."""
+    while True:
+        before = command
+        for tail in (";", "2>&1"):
+            if command.endswith(tail):
+                command = command[: -len(tail)].rstrip()
+        if command == before:
+            return command
+
+
 def match(check_command: str, call_command: str, root: str) -> str | None:
-    """How a call ran the check's command: `exact`, `piped`, `elsewhere` (another folder), or None."""
+    """How a call ran the check's command: `exact`, `piped`, `elsewhere` (another folder), or None.
+    A named command that starts with its own `cd` is matched as written."""
     want = _flat(check_command)
-    got, here = _strip_cd(_flat(call_command), root)
-    for tail in (" 2>&1", " 2>&1;", ";"):
-        if got.endswith(tail):
-            got = got[: -len(tail)].rstrip()
+    if want.startswith("cd "):
+        got, here = _flat(call_command), True
+        if got.startswith(f"cd {root} && ") or got.startswith(f"cd {root.rstrip('/')}/ && "):
+            got = got.split(" && ", 1)[1]
+    else:
+        got, here = _strip_cd(_flat(call_command), root)
+    got = _strip_tail(got)
     if got == want:
         return "exact" if here else "elsewhere"
     if got.startswith(want) and re.match(r"^\s*(?:2>&1\s*)?\|(?!\|)", got[len(want) :]):
@@ -125,35 +140,49 @@ def normal_paths(text: str) -> str:
     return PATH_TOKEN.sub(lambda m: m.group(1), text)
 
 
+def _failed(call: dict) -> bool:
+    return call.get("tool") == "Bash" and isinstance(call.get("exit"), int) and call["exit"] != 0
+
+
 def observed_failure(calls: list) -> dict | None:
-    """The ant's last failing Bash call (exit known and non-zero), as a failure report's `observed`."""
-    for call in reversed(calls):
-        if call.get("tool") == "Bash" and isinstance(call.get("exit"), int) and call["exit"] != 0:
-            tail = call.get("tail") or ""
-            return {"command": call.get("command"), "exit": call["exit"], "error": error_line(tail), "tail": tail, "at": call.get("at")}
-    return None
+    """The ant's last failing test or check run (else its last failing Bash call), as a failure
+    report's `observed`: what really failed, for the breakers and the next ant's brief."""
+    failing = [c for c in calls if _failed(c)]
+    chosen = next((c for c in reversed(failing) if _test_run(str(c.get("command")), None)), failing[-1] if failing else None)
+    if chosen is None:
+        return None
+    tail = chosen.get("tail") or ""
+    return {"command": chosen.get("command"), "exit": chosen["exit"], "error": error_line(tail), "tail": tail, "at": chosen.get("at")}
 
 
-TEST_WORDS = re.compile(r"\b(pytest|unittest|npm test|pnpm test|yarn test|go test|cargo test|make test|jest|vitest|mocha)\b")
+TEST_RUNNER = re.compile(
+    r"^(?:cd \S+ && )?(?:(?:python3?|\.venv/bin/python) -m )?(?:pytest|unittest|npm test|pnpm test|yarn test|go test|cargo test|make test|"
+    r"npx (?:jest|vitest|mocha)|jest|vitest|mocha)\b"
+)
 PASS_CLAIM = re.compile(r"\b(all\s+)?(\d+\s+)?tests?\s+(now\s+)?(pass|passed|passing|green)\b|\b\d+\s+passed\b", re.IGNORECASE)
 
 
+def _test_run(command: str, test_command: str | None) -> bool:
+    flat = _flat(command)
+    return bool((test_command and (flat == _flat(test_command) or flat.endswith("&& " + _flat(test_command)))) or TEST_RUNNER.match(flat))
+
+
 def test_claim_contradicted(summary: str, calls: list, test_command: str | None) -> dict | None:
-    """A builder that says the tests pass while its own last test run failed: that run, else None."""
-    if not PASS_CLAIM.search(summary or ""):
+    """A builder that says the tests pass (and names no failure) while its own last run of the
+    tests failed: that run, else None."""
+    if not PASS_CLAIM.search(summary or "") or re.search(r"\bfail", summary or "", re.IGNORECASE):
         return None
     runs = [
         c
         for c in calls
         if c.get("tool") == "Bash"
-        and isinstance(c.get("command"), str)
         and isinstance(c.get("exit"), int)
-        and ((test_command and _flat(test_command) in _flat(c["command"])) or TEST_WORDS.search(c["command"]))
-        and "|" not in c["command"]
+        and "|" not in str(c.get("command"))
+        and _test_run(str(c.get("command")), test_command)
     ]
     if not runs or runs[-1]["exit"] == 0:
         return None
-    return observed_failure(runs)
+    return observed_failure(runs[-1:])
 
 
 def unwitnessed(claimed: list, calls: list) -> list:

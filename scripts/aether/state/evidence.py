@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import time
 
 from aether.core import clock, containment, paths
@@ -31,6 +32,7 @@ TAIL_CHARS = 1500  # of a call's output, its end (where a test run's summary and
 MAX_COMMAND = 2000  # characters of a command kept
 MAX_ANT_BYTES = 256 * 1024  # one ant's log; past it, one `capped` line
 MAX_TOTAL_BYTES = 24 * 1024 * 1024  # the folder (a build's ants together); past it, nothing is kept
+FUTURE_SLACK = 5  # seconds: a call said to end later than now (clocks aside) is not believed
 KEEP_SCOPES = 3  # builds and runs whose logs survive a new build's start
 FILE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 EXIT_LINE = re.compile(r"^Exit code (-?\d+)")
@@ -93,8 +95,9 @@ def append(agent_id: str, records: list) -> int:
         return 0  # no log: not an ant of the colony's spawns
     kept = 0
     try:
-        size = os.fstat(fd).st_size
-        if size > MAX_ANT_BYTES or _total_bytes() > MAX_TOTAL_BYTES:
+        info = os.fstat(fd)
+        size = info.st_size
+        if not stat.S_ISREG(info.st_mode) or size > MAX_ANT_BYTES or _total_bytes() > MAX_TOTAL_BYTES:
             return 0
         seen = {m.decode("utf-8", "replace") for m in KEPT_ID.findall(os.pread(fd, size, 0))}
         for record in records:
@@ -161,7 +164,8 @@ def from_hook(payload: dict) -> dict | None:
         output = error.split("\n", 1)[1] if found and "\n" in error else error
     else:
         response = _dict(payload.get("tool_response"))
-        exit_code = None if response.get("interrupted") else 0
+        backgrounded = tool_input.get("run_in_background") or any(k.startswith("background") for k in response)
+        exit_code = None if response.get("interrupted") or backgrounded else 0
         output = "\n".join(p for p in (response.get("stdout"), response.get("stderr")) if isinstance(p, str) and p)
         if tool in FILE_TOOLS and response.get("type") in ("create", "update"):
             tool_input = {**tool_input, "kind": response["type"]}
@@ -180,8 +184,10 @@ def from_mod(call: dict) -> dict | None:
     """A call the mod saw (`tool.call`: {tool, input, isError, text, ms}) as its record."""
     tool_input = _dict(call.get("input"))
     text = _str(call.get("text"))
-    exit_code = 0
-    if call.get("isError") is True:
+    exit_code: int | None = 0
+    if call.get("refused") is True or tool_input.get("run_in_background"):  # never ran, or ran on past it
+        exit_code = None
+    elif call.get("isError") is True:
         found = EXIT_LINE.match(text)
         exit_code = int(found.group(1)) if found else 1
         text = text.split("\n", 1)[1] if found and "\n" in text else text
@@ -200,14 +206,14 @@ def read(agent_id: str) -> tuple[dict | None, list]:
     if path is None:
         return None, []
     try:
-        raw = containment.read_bytes(containment.check_read(path))
+        raw = containment.read_bytes(containment.check_read(path), MAX_ANT_BYTES + 64 * 1024)
     except (OSError, AetherError):
         return None, []
     lines = []
     for line in raw.split(b"\n"):
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
             lines.append(value)
@@ -228,9 +234,11 @@ def headers() -> list:
             continue
         path = os.path.join(folder(), name)
         try:
+            if not stat.S_ISREG(os.lstat(path).st_mode):  # a FIFO or a link is none of ours
+                continue
             with open(path, "rb") as fh:  # the first line only
-                head = json.loads(fh.readline())
-        except (OSError, ValueError):
+                head = json.loads(fh.readline(4096))
+        except (OSError, ValueError, RecursionError):
             continue
         if isinstance(head, dict) and isinstance(head.get("spawn"), (str, type(None))) and isinstance(head.get("agent_id"), str):
             found.append(head)
@@ -238,7 +246,10 @@ def headers() -> list:
 
 
 def _spawn_of(head: dict, owners: dict) -> str | None:
-    return head["spawn"] or owners.get(head["agent_id"])
+    """The spawn a log is of: the one Claude Code ran as its agent (a log that names another
+    spawn, or an agent no spawn ran as, is nobody's — an ant cannot write its own evidence)."""
+    ref = owners.get(head["agent_id"])
+    return ref if head["spawn"] in (None, ref) else None
 
 
 def of_spawns(refs, owners: dict) -> dict:
@@ -249,7 +260,10 @@ def of_spawns(refs, owners: dict) -> dict:
     for head in headers():
         ref = _spawn_of(head, owners)
         if ref in wanted:
-            out.setdefault(ref, []).extend(read(head["agent_id"])[1])
+            now = time.time() + FUTURE_SLACK
+            out.setdefault(ref, []).extend(
+                c for c in read(head["agent_id"])[1] if not (isinstance(c.get("t"), (int, float)) and c["t"] > now)
+            )
     return out
 
 
@@ -259,17 +273,25 @@ def of_scope(scope: str, owners: dict) -> dict:
 
 
 def prune(keep: list, owners: dict) -> int:
-    """Remove the logs of every scope but these (a new build starts); the number removed."""
+    """Remove the logs of every scope but these (a new build starts), and any file there that is
+    no log of ours; the number removed."""
+    mine = {f"{h['agent_id']}.jsonl": h for h in headers()}
+    try:
+        names = os.listdir(folder())
+    except OSError:
+        return 0
     removed = 0
-    for head in headers():
-        if (_spawn_of(head, owners) or "").split("/", 1)[0] not in keep:
-            path = log_path(head["agent_id"])
-            try:
-                if path:
-                    os.unlink(containment.check_write(path))
-                    removed += 1
-            except (OSError, AetherError):
-                pass
+    for name in names:
+        head = mine.get(name)
+        if head is not None and (_spawn_of(head, owners) or "").split("/", 1)[0] in keep:
+            continue
+        try:
+            path = os.path.join(folder(), name)
+            if not os.path.isdir(path) or os.path.islink(path):
+                os.unlink(containment.check_write(path))
+                removed += 1
+        except (OSError, AetherError):
+            pass
     return removed
 
 

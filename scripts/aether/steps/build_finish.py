@@ -232,6 +232,8 @@ def finish(phase_id: int, results_text, lessons_asked: bool = False) -> dict:
     check_phase_id(phase_id)
     if isinstance(results_text, str):
         data = inputs.parse_json(results_text, "the build results")
+        if isinstance(data, dict):  # the verdicts are the helper's, from what ran: never the caller's
+            data.pop("evidence", None)
     else:
         data = results_text
 

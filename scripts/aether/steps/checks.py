@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 
 from aether.core import containment, paths
 from aether.core.exceptions import AetherError, input_error
@@ -27,6 +28,7 @@ from aether.steps import syntax_check
 SKIP_DIRS = {".git", ".aether", "node_modules", ".venv", "venv", "__pycache__", "dist", "build", ".tox", "target"}
 MAX_SCAN = 2000  # entries looked at while looking for tests
 MAX_IMPORTS = 40  # modules in one import check
+NOT_IMPORTED = {"__main__.py", "setup.py", "conftest.py", "manage.py", "noxfile.py", "fabfile.py"}  # importing runs them
 NPM_DEFAULT_TEST = "no test specified"
 CHECK_NAMES = {"syntax": "syntax", "imports": "imports", "tests": "tests", "execution": "launch"}
 NO_TESTS = (
@@ -127,7 +129,7 @@ def launch_command(root: str) -> str | None:
 def _module(path: str) -> tuple[str, str] | None:
     """(sys.path folder, dotted module) of a changed Python file, None for a test or a script outside a package."""
     parts = path.replace("\\", "/").split("/")
-    if not parts[-1].endswith(".py") or any(p.startswith("test") or p == "conftest.py" for p in parts):
+    if not parts[-1].endswith(".py") or any(p.startswith("test") for p in parts) or parts[-1] in NOT_IMPORTED:
         return None
     base = ""
     if parts[0] == "src" and len(parts) > 1:
@@ -249,15 +251,19 @@ def _claims(watcher: dict | None) -> dict:
     return out
 
 
-def last_change(calls: list, files: list, merged_t: float | None) -> float:
-    """When the build last changed the project: a file an ant wrote, a merge, a changed file's mtime."""
+def last_change(calls: list, files: list, merged_t: float | None, writers: list | None = None) -> float:
+    """When the build last changed the project: a file an ant wrote, any command of an ant that
+    may write (`writers`: a builder's `sed -i` is a change too), a merge, a changed file's mtime
+    (one in the future counts as now)."""
     times = [float(c["t"]) for c in calls if c.get("tool") in evidence.FILE_TOOLS and isinstance(c.get("t"), (int, float))]
+    times += [float(c["t"]) for c in writers or [] if isinstance(c.get("t"), (int, float))]
     if merged_t:
         times.append(float(merged_t))
     root = paths.project_root()
+    now = time.time()
     for rel in files:
         try:
-            times.append(os.stat(containment.check_read(os.path.join(root, rel))).st_mtime)
+            times.append(min(now, os.stat(containment.check_read(os.path.join(root, rel))).st_mtime))
         except (OSError, AetherError):
             continue
     return max(times, default=0.0)
@@ -268,8 +274,10 @@ def judge(scope: str, mode: str | None, files: list, watcher: dict | None, merge
     unverified: [names], calls}."""
     by_spawn = evidence.of_scope(scope, owners())
     calls = [c for items in by_spawn.values() for c in items]
+    builders = {s["ref"] for s in ledger.of_scope(store.read("spawns"), scope) if s.get("subagent_type") == "ant:builder"}
+    writers = [c for ref, items in by_spawn.items() if ref in builders for c in items if c.get("tool") == "Bash"]
     claims = _claims(watcher)
-    changed = last_change(calls, files, merged_t)
+    changed = last_change(calls, files, merged_t, writers)
     root = paths.project_root()
     verdicts: list[dict] = []
     for check in named(mode, files):
