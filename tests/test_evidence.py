@@ -15,7 +15,7 @@ from aether.rules import evidence as rules
 from aether.steps import checks
 
 from helpers.colony import ok, write
-from helpers.drive import ASSIGNMENT, brief_at, named_checks, ran, ran_checks, result, scope_of
+from helpers.drive import ASSIGNMENT, approved_wave, brief_at, named_checks, ran, ran_checks, result, scope_of
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "evidence"
@@ -195,9 +195,7 @@ def failing(p, local: str, words: str, where: str):
 
 def test_one_real_import_error_described_two_ways_is_a_common_cause(drive_colony):
     p = drive_colony
-    ok(p, "next", "--build", "1")
-    ok(p, "record", "lead1", "-", input="```json\n" + json.dumps(ASSIGNMENT) + "\n```")
-    assert [s["id"] for s in ok(p, "next", "--build", "1", "--approve")["spawns"]] == ["w1", "w2"]
+    assert [s["id"] for s in approved_wave(p)["spawns"]] == ["w1", "w2"]
     failing(p, "w1", "the store module cannot find its settings", "/tmp/wt/b1/w1")
     out = failing(p, "w2", "config is not importable from the api", "/tmp/wt/b1/w2")
     stop = out["next"]
@@ -212,9 +210,7 @@ def test_one_real_import_error_described_two_ways_is_a_common_cause(drive_colony
 
 def test_the_retry_brief_carries_what_really_failed(drive_colony):
     p = drive_colony
-    ok(p, "next", "--build", "1")
-    ok(p, "record", "lead1", "-", input="```json\n" + json.dumps(ASSIGNMENT) + "\n```")
-    ok(p, "next", "--build", "1", "--approve")
+    approved_wave(p)
     write(p, "src/api.py")
     ok(p, "record", "w2", "-", input=result(files_created=["src/api.py"]))
     retry = failing(p, "w1", "something about settings", "/x")["next"]
@@ -226,9 +222,7 @@ def test_the_retry_brief_carries_what_really_failed(drive_colony):
 
 def test_a_builder_that_says_the_tests_pass_after_its_own_run_failed_fails(drive_colony):
     p = drive_colony
-    ok(p, "next", "--build", "1")
-    ok(p, "record", "lead1", "-", input="```json\n" + json.dumps(ASSIGNMENT) + "\n```")
-    ok(p, "next", "--build", "1", "--approve")
+    approved_wave(p)
     write(p, "src/todo.py")
     ref = f"{scope_of(p)}/w1"
     ran(p, ref, [{"command": "python3 -m pytest -q", "exit": 1, "tail": "E   assert 1 == 2\n1 failed"}])
@@ -241,9 +235,7 @@ def test_a_builder_that_says_the_tests_pass_after_its_own_run_failed_fails(drive
 
 def test_files_claimed_that_no_call_wrote_are_noted(drive_colony):
     p = drive_colony
-    ok(p, "next", "--build", "1")
-    ok(p, "record", "lead1", "-", input="```json\n" + json.dumps(ASSIGNMENT) + "\n```")
-    ok(p, "next", "--build", "1", "--approve")
+    approved_wave(p)
     write(p, "src/todo.py")
     ran(p, f"{scope_of(p)}/w1", [{"command": "ls src"}])
     ok(p, "record", "w1", "-", input=result(files_created=["src/todo.py"]))

@@ -84,6 +84,18 @@ def _queen(claude, turns: int) -> list:
     return q.steps
 
 
+def _adder(project, matcher) -> list:
+    """w1 writes calc.py and its test (and runs nothing); w2 changes nothing."""
+    return [
+        subagent("ant:builder", matcher("w1"), turn(1)).reply(tool("Write", file_path=f"{project}/calc.py", content=CALC)),
+        subagent("ant:builder", matcher("w1"), turn(2)).reply(tool("Write", file_path=f"{project}/tests/test_calc.py", content=TEST)),
+        subagent("ant:builder", matcher("w1"), turn(3)).reply(
+            say(worker_result("add() with its test", created=["calc.py", "tests/test_calc.py"]))
+        ),
+        subagent("ant:builder", matcher("w2"), turn(1)).reply(say(worker_result("nothing to change for sub() yet"))),
+    ]
+
+
 def _verdicts(claude) -> list:
     return [{c["name"]: (c["status"], c["why"]) for c in v["checks"]} for v in state(claude, "spawns.json")["runs"][-1]["verdicts"]]
 
@@ -197,12 +209,7 @@ def test_a_watcher_that_ran_nothing_stops_the_build_until_the_person_accepts(cla
     _ready(claude)
     project = claude.project
     ants = [
-        subagent("ant:builder", is_ref("w1"), turn(1)).reply(tool("Write", file_path=f"{project}/calc.py", content=CALC)),
-        subagent("ant:builder", is_ref("w1"), turn(2)).reply(tool("Write", file_path=f"{project}/tests/test_calc.py", content=TEST)),
-        subagent("ant:builder", is_ref("w1"), turn(3)).reply(
-            say(worker_result("add() with its test", created=["calc.py", "tests/test_calc.py"]))
-        ),
-        subagent("ant:builder", is_ref("w2"), turn(1)).reply(say(worker_result("nothing to change for sub() yet"))),
+        *_adder(project, is_ref),
         subagent("ant:watcher", is_ref("watch1")).reply(say(CLAIMS_A_PASS)),
         subagent("ant:watcher", is_ref("watch2")).reply(say(CLAIMS_A_PASS)),
     ]
@@ -241,14 +248,7 @@ def test_with_the_hooks_and_the_mod_off_nothing_is_proven_and_the_build_stops(cl
     claude = claude_mod  # the mod would serve /ant:build in code: here it must not load at all
     _ready(claude)
     project = claude.project
-    ants = [
-        subagent("ant:builder", _briefed("w1"), turn(1)).reply(tool("Write", file_path=f"{project}/calc.py", content=CALC)),
-        subagent("ant:builder", _briefed("w1"), turn(2)).reply(tool("Write", file_path=f"{project}/tests/test_calc.py", content=TEST)),
-        subagent("ant:builder", _briefed("w1"), turn(3)).reply(
-            say(worker_result("add() and its test", created=["calc.py", "tests/test_calc.py"]))
-        ),
-        subagent("ant:builder", _briefed("w2"), turn(1)).reply(say(worker_result("sub() can wait"))),
-    ]
+    ants = _adder(project, _briefed)
     for local in ("watch1", "watch2"):  # each really runs the tests, green — and nothing keeps it
         ants += [
             subagent("ant:watcher", _briefed(local), turn(1)).reply(bash("python3 -m pytest -q")),

@@ -344,29 +344,29 @@ def _failure_from(node: dict, data: dict, problems: list, contradiction: dict | 
     """The failure report stored on a failed node (the worker's own, or one made up from what is known)."""
 
     report = data.get("failure") if isinstance(data.get("failure"), dict) else None
-    if contradiction:
-        report = {
-            "task": str(node["tasks"][0]) if node["tasks"] else node["id"],
-            "error": f"claimed the tests pass, but `{contradiction['command']}` exited {contradiction['exit']}: {contradiction['error']}",
-            "root_cause": "the worker's own last test run failed",
-            "suggested_fix": "make that test run pass before reporting the task completed",
-            "confidence": 100,
-            "fix_scope": "contained",
-            "files": [],
+
+    def false_claim(error: str, cause: str, fix: str, files: list) -> dict:  # a claim the evidence refutes: certain, contained
+        task = str(node["tasks"][0]) if node["tasks"] else node["id"]
+        return {"task": task, "error": error, "root_cause": cause, "suggested_fix": fix, "confidence": 100, "fix_scope": "contained"} | {
+            "files": files,
             "category": "unverified_claim",
         }
+
+    if contradiction:
+        report = false_claim(
+            f"claimed the tests pass, but `{contradiction['command']}` exited {contradiction['exit']}: {contradiction['error']}",
+            "the worker's own last test run failed",
+            "make that test run pass before reporting the task completed",
+            [],
+        )
     elif problems:
         listed = ", ".join(f"{p['path']} ({p['problem']})" for p in problems[:10])
-        report = {
-            "task": str(node["tasks"][0]) if node["tasks"] else node["id"],
-            "error": f"claimed files do not hold: {listed}",
-            "root_cause": "the worker reported files it did not create or change",
-            "suggested_fix": "create or change the listed files as the task requires, and report only real changes",
-            "confidence": 100,
-            "fix_scope": "contained",
-            "files": [p["path"] for p in problems],
-            "category": "unverified_claim",
-        }
+        report = false_claim(
+            f"claimed files do not hold: {listed}",
+            "the worker reported files it did not create or change",
+            "create or change the listed files as the task requires, and report only real changes",
+            [p["path"] for p in problems],
+        )
     elif report is None:
         diagnosis = data.get("diagnosis") if node["role"] == "debugger" else None
         report = {
