@@ -219,7 +219,7 @@ def answer_cmd():
     agent = _str(data, "agent_id")
     if agent:  # its last calls first: a watcher's answer is judged on what it ran
         mod_loop.keep_calls({agent: _calls(data.get("calls") or [], "calls")})
-    return mod_loop.answer(ref or None, _str(data, "agent_id"), _str(data, "text"), usage, _str(data, "reason", "answer") or "answer")
+    return mod_loop.answer(ref or None, agent, _str(data, "text"), usage, _str(data, "reason", "answer") or "answer")
 
 
 @command("wait")

@@ -269,8 +269,8 @@ def _queen_action(run: dict, step: dict) -> dict:
     if do == "spawn_lead":
         return dispatch.dispatch(run, [(f"lead{step['attempt']}", "lead", "ant:route-setter", _lead_brief(run))])
     if do == "spawn_watcher":
-        verdicts = run.get("verdicts") or []
-        missing = verdicts[-1] if verdicts and verdicts[-1]["unverified"] else None
+        latest = _latest_verdict(run)
+        missing = latest if latest and latest["needs_watcher"] else None  # told what the last one left unproven
         brief = verification.brief(run["phase"], missing=missing, note=run.get("watcher_note") if missing else None)
         local = next(iter(_locals(run, step)))
         return dispatch.dispatch(run, [(local, "watcher", brief["subagent_type"], brief["text"])])
@@ -298,12 +298,13 @@ def _ask(run: dict, step: dict) -> dict:
             f"/ant:build {phase} --resume.",
         }
     if step["why"] == "unverified":
-        verdict = (run.get("verdicts") or [{}])[-1]
+        verdict = _latest_verdict(run)
+        assert verdict is not None  # asked only on the latest verification's unverified checks (rules/drive.py)
         return {
             "action": "ask",
             "why": "unverified",
             "command": f"/ant:build {phase} --answer accept <why>",
-            "text": checks.unverified_text(phase, verdict, len(run.get("verdicts") or [])),
+            "text": checks.unverified_text(phase, verdict, run.get("unverified_rounds", 0)),
         }
     loop = _bound_loop(store.read("colony"), phase)
     assert loop is not None  # asked only while the code loop waits for the user (rules/drive.py)
@@ -526,7 +527,7 @@ def answer_loop(run: dict, choice: str, text: str) -> dict | None:
         raise state_error("nothing_to_answer", f"no code loop of phase {phase} waits for an answer")
     if _unverified_ask(run):
         if choice == "accept":  # the person's word, recorded with the phase: accepted, not verified
-            verdict = run["verdicts"][-1]
+            verdict = run["verdicts"][-1]  # the latest: the ask is on it
             run["accepted"] = {
                 "by": "user",
                 "why": one_line(text, 500) or "(no reason given)",

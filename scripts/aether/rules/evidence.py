@@ -21,7 +21,6 @@ import re
 import shlex
 
 OK = ("verified", "not_needed", "accepted")
-SETTLED = ("verified", "not_needed", "accepted", "failed", "contradicted")  # another watcher changes nothing
 ERROR_LINE = re.compile(
     r"^\s*(?:E\s+)?(?:[\w.]*(?:Error|Exception|Exit)\b.*|error(?:\[\w+\])?:.*|FAIL(?:ED)?\b.*|panic:.*|Traceback .*)$",
     re.IGNORECASE,

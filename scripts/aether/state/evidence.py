@@ -9,10 +9,11 @@ report is kept once, by its id), then one line per tool call:
     {"at", "t", "tool": "Bash", "command", "cwd", "exit": 0 | N | null, "ms", "tail", "id"}
     {"at", "t", "tool": "Write" | "Edit" | …, "path", "ok", "ms", "id"}
 
-`exit` null: Claude Code did not say (an interrupted call). The header is written by the mod's
-launch, or by the hook at the ant's first call. Bounded: a tail of the output, a cap per ant (past it one `capped` line, then
-nothing) and per build (the folder's size; the logs of older builds are pruned when a build
-starts). Lower layers only (core): the hook imports this module without the rest of the helper.
+`exit` null: Claude Code did not say (refused, interrupted, sent to the background). The header
+is written by the mod's launch, or by the hook at the ant's first call. Bounded: a tail of the
+output, a cap per ant (past it one `capped` line, then nothing) and per build (the folder's size;
+the logs of older builds are pruned when a build starts). Lower layers only (core): the hook
+imports this module without the rest of the helper.
 """
 
 from __future__ import annotations
@@ -167,8 +168,6 @@ def from_hook(payload: dict) -> dict | None:
         backgrounded = tool_input.get("run_in_background") or any(k.startswith("background") for k in response)
         exit_code = None if response.get("interrupted") or backgrounded else 0
         output = "\n".join(p for p in (response.get("stdout"), response.get("stderr")) if isinstance(p, str) and p)
-        if tool in FILE_TOOLS and response.get("type") in ("create", "update"):
-            tool_input = {**tool_input, "kind": response["type"]}
     return call_record(
         str(tool),
         tool_input,
@@ -252,24 +251,28 @@ def _spawn_of(head: dict, owners: dict) -> str | None:
     return ref if head["spawn"] in (None, ref) else None
 
 
-def of_spawns(refs, owners: dict) -> dict:
-    """{ref: [calls of every ant that ran it, in order]} for these spawns. owners: {agent id:
-    ref} of the agents Claude Code ran the spawns as (for logs opened before the spawn was known)."""
-    wanted = set(refs)
+def _calls_by_spawn(owners: dict, wanted) -> dict:
+    """{ref: [calls of every ant that ran it, in order]} for the spawns `wanted(ref)` picks."""
     out: dict = {}
+    now = time.time() + FUTURE_SLACK
     for head in headers():
         ref = _spawn_of(head, owners)
-        if ref in wanted:
-            now = time.time() + FUTURE_SLACK
-            out.setdefault(ref, []).extend(
-                c for c in read(head["agent_id"])[1] if not (isinstance(c.get("t"), (int, float)) and c["t"] > now)
-            )
+        if ref is not None and wanted(ref):
+            calls = read(head["agent_id"])[1]
+            out.setdefault(ref, []).extend(c for c in calls if not (isinstance(c.get("t"), (int, float)) and c["t"] > now))
     return out
+
+
+def of_spawns(refs, owners: dict) -> dict:
+    """{ref: [calls]} for these spawns. owners: {agent id: ref} of the agents Claude Code ran the
+    spawns as (a log is found by its agent)."""
+    wanted = set(refs)
+    return _calls_by_spawn(owners, wanted.__contains__)
 
 
 def of_scope(scope: str, owners: dict) -> dict:
     """{ref: [calls]} of every ant of one build or run."""
-    return of_spawns([r for h in headers() if (r := _spawn_of(h, owners)) and r.startswith(scope + "/")], owners)
+    return _calls_by_spawn(owners, lambda ref: ref.startswith(scope + "/"))
 
 
 def prune(keep: list, owners: dict) -> int:

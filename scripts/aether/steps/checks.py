@@ -30,6 +30,7 @@ MAX_SCAN = 2000  # entries looked at while looking for tests
 MAX_IMPORTS = 40  # modules in one import check
 NOT_IMPORTED = {"__main__.py", "setup.py", "conftest.py", "manage.py", "noxfile.py", "fabfile.py"}  # importing runs them
 NPM_DEFAULT_TEST = "no test specified"
+KEPT_TAIL = 600  # characters of a check run's output kept with its verdict (in the run record)
 CHECK_NAMES = {"syntax": "syntax", "imports": "imports", "tests": "tests", "execution": "launch"}
 NO_TESTS = (
     "no test command found (pytest, npm/pnpm/yarn test, go test, cargo test or make test): set `verify: tests:` in .aether/config.yaml"
@@ -214,10 +215,11 @@ def brief_lines(mode: str | None, files: list, missing: dict | None = None) -> l
     return lines
 
 
-def owners() -> dict:
-    """{agent id: spawn ref} of every agent Claude Code ran a spawn as."""
+def owners(data: dict | None = None) -> dict:
+    """{agent id: spawn ref} of every agent Claude Code ran a spawn as (data: spawns.json, read
+    when not given)."""
     out = {}
-    for s in store.read("spawns")["spawns"]:
+    for s in (data or store.read("spawns"))["spawns"]:
         for key in [s.get("agent_id"), *(s.get("metered") or [])]:
             if isinstance(key, str):
                 out[key] = s["ref"]
@@ -272,9 +274,10 @@ def last_change(calls: list, files: list, merged_t: float | None, writers: list 
 def judge(scope: str, mode: str | None, files: list, watcher: dict | None, merged_t: float | None = None) -> dict:
     """Every required check's verdict for a build run from its ants' evidence: {checks, passed,
     unverified: [names], calls}."""
-    by_spawn = evidence.of_scope(scope, owners())
+    data = store.read("spawns")
+    by_spawn = evidence.of_scope(scope, owners(data))
     calls = [c for items in by_spawn.values() for c in items]
-    builders = {s["ref"] for s in ledger.of_scope(store.read("spawns"), scope) if s.get("subagent_type") == "ant:builder"}
+    builders = {s["ref"] for s in ledger.of_scope(data, scope) if s.get("subagent_type") == "ant:builder"}
     writers = [c for ref, items in by_spawn.items() if ref in builders for c in items if c.get("tool") == "Bash"]
     claims = _claims(watcher)
     changed = last_change(calls, files, merged_t, writers)
@@ -311,9 +314,6 @@ def judge(scope: str, mode: str | None, files: list, watcher: dict | None, merge
     }
 
 
-KEPT_TAIL = 600  # characters of a check run's output kept with its verdict
-
-
 def settle(verdict: dict, accepted: dict | None) -> dict:
     """The verdicts build-finish records: unverified checks the person accepted become `accepted`."""
     names = set((accepted or {}).get("checks") or [])
@@ -326,13 +326,13 @@ def settle(verdict: dict, accepted: dict | None) -> dict:
 
 
 def short(verdict: dict) -> str:
-    """`tests verified, imports unverified (never ran)` — one line for the hook's report."""
+    """`syntax verified, imports unverified, tests verified` — one line for the hook's report."""
     return ", ".join(f"{v['name']} {v['status'].replace('_', ' ')}" for v in verdict["checks"]) or "no checks"
 
 
 def unverified_text(phase: int, verdict: dict, rounds: int) -> str:
     """The stop when watchers left checks unverified: what is missing and how to go on."""
-    lines = [f"Phase {phase} cannot complete: {rounds} verification(s) left checks unverified — no run proves them.", ""]
+    lines = [f"Phase {phase} cannot complete: {rounds} verification(s) in a row left checks unverified — no run proves them.", ""]
     lines += [line(v) for v in verdict["checks"]]
     lines += [
         "",
@@ -396,7 +396,7 @@ def report(spawn: str | None) -> dict:
         if not matches:
             raise input_error("unknown_spawn", f"no spawn {spawn!r}: `aether evidence` lists the latest run's ants")
         ref = matches[0]["ref"]
-        calls = calls_of(ref)
+        calls = evidence.of_spawns([ref], owners(data)).get(ref, [])
         lines = [f"{ref} ({matches[0].get('subagent_type')}): {len(calls)} call(s) kept"]
         lines += [_call_line(c) for c in calls] or ["  none — hooks and mod off, or the ant made no call"]
         return {"spawn": ref, "calls": calls, "text": "\n".join(lines)}
@@ -404,7 +404,7 @@ def report(spawn: str | None) -> dict:
     if not runs:
         return {"run": None, "ants": [], "text": "No run yet: nothing any ant ran."}
     run = runs[-1]
-    by_ref = evidence.of_scope(run["scope"], owners())
+    by_ref = evidence.of_scope(run["scope"], owners(data))
     ants = []
     for rec in ledger.of_scope(data, run["scope"]):
         calls = by_ref.get(rec["ref"], [])
