@@ -13,6 +13,14 @@ no step matches gets an HTTP 400 at once (Claude Code stops instead of hanging) 
         subagent("probe:prober").reply(say("probe finished")),
     ]
 
+A step can answer with a fault instead — the weather Claude Code meets on a busy afternoon: a
+rate limit (429, with or without `retry-after`), a usage limit (429 with the
+`anthropic-ratelimit-unified-*` headers), an overload (529), a server error (500), a stream that
+drops mid-answer — every time its matcher matches, or the first few times only:
+
+    subagent("ant:builder", first_user_contains("w1")).fail(usage_limit(reset=1770000000)),   # persistent
+    main().fail(overloaded(), times=2),                                                        # transient
+
 Every request is recorded (`FakeAPI.requests`, and one JSON line per request in `log_path`).
 The server needs nothing outside the standard library.
 """
@@ -22,6 +30,7 @@ from __future__ import annotations
 import http.server
 import itertools
 import json
+import socket
 import socketserver
 import threading
 import time
@@ -113,6 +122,7 @@ class Request:
         self.step: int | None = None  # index of the script step that answered it
         self.reply: list | None = None  # the blocks sent back
         self.error: str | None = None  # why it was refused
+        self.fault: str | None = None  # the fault it was answered with (a kind: usage_limit, …)
         self.received_at = time.monotonic()
         self.answered_at: float | None = None  # when the reply was sent
 
@@ -197,6 +207,7 @@ class Request:
             "thread": self.thread,
             "step": self.step,
             "error": self.error,
+            "fault": self.fault,
             "reply": self.reply,
             "headers": self.headers,
             "body": self.body if self.raw_body is None else self.raw_body,
@@ -216,6 +227,70 @@ class Request:
         if with_first:
             lines.append(f"first user (end): …{' '.join(self.first_user_text.split())[-width:]}")
         return lines
+
+
+# ---------------------------------------------------------------------------------------------
+# Faults: what the API answers instead of a reply.
+
+
+class Fault:
+    """An HTTP error (status, headers, an Anthropic error body), or a stream cut mid-answer (`drop`)."""
+
+    def __init__(self, kind: str, status: int = 200, error_type: str = "", message: str = "", headers=None, drop: bool = False):
+        self.kind = kind
+        self.status = status
+        self.error_type = error_type
+        self.message = message
+        self.headers = dict(headers or {})
+        self.drop = drop
+
+    def body(self) -> dict:
+        return {"type": "error", "error": {"type": self.error_type, "message": self.message}}
+
+    def __repr__(self) -> str:
+        return f"Fault({self.kind})"
+
+
+def rate_limit(retry_after: float | None = None) -> Fault:
+    """429: the organisation's request or token rate, with `retry-after` (seconds) when given."""
+    headers = {"retry-after": str(retry_after)} if retry_after is not None else {}
+    return Fault("rate_limit", 429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit", headers)
+
+
+def usage_limit(reset: int | None = None, claim: str = "five_hour", retry_after: float | None = None) -> Fault:
+    """429 with the `anthropic-ratelimit-unified-*` headers: a subscription's usage limit (rejected,
+    the claim that ran out, when it resets in unix seconds)."""
+    reset = int(reset if reset is not None else time.time() + 3600)
+    window = {"five_hour": "5h", "seven_day": "7d"}.get(claim, "5h")
+    headers = {
+        "anthropic-ratelimit-unified-status": "rejected",
+        "anthropic-ratelimit-unified-reset": str(reset),
+        "anthropic-ratelimit-unified-representative-claim": claim,
+        f"anthropic-ratelimit-unified-{window}-status": "rejected",
+        f"anthropic-ratelimit-unified-{window}-reset": str(reset),
+        f"anthropic-ratelimit-unified-{window}-utilization": "1.0",
+        "anthropic-ratelimit-unified-fallback": "unavailable",
+        "anthropic-ratelimit-unified-overage-status": "rejected",
+        "anthropic-ratelimit-unified-overage-disabled-reason": "org_level_disabled",
+    }
+    if retry_after is not None:
+        headers["retry-after"] = str(retry_after)
+    return Fault("usage_limit", 429, "rate_limit_error", "This request would exceed your account's rate limit. Please try again later.", headers)
+
+
+def overloaded() -> Fault:
+    """529: the API is overloaded."""
+    return Fault("overloaded", 529, "overloaded_error", "Overloaded")
+
+
+def server_error() -> Fault:
+    """500: an internal error of the API."""
+    return Fault("server_error", 500, "api_error", "Internal server error")
+
+
+def dropped_stream() -> Fault:
+    """The answer starts streaming, then the connection drops."""
+    return Fault("dropped_stream", drop=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,6 +330,15 @@ class Matcher:
         like a slow model.
         """
         return Step(self, blocks, usage=usage, label=label, delay=delay)
+
+    def fail(self, fault: Fault, times: int | None = None, label: str | None = None) -> Step:
+        """The step answering matching requests with `fault`: every one (`times=None`: the fault
+        persists), or the first `times` (then later steps answer them)."""
+        if not isinstance(fault, Fault):
+            raise TypeError(f"fail() takes a Fault (rate_limit(), usage_limit(), …), got {fault!r}")
+        if times is not None and times < 1:
+            raise ValueError("times must be at least 1 (or None: every matching request)")
+        return Step(self, (), label=label or f"{self.label} -> {fault.kind}" + (f" ×{times}" if times else ""), fault=fault, times=times)
 
     def __repr__(self) -> str:
         return self.label
@@ -342,13 +426,31 @@ def subagent(name: str | Matcher | None = None, *also: Matcher) -> Matcher:
 
 
 class Step:
-    def __init__(self, when: Matcher, blocks, usage: dict | None = None, label: str | None = None, delay: float = 0):
+    def __init__(
+        self,
+        when: Matcher,
+        blocks,
+        usage: dict | None = None,
+        label: str | None = None,
+        delay: float = 0,
+        fault: Fault | None = None,
+        times: int | None = None,
+    ):
         self.when = when
         self.delay = delay
         self.blocks = blocks  # blocks, or one callable(request) -> block | [blocks]
         self.usage = usage
         self.label = label or when.label
-        self.used_by: int | None = None
+        self.used_by: int | None = None  # the first request it answered
+        self.fault = fault  # answered with this instead of a reply
+        self.times = times  # a fault's answers (None: every matching request)
+        self.hits = 0  # requests it answered
+
+    def takes(self, req: Request) -> bool:
+        """Does this step answer the request (unused, or a fault with answers left, and it matches)?"""
+        if self.fault is None:
+            return self.used_by is None and self.when(req)
+        return (self.times is None or self.hits < self.times) and self.when(req)
 
     def build(self, req: Request) -> list[dict]:
         blocks = self.blocks
@@ -523,13 +625,17 @@ class FakeAPI:
                 req.reply = [say(SIDE_REPLY)]
                 return req.reply
             for i, step in enumerate(self.steps):
-                if step.used_by is None and step.when(req):
-                    step.used_by = req.index
+                if step.takes(req):
+                    step.used_by = step.used_by or req.index
+                    step.hits += 1
                     req.step = i
                     break
             else:
                 req.error = "no script step matches this request"
                 return None
+            if step.fault is not None:
+                req.fault = step.fault.kind
+                return []
         try:
             req.reply = step.build(req)
         except Exception as exc:  # a bad reply function: report it like a mismatch
@@ -575,6 +681,8 @@ class FakeAPI:
                 how = (
                     f"REFUSED: {r.error}"
                     if r.error
+                    else f"FAULT {r.fault} by step {r.step} ({self.steps[r.step].label})"
+                    if r.fault
                     else f"step {r.step} ({self.steps[r.step].label})"
                     if r.step is not None
                     else "side request"
@@ -657,6 +765,32 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def _json(self, status: int, obj) -> None:
         self._send(status, json.dumps(obj, ensure_ascii=False).encode("utf-8"))
 
+    def _fault(self, fault: Fault, req: Request) -> None:
+        if not fault.drop:
+            payload = json.dumps(fault.body()).encode("utf-8")
+            self.send_response(fault.status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            for k, v in fault.headers.items():
+                self.send_header(k, v)
+            self.send_header("request-id", f"req_e2e_{next(_ids):04d}")
+            self.end_headers()
+            self.wfile.write(payload)
+            return
+        # a stream that starts, then the connection drops: the message's opening and no end
+        whole = _sse([say("partial answer that never ends")], req.model, {"input_tokens": DEFAULT_INPUT_TOKENS, "output_tokens": 1})
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.end_headers()
+        try:
+            self.wfile.write(whole[: len(whole) // 3])
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.close_connection = True
+
     def _error(self, status: int, message: str) -> None:
         self._json(status, {"type": "error", "error": {"type": "invalid_request_error", "message": message}})
 
@@ -683,6 +817,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         fake._log(req)
         if blocks is None:
             return self._error(400, f"fake model server: request #{req.index} (thread {req.thread}) {req.error}; see the test's report")
+        if req.fault is not None:
+            req.answered_at = time.monotonic()
+            return self._fault(fake.steps[req.step].fault, req)
         usage = fake.usage_for(req, blocks)
         delay = fake.steps[req.step].delay if req.step is not None else 0
         if delay:

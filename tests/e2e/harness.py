@@ -34,7 +34,7 @@ FIXTURES = E2E_DIR / "fixtures"
 PROBE_PLUGIN = FIXTURES / "probe"
 
 # The Claude Code release the tests are written against (package.json pins the same).
-CLAUDE_VERSION = "2.1.328"
+CLAUDE_VERSION = "2.1.332"
 INSTALL_COMMAND = "make e2e-deps"
 NODE_MODULES = E2E_DIR / "node_modules"
 # Seconds one `claude -p` run may take before it is killed (AETHER_E2E_TIMEOUT overrides).

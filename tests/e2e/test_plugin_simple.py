@@ -372,8 +372,9 @@ def test_marketplace_install_builds_the_helper_and_runs_it(claude, tmp_path, how
     for args in (("plugin", "marketplace", "add", market), ("plugin", "install", "ant@aether")):
         proc = claude.cli(*args)
         assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
-    (installed,) = json.loads(claude.cli("plugin", "list", "--json").stdout)
-    assert installed["id"] == "ant@aether" and installed["enabled"] is True
+    listed = json.loads(claude.cli("plugin", "list", "--json").stdout)  # 2.1.332 lists its built-in plugins too
+    (installed,) = [p for p in listed if p["id"] == "ant@aether"]
+    assert installed["enabled"] is True
     root = Path(installed["installPath"]) if how == "git" else source
     assert not (root / ".venv").exists()
 
