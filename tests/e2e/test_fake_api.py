@@ -14,13 +14,18 @@ from .fake_api import (
     FakeAPI,
     agent,
     bash,
+    dropped_stream,
     first_user_contains,
     in_subagent,
     main,
+    overloaded,
+    rate_limit,
     say,
+    server_error,
     subagent,
     tool_result_contains,
     turn,
+    usage_limit,
 )
 
 SDK_LINE = "You are a Claude agent, built on Anthropic's Claude Agent SDK."
@@ -36,8 +41,8 @@ def user(*content):
     return {"role": "user", "content": list(content)}
 
 
-def post(api, payload, path="/v1/messages"):
-    """(status, parsed JSON or list of SSE events)."""
+def post(api, payload, path="/v1/messages", headers_out: dict | None = None):
+    """(status, parsed JSON or list of SSE events); the response's headers go in `headers_out`."""
     req = urllib.request.Request(
         api.url + path, data=json.dumps(payload).encode(), headers={"content-type": "application/json", "x-api-key": "k"}
     )
@@ -45,6 +50,8 @@ def post(api, payload, path="/v1/messages"):
         with urllib.request.urlopen(req, timeout=10) as resp:
             raw, ctype, status = resp.read().decode(), resp.headers["content-type"], resp.status
     except urllib.error.HTTPError as exc:
+        if headers_out is not None:
+            headers_out.update({k.lower(): v for k, v in exc.headers.items()})
         return exc.code, json.loads(exc.read())
     if ctype == "text/event-stream":
         events = []
@@ -220,3 +227,66 @@ def test_concurrent_requests_are_all_recorded_with_distinct_indexes(tmp_path):
     logged = [json.loads(line) for line in log.read_text("utf-8").splitlines()]
     assert sorted(e["index"] for e in logged) == list(range(1, 13))
     api.check()
+
+
+@pytest.mark.parametrize(
+    "fault, status, kind, header",
+    [
+        (rate_limit(), 429, "rate_limit_error", None),
+        (rate_limit(retry_after=7), 429, "rate_limit_error", ("retry-after", "7")),
+        (usage_limit(reset=1770000000), 429, "rate_limit_error", ("anthropic-ratelimit-unified-status", "rejected")),
+        (overloaded(), 529, "overloaded_error", None),
+        (server_error(), 500, "api_error", None),
+    ],
+    ids=["429", "429-retry-after", "usage-limit", "529", "500"],
+)
+def test_a_fault_answers_its_status_headers_and_error_body_every_time_it_persists(fault, status, kind, header):
+    with FakeAPI([main().fail(fault)]) as api:
+        answers = []
+        for _ in range(3):
+            seen: dict = {}
+            answers.append((post(api, body([user({"type": "text", "text": "go"})]), headers_out=seen), seen))
+    for (code, payload), seen in answers:
+        assert code == status and payload == {"type": "error", "error": {"type": kind, "message": payload["error"]["message"]}}
+        if header:
+            assert seen.get(header[0]) == header[1]
+    assert [r.fault for r in api.requests] == [fault.kind] * 3
+    api.check()  # a fault that answered is a used step
+
+
+def test_a_usage_limit_names_its_reset_and_claim():
+    seen: dict = {}
+    with FakeAPI([main().fail(usage_limit(reset=1770001234, claim="seven_day"))]) as api:
+        post(api, body([user({"type": "text", "text": "go"})]), headers_out=seen)
+    assert seen["anthropic-ratelimit-unified-reset"] == "1770001234"
+    assert seen["anthropic-ratelimit-unified-representative-claim"] == "seven_day"
+    assert seen["anthropic-ratelimit-unified-7d-status"] == "rejected"
+
+
+def test_a_transient_fault_answers_its_first_requests_then_the_script_goes_on():
+    with FakeAPI([main().fail(overloaded(), times=2), main().reply(say("Back."))]) as api:
+        codes = [post(api, body([user({"type": "text", "text": "go"})]))[0] for _ in range(3)]
+    assert codes == [529, 529, 200]
+    assert [r.fault for r in api.requests] == ["overloaded", "overloaded", None]
+    assert "FAULT overloaded" in api.report()
+    api.check()
+
+
+def test_a_dropped_stream_starts_and_never_ends():
+    with FakeAPI([main().fail(dropped_stream())]) as api:
+        req = urllib.request.Request(
+            api.url + "/v1/messages",
+            data=json.dumps(body([user({"type": "text", "text": "go"})], stream=True)).encode(),
+            headers={"content-type": "application/json"},
+        )
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            raw = resp.read().decode()
+    assert raw.startswith("event: message_start") and "message_stop" not in raw
+    assert api.requests[0].fault == "dropped_stream"
+
+
+def test_fail_takes_a_fault_and_a_positive_count():
+    with pytest.raises(TypeError, match="Fault"):
+        main().fail("429")
+    with pytest.raises(ValueError, match="times"):
+        main().fail(overloaded(), times=0)
