@@ -10,13 +10,16 @@ type Json = any // the helper's JSON, shaped in docs/contracts.md ("The mod's ca
 
 const HELPER_MS = 120000 // the longest a helper call may take (a wait returns within seconds)
 const MAX_STEPS = 100000 // a bound on the loop: the helper ends every run long before
-const ANSWER_TRIES = 3 // an answer the helper could not take (its lock busy) is sent again, a second apart
+const HELPER_TRIES = 5 // a helper call that failed, tried again this many times once no ant of the loop runs
+const RETRY_SECONDS = [1, 2, 4, 8] // the pause before each try again (the last repeats)
+const RUNNING_POLL_SECONDS = 5 // while ants of the loop still run, a failing helper is asked again this often
 
 const AGENT_MESSAGE = /<agent-message from="([^"<>]{1,120})">/g // Claude Code's hand-back delivery
 
-const refOf: Record<string, string> = {} // Claude Code's agent id → the spawn it runs
+const refOf: Record<string, string> = {} // Claude Code's agent id → the spawn it runs (until its answer came)
 const TAIL_CHARS = 4000 // of a call's output handed to the helper (it keeps less)
 const callsOf: Record<string, Json[]> = {} // the calls of the mod's ants not handed to the helper yet
+let spoolDir: string | undefined // where an answer waits until the helper took it (`aether mod serve` says)
 
 // The calls of these agents (all, when none named), taken: the helper keeps them as evidence.
 function takeCalls(ids?: string[]): Record<string, Json[]> {
@@ -26,6 +29,11 @@ function takeCalls(ids?: string[]): Record<string, Json[]> {
     delete callsOf[id]
   }
   return taken
+}
+
+// Calls a helper call did not take go back, before any that came meanwhile.
+function putBack(taken: Record<string, Json[]>): void {
+  for (const [id, calls] of Object.entries(taken)) callsOf[id] = [...calls, ...(callsOf[id] ?? [])]
 }
 
 class HelperError extends Error {}
@@ -38,7 +46,63 @@ async function aether($: Json, env: Record<string, string>, args: string[], inpu
   if (ran.exitCode === 0 && body && body.ok) return body.result
   let failure: Json
   try { failure = JSON.parse(ran.stderr) } catch { failure = undefined }
-  throw new HelperError(failure && failure.error ? String(failure.error) : (ran.stderr.trim() || `aether exited with ${ran.exitCode}`))
+  if (failure && failure.error) throw new HelperError(String(failure.error))
+  const said = String(ran.stderr || ran.stdout || '').trim().slice(0, 300)
+  throw new HelperError(`\`aether ${args.join(' ')}\` gave no answer (exit ${ran.exitCode})${said ? `: ${said}` : ''}`)
+}
+
+// A pause that costs the hook none of its own time (a `$.clock` wait would): a sleeping process.
+async function pause($: Json, seconds: number): Promise<void> {
+  await $.process.run(['sleep', String(seconds)], { timeoutMs: (seconds + 5) * 1000 }).catch(() => undefined)
+}
+
+// Do ants this loop started still run (no answer has come for them yet)?
+function stillRunning(mine: Set<string>): boolean {
+  return Object.keys(refOf).some(id => mine.has(id))
+}
+
+// A helper call of the loop that outlives a failing helper: while the loop's ants run it is asked
+// again and again (their answers are kept meanwhile, see `deliver`); then HELPER_TRIES times more;
+// only then does the error stand. Nothing is abandoned while an ant runs.
+async function steady($: Json, env: Record<string, string>, args: string[], input: Json, mine: Set<string>, signal: AbortSignal): Promise<Json> {
+  let tries = 0
+  for (;;) {
+    try {
+      return await aether($, env, args, input)
+    } catch (err) {
+      if (signal.aborted) throw err
+      if (stillRunning(mine)) {
+        await pause($, RUNNING_POLL_SECONDS)
+        continue
+      }
+      if (tries >= HELPER_TRIES) throw err
+      await pause($, RETRY_SECONDS[Math.min(tries, RETRY_SECONDS.length - 1)] ?? 1)
+      tries += 1
+    }
+  }
+}
+
+// An answer is kept on disk first, then handed to the helper, which takes the kept copy away
+// once recorded; one the helper could not take is recorded by its next call, whichever it is.
+async function deliver($: Json, env: Record<string, string>, answer: Json): Promise<void> {
+  if (spoolDir) await $.fs.write(`${spoolDir}/${answer.agent_id}.json`, JSON.stringify(answer)).catch(() => undefined)
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    try {
+      await aether($, env, ['mod', 'answer'], answer)
+      return
+    } catch {
+      if (attempt < 2) await pause($, 1)
+    }
+  }
+}
+
+// What an ant that ended on an API error met: its last message is Claude Code's error line
+// (`API Error: Request rejected (429) · …`); a subscriber's rate-limit windows say when they reset.
+async function weatherOf($: Json, agentId: string): Promise<Json> {
+  const rows: Json[] = await $.session.messages({ agentId, last: 3 }).catch(() => [])
+  const said = [...rows].reverse().find((m: Json) => m.role === 'assistant' && String(m.text ?? '').trim())
+  const usage: Json = await $.session.usage().catch(() => ({}))
+  return { error: said ? String(said.text) : '', rate_limits: Array.isArray(usage?.rateLimits) ? usage.rateLimits : [] }
 }
 
 // Is this agent one of the mod's ants? Its first call may come before the spawn call resolved:
@@ -64,18 +128,12 @@ export const register: Register = on => {
     if (!e.agentId) return result
     const ref = refOf[e.agentId]
     if (ref === undefined && !(await ours($, e.agentId))) return result
-    delete refOf[e.agentId]
     const env = await $.process.hookEnv()
     const calls = takeCalls([e.agentId])[e.agentId] ?? []
-    const answer = { ref, agent_id: e.agentId, text: e.answer ?? '', usage: e.usage ?? {}, duration_ms: e.durationMs, reason: e.reason, calls }
-    for (let attempt = 1; attempt <= ANSWER_TRIES; attempt++) {
-      try {
-        await aether($, env, ['mod', 'answer'], answer)
-        break
-      } catch {
-        if (attempt < ANSWER_TRIES) await $.clock.sleep(1000) // not taken: Claude Code's agent list hands the ant out again
-      }
-    }
+    const answer: Json = { ref, agent_id: e.agentId, text: e.answer ?? '', usage: e.usage ?? {}, duration_ms: e.durationMs, reason: e.reason, calls }
+    if (e.reason === 'error') Object.assign(answer, await weatherOf($, e.agentId))
+    await deliver($, env, answer)
+    delete refOf[e.agentId] // its answer is kept: the loop no longer waits for it
     return result
   })
 
@@ -119,6 +177,7 @@ export const register: Register = on => {
     }
     if (served.serve === 'text') return { text: served.text, exitCode: served.exit_code }
     if (served.serve !== 'loop') return next(e)
+    if (typeof served.spool === 'string') spoolDir = served.spool
     return loop($, env, served.action, next.signal)
   }).catch(($: Json, e: Json, next: Json) => next(e)) // the loop failed: the markdown command goes on from state
 }
@@ -139,6 +198,16 @@ async function loop($: Json, env: Record<string, string>, first: Json, signal: A
   const draw = (progress: string | undefined) => {
     if (!headless) $.ui.status(progress || undefined)
   }
+  const mine = new Set<string>() // the agents this loop started
+  const wait = async (input: Json): Promise<Json> => {
+    const calls = takeCalls()
+    try {
+      return await steady($, env, ['mod', 'wait'], { ...input, calls }, mine, signal)
+    } catch (err) {
+      putBack(calls)
+      throw err
+    }
+  }
   let action = first
   try {
     for (let step = 0; step < MAX_STEPS; step++) {
@@ -147,13 +216,14 @@ async function loop($: Json, env: Record<string, string>, first: Json, signal: A
       if (signal.aborted) return interrupted(action)
       if (action.action === 'spawn') {
         const sent = await Promise.all(action.spawns.map((s: Json) => spawn($, s)))
-        const told = await aether($, env, ['mod', 'launched'], { spawns: sent })
+        for (const s of sent) if (s.agent_id) mine.add(s.agent_id)
+        const told = await steady($, env, ['mod', 'launched'], { spawns: sent }, mine, signal)
         draw(told.progress)
         for (const line of told.lines ?? []) await say(line)
-        action = await aether($, env, ['mod', 'wait'], { refs: sent.map((s: Json) => s.ref), calls: takeCalls() })
+        action = await wait({ refs: sent.map((s: Json) => s.ref), scope: action.run })
       } else if (action.action === 'wait') {
         const statuses = await agentStatuses($, action.agents ?? {})
-        action = await aether($, env, ['mod', 'wait'], { refs: action.refs, statuses, calls: takeCalls() })
+        action = await wait({ refs: action.refs, scope: action.run, statuses })
       } else {
         draw(undefined)
         return { text: action.text, exitCode: action.exit_code }
@@ -163,7 +233,22 @@ async function loop($: Json, env: Record<string, string>, first: Json, signal: A
   } catch (err) {
     draw(undefined)
     if (signal.aborted) return interrupted(action)
-    return { text: `Aether: ${err instanceof Error ? err.message : String(err)}`, exitCode: 1 }
+    return failed(action, err)
+  }
+}
+
+// The helper failed and went on failing once no ant of the loop ran: what happened, what is kept,
+// and the command that goes on (the helper said it in advance, with each action).
+function failed(action: Json, err: unknown): Json {
+  const why = err instanceof Error ? err.message : String(err)
+  const again = action.again ? `run ${action.again}` : 'run the same command'
+  return {
+    text:
+      `Aether: the helper failed, and still failed after ${HELPER_TRIES} more tries: ${why}\n` +
+      `No ant of this command is running now. The answers of those that finished are kept ` +
+      `(${spoolDir ?? '.aether/data/spool'}) and are recorded before anything else by the next command: ` +
+      `nothing finished runs again. Once \`aether status\` answers again, ${again}.`,
+    exitCode: 1,
   }
 }
 

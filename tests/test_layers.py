@@ -38,6 +38,7 @@ LAYERS = {
         "spend",
         "models",
         "autopilot",
+        "weather",
     ],
     "state": [
         "schemas",

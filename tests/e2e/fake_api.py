@@ -275,7 +275,9 @@ def usage_limit(reset: int | None = None, claim: str = "five_hour", retry_after:
     }
     if retry_after is not None:
         headers["retry-after"] = str(retry_after)
-    return Fault("usage_limit", 429, "rate_limit_error", "This request would exceed your account's rate limit. Please try again later.", headers)
+    return Fault(
+        "usage_limit", 429, "rate_limit_error", "This request would exceed your account's rate limit. Please try again later.", headers
+    )
 
 
 def overloaded() -> Fault:

@@ -23,6 +23,8 @@ def _options(params: dict) -> dict:
         "approve": params.get("approve"),
         "answer": params.get("answer"),
         "words": words,
+        "wait_limits": params.get("wait"),
+        "driver": params.get("driver"),
     }
 
 
@@ -30,7 +32,7 @@ def _check(params: dict) -> None:
     given = [name for name in ("stop", "dry_run", "approve", "answer") if params.get(name) not in (None, False)]
     if len(given) > 1:
         raise click.UsageError(f"--{given[0].replace('_', '-')} and --{given[1].replace('_', '-')} go separately")
-    if params.get("stop") and any(params.get(k) not in (None, False) for k in (*RANGE, "budget", "phase_budget", "auto_approve")):
+    if params.get("stop") and any(params.get(k) not in (None, False) for k in (*RANGE, "budget", "phase_budget", "auto_approve", "wait")):
         raise click.UsageError("--stop takes no other option: it asks the running run to stop")
     if params.get("words") and params.get("answer") is None:
         raise click.UsageError(
@@ -42,6 +44,7 @@ def _check(params: dict) -> None:
 
 def run_with(params: dict) -> dict:
     from aether.colony import autopilot, drive
+    from aether.colony import mod as mod_loop
 
     _check(params)
     if params.get("words") == ("-",):
@@ -51,6 +54,7 @@ def run_with(params: dict) -> dict:
         return autopilot.request_stop()
     if params.get("dry_run"):
         return autopilot.dry_run(options)
+    mod_loop.ingest_spool()  # answers the mod kept when its helper failed: recorded first, never run again
     result = autopilot.start(options)
     result.setdefault("line", drive.action_line(result))
     return result
@@ -73,6 +77,12 @@ def run_with(params: dict) -> dict:
 )
 @click.option("--phase-budget", metavar="TOKENS", help="What one phase may spend in this run, e.g. 500k.")
 @click.option("--auto-approve", is_flag=True, help="Let the run approve wave plans (not in FULL mode).")
+@click.option(
+    "--wait",
+    is_flag=True,
+    help="When a usage or rate limit holds the ants, wait until it lifts and go on (where the plugin's mod runs the "
+    "loop; default: stop). `run: on_limit: wait` in .aether/config.yaml says the same.",
+)
 @click.option("--approve", is_flag=True, help="Approve the wave plan the run stopped for, and go on.")
 @click.option(
     "--answer",

@@ -60,10 +60,12 @@ def next_cmd(phase, approve, resume, plan, colonize, closing, accept, force, ans
     (write them, record with `aether record lessons -`), `done` or `stop` (show the text). The
     helper runs every step that is its own on the way; asked twice, it answers the same."""
     from aether.colony import drive
+    from aether.colony import mod as mod_loop
 
     contradiction = _contradiction(phase, approve, resume, plan, colonize, force, answer, closing)
     if contradiction:
         raise click.UsageError(contradiction)
+    mod_loop.ingest_spool()  # answers the mod kept when its helper failed: recorded first, never run again
     if answer is not None:
         if phase is None or not words:
             raise click.UsageError("--answer needs --build N and the user's words (`-` for stdin)")

@@ -144,7 +144,7 @@ def _run_action(words: str) -> dict:
     if params.get("stop") or params.get("dry_run"):
         out = run_with(params)
         return {"action": "done", "text": out.get("text") or json.dumps(out, ensure_ascii=False), "command": None}
-    return run_with(params)
+    return run_with({**params, "driver": "mod"})  # the mod's loop has a clock: it can wait out a limit
 
 
 def serve(name: str, args: str) -> dict:
@@ -156,13 +156,14 @@ def serve(name: str, args: str) -> dict:
         return _serve_text(name, args)
     if name not in LOOP_COMMANDS:
         return _model("a command that needs the model")
+    mod_loop.ingest_spool()  # answers the mod kept when the helper could not take them: recorded first
     try:
         action = _loop_action(name, args)
     except click.UsageError as exc:
         return _text(f"/ant:{name}: {exc.format_message()}", drive_rules.EXIT_ERROR)
     action = mod_loop.for_mod(action)
     action["line"] = f"/ant:{name} runs in the plugin's mod (runtime mod: no Queen turns) — " + (action.get("line") or action["action"])
-    return {"serve": "loop", "runtime": mod_loop.RUNTIME, "action": action}
+    return {"serve": "loop", "runtime": mod_loop.RUNTIME, "action": action, "spool": mod_loop.spool_dir()}
 
 
 @command("serve")
@@ -187,6 +188,7 @@ def launched_cmd():
     from aether.colony import mod as mod_loop
 
     items = _payload("the spawns").get("spawns")
+    mod_loop.ingest_spool()
     if not isinstance(items, list) or not all(
         isinstance(i, dict)
         and isinstance(i.get("ref"), str)
@@ -198,28 +200,13 @@ def launched_cmd():
     return mod_loop.launched(items)
 
 
-def _calls(value, where: str) -> list:
-    if not isinstance(value, list) or not all(isinstance(c, dict) for c in value):
-        raise input_error("invalid_input", f"{where} must be a list of the mod's calls {{tool, input, isError, text, ms, t}}")
-    return value
-
-
 @command("answer")
 def answer_cmd():
-    """An ant's answer from the mod. stdin: {"ref", "agent_id", "text", "usage", "duration_ms", "reason", "calls"}."""
+    """An ant's answer from the mod. stdin: {"ref", "agent_id", "text", "usage", "duration_ms", "reason", "calls",
+    "error", "rate_limits"} (an ant that ended on an API error: its last message, the session's rate-limit windows)."""
     from aether.colony import mod as mod_loop
 
-    data = _payload("the answer")
-    ref = _str(data, "ref")
-    if not ref and not _str(data, "agent_id"):
-        raise input_error("invalid_input", "ref or agent_id is required")
-    duration = data.get("duration_ms")
-    duration = duration if isinstance(duration, int) and not isinstance(duration, bool) else None
-    usage = mod_loop.usage_of(data.get("usage"), duration)
-    agent = _str(data, "agent_id")
-    if agent:  # its last calls first: a watcher's answer is judged on what it ran
-        mod_loop.keep_calls({agent: _calls(data.get("calls") or [], "calls")})
-    return mod_loop.answer(ref or None, agent, _str(data, "text"), usage, _str(data, "reason", "answer") or "answer")
+    return mod_loop.take(_payload("the answer"))
 
 
 @command("wait")
@@ -241,7 +228,8 @@ def wait_cmd():
     calls = data.get("calls") or {}
     if not isinstance(calls, dict):
         raise input_error("invalid_input", "calls must map agent ids to lists of calls")
-    mod_loop.keep_calls({str(k): _calls(v, f"calls.{k}") for k, v in calls.items()})
+    mod_loop.keep_calls({str(k): mod_loop.calls_of(v, f"calls.{k}") for k, v in calls.items()})
+    mod_loop.ingest_spool()
     return mod_loop.wait(refs, float(seconds), _str(data, "scope"), statuses)
 
 

@@ -117,6 +117,7 @@ def _resolve(colony: dict, plan: dict, options: dict) -> tuple:
         _check_auto_approve(colony)
     caps = _caps(colony, options.get("budget"), options.get("phase_budget"))
     settings.model_table(colony.get("mode"))  # a bad `models:` fails now, not in the middle of the run
+    settings.on_limit()  # and so does a bad `run:`
     return rng, skipped, caps
 
 
@@ -141,7 +142,14 @@ def new_run(options: dict) -> dict:
         restarted_build=False,
         ended=None,
         mode=colony.get("mode"),
+        wait_limits=_wait_limits(options),
+        driver=options.get("driver") or "prompts",
     )
+
+
+def _wait_limits(options: dict) -> bool:
+    """Does the run wait out a usage or rate limit by itself? `--wait`, else `run: on_limit:`."""
+    return bool(options.get("wait_limits")) or settings.on_limit() == "wait"
 
 
 def _end_quietly(run: dict, why: str) -> None:
@@ -352,6 +360,8 @@ def _from_build(run: dict, phase: int, action: dict) -> dict | None:
         return _stop(run, "abort_phase", action["text"], f"/ant:run --from {phase}", phase)
     if kind == "stop" and action.get("why") == "user":
         return _stop(run, "user", action["text"], f"/ant:run --from {phase}", phase)
+    if kind == "stop" and action.get("why") in ("limit", "failed_calls"):  # the same run goes on where it stood
+        return _stop(run, action["why"], action["text"], "/ant:run", phase)
     if kind == "stop":
         return _stop(run, action.get("why") or "blocked", action["text"], f"/ant:run --from {phase}", phase)
     status = (plans_rules.find_phase(store.read("plan"), phase) or {}).get("status")
@@ -545,6 +555,8 @@ def resume(run: dict, options: dict) -> dict:
         _check_auto_approve(colony)
     caps = _caps(colony, options.get("budget"), options.get("phase_budget"), run["budget"])
     run["auto_approve"] = run.get("auto_approve") or bool(options.get("auto_approve"))
+    run["wait_limits"] = run.get("wait_limits") or _wait_limits(options)
+    run["driver"] = options.get("driver") or "prompts"  # who drives it now: the mod, or the Queen
     run["budget"] = caps
     run["stopped"] = None
     run["stop_requested"] = False
@@ -567,6 +579,7 @@ def start(options: dict) -> dict:
             raise input_error("invalid_content", "--answer needs the user's words after the choice")
     with ledger.lock():
         colony = store.read("colony", missing_ok=False)
+        dispatch.clear_weather("person")  # the person's command: what a limit held goes out again
         if colony.get("state") == "COMPLETED":
             return {
                 "action": "done",

@@ -204,6 +204,7 @@ def _finish(run: dict) -> None:
         lessons_done=False,
         next_slash=(out.get("next") or {}).get("slash"),
         phase_name=out.get("name"),
+        phase_status=out.get("phase_status"),
     )
     dispatch.save_run(run)
 
@@ -356,7 +357,7 @@ def _done(run: dict) -> dict:
         dispatch.save_run(run)
     if run.get("finished"):
         text = run.get("finish_text", "")
-        return {"action": "done", "text": text, "command": run.get("next_slash")}
+        return {"action": "done", "text": text, "command": run.get("next_slash"), "outcome": run.get("phase_status")}
     if isinstance(run.get("stop_action"), dict):  # the failure protocol aborted it: how it ended
         return dict(run["stop_action"])
     return {"action": "done", "text": f"Phase {run['phase']} is not being built.", "command": None}
@@ -384,6 +385,10 @@ def advance(run: dict, approve: bool = False, guard=None, approved_by: str = "us
             return action
         held = guard(castes) if guard is not None and castes else None
         if held is not None:
+            return held
+        held = dispatch.held(run, flying) if castes else None  # a limit holds the colony: nothing is started
+        if held is not None:
+            held.update(run=run["scope"], phase=run["phase"])
             return held
         action = _queen_action(run, step)
         action.update(run=run["scope"], phase=run["phase"])

@@ -4,10 +4,12 @@ the spawn action the Queen gets (short prompts naming brief files). See state/sp
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 from aether.core import clock
 from aether.core.text import one_line
 from aether.rules import models
+from aether.rules import weather as weather_rules
 from aether.state import costs, settings, store
 from aether.state import spawns as ledger
 
@@ -160,11 +162,16 @@ def dispatch(run: dict, items: list, phase_key: str | None = None, table: dict |
     """Spawn action: brief files written, one record per spawn; items: (local, kind, type, text|None).
     Each spawn gets its caste's model (settings.model_table) and counts its cost for `phase_key`
     (default: the run's phase) and for the autopilot run driving it. A spawn whose ant runs now
-    is not handed out again: with nothing else to send, the action is `wait`."""
+    is not handed out again: with nothing else to send, the action is `wait`. While the weather
+    holds the colony (a limit), or a spawn's Agent calls failed MAX_FAILED_CALLS times, nothing is
+    handed out: the action says so."""
     flying = running(run, [item[0] for item in items])
     items = [item for item in items if item[0] not in flying]
     if not items:
         return wait(run, flying)
+    stop = held(run, flying) or _failed_calls_stop(run, [item[0] for item in items])
+    if stop is not None:
+        return stop
     table = table or settings.model_table(store.read("colony").get("mode"))
     autopilot = run["scope"] if run["command"] == "run" else run.get("parent")
     run["actions"] = run.get("actions", 0) + 1
@@ -222,3 +229,150 @@ def action_line(action: dict) -> str:
     if action["action"] == "wait":
         return f"Aether next: wait — {one_line(action['text'], 2000)}"
     return f"Aether next: {action['action']} — show the user this text:\n{_quoted(action['text'])}"
+
+
+# ---------------------------------------------------------------- the weather holds the colony (rules/weather.py)
+
+MAX_FAILED_CALLS = 3  # a spawn's Agent calls that failed (crashed, stopped) before the run stops sending it
+
+
+def command_of(run: dict | None) -> str | None:
+    """The slash command that goes on with `run`."""
+    if not run:
+        return None
+    if run.get("parent") or run["command"] == "run":
+        return "/ant:run"
+    if run["command"] == "build":
+        return f"/ant:build {run.get('phase')}"
+    return f"/ant:{run['command']}"
+
+
+def _now() -> datetime:
+    return datetime.fromtimestamp(clock.now(), UTC)
+
+
+def weather_now(data: dict | None = None) -> dict | None:
+    """The weather that holds the colony now (a limit an ant met), or None."""
+    found = (data if data is not None else store.read("spawns")).get("weather")
+    return found if isinstance(found, dict) else None
+
+
+@store.writes("spawns", "costs")
+def weather_hit(files, ref: str, agent: str | None, usage: dict | None, weather: dict) -> dict | None:
+    """An ant the weather stopped did not run: what it spent counts, its spawn is handed out again
+    (not failed, no empty answer counted) and the colony is held. None: it was recorded before."""
+    data = files["spawns"]
+    rec = ledger.find(data, ref)
+    if rec is None:
+        return None
+    _meter(files, rec, agent, usage)
+    if rec["status"] == "recorded":
+        return None
+    rec.update(status="dispatched", limited=(rec.get("limited") or 0) + 1, limited_by=weather["kind"])
+    before = weather_now(data) or {}
+    data["weather"] = {
+        **weather,
+        "at": clock.iso(),
+        "ref": ref,
+        "who": f"{rec['local']} ({rec['subagent_type'].split(':', 1)[-1]})",
+        "until": before.get("until"),
+        "waiting_since": before.get("waiting_since"),
+    }
+    return dict(data["weather"])
+
+
+@store.writes("spawns")
+def clear_weather(data, by: str) -> None:
+    """The weather no longer holds the colony: a run waited it out, or the person ran a command
+    again (`by: "person"`: then the failed Agent calls of spawns waiting to go out count afresh)."""
+    found = weather_now(data)
+    if found is not None:
+        data["weather"] = None
+        data["weather_cleared"] = {"kind": found.get("kind"), "at": clock.iso(), "by": by}
+    if by == "person":
+        for rec in data["spawns"]:
+            if rec.get("failed_calls") and rec["status"] == "dispatched":
+                rec["failed_calls"] = 0
+
+
+@store.writes("spawns")
+def _wait_for(data, until: str) -> None:
+    found = weather_now(data)
+    if found is not None and not found.get("until"):
+        found.update(until=until, waiting_since=clock.iso())
+
+
+def _pilot(run: dict) -> dict | None:
+    """The autopilot run driving `run` (itself, when it is one)."""
+    if run.get("command") == "run":
+        return run
+    return ledger.run_of(store.read("spawns"), run["parent"]) if run.get("parent") else None
+
+
+def _waits(pilot: dict | None) -> bool:
+    """Does this run wait out a limit by itself? Asked for (`--wait`, `run: on_limit: wait`), and
+    driven by the mod: the markdown runtime's Queen has no clock to wait on."""
+    return bool(pilot and pilot.get("wait_limits") and pilot.get("driver") == "mod")
+
+
+def held(run: dict, flying: list) -> dict | None:
+    """What the weather makes of a spawn action of `run`: None (go on), a wait (its other ants
+    still run; or an autopilot run that waits out the limit, as asked), or a stop saying what held
+    it, that nothing failed and which command goes on."""
+    found = weather_now()
+    if found is None:
+        return None
+    if flying:
+        return wait(run, flying)
+    now = _now()
+    pilot = _pilot(run)
+    if _waits(pilot):
+        assert pilot is not None  # _waits says there is one
+        until = found.get("until")
+        if until is None:
+            found["waits"] = pilot.get("limit_waits") or 0
+            at = weather_rules.next_wait(found, now, pilot.get("limit_waited") or 0)
+            until = at.isoformat().replace("+00:00", "Z") if at else None
+            if until is not None:
+                _wait_for(until)
+                found.update(until=until)
+        if until is not None:
+            if clock.parse_iso(until) > now.timestamp():
+                text = f"Waiting out {found.get('label')}: {found.get('who')} goes out again at {weather_rules.when(until, now)}."
+                return {"action": "wait", "why": "limit", "until": until, "waiting": [], "command": None, "text": text, "weather": found}
+            started = clock.parse_iso(found.get("waiting_since") or until)
+            pilot["limit_waited"] = (pilot.get("limit_waited") or 0) + max(0.0, clock.parse_iso(until) - started)
+            pilot["limit_waits"] = (pilot.get("limit_waits") or 0) + 1
+            save_run(pilot)
+            clear_weather("waited")
+            return None
+    shown = None if pilot is not None else command_of(run)  # an autopilot run adds its own "To continue"
+    text = weather_rules.stop_text(found, found.get("who") or "an ant", shown, now, can_wait=not _waits(pilot))
+    return {"action": "stop", "why": "limit", "text": text, "command": command_of(run), "weather": found}
+
+
+@store.writes("spawns")
+def failed_call(data, ref: str, why: str) -> int:
+    """A spawn's Agent call failed (crashed, stopped, refused after the hook): it is handed out
+    again, and counted; the count."""
+    rec = ledger.find(data, ref)
+    if rec is None or rec["status"] == "recorded":
+        return 0
+    rec.update(status="dispatched", failed_calls=(rec.get("failed_calls") or 0) + 1, failed_why=one_line(why, 300))
+    return rec["failed_calls"]
+
+
+def _failed_calls_stop(run: dict, locals_: list) -> dict | None:
+    """A spawn whose Agent calls failed MAX_FAILED_CALLS times is not sent again: the run stops."""
+    data = store.read("spawns")
+    for local in locals_:
+        rec = ledger.find(data, f"{run['scope']}/{local}")
+        if rec is not None and (rec.get("failed_calls") or 0) >= MAX_FAILED_CALLS:
+            again = command_of(run)
+            text = (
+                f"{local} ({rec['subagent_type']}) was sent {rec['failed_calls']} times and its Agent call failed each "
+                f"time, the last with: {rec.get('failed_why') or 'no reason given'}. It is not sent again; nothing else "
+                f"was sent. After fixing that, {again or 'the same command'} goes on (its count starts again)."
+            )
+            return {"action": "stop", "why": "failed_calls", "text": text, "command": again}
+    return None

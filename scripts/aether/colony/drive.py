@@ -66,6 +66,8 @@ def next_action(
     (`plan`), or, given neither, in the newest run that is not done (else: how the newest ended)."""
     with ledger.lock():
         _record_returned()
+        if phase is not None or plan or colonize or closing:  # the person's command: what a limit held goes out again
+            dispatch.clear_weather("person")
         if phase is not None and not (approve or resume) and not _by_hand(phase):
             phase = None  # the autopilot's own build: its next action, and the run goes on
         elif phase is not None or plan or colonize or closing:  # a step by hand: the autopilot run ends
@@ -101,6 +103,7 @@ def _record_returned() -> None:
 
 def answer(phase: int, choice: str, text: str) -> dict:
     with ledger.lock():
+        dispatch.clear_weather("person")
         run = build_drive.build_run(phase)
         out = build_drive.answer_loop(run, choice, text)  # checked first: a refused answer ends nothing
         autopilot.end_active("superseded")

@@ -23,11 +23,13 @@ from __future__ import annotations
 import json
 import os
 import re
+from datetime import UTC, datetime
 
 from aether.colony import dispatch, drive
 from aether.core import clock, containment
 from aether.core.exceptions import AetherError
 from aether.core.text import one_line
+from aether.rules import weather as weather_rules
 from aether.state import spawns as ledger
 from aether.state import store
 
@@ -165,6 +167,8 @@ def notifications(prompt: str) -> list:
             {
                 "agent_id": (_tag(body, "task-id") or "").strip() or None,
                 "tool_use_id": (_tag(body, "tool-use-id") or "").strip() or None,
+                "status": (_tag(body, "status") or "").strip() or None,
+                "summary": _tag(body, "summary"),
                 "text": result,
                 "usage": ledger.usage(
                     _int(_tag(usage_block, "subagent_tokens")), _int(_tag(usage_block, "duration_ms")), _int(_tag(usage_block, "tool_uses"))
@@ -175,7 +179,9 @@ def notifications(prompt: str) -> list:
         _note, sep, report = body.partition(REPORT_FOLLOWS)
         lines = report.split("\n") if sep else []
         text = "\n".join(line[2:] if line.startswith("  ") else line for line in lines)
-        found.append({"agent_id": agent_id, "tool_use_id": None, "text": text if sep else None, "usage": {}})
+        found.append(
+            {"agent_id": agent_id, "tool_use_id": None, "status": None, "summary": None, "text": text if sep else None, "usage": {}}
+        )
     return found
 
 
@@ -315,23 +321,64 @@ def no_answer(ref: str, agent: str | None, usage: dict, via: str = "hook") -> li
     return _record(ref, NO_ANSWER, {}, via, None)
 
 
+def _weather(text) -> dict | None:
+    return weather_rules.classify(text, datetime.fromtimestamp(clock.now(), UTC))
+
+
+def weather_lines(ref: str, agent: str | None, usage: dict, found: dict) -> list:
+    """An ant the weather stopped (a usage or rate limit, an overload that outlived Claude Code's
+    retries): it did not run — its spawn goes out again, the colony is held — and the Queen is
+    told, with the next action once no other ant of its action runs (colony/dispatch.py `held`)."""
+    local = ref.split("/", 1)[1]
+    with ledger.lock():
+        if dispatch.weather_hit(ref, agent, usage, found) is None:
+            return [f"Aether: {local} was recorded before"]
+        lines = [f"Aether: {local} did not run — {found['label']}: nothing failed, and it goes out again when the limit lifts."]
+        data = store.read("spawns")
+        rec = ledger.find(data, ref) or {}
+        run = ledger.run_of(data, rec.get("scope") or "")
+        others = [s for s in ledger.of_scope(data, rec.get("scope") or "") if s.get("action") == rec.get("action") and ledger.in_flight(s)]
+        if run is None or run.get("done"):
+            return lines
+        if others:
+            return lines + [f"(waiting for {', '.join(s['local'] for s in others)})"]
+        try:
+            return lines + [_fitted(drive.advance_after(run), len(lines[0]) + 1)]
+        except AetherError as exc:
+            failed = one_line(exc.message, 400)
+            return lines + [f"Aether next: stop — show the user this text:\n{found['label']} held the ants; the next step failed: {failed}"]
+
+
 def failure_hook(payload: dict) -> dict | None:
     """PostToolUseFailure or PermissionDenied on Agent: the call failed (the ant crashed, was
-    stopped) or never ran (refused after the PreToolUse hook): the spawn is handed out again."""
+    stopped, an API error outlived Claude Code's retries) or never ran (refused after the
+    PreToolUse hook): the spawn is handed out again — the weather holds the colony instead of
+    failing anything; other failures are counted, and after dispatch.MAX_FAILED_CALLS the run stops."""
     tool_input = raw if isinstance(raw := payload.get("tool_input"), dict) else {}
     ref = ledger.ref_in(prompt if isinstance(prompt := tool_input.get("prompt"), str) else "")
     rec = _spawn(ref)
     if (
-        rec is None
+        ref is None
+        or rec is None
         or rec["status"] not in ledger.IN_FLIGHT
         or rec.get("tool_use_id") != payload.get("tool_use_id")
         or rec.get("runtime") == MOD
     ):
         return None
-    dispatch.mark(ref, "dispatched")
     if payload.get("hook_event_name") == "PermissionDenied":
+        dispatch.mark(ref, "dispatched")
         return None
-    return _context("PostToolUseFailure", [f"Aether: {rec['local']}'s Agent call failed; `aether next` hands it out again."])
+    error = raw_error if isinstance(raw_error := payload.get("error"), str) else ""
+    found = _weather(error)
+    if found is not None:
+        return _context("PostToolUseFailure", weather_lines(ref, rec.get("agent_id"), {}, found))
+    count = dispatch.failed_call(ref, error or "the Agent call failed")
+    said = f" ({one_line(error, 200)})" if error.strip() else ""
+    if count >= dispatch.MAX_FAILED_CALLS:
+        return _context(
+            "PostToolUseFailure", [f"Aether: {rec['local']}'s Agent call failed{said}, {count} times: `aether next` says what now."]
+        )
+    return _context("PostToolUseFailure", [f"Aether: {rec['local']}'s Agent call failed{said}; `aether next` hands it out again."])
 
 
 def start_hook(payload: dict) -> dict | None:
@@ -385,6 +432,10 @@ def prompt_hook(payload: dict) -> dict | None:
         usage = note["usage"]
         if not usage.get("total_tokens"):
             usage = transcript(_agent_transcript(payload, note["agent_id"]))["usage"] or usage
+        found = _weather(note.get("summary")) if note.get("status") == "failed" else None
+        if found is not None and rec["status"] != "recorded":  # a background ant the weather stopped
+            lines += weather_lines(rec["ref"], note["agent_id"], usage, found)
+            continue
         text = note["text"] if note["text"] and note["text"].strip() else ledger.read_answer(rec["ref"])
         if rec["status"] != "recorded" and not (text and text.strip()):
             lines += no_answer(rec["ref"], note["agent_id"], usage)

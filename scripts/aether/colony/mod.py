@@ -10,14 +10,18 @@ them alone (colony/handback.py), and their answers arrive here, from the mod's `
 
 from __future__ import annotations
 
+import os
+import re
 import time
+from datetime import UTC, datetime
 
 from aether.colony import autopilot, continue_drive, dispatch, drive, handback
-from aether.core import clock
-from aether.core.exceptions import AetherError, input_error
+from aether.core import clock, containment, inputs, paths
+from aether.core.exceptions import EXIT_INPUT, AetherError, input_error
 from aether.core.text import one_line
 from aether.rules import drive as drive_rules
 from aether.rules import spend
+from aether.rules import weather as weather_rules
 from aether.state import costs, evidence, store
 from aether.state import spawns as ledger
 
@@ -47,6 +51,9 @@ def _lessons_spawn(action: dict) -> dict:
     rec = ledger.find(data, ref)
     if rec is not None and ledger.in_flight(rec):
         return {**dispatch.wait(run, [LESSONS]), "refs": [ref]}
+    held = dispatch.held(run, [])
+    if held is not None:  # a limit holds the colony: the lessons wait with the rest
+        return {**held, "run": run["scope"]}
     brief = (
         f"[aether spawn {ledger.brief_rel(run['scope'], LESSONS)}]\n"
         f"You write the lessons of an Aether colony's phase {action.get('phase')}; you change nothing.\n\n"
@@ -88,7 +95,10 @@ def for_mod(action: dict) -> dict:
     out = dict(action)
     if out["action"] == "lessons":
         out = _lessons_spawn(out)
-    if out["action"] == "spawn":
+    if out["action"] == "wait" and out.get("why") == "limit":  # waiting out a limit: no ant to wait for
+        out.update(refs=[], agents={}, line=f"waiting out {out['weather'].get('label')} until {out['until']}")
+        out["interrupt"] = interrupted([])
+    elif out["action"] == "spawn":
         scope = out.get("run") or _scope_of(out)
         spawns = []
         for s in out["spawns"]:
@@ -108,8 +118,11 @@ def for_mod(action: dict) -> dict:
         out["line"] = f"waiting for {', '.join(out.get('waiting') or []) or 'answers'}"
         out["interrupt"] = interrupted(out["refs"])
     else:
-        out["exit_code"] = drive_rules.exit_status(out["action"], out.get("why"))
+        out["exit_code"] = drive_rules.exit_status(out["action"], out.get("why"), out.get("outcome"))
         out["line"] = f"{out['action']}" + (f" ({out['why']})" if out.get("why") else "")
+    if out["action"] in ("spawn", "wait"):  # the command that goes on, should the loop have to stop here
+        run = ledger.run_of(store.read("spawns"), out.get("run") or "")
+        out["again"] = dispatch.command_of(run) if run else None
     out["progress"] = progress()
     return out
 
@@ -223,15 +236,42 @@ def keep_calls(calls: dict) -> int:
     return kept
 
 
-def answer(ref: str | None, agent_id: str | None, text: str | None, usage: dict, reason: str) -> dict:
+def _weather(reason: str, error: str | None, rate_limits) -> dict | None:
+    """The weather an ant that ended on an API error met (its last message is Claude Code's error line)."""
+    if reason != "error":
+        return None
+    return weather_rules.classify(error, datetime.fromtimestamp(clock.now(), UTC), rate_limits)
+
+
+def _weather_line(ref: str, agent_id: str | None, usage: dict, found: dict) -> dict:
+    local = ref.split("/", 1)[1]
+    with ledger.lock():
+        held = dispatch.weather_hit(ref, agent_id, usage, found)
+    if held is None:
+        return {"ref": ref, "line": None, "next": None}
+    return {
+        "ref": ref,
+        "line": f"{local} did not run: {found['label']} — nothing failed; it goes out again when the limit lifts",
+        "next": None,
+    }
+
+
+def answer(
+    ref: str | None, agent_id: str | None, text: str | None, usage: dict, reason: str, error: str | None = None, rate_limits=None
+) -> dict:
     """An ant's answer from the mod's `turn.complete`: recorded once, as the classic hooks would;
-    no answer (empty, refused, an error) is handed out again once, then recorded as none; an
+    an ant a usage or rate limit (or an overload) stopped did not run: its spawn is handed out
+    again and the colony is held (colony/dispatch.py `held`), nothing fails; any other lack of an
+    answer (empty, refused, an error) is handed out again once, then recorded as none; an
     interrupted ant (`aborted`) counts what it spent and is handed out again. An answer of an
     earlier run of the spawn (another agent than the one running it now) only counts its spend."""
     if reason not in REASONS:
         raise input_error("invalid_input", f"reason must be one of {', '.join(REASONS)}, not {reason!r}")
     rec = _spawn_of(ref, agent_id)
     ref = rec["ref"]
+    found = _weather(reason, error, rate_limits)
+    if found is not None and rec.get("agent_id") in (None, agent_id):
+        return _weather_line(ref, agent_id, usage, found)
     if ref.endswith("/" + LESSONS):
         return _lessons_answer(ref, agent_id, text, usage, reason)
     no_text = reason in ("refusal", "error") or not text or not text.strip()
@@ -313,7 +353,7 @@ def _refused_stop(refs: list) -> dict | None:
         rec = ledger.find(data, ref)
         if rec is not None and rec["status"] == "dispatched" and (rec.get("refused") or 0) >= MAX_REFUSED:
             run = ledger.run_of(data, rec["scope"]) or {}
-            again = _command_of(run) if run else None
+            again = dispatch.command_of(run) if run else None
             text = (
                 f"Claude Code refused to start {rec['local']} ({rec['subagent_type']}) {rec['refused']} times: "
                 f"{rec.get('refused_why') or 'no reason given'}. Nothing else was sent; after fixing that, "
@@ -346,7 +386,14 @@ def wait(refs: list, seconds: float = WAIT_SECONDS, scope: str | None = None, st
         out["interrupt"] = interrupted(running)
         out["progress"] = progress()
         return out
-    return for_mod(next_of(scope or (refs[0].split("/", 1)[0] if refs else None)))
+    scope = scope or (refs[0].split("/", 1)[0] if refs else None)
+    out = for_mod(next_of(scope))
+    if out["action"] == "wait" and out.get("why") == "limit":  # waiting out a limit: this call waits its share
+        left = min(deadline - time.monotonic(), clock.parse_iso(out["until"]) - clock.now())
+        if left > 0:
+            time.sleep(left)
+            out = for_mod(next_of(scope))
+    return out
 
 
 def interrupted(refs: list) -> dict:
@@ -355,7 +402,7 @@ def interrupted(refs: list) -> dict:
     `refs` finish and their answers are recorded; the same command goes on where the run stands."""
     data = store.read("spawns")
     live = [r for r in data["runs"] if not r.get("done")]
-    again = _command_of(live[-1]) if live else None
+    again = dispatch.command_of(live[-1]) if live else None
     names = [r.split("/", 1)[1] for r in refs]
     text = "Aether: interrupted." + (
         f" {', '.join(names)} may still be running: their answers are recorded as they arrive." if names else " Nothing is running."
@@ -363,15 +410,6 @@ def interrupted(refs: list) -> dict:
     if again:
         text += f" {again} goes on where the run stands."
     return {"text": text, "exit_code": drive_rules.EXIT_STATUS["stopped"]}
-
-
-def _command_of(run: dict) -> str | None:
-    """The slash command that goes on with `run`."""
-    if run.get("parent") or run["command"] == "run":
-        return "/ant:run"
-    if run["command"] == "build":
-        return f"/ant:build {run.get('phase')}"
-    return f"/ant:{run['command']}"
 
 
 def next_of(scope: str | None) -> dict:
@@ -409,7 +447,92 @@ def progress() -> str:
         if ledger.in_flight(s)
     ]
     parts = [head, ("running " + ", ".join(ants)) if ants else "no ant running"]
+    held = dispatch.weather_now(data)
+    if held is not None:
+        parts.append(weather_rules.line(held, datetime.fromtimestamp(clock.now(), UTC)))
     pilot = autopilot.active_run()
     if pilot is not None:
         parts.append(f"spent {spend.fmt(costs.run_spend(pilot['scope'])['total']['tokens'])} of {spend.fmt(pilot['budget']['run'])}")
     return " · ".join(parts)
+
+
+# ---------------------------------------------------------------- answers kept until the helper takes them
+
+
+SPOOL = "spool"  # <data>/spool/<agent id>.json: an ant's answer the mod keeps until the helper has recorded it
+SPOOL_NAME = re.compile(r"([A-Za-z0-9_-]{1,80})\.json")
+MAX_SPOOLED = 8 * 1024 * 1024  # bytes of one kept answer (its calls included)
+
+
+def spool_dir() -> str:
+    """Where the mod keeps an ant's answer before the helper takes it (made when missing)."""
+    return containment.make_dirs(os.path.join(paths.data_dir(), SPOOL))
+
+
+def _str(data: dict, key: str) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise input_error("invalid_input", f"{key} must be a string")
+    return value
+
+
+def calls_of(value, where: str) -> list:
+    if not isinstance(value, list) or not all(isinstance(c, dict) for c in value):
+        raise input_error("invalid_input", f"{where} must be a list of the mod's calls {{tool, input, isError, text, ms, t}}")
+    return value
+
+
+def take(data: dict) -> dict:
+    """`aether mod answer`'s payload (what `turn.complete` brought, kept in the spool meanwhile):
+    its calls kept as evidence, then the answer recorded; its spool file goes once it is taken."""
+    ref, agent = _str(data, "ref"), _str(data, "agent_id")
+    if not ref and not agent:
+        raise input_error("invalid_input", "ref or agent_id is required")
+    duration = data.get("duration_ms")
+    duration = duration if isinstance(duration, int) and not isinstance(duration, bool) else None
+    if agent:  # its last calls first: a watcher's answer is judged on what it ran
+        keep_calls({agent: calls_of(data.get("calls") or [], "calls")})
+    limits = data.get("rate_limits")
+    out = answer(
+        ref or None,
+        agent,
+        _str(data, "text"),
+        usage_of(data.get("usage"), duration),
+        _str(data, "reason") or "answer",
+        error=_str(data, "error"),
+        rate_limits=limits if isinstance(limits, list) else None,
+    )
+    if agent and SPOOL_NAME.fullmatch(f"{agent}.json"):
+        try:
+            os.unlink(os.path.join(paths.data_dir(), SPOOL, f"{agent}.json"))
+        except OSError:
+            pass
+    return out
+
+
+def ingest_spool() -> list:
+    """Answers the mod kept because the helper could not take them then (it failed, or Claude Code
+    ended first): recorded now, before anything else, so no finished ant runs again. A kept file
+    that is no answer is set aside (`.bad`), never lost; the refs taken."""
+    folder = os.path.join(paths.data_dir(), SPOOL)
+    if not os.path.isdir(folder):
+        return []
+    taken = []
+    for name in sorted(os.listdir(folder)):
+        if not SPOOL_NAME.fullmatch(name):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            data = inputs.parse_json(containment.read_bytes(path, MAX_SPOOLED).decode("utf-8", "replace"), f"the kept answer {name}")
+            if not isinstance(data, dict):
+                raise input_error("invalid_input", f"the kept answer {name} is no JSON object")
+            taken.append(take(data).get("ref"))
+        except FileNotFoundError:
+            continue  # taken meanwhile by the mod's own call
+        except AetherError as exc:
+            if exc.exit_code != EXIT_INPUT:
+                raise  # the state, not the answer: it stays for the next call
+            os.replace(path, path + ".bad")
+        except OSError:
+            continue
+    return [r for r in taken if r]

@@ -3,13 +3,16 @@ spawn tree of the last build, and the next step. Read-only: nothing here writes 
 
 from __future__ import annotations
 
-from aether.core import output
+from datetime import UTC, datetime
+
+from aether.core import clock, output
 from aether.core.exceptions import input_error
 from aether.core.text import one_line
 from aether.rules import autopilot as autopilot_rules
 from aether.rules import plans as plans_rules
 from aether.rules import spend
 from aether.rules import waves as waves_rules
+from aether.rules import weather as weather_rules
 from aether.rules.lifecycle import next_step
 from aether.state import costs, pheromones, store
 from aether.state import spawns as ledger
@@ -278,8 +281,10 @@ def _autopilot_view(colony: dict) -> dict:
     spawns = store.read("spawns")
     run = ledger.active_autopilot(spawns)
     newest = spawns["spawns"][-1] if spawns["spawns"] else None
+    held = spawns.get("weather")
     out = {
         "autopilot": None,
+        "weather": held if isinstance(held, dict) else None,  # a limit that holds the colony's ants
         # who sent the newest spawn: the plugin's mod, or the Queen's Agent calls (the markdown commands)
         "runtime": None if newest is None else ("mod" if newest.get("runtime") == "mod" else "prompts"),
         "spend": {
@@ -314,6 +319,10 @@ def _autopilot_lines(view: dict) -> list:
             f"spent {spend.fmt(run['spent'])} of {spend.fmt(run['caps']['run'])}"
         )
         lines.append(f"  continue: {run['command']} · stop it from any terminal: aether run --stop")
+    held = view.get("weather")
+    if held:
+        lines.append("HELD  " + weather_rules.line(held, datetime.fromtimestamp(clock.now(), UTC)) + f": {held.get('who') or 'an ant'} did not run")
+        lines.append(f"  Claude Code said: {one_line(held.get('detail'), 160)}")
     if view.get("runtime"):
         how = "the plugin's mod (no Queen turns)" if view["runtime"] == "mod" else "the markdown commands (the Queen's turns)"
         lines.append(f"RUNTIME  {view['runtime']}: the newest ants were run by {how}")

@@ -27,6 +27,9 @@ STOP_REASONS = {
     "lead_refused": "the Phase Lead's plan was refused twice",
     "blocked": "spawns wait for spawns that will not run",
     "no_plan": "the colony has no plan to build",
+    "limit": "a usage or rate limit held the ants (nothing failed)",
+    "failed_calls": "an ant's Agent call failed again and again",
+    "refused": "Claude Code refused to start an ant",
 }
 END_REASONS = {
     "completed": "the colony is COMPLETED",

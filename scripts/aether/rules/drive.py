@@ -221,7 +221,8 @@ EXIT_STATUS = {
     "question": 11,  # a loop asks the person (the code loop, the plan loop)
     "abort": 12,  # the failure protocol aborted the phase, or it ended with failed tasks
     "cap": 13,  # the spend cap
-    "stopped": 14,  # any other stop: asked to, blocked, a refused Phase Lead, no plan
+    "stopped": 14,  # any other stop: asked to, blocked, a refused Phase Lead, no plan, an ant past its deadline
+    "limit": 15,  # a usage or rate limit (or an overload) held the ants: nothing failed; the same command goes on
 }
 STOP_KIND = {
     "approval": "approval",
@@ -230,12 +231,15 @@ STOP_KIND = {
     "abort_phase": "abort",
     "phase_failed": "abort",
     "budget": "cap",
+    "limit": "limit",
 }
+FAILED_OUTCOMES = ("failed",)  # a build that is done, its phase not completed: exit as an abort
 
 
-def exit_status(action: str, why: str | None) -> int:
-    """The exit status of an action that ends a driven command (`done`, `ask`, `stop`)."""
+def exit_status(action: str, why: str | None, outcome: str | None = None) -> int:
+    """The exit status of an action that ends a driven command (`done`, `ask`, `stop`); `outcome`:
+    the status of the phase a finished build leaves (a failed one is no success)."""
     if action == "done":
-        return EXIT_DONE
+        return EXIT_STATUS["abort"] if outcome in FAILED_OUTCOMES else EXIT_DONE
     kind = STOP_KIND.get(why or "") or ("question" if action == "ask" else "stopped")
     return EXIT_STATUS[kind]

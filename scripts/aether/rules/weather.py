@@ -21,7 +21,7 @@ hands in the session's rate-limit windows (`$.session.usage().rateLimits`, each 
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 # kind → how the person reads it, and whether it clears by itself (waiting makes sense)
 KINDS = {
@@ -92,7 +92,7 @@ def _parse_iso(value) -> datetime | None:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def _clock_reset(found: re.Match, now: datetime) -> datetime | None:
@@ -104,7 +104,7 @@ def _clock_reset(found: re.Match, now: datetime) -> datetime | None:
         hour = hour % 12 + (12 if half == "pm" else 0)
     if hour > 23 or minute > 59:
         return None
-    tz = timezone.utc
+    tz = UTC
     if zone and zone != "UTC":
         try:
             from zoneinfo import ZoneInfo  # noqa: PLC0415 - only when a limit names a zone
@@ -116,15 +116,15 @@ def _clock_reset(found: re.Match, now: datetime) -> datetime | None:
     at = local.replace(hour=hour, minute=minute, second=0, microsecond=0)
     if at <= local:
         at += timedelta(days=1)
-    return at.astimezone(timezone.utc)
+    return at.astimezone(UTC)
 
 
 def resets_at(text: str, rate_limits, now: datetime) -> datetime | None:
     """When the limit lifts, where something says so: the session's exhausted rate-limit windows
     (the latest of their resets), else a time in the error's text. None: nothing says."""
     windows = [w for w in rate_limits if isinstance(w, dict)] if isinstance(rate_limits, list) else []
-    full = [_parse_iso(w.get("resetsAt")) for w in windows if isinstance(w.get("percentUsed"), (int, float)) and w["percentUsed"] >= 100]
-    full = [t for t in full if t is not None and t > now]
+    exhausted = [w for w in windows if isinstance(w.get("percentUsed"), (int, float)) and w["percentUsed"] >= 100]
+    full = [t for w in exhausted if (t := _parse_iso(w.get("resetsAt"))) is not None and t > now]
     if full:
         return max(full)
     found = _ISO.search(text)
@@ -176,3 +176,46 @@ def next_wait(weather: dict, now: datetime, waited: float) -> datetime | None:
     if waited + max(0.0, (until - now).total_seconds()) > MAX_WAIT_SECONDS:
         return None
     return until
+
+
+def when(at_iso: str | None, now: datetime) -> str:
+    """`13:00 UTC (in 2h59m)`, or '' for no time."""
+    at = _parse_iso(at_iso)
+    if at is None:
+        return ""
+    left = int(max(0.0, (at - now).total_seconds()))
+    span = f"{left // 3600}h{left % 3600 // 60:02d}m" if left >= 3600 else f"{left // 60}m{left % 60:02d}s"
+    return f"{at.strftime('%H:%M')} UTC (in {span})"
+
+
+def line(weather: dict, now: datetime) -> str:
+    """One line for the status band and `aether watch`: what holds the run, and until when."""
+    head = f"held by {weather.get('label') or 'the weather'}"
+    if weather.get("until"):
+        return f"{head} · waiting until {when(weather['until'], now)}"
+    if weather.get("resets_at"):
+        return f"{head} · resets {when(weather['resets_at'], now)}"
+    return head
+
+
+def stop_text(weather: dict, who: str, command: str | None, now: datetime, can_wait: bool) -> str:
+    """What a run stopped by the weather tells the person: what held it, that nothing failed, when
+    it lifts (where anything says), and the command that goes on."""
+    status = f" (HTTP {weather['status']})" if weather.get("status") else ""
+    lines = [
+        f"Stopped by {weather.get('label') or 'an API error'}{status}: {who} did not run.",
+        f"  Claude Code said: {weather.get('detail') or '(nothing)'}",
+        "Nothing failed and nothing is lost: the answers that came are recorded, and what did not run is "
+        "handed out again when the command runs again.",
+    ]
+    if weather.get("resets_at"):
+        lines.append(f"The limit resets at {when(weather['resets_at'], now)}.")
+    elif weather.get("clears"):
+        lines.append("Nothing says when it lifts (an API key's limits give no reset time): try again in a few minutes.")
+    else:
+        lines.append("It will not lift by itself: fix the account or key Claude Code uses first.")
+    if command:
+        lines.append(f"To go on: {command}" + (" (after it lifts)" if weather.get("clears") else ""))
+    if can_wait and weather.get("clears"):
+        lines.append("To let a run wait for it by itself: /ant:run --wait (or `run: {on_limit: wait}` in .aether/config.yaml).")
+    return "\n".join(lines)

@@ -13,7 +13,7 @@ from aether.core import containment, paths
 from aether.core.exceptions import input_error
 
 CONFIG_FILE = "config.yaml"  # in the project's .aether/
-SECTIONS = ("bug_bash", "budget", "models", "build", "code_loop", "verify")  # their owners: bugs/config.py, state/settings.py
+SECTIONS = ("bug_bash", "budget", "models", "build", "code_loop", "verify", "run")  # their owners: bugs/config.py, state/settings.py
 
 
 def path() -> str:

@@ -15,6 +15,8 @@ build:
   isolation: auto  # on: each builder in its own git worktree; off: the shared tree; auto: the mode's
 code_loop:
   commit_iterations: false  # true: a real commit `build iteration N: …` per code-loop iteration
+run:
+  on_limit: stop            # wait: /ant:run waits out a usage or rate limit and goes on (where the mod runs)
 verify:
   tests: pytest -q          # the command the watcher runs for the tests (else found from the project's files)
   imports: python3 -c "import app"   # the import check (else the changed Python modules)
@@ -32,6 +34,8 @@ from aether.state import config_file
 BUDGET_KEYS = ("run", "phase")
 CODE_LOOP = {"commit_iterations": False}  # the `code_loop:` settings and their defaults
 BUILD_KEYS = ("isolation",)
+RUN_KEYS = ("on_limit",)
+ON_LIMIT = ("stop", "wait")  # what /ant:run does when a usage or rate limit holds its ants
 ISOLATION = ("auto", "on", "off")  # auto: the mode's choice
 
 
@@ -118,3 +122,19 @@ def verify() -> dict:
             )
         out[key] = value.strip()
     return out
+
+
+def on_limit() -> str:
+    """`run: on_limit:` — stop (the default) or wait."""
+    section = config_file.section("run")
+    for key in section:
+        if key not in RUN_KEYS:
+            _unknown("run", key, RUN_KEYS)
+    value = section.get("on_limit", "stop")
+    if value not in ON_LIMIT:
+        raise input_error(
+            "invalid_config",
+            f"run.on_limit in {config_file.CONFIG_FILE} is one of {', '.join(ON_LIMIT)}, not {value!r}",
+            key="run.on_limit",
+        )
+    return value
