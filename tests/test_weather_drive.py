@@ -54,7 +54,15 @@ def mod_wave(p):
 
 def limited(p, ref, agent, error=USAGE_LIMIT, rate_limits=None):
     usage = {"input_tokens": 0, "output_tokens": 0}
-    payload = {"ref": ref, "agent_id": agent, "text": "", "usage": usage, "reason": "error", "error": error, "rate_limits": rate_limits or []}
+    payload = {
+        "ref": ref,
+        "agent_id": agent,
+        "text": "",
+        "usage": usage,
+        "reason": "error",
+        "error": error,
+        "rate_limits": rate_limits or [],
+    }
     return ok(p, "mod", "answer", input=payload)
 
 
@@ -217,8 +225,10 @@ def test_a_background_ants_failed_notification_is_read_as_weather(colony):
 def test_an_agent_call_that_keeps_failing_is_sent_at_most_three_times(colony):
     p = colony
     for n in range(1, 4):
-        call = ok(p, "next", "--build", "1" if n == 1 else "1")["spawns"][0] if n == 1 else ok(p, "next")["spawns"][0]
-        tool_input = hook(p, "pre", {"tool_input": {k: call[k] for k in ("subagent_type", "description", "prompt")}, "tool_use_id": f"t{n}"})
+        call = (ok(p, "next", "--build", "1") if n == 1 else ok(p, "next"))["spawns"][0]
+        tool_input = hook(
+            p, "pre", {"tool_input": {k: call[k] for k in ("subagent_type", "description", "prompt")}, "tool_use_id": f"t{n}"}
+        )
         tool_input = tool_input["hookSpecificOutput"]["updatedInput"]
         said = context(hook(p, "failure", {"tool_input": tool_input, "tool_use_id": f"t{n}", "error": "the agent process crashed"}))
         assert "the agent process crashed" in said

@@ -321,7 +321,8 @@ def _autopilot_lines(view: dict) -> list:
         lines.append(f"  continue: {run['command']} · stop it from any terminal: aether run --stop")
     held = view.get("weather")
     if held:
-        lines.append("HELD  " + weather_rules.line(held, datetime.fromtimestamp(clock.now(), UTC)) + f": {held.get('who') or 'an ant'} did not run")
+        now = datetime.fromtimestamp(clock.now(), UTC)
+        lines.append(f"HELD  {weather_rules.line(held, now)}: {held.get('who') or 'an ant'} did not run")
         lines.append(f"  Claude Code said: {one_line(held.get('detail'), 160)}")
     if view.get("runtime"):
         how = "the plugin's mod (no Queen turns)" if view["runtime"] == "mod" else "the markdown commands (the Queen's turns)"
