@@ -257,9 +257,9 @@ def rate_limit(retry_after: float | None = None) -> Fault:
     return Fault("rate_limit", 429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit", headers)
 
 
-def usage_limit(reset: int | None = None, claim: str = "five_hour", retry_after: float | None = None) -> Fault:
+def usage_limit(reset: int | None = None, claim: str = "five_hour", retry_after: float | None = None, message: str | None = None) -> Fault:
     """429 with the `anthropic-ratelimit-unified-*` headers: a subscription's usage limit (rejected,
-    the claim that ran out, when it resets in unix seconds)."""
+    the claim that ran out, when it resets in unix seconds); `message` replaces the error's text."""
     reset = int(reset if reset is not None else time.time() + 3600)
     window = {"five_hour": "5h", "seven_day": "7d"}.get(claim, "5h")
     headers = {
@@ -275,9 +275,7 @@ def usage_limit(reset: int | None = None, claim: str = "five_hour", retry_after:
     }
     if retry_after is not None:
         headers["retry-after"] = str(retry_after)
-    return Fault(
-        "usage_limit", 429, "rate_limit_error", "This request would exceed your account's rate limit. Please try again later.", headers
-    )
+    return Fault("usage_limit", 429, "rate_limit_error", message or "You have reached your usage limit.", headers)
 
 
 def overloaded() -> Fault:

@@ -4,6 +4,7 @@ the spawn action the Queen gets (short prompts naming brief files). See state/sp
 from __future__ import annotations
 
 import json
+import math
 from datetime import UTC, datetime
 
 from aether.core import clock
@@ -332,14 +333,15 @@ def held(run: dict, flying: list) -> dict | None:
         if until is None:
             found["waits"] = pilot.get("limit_waits") or 0
             at = weather_rules.next_wait(found, now, pilot.get("limit_waited") or 0)
-            until = at.isoformat().replace("+00:00", "Z") if at else None
+            until = clock.iso(math.ceil(at.timestamp())) if at else None
             if until is not None:
                 _wait_for(until)
-                found.update(until=until)
+                found.update(until=until, started=True)
         if until is not None:
             if clock.parse_iso(until) > now.timestamp():
                 text = f"Waiting out {found.get('label')}: {found.get('who')} goes out again at {weather_rules.when(until, now)}."
-                return {"action": "wait", "why": "limit", "until": until, "waiting": [], "command": None, "text": text, "weather": found}
+                action = {"action": "wait", "why": "limit", "until": until, "waiting": [], "command": None, "text": text}
+                return {**action, "weather": found, "started": bool(found.pop("started", False))}
             started = clock.parse_iso(found.get("waiting_since") or until)
             pilot["limit_waited"] = (pilot.get("limit_waited") or 0) + max(0.0, clock.parse_iso(until) - started)
             pilot["limit_waits"] = (pilot.get("limit_waits") or 0) + 1

@@ -137,8 +137,10 @@ def _next(run: dict) -> dict:
         return {"next": None, "next_error": {"code": exc.code, "error": exc.message}}
 
 
-def record(spawn_id: str, text: str, usage: dict | None = None, via: str = "queen", agent: str | None = None) -> dict:
-    """aether record: an ant's answer (or the phase's lessons), recorded as its step requires."""
+def record(spawn_id: str, text: str, usage: dict | None = None, via: str = "queen", agent: str | None = None, advance: bool = True) -> dict:
+    """aether record: an ant's answer (or the phase's lessons), recorded as its step requires.
+    `advance=False`: no next action (the mod's loop asks for it itself, with `aether mod wait`:
+    working out the next step here too would hand its spawns out a second time, to the Queen)."""
     if spawn_id == "lessons":
         with ledger.lock():
             out = continue_drive.record_lessons(text)
@@ -150,10 +152,12 @@ def record(spawn_id: str, text: str, usage: dict | None = None, via: str = "quee
             f"the answer of {spawn_id} is empty: pipe the ant's whole answer, or run `aether next` to hand the spawn out again",
         )
     with ledger.lock():
-        return record_locked(spawn_id, text, usage, via, agent)
+        return record_locked(spawn_id, text, usage, via, agent, advance)
 
 
-def record_locked(spawn_id: str, text: str, usage: dict | None = None, via: str = "queen", agent: str | None = None) -> dict:
+def record_locked(
+    spawn_id: str, text: str, usage: dict | None = None, via: str = "queen", agent: str | None = None, advance: bool = True
+) -> dict:
     """`record` for a caller that holds the driver's lock (Claude Code's hooks)."""
     data = store.read("spawns")
     found = _resolve(data, spawn_id)
@@ -161,7 +165,7 @@ def record_locked(spawn_id: str, text: str, usage: dict | None = None, via: str 
     if found["status"] == "recorded":  # once only; what this run of the ant spent still counts
         dispatch.meter(found["ref"], agent, usage)
         out = {"id": found["local"], "already_recorded": True, "line": found.get("outcome"), "next": None, "waiting": _waiting(data, found)}
-        if run is not None and not run.get("done") and not out["waiting"]:
+        if advance and run is not None and not run.get("done") and not out["waiting"]:
             out.update(_next(run))
         return out
     if run is None or run.get("command") not in PROTOCOLS:  # trimmed, or edited by hand
@@ -182,7 +186,7 @@ def record_locked(spawn_id: str, text: str, usage: dict | None = None, via: str 
         line = f"{found['local']} {line}"
     waiting = dispatch.mark_recorded(found["ref"], line, via, usage, agent)
     result = {"id": found["local"], "already_recorded": False, "line": line, "waiting": waiting}
-    if not waiting:
+    if advance and not waiting:
         after = ledger.run_of(store.read("spawns"), found["scope"])
         assert after is not None  # recording an answer keeps its run, and the driver's lock is held
         result.update(_next(after))

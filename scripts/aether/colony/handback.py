@@ -223,7 +223,7 @@ def _record(ref: str, text: str, usage: dict, via: str, agent: str | None, locke
     local = ref.split("/", 1)[1]
     try:
         record = drive.record_locked if locked else drive.record
-        return _lines(record(ref, text, usage, via=via, agent=agent))
+        return _lines(record(ref, text, usage, via=via, agent=agent, advance=via != MOD))  # the mod's loop asks itself
     except AetherError as exc:
         return [f"Aether could not record {local}: {one_line(exc.message, 400)} — pipe the answer: aether record {local} - <<'EOF'"]
 

@@ -95,8 +95,8 @@ def for_mod(action: dict) -> dict:
     out = dict(action)
     if out["action"] == "lessons":
         out = _lessons_spawn(out)
-    if out["action"] == "wait" and out.get("why") == "limit":  # waiting out a limit: no ant to wait for
-        out.update(refs=[], agents={}, line=f"waiting out {out['weather'].get('label')} until {out['until']}")
+    if out["action"] == "wait" and out.get("why") == "limit":  # waiting out a limit: no ant to wait for, said once
+        out.update(refs=[], agents={}, line=out["text"] if out.get("started") else None)
         out["interrupt"] = interrupted([])
     elif out["action"] == "spawn":
         scope = out.get("run") or _scope_of(out)
@@ -288,7 +288,7 @@ def answer(
         lines = handback.no_answer(ref, agent_id, usage, via=RUNTIME)
         return {"ref": ref, "line": one_line(" ".join(lines), 600), "next": None}
     assert text is not None
-    out = drive.record(ref, text, usage, via=RUNTIME, agent=agent_id)
+    out = drive.record(ref, text, usage, via=RUNTIME, agent=agent_id, advance=False)  # the loop's `wait` asks for the next action
     return {"ref": ref, "line": out.get("line"), "already_recorded": out.get("already_recorded"), "waiting": out.get("waiting", [])}
 
 
@@ -388,7 +388,7 @@ def wait(refs: list, seconds: float = WAIT_SECONDS, scope: str | None = None, st
         return out
     scope = scope or (refs[0].split("/", 1)[0] if refs else None)
     out = for_mod(next_of(scope))
-    if out["action"] == "wait" and out.get("why") == "limit":  # waiting out a limit: this call waits its share
+    if out["action"] == "wait" and out.get("why") == "limit" and not out.get("started"):  # this call waits its share
         left = min(deadline - time.monotonic(), clock.parse_iso(out["until"]) - clock.now())
         if left > 0:
             time.sleep(left)

@@ -31,7 +31,7 @@ KINDS = {
     "api_error": ("the API failed (a server error or a dropped connection)", True),
     "api_refused": ("the API refused the account (authentication or billing)", False),
 }
-WAIT_MARGIN_SECONDS = 60  # after a known reset: its clock and ours differ a little
+WAIT_MARGIN_SECONDS = 60  # after a known reset: its clock and ours differ a little (a tenth of a shorter wait)
 BACKOFF_SECONDS = (300, 600, 1200, 1800)  # a limit with no reset time: waited this long, then the last again
 MAX_WAIT_SECONDS = 12 * 3600  # the longest a run waits in all before it stops instead
 MAX_DETAIL = 300
@@ -169,7 +169,8 @@ def next_wait(weather: dict, now: datetime, waited: float) -> datetime | None:
         return None
     at = _parse_iso(weather.get("resets_at"))
     if at is not None:
-        until = at + timedelta(seconds=WAIT_MARGIN_SECONDS)
+        margin = min(WAIT_MARGIN_SECONDS, max(1.0, (at - now).total_seconds() / 10))
+        until = at + timedelta(seconds=margin)
     else:
         step = min(int(weather.get("waits") or 0), len(BACKOFF_SECONDS) - 1)
         until = now + timedelta(seconds=BACKOFF_SECONDS[step])
