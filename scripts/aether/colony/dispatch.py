@@ -340,7 +340,7 @@ def held(run: dict, flying: list) -> dict | None:
         if until is not None:
             if clock.parse_iso(until) > now.timestamp():
                 text = f"Waiting out {found.get('label')}: {found.get('who')} goes out again at {weather_rules.when(until, now)}."
-                action = {"action": "wait", "why": "limit", "until": until, "waiting": [], "command": None, "text": text}
+                action: dict = {"action": "wait", "why": "limit", "until": until, "waiting": [], "command": None, "text": text}
                 return {**action, "weather": found, "started": bool(found.pop("started", False))}
             started = clock.parse_iso(found.get("waiting_since") or until)
             pilot["limit_waited"] = (pilot.get("limit_waited") or 0) + max(0.0, clock.parse_iso(until) - started)
