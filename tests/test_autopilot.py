@@ -541,6 +541,27 @@ def test_the_builds_own_command_inside_a_running_run_goes_on_with_the_run(colony
     assert run["ended"] == "completed" and sorted(run["builds"]) == ["1", "2"]
 
 
+def test_an_ant_the_queen_sent_on_her_own_counts_toward_the_run_s_cap(colony, tmp_path):
+    """An ant:builder no spawn stands for, sent while the run builds phase 1: its tokens (read at
+    its stop) count toward the run, and the cap stops the run at the next action."""
+    p = colony(phases=2)
+    lead = ok(p, "run", "--budget", "100k")["spawns"][0]
+    turn = {
+        "model": "claude-opus-5-5",
+        "content": [{"type": "text", "text": "done"}],
+        "usage": {"input_tokens": 90_000, "output_tokens": 1000},
+    }
+    transcript = tmp_path / "agent-x1.jsonl"
+    transcript.write_text(json.dumps({"type": "assistant", "timestamp": "2026-02-04T10:00:00Z", "message": turn}) + "\n", "utf-8")
+    stop_payload = {"agent_id": "x1", "agent_type": "ant:builder", "agent_transcript_path": str(transcript)}
+    assert p.run("agent-hook", "stop", input=json.dumps(stop_payload)).code == 0
+    post(p, lead, answer(p, lead))
+    stop = ok(p, "next")
+    assert stop["why"] == "budget" and "this run has spent 101k of its 100k-token cap" in stop["text"]
+    (run,) = p.load("costs.json")["runs"]
+    assert run["phases"]["1"]["castes"]["builder"]["tokens"] == 91_000
+
+
 def test_the_slash_command_s_arguments_arrive_on_stdin(colony):
     p = colony(phases=2)
     out = ok(p, "run", "-", input="--dry-run --to 1\n")
