@@ -186,28 +186,89 @@ def test_a_running_spawn_sent_twice_is_refused(drive_colony):
     assert "running already" in denied(pre(p, call, "t2"))
 
 
-def test_a_prompt_rewritten_without_its_brief_is_refused_with_the_prompt_to_send(drive_colony):
+def test_a_lead_sent_with_a_rewritten_prompt_and_description_runs_as_its_spawn(drive_colony):
+    """The Queen rewrote the Phase Lead's call (prompt and description): the one route-setter
+    handed out and not running is the spawn it runs — its brief, model and description — so its
+    answer is recorded and its tokens counted."""
+    p = drive_colony
+    (p.root / ".aether" / "config.yaml").write_text("models:\n  route-setter: sonnet\n", "utf-8")
+    call = ok(p, "next", "--build", "1")["spawns"][0]
+    rewritten = {"subagent_type": "ant:route-setter", "description": "Plan phase 1", "prompt": "Plan phase 1 into waves, please."}
+    out = hook(p, "pre", {"tool_input": rewritten, "tool_use_id": "t1", "session_id": "s1"})
+    assert out["hookSpecificOutput"]["permissionDecision"] == "allow", out
+    ran = out["hookSpecificOutput"]["updatedInput"]
+    assert ran["prompt"] == (p.root / ".aether" / "spawns" / f"{scope_of(p)}/lead1.md").read_text("utf-8")
+    assert (ran["description"], ran["model"], ran["run_in_background"]) == (call["description"], "sonnet", False)
+    assert spawn(p, "lead1")["status"] == "launched" and spawn(p, "lead1")["tool_use_id"] == "t1"
+    told = context(post(p, ran, completed(lead_answer(), 3200)))  # Claude Code hands the hook the input it ran
+    assert told.startswith("Aether recorded lead1 Phase Lead: 3 workers in 2 waves")
+    assert spawn(p, "lead1")["status"] == "recorded" and costs_total(p) == 3200
+
+
+def test_a_call_that_names_its_spawn_in_the_description_runs_that_spawn(drive_colony):
+    p = drive_colony
+    calls = {c["id"]: c for c in approved_wave(p)["spawns"]}
+    assert sorted(calls) == ["w1", "w2"]  # two builders handed out: the description says which
+    rewritten = {"subagent_type": "ant:builder", "description": "w2 builder", "prompt": "Write src/api.py."}
+    ran = hook(p, "pre", {"tool_input": rewritten, "tool_use_id": "t2"})["hookSpecificOutput"]["updatedInput"]
+    assert ran["prompt"].startswith(f"[aether spawn .aether/spawns/{scope_of(p)}/w2.md]")
+    assert (spawn_status(p, "w1"), spawn_status(p, "w2")) == ("dispatched", "launched")
+
+
+def test_an_ambiguous_call_without_a_brief_is_refused_with_the_exact_calls_to_send(drive_colony):
+    p = drive_colony
+    calls = approved_wave(p)["spawns"]
+    rewritten = {"subagent_type": "ant:builder", "description": "build the model", "prompt": "Write src/todo.py."}
+    reason = denied(hook(p, "pre", {"tool_input": rewritten, "tool_use_id": "t1"}))
+    assert "w1, w2" in reason and "names no brief" in reason
+    sent = json.loads(reason[reason.index("[") :])
+    assert sent == [{k: c[k] for k in ("subagent_type", "description", "prompt") if k in c} for c in calls]
+    assert (spawn_status(p, "w1"), spawn_status(p, "w2")) == ("dispatched", "dispatched")
+
+
+def test_a_call_naming_a_spawn_that_answered_or_runs_is_refused(drive_colony):
     p = drive_colony
     call = ok(p, "next", "--build", "1")["spawns"][0]
-    out = hook(
-        p,
-        "pre",
-        {
-            "tool_input": {
-                "subagent_type": "ant:route-setter",
-                "description": call["description"],
-                "prompt": "Plan phase 1 into waves, please.",
-            },
-            "tool_use_id": "t1",
-        },
-    )
-    reason = denied(out)
-    assert call["prompt"] in reason
-    # the user's own agents pass untouched
+    again = {"subagent_type": "ant:route-setter", "description": "lead1 again", "prompt": "Plan it once more."}
+    launched(p, call)
+    assert "running already" in denied(hook(p, "pre", {"tool_input": again, "tool_use_id": "t2"}))
+    post(p, launched(p, call), completed(lead_answer()))
+    assert "has answered already" in denied(hook(p, "pre", {"tool_input": again, "tool_use_id": "t3"}))
+    # the user's own agents, and the colony's castes with nothing of theirs handed out, pass untouched
     assert (
         hook(p, "pre", {"tool_input": {"subagent_type": "general-purpose", "description": "look around", "prompt": "Find the tests."}})
         is None
     )
+    scout = {"subagent_type": "ant:scout", "description": "look around", "prompt": "Find a style guide."}
+    assert hook(p, "pre", {"tool_input": scout, "tool_use_id": "t4"}) is None
+
+
+def _stop(p, tmp_path, agent, kind, tokens=(1500, 100), first="Find a style guide."):
+    (tmp_path / agent).mkdir(exist_ok=True)
+    path = _transcript(tmp_path / agent, first, "Found none.", tokens, handback=False)
+    return hook(
+        p, "stop", {"agent_id": agent, "agent_type": kind, "agent_transcript_path": str(path), "last_assistant_message": "Found none."}
+    )
+
+
+def test_a_colony_ant_no_spawn_stands_for_counts_toward_the_run_going_on(drive_colony, tmp_path):
+    """An ant:scout the Queen sent on her own while a build runs: not recorded as anyone's
+    answer, but its tokens count — once — for the build's phase; the user's own agents and Bug
+    Bash's count nothing here."""
+    p = drive_colony
+    ok(p, "next", "--build", "1")
+    assert _stop(p, tmp_path, "a-scout", "ant:scout") is None
+    assert costs_total(p) == 1600
+    (extra,) = [s for s in ledger(p)["spawns"] if s["kind"] == "unplanned"]
+    assert (extra["scope"], extra["counted_for"]) == ("unplanned", scope_of(p))  # no run's scope: no run's evidence
+    assert extra["subagent_type"] == "ant:scout" and extra["status"] == "recorded"
+    assert extra["usage"]["total_tokens"] == 1600 and extra["cost_key"] == "1" and extra["agent_id"] == "a-scout"
+    _stop(p, tmp_path, "a-scout", "ant:scout")  # the same ant's stop again: counted once
+    _stop(p, tmp_path, "a-other", "general-purpose")
+    _stop(p, tmp_path, "a-bug", "ant:bug-researcher")
+    assert costs_total(p) == 1600
+    assert spawn_status(p, "lead1") == "dispatched"  # the lead still waits for its own call
+    assert ok(p, "validate-state", "spawns")["pass"] is True
 
 
 # ---------------------------------------------------------------- spend the cap sees

@@ -157,6 +157,17 @@ def _end_quietly(run: dict, why: str) -> None:
     dispatch.save_run(run)
 
 
+def at_work(run: dict) -> tuple | None:
+    """(`building` or `closing`, the phase) the run works on next — None when its next step is
+    its end, a stop or a skip: nothing of it is under way."""
+    step = autopilot_rules.next_run_step(_view(run))
+    if step["do"] == "build":
+        return "building", step["phase"]
+    if step["do"] == "continue":
+        return "closing", step["phase"]
+    return None
+
+
 def end_active(why: str) -> None:
     """End the autopilot run going or stopped (a step the user took by hand supersedes it)."""
     run = active_run()

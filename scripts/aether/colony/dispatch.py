@@ -15,6 +15,7 @@ from aether.state import costs, settings, store
 from aether.state import spawns as ledger
 
 WRITERS = ("ant:builder",)  # castes that write files get a report file for their narrative
+UNPLANNED = "unplanned"  # the kind and scope of an ant no spawn stands for (meter_unplanned)
 
 
 @store.writes("spawns")
@@ -89,6 +90,50 @@ def meter(files, ref: str, agent: str | None, usage: dict | None) -> bool:
     one, one of an ended run): the cap sees every token Claude Code reports."""
     rec = ledger.find(files["spawns"], ref)
     return rec is not None and _meter(files, rec, agent, usage)
+
+
+def _unplanned_target(data: dict) -> tuple:
+    """(the run, the autopilot run, the costs.json phase) an ant no spawn stands for counts
+    toward: the newest run that goes on — its phase, and the autopilot run driving it — else the
+    colony's current phase (`unplanned` before it has one)."""
+    live = next((r for r in reversed(data["runs"]) if not r.get("done")), None)
+    if live is None or live["command"] == "run":
+        phase = store.read("colony").get("current_phase")
+        key = str(phase) if isinstance(phase, int) and not isinstance(phase, bool) and phase > 0 else UNPLANNED
+    else:
+        key = cost_key(live)
+    pilot = live and (live["scope"] if live["command"] == "run" else live.get("parent"))
+    return live and live["scope"], pilot if pilot and ledger.live(data, pilot) else None, key
+
+
+@store.writes("spawns", "costs")
+def meter_unplanned(files, agent: str, subagent_type: str, usage: dict | None) -> dict:
+    """An ant of a colony caste that no spawn stands for (an Agent call the Queen wrote herself,
+    Aether handing out none of its caste): its answer is no one's, but what it spent counts, once
+    per ant run. Kept as a recorded spawn of kind `unplanned` in the scope of that name — never a
+    run's, so its calls are no run's evidence (steps/checks.py)."""
+    data = files["spawns"]
+    local = "x-" + "".join(c for c in agent if c.isascii() and (c.isalnum() or c in "_-"))[:62]
+    run, pilot, key = _unplanned_target(data)
+    rec = ledger.find(data, f"{UNPLANNED}/{local}")
+    if rec is None:
+        caste = subagent_type.split(":", 1)[-1]
+        rec = ledger.add(data, UNPLANNED, local, UNPLANNED, subagent_type, f"{local} {caste}", UNPLANNED)
+        rec.update(
+            status="recorded",
+            recorded_at=clock.iso(),
+            via="stop",
+            agent_id=agent,
+            counted_for=run,
+            autopilot=pilot,
+            cost_key=key,
+            runtime=None,
+            outcome=f"{local} {caste}: ran outside Aether's spawns — its answer is not recorded, its tokens count",
+        )
+    if not _meter(files, rec, agent, usage) and not rec.get("metered") and not rec.get("unmetered"):
+        rec["unmetered"] = True  # no usage came with it: counted once, as unmetered
+        _count(files, rec, {})
+    return dict(rec)
 
 
 @store.writes("spawns", "costs")

@@ -40,15 +40,41 @@ def advance_after(run: dict) -> dict:
     return PROTOCOLS[run["command"]].advance(run)
 
 
-def _by_hand(phase: int) -> bool:
-    """Does `aether next --build N` take the build over by hand? Not when an autopilot run is under
-    way (not stopped) and builds phase N: then it goes on with the run (the Queen typed the
-    build's command inside the run), which ends only at a stop or the user's own step."""
+def _run_at(phase: int) -> dict | None:
+    """The autopilot run `aether next --build N` goes on with: the run under way (not stopped)
+    when it builds or closes phase N — the Queen typed the build's command inside `/ant:run`.
+    None: no run is at work, and the build is one by hand. A run at work on another phase refuses
+    it (`build_running`) before anything is written: that phase may not start now, and the run
+    goes on (docs/decisions/the-helper-drives.md, "When the Queen strays")."""
     run = autopilot.active_run()
     if run is None or run.get("stopped"):
-        return True
-    build = ledger.run_of(store.read("spawns"), run.get("builds", {}).get(str(phase)) or "")
-    return build is None or build.get("done") or build.get("parent") != run["scope"]
+        return None
+    work = autopilot.at_work(run)
+    if work is None:
+        return None
+    doing, working = work
+    if working != phase:
+        by_hand = f"/ant:build {working}" if doing == "building" else "/ant:continue"
+        raise state_error(
+            "build_running",
+            f"phase {phase} may not start now: the autopilot run {run['scope']} is {doing} phase {working}. "
+            f"/ant:run continues it; to go on by hand instead, stop it first (`aether run --stop`), then {by_hand}.",
+            running=working,
+            run=run["scope"],
+            command="/ant:run",
+        )
+    return run
+
+
+def _stopped_hint(exc: AetherError) -> AetherError:
+    """A build by hand refused while an autopilot run is stopped: the error also names the
+    command that continues the run (which goes on, stopped)."""
+    run = autopilot.active_run()
+    stopped = run.get("stopped") if run is not None else None
+    if run is None or not isinstance(stopped, dict):
+        return exc
+    exc.message += f" — or go on with the stopped autopilot run {run['scope']}: {stopped['command']}"
+    return exc
 
 
 def next_action(
@@ -68,9 +94,11 @@ def next_action(
         _record_returned()
         if phase is not None or plan or colonize or closing:  # the person's command: what a limit held goes out again
             dispatch.clear_weather("person")
-        if phase is not None and not (approve or resume) and not _by_hand(phase):
-            phase = None  # the autopilot's own build: its next action, and the run goes on
-        elif phase is not None or plan or colonize or closing:  # a step by hand: the autopilot run ends
+        if phase is not None:
+            pilot = _run_at(phase)
+            if pilot is not None and not (approve or resume):
+                return autopilot.advance(pilot)  # the autopilot's own build: the run goes on
+        if plan or colonize or closing:  # a step by hand: the autopilot run ends
             autopilot.end_active("superseded")
         if closing:
             return continue_drive.advance(continue_drive.continue_run())
@@ -83,9 +111,14 @@ def next_action(
             run = next((r for r in reversed(runs) if not r.get("done")), None) or (runs[-1] if runs else None)
             if run is not None and (run["command"] in ("plan", "colonize", "continue", "run") or run.get("parent")):
                 return advance_after(run)
-        run = build_drive.build_run(phase, resume)
-        if run.get("parent"):  # /ant:build N takes the build over from the autopilot run
-            autopilot.detach(run)
+        try:
+            run = build_drive.build_run(phase, resume)
+        except AetherError as exc:  # refused: the run it would take over goes on as it was
+            raise _stopped_hint(exc) from None
+        if phase is not None:  # /ant:build N: a build by hand, the autopilot run ends
+            autopilot.end_active("superseded")
+            if run.get("parent"):  # it takes the build over from the run
+                autopilot.detach(run)
         return build_drive.advance(run, approve)
 
 
@@ -103,6 +136,7 @@ def _record_returned() -> None:
 
 def answer(phase: int, choice: str, text: str) -> dict:
     with ledger.lock():
+        _run_at(phase)  # a run at work on another phase refuses it
         dispatch.clear_weather("person")
         run = build_drive.build_run(phase)
         out = build_drive.answer_loop(run, choice, text)  # checked first: a refused answer ends nothing
@@ -139,7 +173,7 @@ def _next(run: dict) -> dict:
 
 def record(spawn_id: str, text: str, usage: dict | None = None, via: str = "queen", agent: str | None = None, advance: bool = True) -> dict:
     """aether record: an ant's answer (or the phase's lessons), recorded as its step requires.
-    `advance=False`: no next action (the mod's loop asks for it itself, with `aether mod wait`:
+    `advance=False`: no next action (the mod's loop asks for it itself, with its wait:
     working out the next step here too would hand its spawns out a second time, to the Queen)."""
     if spawn_id == "lessons":
         with ledger.lock():

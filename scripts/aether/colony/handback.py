@@ -13,7 +13,8 @@ Claude Code hands an ant's report back in one of three ways, and the hooks recor
   `<task-notification>` under `-p`, `<agent-message>` in an interactive session): recorded if
   nothing recorded it yet, and the Queen is told what was recorded and the next action.
 
-Every path meters the usage Claude Code reports, recorded answer or not (once per ant run); a
+Every path meters the usage Claude Code reports, recorded answer or not (once per ant run) — an
+ant of a colony caste that no spawn stands for too, at its stop; a
 late answer of an ended run is kept and changes nothing (colony/drive.py); ant text reaches the
 Queen's context only on one line.
 """
@@ -25,7 +26,7 @@ import os
 import re
 from datetime import UTC, datetime
 
-from aether.colony import dispatch, drive
+from aether.colony import dispatch, drive, launch
 from aether.core import clock, containment
 from aether.core.exceptions import AetherError
 from aether.core.text import one_line
@@ -394,7 +395,8 @@ def start_hook(payload: dict) -> dict | None:
 
 def stop_hook(payload: dict) -> dict | None:
     """SubagentStop of one of the colony's ants: a background ant's answer is recorded with its
-    usage; a foreground ant's is kept for its Agent result (`returned`)."""
+    usage; a foreground ant's is kept for its Agent result (`returned`); an ant of a colony caste
+    that no spawn stands for has its usage counted (dispatch.meter_unplanned)."""
     found = transcript(payload.get("agent_transcript_path"))
     agent = payload.get("agent_id") if isinstance(payload.get("agent_id"), str) else None
     text = payload.get("last_assistant_message")
@@ -402,6 +404,9 @@ def stop_hook(payload: dict) -> dict | None:
     with ledger.lock():
         data = store.read("spawns")
         rec = (ledger.find_agent(data, agent_id=agent) if agent else None) or (ledger.find(data, found["ref"]) if found["ref"] else None)
+        if rec is None and agent and payload.get("agent_type") in launch.COLONY_TYPES:
+            dispatch.meter_unplanned(agent, payload["agent_type"], found["usage"])
+            return None
         if rec is None or rec["status"] == "recorded" or rec.get("runtime") == MOD:
             return None
         ref = rec["ref"]

@@ -5,16 +5,24 @@ the hook that runs before every ant loads as little as it can.
 The call must name a spawn of a run that goes on, not recorded and not running already, with
 the subagent type it was handed out with; then its prompt becomes the brief, its model and
 description the ones handed out, and it runs in the foreground (the wave's barrier where Claude
-Code honours it). Any other call that names a brief, or that sends one of the colony's castes
-under a handed-out spawn's id without its brief, is refused with a reason the Queen can act on.
+Code honours it). Any other call that names a brief is refused with a reason the Queen can act
+on. A call of one of the colony's castes whose prompt names no brief (the Queen wrote her own)
+runs the spawn its description names, or the one spawn of its caste handed out and not running;
+with several it is refused with the exact calls to send; with none it runs as it is, and its
+tokens are counted at its stop (docs/decisions/the-helper-drives.md, "When the Queen strays").
 """
 
 from __future__ import annotations
 
-from aether.core import clock
+import json
+
+from aether.core import castes, clock
 from aether.core.text import one_line
 from aether.state import spawns as ledger
 from aether.state import store
+
+COLONY_TYPES = tuple(f"ant:{caste}" for caste in castes.CASTES)  # the castes' agents (not Bug Bash's)
+MOD = "mod"  # spawns the mod sends itself (colony/mod.py)
 
 
 def _refusal(rec: dict | None, ref: str, tool_input: dict, tool_use_id: str | None, data: dict) -> str | None:
@@ -71,22 +79,37 @@ def _mod_call(data, ref: str, tool_use_id) -> None:
         rec.update(status="launched", launched_at=clock.iso(), tool_use_id=tool_use_id, agent_id=None, **ledger.launcher())
 
 
-def _stray(tool_input: dict) -> str | None:
-    """A call of one of the colony's castes that names no brief but a handed-out spawn's id as
-    its description's first word: the Queen rewrote the prompt. Refused with the prompt to send."""
+def _unnamed(tool_input: dict, tool_use_id: str | None) -> tuple:
+    """A call of one of the colony's castes whose prompt names no brief: (the reason to refuse it,
+    None), (None, the ref of the spawn it runs), or (None, None) to let it run as it is — nothing
+    of its caste is handed out and waiting, so nothing goes unrecorded (its tokens still count,
+    at its stop)."""
     kind = tool_input.get("subagent_type")
-    words = str(tool_input.get("description") or "").split()
-    if not isinstance(kind, str) or not kind.startswith("ant:") or not words:
-        return None
+    if kind not in COLONY_TYPES:
+        return None, None
     data = store.read("spawns")
-    for rec in reversed(data["spawns"]):
-        if rec.get("local") == words[0] and rec["status"] == "dispatched" and ledger.live(data, rec["scope"]):
-            return (
-                f"{rec['local']} is a spawn Aether handed out: send it with exactly the prompt Aether gave — "
-                f'{ledger.prompt_for(rec["ref"], rec["local"])!r} — and subagent_type "{rec["subagent_type"]}"; '
-                f"the prompt must name its brief."
-            )
-    return None
+    live = [r for r in reversed(data["spawns"]) if r.get("runtime") != MOD and ledger.live(data, r["scope"])]
+    words = str(tool_input.get("description") or "").split()
+    named = next((r for r in live if words and r.get("local") == words[0]), None)
+    if named is not None:  # its description names the spawn: that one, or why not
+        why = _refusal(named, named["ref"], tool_input, tool_use_id, data)
+        return (why, None) if why else (None, named["ref"])
+    free = [r for r in live if r["subagent_type"] == kind and _refusal(r, r["ref"], tool_input, tool_use_id, data) is None][::-1]
+    if len(free) == 1:
+        return None, free[0]["ref"]
+    if not free:
+        return None, None
+    calls = [
+        {"subagent_type": r["subagent_type"], "description": r["description"], "prompt": ledger.prompt_for(r["ref"], r["local"])}
+        | ({"model": r["model"]} if r.get("model") else {})
+        for r in free
+    ]
+    return (
+        f"{len(free)} spawns of {kind} are handed out and not running ({', '.join(r['local'] for r in free)}) and this call "
+        f"names no brief, so it cannot say which it is: send each with exactly the call Aether gave, "
+        f"run_in_background false — {json.dumps(calls, ensure_ascii=False)}",
+        None,
+    )
 
 
 def _deny(reason: str) -> dict:
@@ -98,15 +121,18 @@ def pre_hook(payload: dict) -> dict | None:
     tool_input = raw if isinstance(raw := payload.get("tool_input"), dict) else {}
     prompt = text if isinstance(text := tool_input.get("prompt"), str) else ""
     ref = ledger.ref_in(prompt)
-    if ref is None:
-        why = _stray(tool_input)
-        return _deny(why) if why else None
+    if ref is None:  # the Queen wrote the call herself: the spawn it runs, or why not
+        why, ref = _unnamed(tool_input, payload.get("tool_use_id"))
+        if why:
+            return _deny(why)
+        if ref is None:
+            return None
     kind = tool_input.get("subagent_type")
     if not (isinstance(kind, str) and kind.startswith("ant:")):
         rec = ledger.find(store.read("spawns"), ref)
         if rec is None or rec["status"] != "dispatched" or not ledger.live(store.read("spawns"), rec["scope"]):
             return None  # another agent reading a brief: not a spawn of ours
-    if (ledger.find(store.read("spawns"), ref) or {}).get("runtime") == "mod":
+    if (ledger.find(store.read("spawns"), ref) or {}).get("runtime") == MOD:
         _mod_call(ref, payload.get("tool_use_id"))
         return None  # the mod sends it, with its brief, and records its answer itself
     brief = ledger.read_brief(ref)
