@@ -88,12 +88,19 @@ def test_a_reset_in_the_text_is_read_an_iso_time_or_a_clock_time_with_its_zone()
     assert weather.classify(USAGE, NOW)["resets_at"] is None  # nothing says: an API key user's limit
 
 
-def test_a_reset_that_has_passed_or_a_garbled_one_is_no_reset():
-    past = [{"kind": "five_hour", "percentUsed": 100, "resetsAt": "2026-02-04T09:00:00Z"}]
-    assert weather.classify(USAGE, NOW, rate_limits=past)["resets_at"] is None
+def test_a_garbled_reset_is_no_reset_and_a_date_is_no_clock_time():
     assert weather.classify(USAGE, NOW, rate_limits=[{"percentUsed": 100, "resetsAt": "soon"}, "x", None])["resets_at"] is None
     assert weather.classify(USAGE + " resets 25:99", NOW)["resets_at"] is None
     assert weather.classify(USAGE + " resets 3pm (Not/AZone)", NOW)["resets_at"] is None
+    assert weather.classify(USAGE + " resets at 2026-02-04", NOW)["resets_at"] is None  # a date, not 20:00
+
+
+def test_a_reset_that_has_passed_means_the_limit_lifted_and_a_waiting_run_goes_on_at_once():
+    past = [{"kind": "five_hour", "percentUsed": 100, "resetsAt": "2026-02-04T09:00:00Z"}]
+    got = weather.classify(USAGE, NOW, rate_limits=past)
+    assert got["resets_at"] == "2026-02-04T09:00:00Z"
+    assert weather.next_wait(got, NOW, 0) == NOW + timedelta(seconds=1)
+    assert weather.classify(USAGE + " It resets at 2026-02-04T09:59:58Z.", NOW)["resets_at"] == "2026-02-04T09:59:58Z"
 
 
 def test_a_run_that_waits_goes_on_after_the_reset_or_after_a_growing_backoff_and_gives_up_in_the_end():

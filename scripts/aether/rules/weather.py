@@ -51,7 +51,7 @@ _CONNECTION = re.compile(
 )
 _REFUSED = ("authentication_failed", "billing_error", "oauth_org_not_allowed", "account_on_hold")
 _ISO = re.compile(r"\b(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}))")
-_CLOCK = re.compile(r"resets?(?: at)? (\d{1,2})(?::(\d{2}))? ?(am|pm)?(?: \(([A-Za-z_]+/[A-Za-z_/]+|UTC)\))?", re.I)
+_CLOCK = re.compile(r"resets?(?: at)? (\d{1,2})(?::(\d{2}))? ?(am|pm)?(?![\d-])(?: \(([A-Za-z_]+/[A-Za-z_/]+|UTC)\))?", re.I)
 
 
 def _status(text: str) -> int | None:
@@ -121,15 +121,16 @@ def _clock_reset(found: re.Match, now: datetime) -> datetime | None:
 
 def resets_at(text: str, rate_limits, now: datetime) -> datetime | None:
     """When the limit lifts, where something says so: the session's exhausted rate-limit windows
-    (the latest of their resets), else a time in the error's text. None: nothing says."""
+    (the latest of their resets), else a time in the error's text — one that has passed says the
+    limit has lifted already. None: nothing says."""
     windows = [w for w in rate_limits if isinstance(w, dict)] if isinstance(rate_limits, list) else []
     exhausted = [w for w in windows if isinstance(w.get("percentUsed"), (int, float)) and w["percentUsed"] >= 100]
-    full = [t for w in exhausted if (t := _parse_iso(w.get("resetsAt"))) is not None and t > now]
+    full = [t for w in exhausted if (t := _parse_iso(w.get("resetsAt"))) is not None]
     if full:
         return max(full)
     found = _ISO.search(text)
-    if found and (at := _parse_iso(found.group(1))) is not None and at > now:
-        return at
+    if found:
+        return _parse_iso(found.group(1))
     clock = _CLOCK.search(text)
     return _clock_reset(clock, now) if clock else None
 
@@ -170,7 +171,7 @@ def next_wait(weather: dict, now: datetime, waited: float) -> datetime | None:
     at = _parse_iso(weather.get("resets_at"))
     if at is not None:
         margin = min(WAIT_MARGIN_SECONDS, max(1.0, (at - now).total_seconds() / 10))
-        until = at + timedelta(seconds=margin)
+        until = max(at, now) + timedelta(seconds=margin)
     else:
         step = min(int(weather.get("waits") or 0), len(BACKOFF_SECONDS) - 1)
         until = now + timedelta(seconds=BACKOFF_SECONDS[step])
@@ -194,7 +195,8 @@ def line(weather: dict, now: datetime) -> str:
     head = f"held by {weather.get('label') or 'the weather'}"
     if weather.get("until"):
         return f"{head} · waiting until {when(weather['until'], now)}"
-    if weather.get("resets_at"):
+    reset = _parse_iso(weather.get("resets_at"))
+    if reset is not None and reset > now:
         return f"{head} · resets {when(weather['resets_at'], now)}"
     return head
 
@@ -209,7 +211,10 @@ def stop_text(weather: dict, who: str, command: str | None, now: datetime, can_w
         "Nothing failed and nothing is lost: the answers that came are recorded, and what did not run is "
         "handed out again when the command runs again.",
     ]
-    if weather.get("resets_at"):
+    reset = _parse_iso(weather.get("resets_at"))
+    if reset is not None and reset <= now:
+        lines.append(f"It has reset already ({reset.strftime('%H:%M')} UTC): the command can go on now.")
+    elif reset is not None:
         lines.append(f"The limit resets at {when(weather['resets_at'], now)}.")
     elif weather.get("clears"):
         lines.append("Nothing says when it lifts (an API key's limits give no reset time): try again in a few minutes.")
