@@ -6,15 +6,16 @@ The call must name a spawn of a run that goes on, not recorded and not running a
 the subagent type it was handed out with; then its prompt becomes the brief, its model and
 description the ones handed out, and it runs in the foreground (the wave's barrier where Claude
 Code honours it). Any other call that names a brief, or that sends one of the colony's castes
-under a handed-out spawn's id without its brief, is refused with a reason the Queen can act on.
+under a handed-out spawn's id without its brief, is refused with a reason the Queen can act on —
+as is any spawn's call from a session that does not hold the colony's build (state/claim.py).
 """
 
 from __future__ import annotations
 
 from aether.core import clock
 from aether.core.text import one_line
+from aether.state import claim, store
 from aether.state import spawns as ledger
-from aether.state import store
 
 
 def _refusal(rec: dict | None, ref: str, tool_input: dict, tool_use_id: str | None, data: dict) -> str | None:
@@ -89,6 +90,23 @@ def _stray(tool_input: dict) -> str | None:
     return None
 
 
+def _not_holder(ref: str) -> str | None:
+    """Why this session may not launch spawn `ref`: another live session holds the colony's build
+    (a free claim, or one whose holder is gone, is this session's now)."""
+    data = store.read("spawns")
+    rec = ledger.find(data, ref)
+    if rec is None or rec["status"] != "dispatched" or not ledger.live(data, rec["scope"]):
+        return None  # nothing this call could start: the launch's own refusal says why
+    held = claim.take(claim.caller(), claim.slash_of(ledger.run_of(data, rec["scope"])))
+    if held is None:
+        return None
+    return (
+        f"{rec['local']} is not this session's to send: another session is building this colony — "
+        f"{claim.describe(held)}. Don't send it; this session started nothing. Wait for that build to end "
+        f"(`aether watch` shows it), then run the command again."
+    )
+
+
 def _deny(reason: str) -> dict:
     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}}
 
@@ -106,6 +124,9 @@ def pre_hook(payload: dict) -> dict | None:
         rec = ledger.find(store.read("spawns"), ref)
         if rec is None or rec["status"] != "dispatched" or not ledger.live(store.read("spawns"), rec["scope"]):
             return None  # another agent reading a brief: not a spawn of ours
+    why = _not_holder(ref)
+    if why:
+        return _deny(why)
     if (ledger.find(store.read("spawns"), ref) or {}).get("runtime") == "mod":
         _mod_call(ref, payload.get("tool_use_id"))
         return None  # the mod sends it, with its brief, and records its answer itself

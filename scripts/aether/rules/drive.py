@@ -216,12 +216,14 @@ def next_continue_step(view: dict) -> dict:
 # 0 when it is done, one status per kind of stop (docs/decisions/the-mod-runs-the-loop.md).
 EXIT_DONE = 0
 EXIT_ERROR = 1  # the helper failed: its error is the text
+CLAIMED = "claimed"  # the `why` of the stop a session gets while another holds the build (state/claim.py)
 EXIT_STATUS = {
     "approval": 10,  # a wave plan awaits the person's approval
     "question": 11,  # a loop asks the person (the code loop, the plan loop)
     "abort": 12,  # the failure protocol aborted the phase, or it ended with failed tasks
     "cap": 13,  # the spend cap
     "stopped": 14,  # any other stop: asked to, blocked, a refused Phase Lead, no plan
+    "claimed": 16,  # another session holds the colony's build: this one started nothing
 }
 STOP_KIND = {
     "approval": "approval",
@@ -230,6 +232,7 @@ STOP_KIND = {
     "abort_phase": "abort",
     "phase_failed": "abort",
     "budget": "cap",
+    CLAIMED: "claimed",
 }
 
 
