@@ -576,8 +576,7 @@ def run_together(sessions: list, script: list[Step], *, env=None, args=(), timeo
         for i, ((claude, prompt), run_dir) in enumerate(zip(sessions, dirs)):
             if i and start_next is not None:
                 after = time.monotonic() + (0 if callable(start_next) else start_next)
-                ready = start_next if callable(start_next) else (lambda: time.monotonic() >= after)  # noqa: B023 — used at once
-                while not ready() and time.monotonic() - began < timeout:
+                while not (start_next() if callable(start_next) else time.monotonic() >= after) and time.monotonic() - began < timeout:
                     time.sleep(0.1)
             argv = [str(claude.binary), "-p", prompt]
             for p in claude.plugin_dirs:
