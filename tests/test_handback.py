@@ -11,6 +11,7 @@ import pytest
 
 from helpers.colony import ok
 from helpers.drive import ASSIGNMENT, approved_wave, context, hook, result, scope_of, spawn_status
+from helpers.processes import dead_pid
 
 
 @pytest.fixture(autouse=True)
@@ -415,7 +416,10 @@ def test_an_answer_kept_at_the_stop_survives_a_killed_claude(drive_colony, tmp_p
     tool_input = launched(p, call)
     path = _transcript(tmp_path, tool_input["prompt"], lead_answer())
     hook(p, "stop", {"agent_id": "a1", "agent_type": "ant:route-setter", "agent_transcript_path": str(path)})
-    monkeypatch.setenv("CLAUDE_PID", "999999999")  # a new session: the old Claude Code is gone
+    data = ledger(p)
+    data["claim"]["claude_pid"] = dead_pid()  # the old Claude Code is gone, and its claim on the build
+    (p.data / "spawns.json").write_text(json.dumps(data), "utf-8")
+    monkeypatch.setenv("CLAUDE_PID", "999999999")  # a new session
     nxt = ok(p, "next")
     assert nxt["action"] == "ask" and spawn(p, "lead1")["status"] == "recorded"
     assert costs_total(p) == 1230

@@ -51,6 +51,7 @@ LAYERS = {
         "learning",
         "inspect_state",
         "spawns",
+        "claim",
         "costs",
         "config_file",
         "settings",

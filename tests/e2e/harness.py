@@ -15,6 +15,7 @@ thread, subagents, side requests) and the files written under the run's director
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -203,6 +204,8 @@ class _Turns:
 
 class Run(_Turns):
     """What one `claude -p` run did: exit code, stream events, model requests, files."""
+
+    pid: int | None = None  # Claude Code's process (run_together says it)
 
     def __init__(self, *, argv, prompt, code, stdout, stderr, api: FakeAPI, seconds, dir, project, home, timed_out=False):
         self.argv, self.prompt, self.code = argv, prompt, code
@@ -537,6 +540,89 @@ def run_and_kill(claude, prompt: str, script: list, ready, *, env=None, wait: fl
     if not killed:
         raise E2EFailure(f"the run was not ready to be killed within {wait:.0f} s (exit {proc.returncode})\n" + run.report())
     return run
+
+
+# ---------------------------------------------------------------------------------------------
+# Several sessions on one colony at once.
+
+
+def _free_run_dir(claude: ClaudeCode) -> Path:
+    """A run folder no run of this fixture project has used (two ClaudeCode may share one)."""
+    n = len(claude.runs) + 1
+    while (claude.workdir / "e2e" / f"run-{n}").exists():
+        n += 1
+    path = claude.workdir / "e2e" / f"run-{n}"
+    path.mkdir(parents=True)
+    return path
+
+
+def run_together(sessions: list, script: list[Step], *, env=None, args=(), timeout: float | None = None, start_next=None) -> list[Run]:
+    """`claude -p PROMPT` for each `(ClaudeCode, PROMPT)` of `sessions` — one project, any runtime
+    each — against ONE model server: a step answers whichever run asks first. Started together,
+    or each once `start_next()` holds for the one before it (a number: that many seconds after
+    it). `args` adds CLI flags to each (`--output-format json` for the exit status). Returns their
+    Runs, unchecked, each with its `pid` (Claude Code's process): they share the server, so every
+    run's `api` holds every request and step of all of them."""
+    known = {}
+    for claude, _ in sessions:
+        for p in claude.plugin_dirs:
+            known.update(plugin_agents(p))
+    dirs = [_free_run_dir(claude) for claude, _ in sessions]
+    api = FakeAPI(script, agents=known, log_path=dirs[0] / "requests.jsonl")
+    timeout = timeout or float(os.environ.get("AETHER_E2E_TIMEOUT") or RUN_TIMEOUT)
+    began = time.monotonic()
+    started, timed_out = [], set()
+    with api, contextlib.ExitStack() as files:
+        for i, ((claude, prompt), run_dir) in enumerate(zip(sessions, dirs)):
+            if i and start_next is not None:
+                after = time.monotonic() + (0 if callable(start_next) else start_next)
+                while not (start_next() if callable(start_next) else time.monotonic() >= after) and time.monotonic() - began < timeout:
+                    time.sleep(0.1)
+            argv = [str(claude.binary), "-p", prompt]
+            for p in claude.plugin_dirs:
+                argv += ["--plugin-dir", str(p)]
+            argv += ["--output-format", "stream-json", "--verbose", *args]
+            out = files.enter_context(open(run_dir / "stream.jsonl", "wb"))
+            err = files.enter_context(open(run_dir / "stderr.txt", "wb"))
+            proc = subprocess.Popen(
+                argv,
+                cwd=claude.project,
+                env=claude.env(api.url, env),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+            started.append((proc, time.monotonic(), argv))
+        for proc, _, _ in started:
+            try:
+                proc.wait(timeout=max(1.0, began + timeout - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                timed_out.add(proc.pid)
+                kill_tree(proc.pid)
+                proc.wait(timeout=30)
+    runs = []
+    for (claude, prompt), run_dir, (proc, at, argv) in zip(sessions, dirs, started):
+        run = Run(
+            argv=argv,
+            prompt=prompt,
+            code=proc.returncode,
+            stdout=(run_dir / "stream.jsonl").read_text("utf-8", "replace"),
+            stderr=(run_dir / "stderr.txt").read_text("utf-8", "replace"),
+            api=api,
+            seconds=time.monotonic() - at,
+            dir=run_dir,
+            project=claude.project,
+            home=claude.home,
+            timed_out=proc.pid in timed_out,
+        )
+        run.pid = proc.pid
+        claude.runs.append(run)
+        (run_dir / "report.txt").write_text(run.report() + "\n", "utf-8")
+        runs.append(run)
+    if timed_out:
+        raise E2EFailure(f"{len(timed_out)} of {len(runs)} runs did not finish within {timeout:.0f} s (killed)\n" + runs[0].report())
+    return runs
 
 
 # ---------------------------------------------------------------------------------------------

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 
 # What a scripted ant runs to be busy when its session is killed (is_sleeper finds it).
 SLEEP_CODE = "import time; time.sleep(90)"
@@ -82,3 +84,9 @@ def kill_tree(pid: int) -> None:
         pass
     for p in stopped:
         send(p, signal.SIGKILL)
+
+
+def dead_pid() -> int:
+    """The pid of a process that ran and has ended (a Claude Code that was killed, say)."""
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    return int(done.stdout)

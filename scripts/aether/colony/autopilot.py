@@ -26,7 +26,7 @@ from aether.core.vocabulary import DONE_STATUSES
 from aether.rules import autopilot as autopilot_rules
 from aether.rules import modes, spawn_tree, spend
 from aether.rules import plans as plans_rules
-from aether.state import costs, settings, store
+from aether.state import claim, costs, settings, store
 from aether.state import spawns as ledger
 from aether.steps import completion, recovery, skips
 
@@ -588,32 +588,42 @@ def start(options: dict) -> dict:
             raise input_error("invalid_argument", f"--answer takes {', '.join(build_drive.ANSWERS)}, not {answer!r}")
         if not (options.get("words") or "").strip():
             raise input_error("invalid_content", "--answer needs the user's words after the choice")
-    with ledger.lock():
-        colony = store.read("colony", missing_ok=False)
-        dispatch.clear_weather("person")  # the person's command: what a limit held goes out again
-        if colony.get("state") == "COMPLETED":
-            return {
-                "action": "done",
-                "why": "completed",
-                "command": None,
-                "run": None,
-                "autopilot": None,
-                "text": "The colony is COMPLETED: there is nothing left to build (extend its plan with /ant:plan, "
-                "or start a new goal with /ant:init).\n\n" + completion.summary()["text"],
-            }
-        current = active_run()
-        build = None
-        if answer is not None:  # checked before anything is written
-            build = _build_for(current, _building(colony) or -1) if current else None
-            if build is None or not build_drive.awaits_answer(build):
-                raise state_error("nothing_to_answer", "no build of a run waits for an answer")
-        run = resume(current, options) if current is not None and not ranged else new_run(options)
-        if build is not None:
-            assert answer is not None  # a build is looked up only for an answer
-            stopped = build_drive.answer_loop(build, answer, options["words"])
-            if stopped is not None:
-                return _stop(run, "user", stopped["text"], f"/ant:run --from {build['phase']}", build["phase"])
-        return advance(run, approve=bool(options.get("approve")))
+    with ledger.lock(), claim.driving("/ant:run") as refused:
+        if refused is not None:  # another session builds: nothing is started, nothing changes
+            return refused
+        run, action = _start(options, answer)
+        return claim.settled(run, action)
+
+
+def _start(options: dict, answer: str | None) -> tuple:
+    """(the run, its next action) for `start`, under the driver's lock."""
+    colony = store.read("colony", missing_ok=False)
+    dispatch.clear_weather("person")  # the person's command: what a limit held goes out again
+    if colony.get("state") == "COMPLETED":
+        done = {
+            "action": "done",
+            "why": "completed",
+            "command": None,
+            "run": None,
+            "autopilot": None,
+            "text": "The colony is COMPLETED: there is nothing left to build (extend its plan with /ant:plan, "
+            "or start a new goal with /ant:init).\n\n" + completion.summary()["text"],
+        }
+        return None, done
+    ranged = any(options.get(k) is not None for k in ("from", "to", "only", "max_phases"))
+    current = active_run()
+    build = None
+    if answer is not None:  # checked before anything is written
+        build = _build_for(current, _building(colony) or -1) if current else None
+        if build is None or not build_drive.awaits_answer(build):
+            raise state_error("nothing_to_answer", "no build of a run waits for an answer")
+    run = resume(current, options) if current is not None and not ranged else new_run(options)
+    if build is not None:
+        assert answer is not None  # a build is looked up only for an answer
+        stopped = build_drive.answer_loop(build, answer, options["words"])
+        if stopped is not None:
+            return run, _stop(run, "user", stopped["text"], f"/ant:run --from {build['phase']}", build["phase"])
+    return run, advance(run, approve=bool(options.get("approve")))
 
 
 def request_stop() -> dict:

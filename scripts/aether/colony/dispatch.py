@@ -11,7 +11,7 @@ from aether.core import clock
 from aether.core.text import one_line
 from aether.rules import models
 from aether.rules import weather as weather_rules
-from aether.state import costs, settings, store
+from aether.state import claim, costs, settings, store
 from aether.state import spawns as ledger
 
 WRITERS = ("ant:builder",)  # castes that write files get a report file for their narrative
@@ -282,17 +282,6 @@ def action_line(action: dict) -> str:
 MAX_FAILED_CALLS = 3  # a spawn's Agent calls that failed (crashed, stopped) before the run stops sending it
 
 
-def command_of(run: dict | None) -> str | None:
-    """The slash command that goes on with `run`."""
-    if not run:
-        return None
-    if run.get("parent") or run["command"] == "run":
-        return "/ant:run"
-    if run["command"] == "build":
-        return f"/ant:build {run.get('phase')}"
-    return f"/ant:{run['command']}"
-
-
 def _now() -> datetime:
     return datetime.fromtimestamp(clock.now(), UTC)
 
@@ -393,9 +382,9 @@ def held(run: dict, flying: list) -> dict | None:
             save_run(pilot)
             clear_weather("waited")
             return None
-    shown = None if pilot is not None else command_of(run)  # an autopilot run adds its own "To continue"
+    shown = None if pilot is not None else claim.slash_of(run)  # an autopilot run adds its own "To continue"
     text = weather_rules.stop_text(found, found.get("who") or "an ant", shown, now, can_wait=not _waits(pilot))
-    return {"action": "stop", "why": "limit", "text": text, "command": command_of(run), "weather": found}
+    return {"action": "stop", "why": "limit", "text": text, "command": claim.slash_of(run), "weather": found}
 
 
 @store.writes("spawns")
@@ -415,7 +404,7 @@ def _failed_calls_stop(run: dict, locals_: list) -> dict | None:
     for local in locals_:
         rec = ledger.find(data, f"{run['scope']}/{local}")
         if rec is not None and (rec.get("failed_calls") or 0) >= MAX_FAILED_CALLS:
-            again = command_of(run)
+            again = claim.slash_of(run)
             text = (
                 f"{local} ({rec['subagent_type']}) was sent {rec['failed_calls']} times and its Agent call failed each "
                 f"time, the last with: {rec.get('failed_why') or 'no reason given'}. It is not sent again; nothing else "

@@ -6,7 +6,9 @@ ant's answer — from Claude Code's hooks (colony/handback.py), or piped by the 
 hooks are off — and hands it to the run it was handed out for, exactly once; after the last
 answer of its spawn action it answers the next action too. An answer of a run that has ended
 (finished, aborted, superseded) is kept on disk and changes nothing. One lock serialises the
-driver, so hooks of ants that finish together record one after the other.
+driver, so hooks of ants that finish together record one after the other. Every driving call
+takes the colony's build for its session first (state/claim.py): another session's gets a stop
+naming the holder; recording an answer takes nothing and is never refused.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from __future__ import annotations
 from aether.colony import autopilot, build_drive, colonize_drive, continue_drive, dispatch, plan_drive
 from aether.core.exceptions import AetherError, input_error, state_error
 from aether.core.text import one_line
+from aether.state import claim, store
 from aether.state import spawns as ledger
-from aether.state import store
 
 action_line = dispatch.action_line
 
@@ -36,8 +38,15 @@ def advance_after(run: dict) -> dict:
     if parent:
         owner = ledger.run_of(store.read("spawns"), parent)
         if owner is not None and (not owner.get("done") or run.get("done")):  # an ended run: how it ended
-            return autopilot.advance(owner)
-    return PROTOCOLS[run["command"]].advance(run)
+            return claim.settled(owner, autopilot.advance(owner))
+    return claim.settled(run, PROTOCOLS[run["command"]].advance(run))
+
+
+def _asked(phase: int | None, plan: bool, colonize: bool, closing: bool) -> str | None:
+    """The slash command a driving call runs (None: `aether next`, the newest run's)."""
+    if phase is not None:
+        return f"/ant:build {phase}"
+    return "/ant:plan" if plan else "/ant:colonize" if colonize else "/ant:continue" if closing else None
 
 
 def _run_at(phase: int) -> dict | None:
@@ -90,27 +99,32 @@ def next_action(
 ) -> dict:
     """aether next: the one next thing the Queen does — in the build of `phase`, in the plan run
     (`plan`), or, given neither, in the newest run that is not done (else: how the newest ended)."""
-    with ledger.lock():
+    with ledger.lock(), claim.driving(_asked(phase, plan, colonize, closing)) as refused:
+        if refused is not None:  # another session builds: nothing is started, nothing changes
+            return refused
         _record_returned()
         if phase is not None or plan or colonize or closing:  # the person's command: what a limit held goes out again
             dispatch.clear_weather("person")
         if phase is not None:
             pilot = _run_at(phase)
             if pilot is not None and not (approve or resume):
-                return autopilot.advance(pilot)  # the autopilot's own build: the run goes on
+                return claim.settled(pilot, autopilot.advance(pilot))  # the autopilot's own build: the run goes on
         if plan or colonize or closing:  # a step by hand: the autopilot run ends
             autopilot.end_active("superseded")
         if closing:
-            return continue_drive.advance(continue_drive.continue_run())
+            run = continue_drive.continue_run()
+            return claim.settled(run, continue_drive.advance(run))
         if colonize:
-            return colonize_drive.advance(colonize_drive.colonize_run())
+            run = colonize_drive.colonize_run()
+            return claim.settled(run, colonize_drive.advance(run))
         if plan:
-            return plan_drive.advance(plan_drive.plan_run(guidance, force, accept))
+            run = plan_drive.plan_run(guidance, force, accept)
+            return claim.settled(run, plan_drive.advance(run))
         if phase is None:  # the newest run: where it stands, or how it ended
             runs = store.read("spawns")["runs"]
-            run = next((r for r in reversed(runs) if not r.get("done")), None) or (runs[-1] if runs else None)
-            if run is not None and (run["command"] in ("plan", "colonize", "continue", "run") or run.get("parent")):
-                return advance_after(run)
+            newest = next((r for r in reversed(runs) if not r.get("done")), None) or (runs[-1] if runs else None)
+            if newest is not None and (newest["command"] in ("plan", "colonize", "continue", "run") or newest.get("parent")):
+                return advance_after(newest)
         try:
             run = build_drive.build_run(phase, resume)
         except AetherError as exc:  # refused: the run it would take over goes on as it was
@@ -119,7 +133,7 @@ def next_action(
             autopilot.end_active("superseded")
             if run.get("parent"):  # it takes the build over from the run
                 autopilot.detach(run)
-        return build_drive.advance(run, approve)
+        return claim.settled(run, build_drive.advance(run, approve))
 
 
 def _record_returned() -> None:
@@ -135,7 +149,9 @@ def _record_returned() -> None:
 
 
 def answer(phase: int, choice: str, text: str) -> dict:
-    with ledger.lock():
+    with ledger.lock(), claim.driving(f"/ant:build {phase}") as refused:
+        if refused is not None:
+            return refused
         _run_at(phase)  # a run at work on another phase refuses it
         dispatch.clear_weather("person")
         run = build_drive.build_run(phase)
@@ -143,7 +159,7 @@ def answer(phase: int, choice: str, text: str) -> dict:
         autopilot.end_active("superseded")
         if run.get("parent"):
             autopilot.detach(run)
-        return out or build_drive.advance(run)
+        return claim.settled(run, out or build_drive.advance(run))
 
 
 def _resolve(data: dict, spawn_id: str) -> dict:

@@ -9,7 +9,8 @@ Code honours it). Any other call that names a brief is refused with a reason the
 on. A call of one of the colony's castes whose prompt names no brief (the Queen wrote her own)
 runs the spawn its description names, or the one spawn of its caste handed out and not running;
 with several it is refused with the exact calls to send; with none it runs as it is, and its
-tokens are counted at its stop (docs/decisions/the-helper-drives.md, "When the Queen strays").
+tokens are counted at its stop (docs/decisions/the-helper-drives.md, "When the Queen strays"). A spawn's call from a session
+that does not hold the colony's build is refused (state/claim.py).
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ import json
 
 from aether.core import castes, clock
 from aether.core.text import one_line
+from aether.state import claim, store
 from aether.state import spawns as ledger
-from aether.state import store
 
 COLONY_TYPES = tuple(f"ant:{caste}" for caste in castes.CASTES)  # the castes' agents (not Bug Bash's)
 MOD = "mod"  # spawns the mod sends itself (colony/mod.py)
@@ -112,6 +113,23 @@ def _unnamed(tool_input: dict, tool_use_id: str | None) -> tuple:
     )
 
 
+def _not_holder(ref: str) -> str | None:
+    """Why this session may not launch spawn `ref`: another live session holds the colony's build
+    (a free claim, or one whose holder is gone, is this session's now)."""
+    data = store.read("spawns")
+    rec = ledger.find(data, ref)
+    if rec is None or rec["status"] != "dispatched" or not ledger.live(data, rec["scope"]):
+        return None  # nothing this call could start: the launch's own refusal says why
+    held = claim.take(claim.caller(), claim.slash_of(ledger.run_of(data, rec["scope"])))
+    if held is None:
+        return None
+    return (
+        f"{rec['local']} is not this session's to send: another session is building this colony — "
+        f"{claim.describe(held)}. Don't send it; this session started nothing. Wait for that build to end "
+        f"(`aether watch` shows it), then run the command again."
+    )
+
+
 def _deny(reason: str) -> dict:
     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}}
 
@@ -132,6 +150,9 @@ def pre_hook(payload: dict) -> dict | None:
         rec = ledger.find(store.read("spawns"), ref)
         if rec is None or rec["status"] != "dispatched" or not ledger.live(store.read("spawns"), rec["scope"]):
             return None  # another agent reading a brief: not a spawn of ours
+    why = _not_holder(ref)
+    if why:
+        return _deny(why)
     if (ledger.find(store.read("spawns"), ref) or {}).get("runtime") == MOD:
         _mod_call(ref, payload.get("tool_use_id"))
         return None  # the mod sends it, with its brief, and records its answer itself

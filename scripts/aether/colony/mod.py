@@ -22,7 +22,7 @@ from aether.core.text import one_line
 from aether.rules import drive as drive_rules
 from aether.rules import spend
 from aether.rules import weather as weather_rules
-from aether.state import costs, evidence, store
+from aether.state import claim, costs, evidence, store
 from aether.state import spawns as ledger
 
 RUNTIME = handback.MOD
@@ -122,7 +122,7 @@ def for_mod(action: dict) -> dict:
         out["line"] = f"{out['action']}" + (f" ({out['why']})" if out.get("why") else "")
     if out["action"] in ("spawn", "wait"):  # the command that goes on, should the loop have to stop here
         run = ledger.run_of(store.read("spawns"), out.get("run") or "")
-        out["again"] = dispatch.command_of(run) if run else None
+        out["again"] = claim.slash_of(run) if run else None
     out["progress"] = progress()
     return out
 
@@ -353,7 +353,7 @@ def _refused_stop(refs: list) -> dict | None:
         rec = ledger.find(data, ref)
         if rec is not None and rec["status"] == "dispatched" and (rec.get("refused") or 0) >= MAX_REFUSED:
             run = ledger.run_of(data, rec["scope"]) or {}
-            again = dispatch.command_of(run) if run else None
+            again = claim.slash_of(run) if run else None
             text = (
                 f"Claude Code refused to start {rec['local']} ({rec['subagent_type']}) {rec['refused']} times: "
                 f"{rec.get('refused_why') or 'no reason given'}. Nothing else was sent; after fixing that, "
@@ -402,7 +402,7 @@ def interrupted(refs: list) -> dict:
     `refs` finish and their answers are recorded; the same command goes on where the run stands."""
     data = store.read("spawns")
     live = [r for r in data["runs"] if not r.get("done")]
-    again = dispatch.command_of(live[-1]) if live else None
+    again = claim.slash_of(live[-1]) if live else None
     names = [r.split("/", 1)[1] for r in refs]
     text = "Aether: interrupted." + (
         f" {', '.join(names)} may still be running: their answers are recorded as they arrive." if names else " Nothing is running."

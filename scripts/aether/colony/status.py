@@ -14,7 +14,7 @@ from aether.rules import spend
 from aether.rules import waves as waves_rules
 from aether.rules import weather as weather_rules
 from aether.rules.lifecycle import next_step
-from aether.state import costs, pheromones, store
+from aether.state import claim, costs, pheromones, store
 from aether.state import spawns as ledger
 from aether.steps import checks, recovery, worktrees
 
@@ -273,8 +273,9 @@ def phase_view(which: str | None = None) -> dict:
 
 
 def _autopilot_view(colony: dict) -> dict:
-    """{autopilot, spend}: the autopilot run under way (or None) and the colony's spend (read here,
-    without the protocols: `status` stays quick)."""
+    """{autopilot, build_holder, spend}: the autopilot run under way (or None), the session that
+    holds the colony's build (or None) and the colony's spend (read here, without the protocols:
+    `status` stays quick)."""
     data = store.read("costs")
     mine = costs.colony_spend(colony.get("session_id"), data)
     total = mine["total"]
@@ -296,6 +297,8 @@ def _autopilot_view(colony: dict) -> dict:
             "castes": {c: line["tokens"] for c, line in total["castes"].items()},
         },
     }
+    held = claim.holder(spawns)
+    out["build_holder"] = None if held is None else {**held, "text": claim.describe(held)}
     if run is not None:
         stopped = run.get("stopped")
         out["autopilot"] = {
@@ -312,6 +315,8 @@ def _autopilot_view(colony: dict) -> dict:
 def _autopilot_lines(view: dict) -> list:
     lines = []
     run, spent = view["autopilot"], view["spend"]
+    if view.get("build_holder"):  # one build of a colony at a time: who drives it now
+        lines.append(f"BUILD HELD BY  {view['build_holder']['text']}")
     if run is not None:
         state = f"stopped: {autopilot_rules.STOP_REASONS.get(run['stopped'], run['stopped'])}" if run["stopped"] else "running"
         lines.append(

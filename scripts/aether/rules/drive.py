@@ -216,6 +216,7 @@ def next_continue_step(view: dict) -> dict:
 # 0 when it is done, one status per kind of stop (docs/decisions/the-mod-runs-the-loop.md).
 EXIT_DONE = 0
 EXIT_ERROR = 1  # the helper failed: its error is the text
+CLAIMED = "claimed"  # the `why` of the stop a session gets while another holds the build (state/claim.py)
 EXIT_STATUS = {
     "approval": 10,  # a wave plan awaits the person's approval
     "question": 11,  # a loop asks the person (the code loop, the plan loop)
@@ -223,6 +224,7 @@ EXIT_STATUS = {
     "cap": 13,  # the spend cap
     "stopped": 14,  # any other stop: asked to, blocked, a refused Phase Lead, no plan, an ant past its deadline
     "limit": 15,  # a usage or rate limit (or an overload) held the ants: nothing failed; the same command goes on
+    "claimed": 16,  # another session holds the colony's build: this one started nothing
 }
 STOP_KIND = {
     "approval": "approval",
@@ -232,6 +234,7 @@ STOP_KIND = {
     "phase_failed": "abort",
     "budget": "cap",
     "limit": "limit",
+    CLAIMED: "claimed",
 }
 FAILED_OUTCOMES = ("failed",)  # a build that is done, its phase not completed: exit as an abort
 

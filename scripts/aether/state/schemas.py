@@ -770,10 +770,24 @@ def _check_run(p: list, r: dict, where: str) -> None:
         _check_autopilot(p, r, where)
 
 
+def _check_claim(p: list, c: dict, where: str) -> None:
+    """Who holds the colony's build (state/claim.py)."""
+    field_check(p, c, "claude_pid", (int, type(None)), where)
+    field_check(p, c, "claude_started", (str, type(None)), where)
+    field_check(p, c, "since", str, where)
+    for key in ("command", "run", "session_id", "process_started_at"):
+        field_check(p, c, key, (str, type(None)), where, required=False)
+    field_check(p, c, "phase", (int, type(None)), where, required=False)
+    field_check(p, c, "took_over", (dict, type(None)), where, required=False)
+
+
 def _check_spawns(data: dict) -> list:
     p: list = []
     records(p, data, "spawns", _check_spawn)
     records(p, data, "runs", _check_run)
+    field_check(p, data, "claim", (dict, type(None)), "spawns", required=False)
+    if isinstance(data.get("claim"), dict):
+        _check_claim(p, data["claim"], "spawns.claim")
     return p
 
 
@@ -898,7 +912,7 @@ FILES: dict[str, FileSpec] = {
         _spec("research", "research.json", 1, {"plans": []}, _check_research),
         _spec("drafts", "drafts.json", 1, {"loops": []}, _check_drafts),
         _spec("phase_records", "phase_records.json", 1, {"records": []}, _check_phase_records),
-        _spec("spawns", "spawns.json", 1, {"spawns": [], "runs": []}, _check_spawns),
+        _spec("spawns", "spawns.json", 1, {"spawns": [], "runs": [], "claim": None}, _check_spawns),
         _spec("costs", "costs.json", 1, {"colonies": [], "runs": []}, _check_costs),
         _spec("worktrees", "worktrees.json", 1, {"worktrees": []}, _check_worktrees),
     )

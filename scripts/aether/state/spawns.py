@@ -213,7 +213,8 @@ def launcher() -> dict:
     return {"claude_pid": pid, "claude_started": _process_start(pid) if pid else None}
 
 
-def _alive(pid, started) -> bool:
+def alive(pid, started) -> bool:
+    """Does process `pid` run, the one that started at `started` (clock ticks; None: any)?"""
     if not isinstance(pid, int) or isinstance(pid, bool) or not 0 < pid < 2**31:
         return False
     try:
@@ -238,7 +239,7 @@ def _started(rec: dict) -> bool:
 def in_flight(rec: dict) -> bool:
     """Does the spawn's ant run now: launched or in the background, in a Claude Code process that
     lives, and started (or launched moments ago: a call refused after the PreToolUse hook never starts)?"""
-    return rec.get("status") in IN_FLIGHT and _alive(rec.get("claude_pid"), rec.get("claude_started")) and _started(rec)
+    return rec.get("status") in IN_FLIGHT and alive(rec.get("claude_pid"), rec.get("claude_started")) and _started(rec)
 
 
 def live(data: dict, scope: str) -> bool:
