@@ -57,6 +57,7 @@ LAYERS = {
         "evidence",
     ],
     "steps": [
+        "merge_back",
         "worktrees",
         "syntax_check",
         "checks",
