@@ -20,7 +20,7 @@ import pytest
 from helpers import kills
 from helpers.colony import ok, tree
 from helpers.git import git_output as git  # as git printed it
-from helpers.worktrees import APP, LEAD, done, edit, start_colony, start_wave, workdir
+from helpers.worktrees import APP, LEAD, block, done, edit, start_colony, start_wave, workdir
 
 # Named points: a function of Aether's, patched in the killed process.
 BEFORE_THE_RECORD = {"at": "aether.state.spawns:keep_answer", "when": "before"}  # the builder's edit made, its answer not recorded
@@ -121,6 +121,42 @@ def test_an_abort_killed_after_ready_is_finished_by_the_next_command_and_keeps_e
     kept_text(text, w2)
     assert {r["node"]: r["status"] for r in records(p) if r["status"] != "passed"} == {"w1": "kept", "w2": "kept"}
     assert kills.users_view(p.root) == before and kills.worktrees_listed(p.root) == []
+    valid(p)
+
+
+def test_an_abort_of_the_failure_protocol_killed_after_ready_stops_with_its_report_and_what_it_kept(worktree_colony):
+    p = worktree_colony
+    start_wave(p)
+    both_builders_edit(p)
+    ok(p, "record", "w1", "-", input=done(modified=["app.py"]))
+    security = block(
+        {
+            "status": "failed",
+            "summary": "SQL injection",
+            "files_created": ["util.py"],
+            "files_modified": [],
+            "failure": {
+                "task": "1.2",
+                "error": "SQL injection in the query",
+                "root_cause": "?",
+                "suggested_fix": "parameters",
+                "confidence": 90,
+                "fix_scope": "contained",
+                "files": ["util.py"],
+                "category": "security",
+            },
+        }
+    )
+    kills.killed_at(p.root, ABORT_AFTER_READY, "record", "w2", "-", input=security)
+    assert p.load("COLONY_STATE.json")["state"] == "READY"
+    action = ok(p, "next", "--build", "1")
+    assert action["action"] == "stop" and action["why"] == "abort_phase"
+    assert "AETHER BUILD ABORTED — phase 1" in action["text"] and "was aborted already" not in action["text"]
+    w2 = kills.where(p.root, "util.py", "HELP = 2")
+    assert w2 and "project" not in w2
+    kept_text(action["text"], w2)
+    assert kills.where(p.root, "app.py", "return 11")  # w1's: merged, or kept
+    assert kills.worktrees_listed(p.root) == []
     valid(p)
 
 

@@ -149,11 +149,12 @@ def _end_aborted(run: dict) -> dict:
     worktrees dealt with, any work in them kept on branches) and the run ended with a stop action
     that says so; the next `next --build N` starts the phase again."""
     phase = run["phase"]
+    tree = store.read("colony").get("spawn_tree") or {}
     out = build_finish.abort(phase, "the abort of this build was interrupted: finished now")
-    try:
-        text = failures.abort_report(phase)["text"] + "\n" + "\n".join(out["text"].splitlines()[1:])
-    except AetherError:  # aborted by hand: no failure report
-        text = out["text"]
+    text = out["text"]
+    if any(a.get("phase") == phase and a.get("build") == tree.get("id") for a in store.read("failures")["aborts"]):
+        # the failure protocol aborted it (not the person): its report, then what the abort kept
+        text = failures.abort_report(phase)["text"] + "\n" + "\n".join(text.splitlines()[1:])
     action = {"action": "stop", "why": "abort_phase", "text": text, "command": f"/ant:build {phase}"}
     run.update(done=True, stopped="abort_phase", ended="aborted", stop_action=action)
     dispatch.save_run(run)
@@ -220,6 +221,10 @@ def _finish(run: dict) -> None:
     merges = worktrees.summary(tree)
     if merges:  # the builders worked in their own worktrees: how their work came back
         extra += ["Merged back, in order:", *merges]
+    isolation = run.get("isolation") or {}
+    nodes = ((tree or {}).get("nodes") or {}).values()
+    if isolation.get("on") is False and any(worktree_rules.isolated(n) for n in nodes):  # never shared unsaid
+        extra.append(f"Builders shared the project's tree: isolation {isolation.get('why')}")
     shown = {k["branch"] for k in out.get("kept") or []}  # kept as the build finished: in its text already
     kept = [k for k in worktrees.kept(run["scope"]) if k["branch"] not in shown]
     if kept:  # results that could not be merged: nothing lost, and the user told where

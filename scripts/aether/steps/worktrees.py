@@ -622,6 +622,11 @@ def clean(drop: str | None = None) -> dict:
         wt.drop_branch(r, drop)
         _drop_record(drop)
         return {"dropped": drop, "removed": [], "text": f"Let go of {drop}."}
+    with ledger.lock():  # the driver's: no worktree is being made or merged while the left-overs go
+        return _clean(r)
+
+
+def _clean(r: checkpoints.Repo) -> dict:
     running = _running_scopes()
     removed: list = []
     out: dict = {"kept": [], "notes": []}
