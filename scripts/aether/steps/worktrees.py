@@ -202,6 +202,8 @@ def brief_section(workdir: str, note: str | None = None) -> str:
             f"- Write and edit files only under {full}/, and name files in your result block relative to it, as if it were the project.",
             "- The helper merges your changes into the project after the wave: do not commit, branch, check out, "
             "reset, stash or push (a copy whose HEAD moved is not merged).",
+            f"- The colony's own files (.aether/, research notes included) are not in your copy: read them in the project, "
+            f"under {paths.aether_dir()}/, with the Read tool.",
             *([f"- {note}"] if note else []),
             "--- END WORKING COPY ---",
         ]
