@@ -59,6 +59,7 @@ LAYERS = {
         "evidence",
     ],
     "steps": [
+        "merge_back",
         "worktrees",
         "syntax_check",
         "checks",

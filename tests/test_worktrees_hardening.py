@@ -446,7 +446,7 @@ def test_build_abort_always_ends_the_build_and_says_what_it_could_not_do(worktre
     elif state == "git_failing":  # nothing could be saved: the copy stays where it is, and the text says so
         assert copy.is_dir() and "return 11" in (copy / "app.py").read_text("utf-8")
         assert "simulated failure" in out["text"] and ".aether/worktrees/" in out["text"]
-        assert "finished work that could not be kept" in ok(p, "worktrees", "--json")["text"]
+        assert "holds work that could not be kept" in ok(p, "worktrees", "--json")["text"]
         cleaned = ok(p, "worktrees", "--clean", "--json")  # git works again: kept first, then removed
         assert [k["node"] for k in cleaned["kept"]] == ["w1"] and not copy.exists()
         assert "return 11" in git(p.root, "show", f"{record_of(p, 'w1')['branch']}:app.py")

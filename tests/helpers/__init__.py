@@ -10,6 +10,8 @@ colony_script.py, bug_project.py).
                   build results
     drive.py      `aether next` / `aether record` and the Agent hooks: answers, a phase driven
     worktrees.py  a colony in a git repository whose builders work in their own worktrees
+    kills.py      a step of the helper killed (SIGKILL, with its git) at a named point or a random
+                  moment, and what must hold after: the user's HEAD, index, branches; where work is
     bugs.py       Bug Bash: the fixture project with a real bug, valid agent answers, a driver
     git.py        `git()` in a test repository, a repository with a first commit
     plugin.py     a copy of the plugin as a user receives it

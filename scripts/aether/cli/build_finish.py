@@ -55,8 +55,10 @@ def build_finish(phase, results, watcher):
 @click.option("--reason", type=CONTENT, required=True, help="Why (text, or `-` for stdin).")
 def build_abort(phase, reason):
     """Give up the running build of PHASE: the phase is marked failed and the colony is READY; a
-    late answer of one of its ants is kept and changes nothing. Rebuild it later with
-    `/ant:build PHASE`; `abort-report PHASE` writes the report."""
+    late answer of one of its ants is kept and changes nothing, and any work in its builders'
+    worktrees is kept on branches (named, with the commands to apply it). Run again after a kill,
+    it finishes what the first left. Rebuild it later with `/ant:build PHASE`; `abort-report
+    PHASE` writes the report."""
     from aether.colony import build_drive
 
     return build_drive.abort(phase, reason)

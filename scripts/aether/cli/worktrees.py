@@ -8,8 +8,12 @@ from aether.cli.common import TEXT, command
 
 
 @command("worktrees", display=True)
-@click.option("--clean", is_flag=True, help="Remove the worktrees no running build uses (a crash, an ended build).")
-@click.option("--drop", metavar="BRANCH", type=TEXT, help="Let go of one kept result (its aether/… branch).")
+@click.option(
+    "--clean",
+    is_flag=True,
+    help="Remove the worktrees no running build uses (a crash, an ended build); any work in them is kept on a branch first.",
+)
+@click.option("--drop", metavar="BRANCH", type=TEXT, help="Let go of one kept result (its aether/… branch): the only way one goes.")
 def worktrees(clean, drop):
     """The git worktrees and branches the colony made for isolated builders: those in use, those
     a crash or an ended build left over, and results that could not be merged (kept on

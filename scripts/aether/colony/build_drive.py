@@ -19,9 +19,10 @@ from aether.core.text import one_line
 from aether.core.vocabulary import SPAWN_FINISHED
 from aether.rules import contracts, modes, spawn_tree
 from aether.rules import drive as drive_rules
+from aether.rules import worktrees as worktree_rules
 from aether.rules.contracts import parse_requests
 from aether.rules.waves import render_tree
-from aether.state import pheromones, settings, store
+from aether.state import checkpoints, pheromones, settings, store
 from aether.state import spawns as ledger
 from aether.steps import (
     build_finish,
@@ -98,21 +99,33 @@ def _start_build(phase: int, resume: bool) -> dict:
         started = build_start.start(phase, resume=True)
     colony = store.read("colony")
     depth = modes.profile(colony.get("mode"))["watcher"]
+    scope = ledger.new_scope("build", phase)
+    isolation = worktrees.decide(colony.get("mode"), started.get("checkpoint"), scope)  # made with the run, in one write
     run = dispatch.new_run(
         "build",
+        scope=scope,
         phase=phase,
         watcher_spawns=depth != "syntax",
         lead_refusals=[],
         answers=[],
         scored=0,
         actions=0,
-        started_text=started["text"],
+        isolation=isolation,
+        started_text=started["text"] + f"\nBuilders: isolation {isolation['why']}",
     )
-    run["isolation"] = worktrees.decide(colony.get("mode"), started.get("checkpoint"), run["scope"])
     checks.prune_logs()  # the evidence of older runs goes (bounded per build)
-    run["started_text"] += f"\nBuilders: isolation {run['isolation']['why']}"
-    dispatch.save_run(run)
     return run
+
+
+def _isolation(run: dict) -> tuple:
+    """(the run's isolation decision, whether it was made just now): a run that recorded none (an
+    older record, a hand edit) gets it now, so builders never share the tree unsaid."""
+    iso = run.get("isolation")
+    if isinstance(iso, dict) and isinstance(iso.get("on"), bool):
+        return iso, False
+    iso = worktrees.decide(store.read("colony").get("mode"), checkpoints.latest(run["phase"]), run["scope"])
+    run["isolation"] = iso
+    return iso, True
 
 
 def build_run(phase: int | None, resume: bool = False) -> dict:
@@ -125,8 +138,27 @@ def build_run(phase: int | None, resume: bool = False) -> dict:
         return run
     colony = store.read("colony")
     if run and run.get("phase") == phase and not resume and (_building(colony, phase) or not run.get("done")):
+        if not run.get("done") and not run.get("finished") and build_finish.aborted(colony, phase):
+            return _end_aborted(run)  # an abort killed before its run ended: finished now, and said
         return run
     return _start_build(phase, resume)
+
+
+def _end_aborted(run: dict) -> dict:
+    """The run of a build an abort ended, killed before it ended the run: the abort finished (the
+    worktrees dealt with, any work in them kept on branches) and the run ended with a stop action
+    that says so; the next `next --build N` starts the phase again."""
+    phase = run["phase"]
+    tree = store.read("colony").get("spawn_tree") or {}
+    out = build_finish.abort(phase, "the abort of this build was interrupted: finished now")
+    text = out["text"]
+    if any(a.get("phase") == phase and a.get("build") == tree.get("id") for a in store.read("failures")["aborts"]):
+        # the failure protocol aborted it (not the person): its report, then what the abort kept
+        text = failures.abort_report(phase)["text"] + "\n" + "\n".join(text.splitlines()[1:])
+    action = {"action": "stop", "why": "abort_phase", "text": text, "command": f"/ant:build {phase}"}
+    run.update(done=True, stopped="abort_phase", ended="aborted", stop_action=action)
+    dispatch.save_run(run)
+    return run
 
 
 # ---------------------------------------------------------------- helper steps
@@ -189,7 +221,12 @@ def _finish(run: dict) -> None:
     merges = worktrees.summary(tree)
     if merges:  # the builders worked in their own worktrees: how their work came back
         extra += ["Merged back, in order:", *merges]
-    kept = worktrees.kept(run["scope"])
+    isolation = run.get("isolation") or {}
+    nodes = ((tree or {}).get("nodes") or {}).values()
+    if isolation.get("on") is False and any(worktree_rules.isolated(n) for n in nodes):  # never shared unsaid
+        extra.append(f"Builders shared the project's tree: isolation {isolation.get('why')}")
+    shown = {k["branch"] for k in out.get("kept") or []}  # kept as the build finished: in its text already
+    kept = [k for k in worktrees.kept(run["scope"]) if k["branch"] not in shown]
     if kept:  # results that could not be merged: nothing lost, and the user told where
         extra += ["Kept on branches, not merged:", *worktrees.render_kept(kept)]
     if extra:  # before the closing `Next:` line
@@ -214,7 +251,13 @@ def _spawn_nodes(run: dict, ids: list) -> dict:
     table = settings.model_table(colony.get("mode"))  # a bad `models:` fails before a node starts
     flying = dispatch.running(run, ids)
     ids = [i for i in ids if i not in flying]
-    copies = worktrees.prepare(colony["spawn_tree"], ids, run.get("isolation"))
+    isolation, decided = _isolation(run)
+    copies = worktrees.prepare(colony["spawn_tree"], ids, isolation)
+    nodes = colony["spawn_tree"]["nodes"]
+    sharing = not isolation["on"] and not run.get("sharing_said") and any(worktree_rules.isolated(nodes[i]) for i in ids)
+    said = f"Builders: isolation {isolation['why']}" + (" (decided now: the build's run held no decision)" if decided else "")
+    if sharing:  # the builders of this build share the project's tree: said once, with why
+        run["sharing_said"] = True
     tree = store.read("colony")["spawn_tree"]
     items = []
     data = store.read("spawns")
@@ -230,7 +273,10 @@ def _spawn_nodes(run: dict, ids: list) -> dict:
         if text is not None and node_id in copies:
             text += "\n" + worktrees.brief_section(copies[node_id]["workdir"], copies[node_id]["note"])
         items.append((node_id, "node", f"ant:{node['caste']}", text))
-    return dispatch.dispatch(run, items, table=table)
+    action = dispatch.dispatch(run, items, table=table)  # saves the run: its decision, and that it was said
+    if decided or sharing:
+        action["text"] += f"\n{said}"
+    return action
 
 
 def _lead_brief(run: dict) -> str:
@@ -321,8 +367,9 @@ def _ask(run: dict, step: dict) -> dict:
 def _abort(run: dict) -> dict:
     phase = run["phase"]
     report = failures.abort_report(phase)
-    build_finish.abort(phase, report["reason"])
-    action = {"action": "stop", "why": "abort_phase", "text": report["text"], "command": None}
+    out = build_finish.abort(phase, report["reason"])
+    text = "\n".join([report["text"], *build_finish.abort_lines({"kept": out["kept"], "notes": out["worktree_notes"]})])
+    action = {"action": "stop", "why": "abort_phase", "text": text, "command": None}
     run.update(done=True, stopped="abort_phase", ended="aborted", stop_action=action)  # asked again: the same stop
     dispatch.save_run(run)
     return action

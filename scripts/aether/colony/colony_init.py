@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from aether.colony import complexity
 from aether.core import clock, inputs, paths
-from aether.core.exceptions import input_error, state_error
+from aether.core.exceptions import AetherError, input_error, state_error
 from aether.rules.lifecycle import ACTIVE_STATES
 from aether.rules.modes import DEFAULT_MODE, PROFILES
 from aether.rules.pheromones import MAX_CONTENT_LENGTH
-from aether.state import events, learning, memory, store
+from aether.state import checkpoints, events, learning, memory, store
 
 
 def new_session_id() -> str:
@@ -107,4 +107,10 @@ def init(goal: str, mode: str | None = None, force: bool = False, mode_indicator
     global_learnings, learnings_warning = learning.for_init()
     result = _start_colony(goal, mode, force, mode_indicators, detection, global_learnings, learnings_warning)
     events.ensure_activity_log()  # an empty activity.log: readers find it from the start
+    try:  # in git: the colony's files stay out of the user's git stash -u, clean -fd, add -A
+        excluded = checkpoints.exclude_colony()
+    except AetherError as exc:
+        excluded = exc.message
+    if excluded:
+        result.setdefault("warnings", []).append(f"the colony's files are not kept out of git stash -u and git clean: {excluded}")
     return result

@@ -109,10 +109,23 @@ def _failure(args: list, cwd: str, proc) -> AetherError:
     return state_error("git_failed", f"`git {command}` failed in {cwd}: {said(proc.stderr)}", git_exit=proc.returncode)
 
 
+SAID_LINES = 4  # lines of git's message kept: its `fatal:` line and the advice that follows it
+
+
 def said(stderr: str) -> str:
-    """What git said about a failure: its first `fatal:`/`error:` line (else its last line)."""
+    """What git said about a failure: its first `fatal:`/`error:` line with the lines that go on
+    from it (git's advice: "use 'add -f -f' to override, or 'unlock' and 'prune' …", `hint:`
+    lines), up to SAID_LINES; else its last line."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    return next((line for line in lines if line.startswith(("fatal:", "error:"))), lines[-1] if lines else "no message")
+    first = next((i for i, line in enumerate(lines) if line.startswith(("fatal:", "error:"))), None)
+    if first is None:
+        return lines[-1] if lines else "no message"
+    kept = [lines[first]]
+    for line in lines[first + 1 : first + SAID_LINES]:
+        if line.startswith(("fatal:", "error:", "warning:")):
+            break
+        kept.append(line)
+    return " ".join(kept)
 
 
 class Repo:
@@ -131,7 +144,17 @@ class Repo:
 
     def pathspec(self) -> list:
         """`-- .` without the colony's state and the builders' worktrees."""
-        return ["--", "."] + [f":(exclude){rel}" for rel in (self.data_rel, self.worktrees_rel) if rel]
+        return ["--", "."] + [exclude_spec(rel) for rel in (self.data_rel, self.worktrees_rel) if rel]
+
+
+def exclude_spec(rel: str) -> str:
+    """A pathspec that leaves out `rel` and everything under it. Not the literal `:(exclude)rel`:
+    when a folder above `rel` is ignored (`.aether/` in info/exclude, or the user's .gitignore),
+    `git add` counts a literal exclude as naming an ignored path and fails ("The following paths
+    are ignored …"); a pattern whose first character is escaped has no literal prefix for that
+    check, and its `*` (which crosses `/` in a pathspec) reaches every path below `rel`."""
+    escaped = re.sub(r"([\\*?\[])", r"\\\1", rel)
+    return f":(exclude){escaped if escaped.startswith(chr(92)) else chr(92) + escaped}/*"
 
 
 def repo() -> Repo | None:
@@ -214,6 +237,50 @@ def _snapshot_tree(r: Repo) -> str:
         if r.data_rel and idx.mentions(r.data_rel):  # state files the user committed stay out too
             git(["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", r.data_rel], r.top, env=idx.env)
         return git(["write-tree"], r.top, env=idx.env).stdout.strip()
+
+
+# ---------------------------------------------------------------- the colony's files, out of the user's git commands
+
+# The comment above the line `exclude_colony` adds to the repository's own `info/exclude`.
+EXCLUDE_COMMENT = "# Aether: the colony's files (state, briefs, builders' worktrees), left alone by git stash -u, clean -fd, add -A"
+
+
+def exclude_line(r: Repo) -> str:
+    """The `info/exclude` pattern of the project's `.aether/`, anchored at the repository's top."""
+    return "/" + re.sub(r"([\\*?\[])", r"\\\1", f"{r.prefix}.aether") + "/"
+
+
+def exclude_colony(r: Repo | None = None) -> str | None:
+    """List the project's `.aether/` in the repository's `info/exclude` (in its common git folder,
+    which its worktrees share), so the user's `git stash -u`, `git clean -fd` and `git add -A` leave
+    the colony's files alone; the user's `.gitignore` is never touched, and files of `.aether/` they
+    track stay tracked. Appended once (the line is looked for first). None when it is listed (or
+    outside git); else why it could not be, for a warning: the colony works on without it."""
+    r = r or repo()
+    if r is None:
+        return None
+    proc = git(["rev-parse", "--git-common-dir"], r.top, check=False)
+    common = proc.stdout.strip()
+    if proc.returncode != 0 or not common:
+        return f"the repository's git folder could not be found ({said(proc.stderr)})"
+    path = os.path.join(r.top, common, "info", "exclude")  # git answers relative to r.top, or absolute
+    line = exclude_line(r)
+    try:
+        if os.path.islink(path) or os.path.islink(os.path.dirname(path)):
+            return f"{path} is a symbolic link: list {line} there yourself"
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        except FileNotFoundError:
+            text = ""
+        if line in text.splitlines():
+            return None
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "a", encoding="utf-8") as fh:  # one appending write: the user's lines stay as they are
+            fh.write(("\n" if text and not text.endswith("\n") else "") + f"{EXCLUDE_COMMENT}\n{line}\n")
+    except OSError as exc:
+        return f"{line} could not be listed in {path}: {exc.strerror or exc}"
+    return None
 
 
 # ---------------------------------------------------------------- checkpoints

@@ -153,8 +153,14 @@ def active_autopilot(data: dict) -> dict | None:
     return run if run is not None and not run.get("done") else None
 
 
-def new_run(data: dict, command: str, **fields) -> dict:
-    scope = f"{command[:1]}{fields.get('phase') or ''}-{clock.new_id('run').rsplit('_', 1)[-1][-6:]}"
+def new_scope(command: str, phase: int | None = None) -> str:
+    """A run's scope (`b1-ab12cd`): the command's letter, its phase, random bits."""
+    return f"{command[:1]}{phase or ''}-{clock.new_id('run').rsplit('_', 1)[-1][-6:]}"
+
+
+def new_run(data: dict, command: str, scope: str | None = None, **fields) -> dict:
+    """A new run record (`scope` made beforehand when a field must name it: a build's isolation)."""
+    scope = scope or new_scope(command, fields.get("phase"))
     run = {"scope": scope, "command": command, "started_at": clock.iso(), "done": False, **fields}
     data["runs"].append(run)
     del data["runs"][:-MAX_RUNS]

@@ -4,19 +4,22 @@ Each isolated builder works in `.aether/worktrees/<build>/<node>`, a detached wo
 project's repository made from a snapshot of the working tree when the builder was handed out
 (the build's checkpoint, or the merged state of its wave so far). A record per worktree tells
 what became of it: `active` (a builder works in it), `passed` (handed on to the retry or
-debugger that continues its task), `merged` (its result is in the project), `kept` (a result
-that could not be merged, on the branch `aether/<build>/<node>`), `discarded` (handed out
-again, or its build ended: nothing of it was recorded), `dropped` (a kept branch let go).
+debugger that continues its task), `merged` (its result is in the project), `kept` (work not
+merged — a conflict, a moved HEAD, or a worktree removed with work in it — on the branch
+`aether/<build>/<node>`), `discarded` (handed out again, or removed holding no change),
+`dropped` (a kept branch let go).
 
 Git runs on a worktree with its own git folder named (`--git-dir`, `--work-tree`): whatever a
 builder does to the `.git` file of its copy, the user's index and repository stay untouched.
-Only worktrees under `.aether/worktrees/` (reached through no symbolic link) and branches this
-file records are ever removed.
+Only worktrees under `.aether/worktrees/` (reached through no symbolic link), git's entries for
+them, and branches this file records are ever removed. git's entries are read from its own files
+(`entries`): one a killed `git worktree add` left half-written makes every `git worktree` command fail.
 """
 
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 
 from aether.core import clock
 from aether.core.exceptions import state_error
@@ -32,6 +35,7 @@ STATUSES = ("active", "passed", "merged", "kept", "discarded", "dropped")
 OPEN = ("active", "kept")  # records that still hold a worktree or a branch
 SCRATCH = "merge"  # the worktree a merge runs in: .aether/worktrees/<build>/merge
 RESULT_DATE = "@0 +0000"  # a result commit's dates: the same work gives the same commit, every time
+INITIALIZING = "initializing"  # the lock reason git's `worktree add` holds while it works (git runs in the C locale)
 
 
 class Gone(Exception):
@@ -114,9 +118,13 @@ def _git(wt_full: str, gitdir: str, args: list, **kw):
 
 def create(r: checkpoints.Repo, rel: str, base: str) -> str:
     """A detached worktree at the project's `rel` from commit `base` (one already there goes
-    first); returns its git folder."""
+    first, and the entries killed `worktree add`s left: under the driver's lock no other is being
+    made); returns its git folder."""
     path = full(r, rel)
     remove(r, rel)
+    for admin, where in entries(r):
+        if unfinished(admin):
+            _drop_entry(r, admin, where)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     checkpoints.git(["worktree", "add", "--detach", "--quiet", path, base], r.top)
     return gitdir_of(path)
@@ -129,9 +137,88 @@ def gitdir_of(path: str) -> str:
     return gitdir if os.path.isabs(gitdir) else os.path.normpath(os.path.join(path, gitdir))
 
 
+@lru_cache(maxsize=32)
+def _admin_root_of(top: str) -> str | None:
+    proc = checkpoints.git(["rev-parse", "--git-common-dir"], top, check=False)
+    common = proc.stdout.strip()
+    return os.path.realpath(os.path.join(top, common, "worktrees")) if proc.returncode == 0 and common else None
+
+
+def _admin_root(r: checkpoints.Repo) -> str | None:
+    """The repository's folder of worktree entries (`<common git folder>/worktrees`), real path."""
+    return _admin_root_of(r.top)
+
+
+def entries(r: checkpoints.Repo) -> list:
+    """[(entry folder, worktree path from the project)] of git's worktree entries whose worktree lies
+    in the builders' folder, read from git's own files: an entry a killed `worktree add` left
+    half-written makes `git worktree list` (and every `worktree` command) fail."""
+    admin_root, real_root = _admin_root(r), os.path.realpath(root(r))
+    if admin_root is None or not os.path.isdir(admin_root):
+        return []
+    out = []
+    for name in sorted(os.listdir(admin_root)):
+        admin = os.path.join(admin_root, name)
+        try:
+            with open(os.path.join(admin, "gitdir"), encoding="utf-8", errors="replace") as fh:
+                line = fh.read(4096).strip()
+        except OSError:
+            continue  # not tied to a folder yet: git passes it by
+        where = os.path.dirname(line) if line.endswith("/.git") else line
+        parts = os.path.relpath(os.path.realpath(where), real_root).split(os.sep) if where else []
+        if len(parts) == 2 and ".." not in parts and "." not in parts:
+            out.append((admin, f"{checkpoints.WORKTREES}/{parts[0]}/{parts[1]}"))
+    return out
+
+
+def unfinished(admin: str) -> bool:
+    """git never finished making this entry (killed inside `worktree add`): no `commondir` yet, or
+    still the lock it holds while it works (`initializing`)."""
+    try:
+        with open(os.path.join(admin, "commondir"), encoding="utf-8", errors="replace") as fh:
+            if not fh.read(4096).strip():
+                return True
+    except OSError:
+        return True
+    try:
+        with open(os.path.join(admin, "locked"), encoding="utf-8", errors="replace") as fh:
+            return fh.read(4096).strip() == INITIALIZING
+    except OSError:
+        return False
+
+
+def _drop_entry(r: checkpoints.Repo, admin: str, rel: str) -> None:
+    """An entry of the builders' folder git cannot prune (locked, half-written) goes, with what its
+    `worktree add` had made of the folder (no builder ever had it: the add never returned)."""
+    import shutil  # noqa: PLC0415 — start-up: shutil only where a folder is removed
+
+    path = full(r, rel)
+    if os.path.isdir(path) and not os.path.islink(path) and not os.path.islink(os.path.dirname(path)):
+        shutil.rmtree(path, ignore_errors=True)
+    shutil.rmtree(admin, ignore_errors=True)
+
+
+def found_as_is(r: checkpoints.Repo, rel: str) -> tuple:
+    """(git folder, HEAD commit) of a worktree folder no record describes (a crash between git
+    and the record, or worktrees.json lost) — only when its `.git` names one of this repository's
+    worktree entries; (None, None) when no work can be read from it."""
+    path = full(r, rel)
+    try:
+        gitdir = gitdir_of(path)
+    except (OSError, UnicodeDecodeError):
+        return None, None
+    admin_root = _admin_root(r)
+    if not admin_root or not gitdir or os.path.dirname(os.path.realpath(gitdir)) != admin_root or not intact(path, gitdir):
+        return None, None
+    head = _git(path, gitdir, ["rev-parse", "-q", "--verify", "HEAD^{commit}"], check=False).stdout.strip()
+    return (gitdir, head) if head else (None, None)
+
+
 def remove(r: checkpoints.Repo, rel: str) -> bool:
-    """Remove the worktree at `rel` (files and git's record of it); True when one was there. A
-    symbolic link found in its place (or in its build's) is removed itself, never followed."""
+    """Remove the worktree at `rel` (files and git's entry for it); True when one was there. A
+    symbolic link found in its place (or in its build's) is removed itself, never followed. An entry
+    left for it that git does not prune (locked by a `worktree add` that was killed: "a missing but
+    locked worktree", or half-written) goes too, so the next `worktree add` there works."""
     path = full(r, rel)
     folder = os.path.dirname(path)
     there = os.path.lexists(path)
@@ -152,6 +239,10 @@ def remove(r: checkpoints.Repo, rel: str) -> bool:
             f"cannot remove {path}: {exc.strerror or exc}; remove it by hand, then run `aether worktrees --clean`",
             path=path,
         ) from None
+    if not os.path.lexists(path):
+        for admin, where in entries(r):
+            if where == rel:  # its folder is gone: the entry is stale, whatever lock it holds
+                _drop_entry(r, admin, where)
     checkpoints.git(["worktree", "prune"], r.top, check=False)
     return there
 
@@ -172,7 +263,7 @@ def result(r: checkpoints.Repo, rel: str, gitdir: str, base: str, node: str) -> 
         raise Gone(path)
     with checkpoints.TempIndex(os.path.join(gitdir, "index")) as idx:  # the builder's index (and its lock) untouched
         env = {**_result_env(), "GIT_INDEX_FILE": idx.path}
-        _git(path, gitdir, ["add", "-A", "--", ".", ":(exclude).aether", ":(exclude).git"], env=env)
+        _git(path, gitdir, ["add", "-A", "--", ".", checkpoints.exclude_spec(".aether"), ":(exclude).git"], env=env)
         tree = _git(path, gitdir, ["write-tree"], env=env).stdout.strip()
     if tree == checkpoints.git(["rev-parse", f"{base}^{{tree}}"], r.top).stdout.strip():
         return None
@@ -358,6 +449,9 @@ def on_disk(r: checkpoints.Repo) -> list:
             parts = os.path.relpath(path, real).split(os.sep)
             if len(parts) == 2 and ".." not in parts:
                 found.append(f"{checkpoints.WORKTREES}/{parts[0]}/{parts[1]}")
+    for _admin, rel in entries(r):  # those `git worktree list` could not show (an entry left half-written)
+        if rel not in found:
+            found.append(rel)
     if os.path.isdir(folder):
         for scope in sorted(os.listdir(folder)):
             inner = os.path.join(folder, scope)

@@ -248,9 +248,10 @@ def finish(phase_id: int, results_text, lessons_asked: bool = False) -> dict:
     )
     ended = worktrees.abandon(tree, "the build finished")  # worktrees of tasks that ended failed; results were merged
     result = _finish_result(phase_id, out, lessons_asked)
-    if ended["notes"]:
+    result["kept"] = ended["kept"]
+    if ended["kept"] or ended["notes"]:
         head, sep, tail = result["text"].rpartition("\nNext: ")
-        notes = "\n".join(["The builders' worktrees:", *(f"  {line}" for line in ended["notes"])])
+        notes = "\n".join(abort_lines(ended))
         result["text"] = f"{head}\n{notes}{sep}{tail}" if sep else f"{result['text']}\n{notes}"
     return result
 
@@ -448,24 +449,45 @@ def _abort_build(files, phase_id: int, reason: str) -> dict:
     return {"name": phase.get("name"), "event": event["id"]}
 
 
+def aborted(colony: dict, phase_id: int) -> bool:
+    """The build of phase_id was aborted (the colony READY again, its spawn tree `aborted`): an
+    abort run again, or one killed after that write, finishes what it left."""
+    tree = colony.get("spawn_tree")
+    return (
+        colony.get("state") != "EXECUTING"
+        and colony.get("current_phase") == phase_id
+        and isinstance(tree, dict)
+        and tree.get("phase") == phase_id
+        and tree.get("status") == "aborted"
+    )
+
+
 def abort(phase_id: int, reason: str) -> dict:
-    """build-abort: give up the running build; the phase is marked failed."""
+    """build-abort: give up the running build; the phase is marked failed. Run again (after a kill
+    at any point, or by hand), it finishes what the first left: the worktrees dealt with, any work
+    in them kept on branches, and says where."""
     check_phase_id(phase_id)
     reason = inputs.require_text(
         reason, "the reason", MAX_REASON_LENGTH, code="invalid_reason", empty="say why the build is aborted (the reason is empty)"
     ).strip()
 
-    tree = store.read("colony").get("spawn_tree")
-    out = _abort_build(phase_id, reason)
+    colony = store.read("colony")
+    tree = colony.get("spawn_tree")
+    again = aborted(colony, phase_id)
+    if again:
+        phase = plans_rules.find_phase(store.read("plan"), phase_id) or {}
+        out = {"name": phase.get("name"), "event": None}
+    else:
+        out = _abort_build(phase_id, reason)
     ended = worktrees.abandon(tree, "the build was aborted")  # never raises: what it could not do is in its notes
+    ended["kept"] += _kept_before(tree, ended["kept"])
     text = (
-        f"Phase {phase_id} ({out['name']}) aborted: {one_line(reason, 200)}\n"
-        f"Rebuild it with /ant:build {phase_id} (`aether next --build {phase_id}`)."
+        f"Phase {phase_id} ({out['name']}) was aborted already: what that abort left is done now"
+        if again
+        else f"Phase {phase_id} ({out['name']}) aborted: {one_line(reason, 200)}"
     )
-    if ended["kept"]:
-        text += "\nResults not merged, kept on branches:\n" + "\n".join(worktrees.render_kept(ended["kept"]))
-    if ended["notes"]:
-        text += "\nThe builders' worktrees:\n" + "\n".join(f"  {line}" for line in ended["notes"])
+    text += f"\nRebuild it with /ant:build {phase_id} (`aether next --build {phase_id}`)."
+    text += "".join(f"\n{line}" for line in abort_lines(ended))
     return {
         "phase": phase_id,
         "name": out["name"],
@@ -473,6 +495,7 @@ def abort(phase_id: int, reason: str) -> dict:
         "state": "READY",
         "reason": reason,
         "event": out["event"],
+        "again": again,
         "next": {
             "slash": f"/ant:build {phase_id}",
             "command": f"aether next --build {phase_id}",
@@ -482,3 +505,23 @@ def abort(phase_id: int, reason: str) -> dict:
         "worktree_notes": ended["notes"],
         "text": text,
     }
+
+
+def _kept_before(tree, now: list) -> list:
+    """The build's results kept on branches before this abort (conflicts, an abort killed half-way)."""
+    scope = worktrees.scope_of(tree)
+    shown = {k["branch"] for k in now}
+    try:
+        return [k for k in (worktrees.kept(scope) if scope else []) if k["branch"] not in shown]
+    except AetherError:  # worktrees.json unreadable: the abort's own notes say what it could do
+        return []
+
+
+def abort_lines(ended: dict) -> list:
+    """What ending a build's worktrees kept, and where (with the commands), and what it could not do."""
+    lines = []
+    if ended["kept"]:
+        lines += ["Results not merged, kept on branches:", *worktrees.render_kept(ended["kept"])]
+    if ended["notes"]:
+        lines += ["The builders' worktrees:", *(f"  {line}" for line in ended["notes"])]
+    return lines

@@ -179,7 +179,13 @@ def start(phase_id: int, resume: bool = False, loop: bool = False) -> dict:
             )
         )
     )
-    warnings = []
+    warnings, said = [], []  # said: the warnings the start text shows too
+    try:
+        excluded = checkpoints.exclude_colony()  # the colony's files out of the user's git commands (and its snapshots)
+    except AetherError as exc:
+        excluded = exc.message
+    if excluded:
+        said.append(f"the colony's files are not kept out of git stash -u and git clean: {excluded}")
     record = None
     label = f"build-start phase {phase_id}" + (" (resume)" if resume else "")
     try:
@@ -193,7 +199,7 @@ def start(phase_id: int, resume: bool = False, loop: bool = False) -> dict:
         + (["loops"] if want_loop else [])
     )
 
-    old_tree = colony.get("spawn_tree") if colony.get("state") == "EXECUTING" else None
+    old_tree = colony.get("spawn_tree")  # the build before: interrupted, or ended with worktrees left (a killed abort)
     try:
         out = store.update_many(
             names, functools.partial(_start_build, phase_id=phase_id, resume=resume, record=record, focus=focus, want_loop=want_loop)
@@ -203,10 +209,12 @@ def start(phase_id: int, resume: bool = False, loop: bool = False) -> dict:
             checkpoints.forget([record])  # the build did not start: drop its checkpoint
         raise
     checkpoints.forget(out["dropped"])
-    ended = worktrees.abandon(old_tree, "the build started over")  # its builders' worktrees go; results stay
+    # whatever the build before left in worktrees goes; any work in them is kept on branches first
+    ended = worktrees.abandon(old_tree if isinstance(old_tree, dict) else None, "the build started over")
     if ended["kept"]:
-        warnings.append(f"{len(ended['kept'])} result(s) of the interrupted build kept on branches: `aether worktrees`")
-    warnings += ended["notes"]
+        warnings.append(f"{len(ended['kept'])} result(s) of the build before kept on branches: `aether worktrees`")
+    said += ended["notes"]
+    warnings += said
     phase = out["phase"]
     block = pheromones.render(None)["text"]
     tasks = [t for t in phase.get("tasks") or [] if isinstance(t, dict)]
@@ -238,6 +246,9 @@ def start(phase_id: int, resume: bool = False, loop: bool = False) -> dict:
             f"Code loop: {out['code_loop']['loop_id']} (threshold {out['code_loop']['threshold']:g}): the "
             f"helper scores each verification after the waves"
         )
+    if ended["kept"]:
+        lines += ["Kept from the build before (not merged):", *worktrees.render_kept(ended["kept"])]
+    lines += [f"Warning: {w}" for w in said]
     lines.append(block)
     result["text"] = "\n".join(lines)
     return result

@@ -12,9 +12,11 @@
   task with a conflict report (the failure ladder retries it on the merged state) and keeps the
   result on a branch `aether/<build>/<node>`.
 - `release` (when the waves are done) and `abandon` (a build that ends, is aborted or starts
-  over): the worktrees go; results not merged are kept on branches, with the commands to look at
-  them and apply them.
+  over): the worktrees go; any work in them not merged (finished, failed, or never recorded) is
+  kept on branches first, with the commands to look at it and apply it. Run again after a kill,
+  each finishes what the killed run left (docs/decisions/worktrees.md, "Killed at any point").
 - `listing`, `clean`: what the colony made (worktrees, kept branches) and what a crash left.
+- Writing a merged result into the project, all or nothing: steps/merge_back.py.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import os
 import time
 
-from aether.core import clock, containment, paths
+from aether.core import clock, paths
 from aether.core.exceptions import AetherError, state_error
 from aether.core.text import one_line
 from aether.rules import spawn_tree
@@ -30,6 +32,7 @@ from aether.rules import worktrees as worktree_rules
 from aether.state import checkpoints, events, settings, store
 from aether.state import spawns as ledger
 from aether.state import worktrees as wt
+from aether.steps import merge_back
 
 # ---------------------------------------------------------------- on or off
 
@@ -199,6 +202,8 @@ def brief_section(workdir: str, note: str | None = None) -> str:
             f"- Write and edit files only under {full}/, and name files in your result block relative to it, as if it were the project.",
             "- The helper merges your changes into the project after the wave: do not commit, branch, check out, "
             "reset, stash or push (a copy whose HEAD moved is not merged).",
+            f"- The colony's own files (.aether/, research notes included) are not in your copy: read them in the project, "
+            f"under {paths.aether_dir()}/, with the Read tool.",
             *([f"- {note}"] if note else []),
             "--- END WORKING COPY ---",
         ]
@@ -206,191 +211,6 @@ def brief_section(workdir: str, note: str | None = None) -> str:
 
 
 # ---------------------------------------------------------------- merging back
-
-
-def _safe_target(root: str, rel: str) -> str:
-    """The project file a merge writes or removes: the path exactly as git names it, refused when
-    it leaves the project, passes a symbolic link, or names `.git`."""
-    parts = rel.split("/")
-    if not rel or os.path.isabs(rel) or any(p in ("", ".", "..", ".git") for p in parts):
-        raise _Refused(f"{rel!r} is no path inside the project")
-    path = root
-    for part in parts[:-1]:
-        path = os.path.join(path, part)
-        if os.path.islink(path):
-            raise _Refused(f"{rel} goes through a symbolic link")
-    target = os.path.join(root, *parts)
-    if os.path.islink(target):
-        raise _Refused(f"{rel} is a symbolic link in the project")
-    return target
-
-
-class _Refused(Exception):
-    """A change the merge will not write (its reason is the message)."""
-
-
-def _plan(r: checkpoints.Repo, before: str, after: str) -> tuple:
-    """([(path, target, bytes | None, executable)] to write (None: remove), [conflict]) between the
-    project as it was (`before`) and as merged (`after`): contents as the working tree holds them.
-    Every target is checked before anything is written."""
-    root = paths.project_root()
-    writes, conflicts = [], []
-    for status, mode, blob, rel in wt.changes(r, before, after):
-        try:
-            target = _safe_target(root, rel)
-            if mode in ("120000", "160000"):
-                raise _Refused(f"{rel} would be a symbolic link or a submodule: apply it by hand")
-        except _Refused as exc:
-            conflicts.append({"path": rel, "why": str(exc), "hunks": []})
-            continue
-        data = None if status == "D" else wt.content(r, blob, rel)
-        writes.append((rel, target, data, mode == "100755"))
-    return writes, conflicts or _in_the_way(root, writes)
-
-
-def _in_the_way(root: str, writes: list) -> list:
-    """What the project holds besides what git sees (files it ignores, empty folders) where the
-    result writes: a folder where it has a file, a file where it needs a folder. [conflict]"""
-    removed = {target for _rel, target, data, _x in writes if data is None}
-    out = []
-    for rel, target, data, _x in writes:
-        if data is None:
-            continue
-        parts = rel.split("/")
-        files = [
-            p
-            for p in ("/".join(parts[:i]) for i in range(1, len(parts)))
-            if os.path.lexists(os.path.join(root, p)) and not os.path.isdir(os.path.join(root, p)) and os.path.join(root, p) not in removed
-        ]
-        if files:
-            out.append(
-                {
-                    "path": rel,
-                    "hunks": [],
-                    "why": f"{files[0]} is a file in the project (one git does not track or ignores): the result needs a folder there",
-                }
-            )
-        elif os.path.isdir(target) and not os.path.islink(target):
-            left = _left_in(target, removed)
-            if left is not None:
-                out.append(
-                    {
-                        "path": rel,
-                        "hunks": [],
-                        "why": f"{rel} is a folder in the project (it holds "
-                        f"{os.path.relpath(left, root)}, which git does not "
-                        f"track or ignores): the result has a file there",
-                    }
-                )
-    return out
-
-
-def _left_in(folder: str, removed: set) -> str | None:
-    """A file (or link) in `folder` the merge does not remove, else None (links are not followed)."""
-    for top, dirs, files in os.walk(folder):
-        for name in files + [d for d in dirs if os.path.islink(os.path.join(top, d))]:
-            path = os.path.join(top, name)
-            if path not in removed:
-                return path
-    return None
-
-
-class _WriteFailed(Exception):
-    """A write the disk refused after the checks: everything written before it was put back."""
-
-    def __init__(self, rel: str | None, why: str):
-        super().__init__(why)
-        self.rel, self.why = rel, why
-
-
-def _apply(writes: list) -> None:
-    """Removals first (and the folders they empty), then every file, each replaced in one step;
-    a file keeps its other permission bits, only the executable ones follow git. On a failure the
-    previous bytes and modes, and the folders, are put back before `_WriteFailed` is raised."""
-    root = os.path.realpath(paths.project_root())
-    undo: list = []
-    doing = None  # the path being written or removed
-    try:
-        for rel, target, data, _x in writes:
-            if data is None and os.path.isfile(target) and not os.path.islink(target):
-                doing = rel
-                undo.append(_saved(target))
-                os.unlink(target)
-                _prune(root, os.path.dirname(target), undo)
-        for rel, target, data, executable in writes:
-            if data is None:
-                continue
-            doing = rel
-            if os.path.isdir(target) and not os.path.islink(target):  # emptied, or empty (the checks said so)
-                os.rmdir(target)
-                undo.append(("folder", target, None, None))
-            _make_folders(os.path.dirname(target), undo)
-            saved = _saved(target)
-            mode = saved[3] if saved[2] is not None else 0o666 & ~_umask()
-            mode = (mode | (mode & 0o444) >> 2) if executable else mode & ~0o111
-            undo.append(saved)
-            store.write_bytes_atomic(target, data, mode)
-    except (OSError, AetherError) as exc:
-        why = exc.message if isinstance(exc, AetherError) else (exc.strerror or str(exc))
-        stuck = _undo(undo)
-        raise _WriteFailed(
-            doing,
-            f"could not be written: {why}; nothing of the result was written"
-            + (f" (could not put back as it was: {', '.join(os.path.relpath(p, root) for p in stuck)})" if stuck else ""),
-        ) from None
-
-
-def _saved(target: str) -> tuple:
-    """("file", target, its bytes, its mode) — bytes and mode None when there is no file."""
-    if os.path.isfile(target) and not os.path.islink(target):
-        with open(target, "rb") as fh:
-            return "file", target, fh.read(), os.stat(target).st_mode & 0o7777
-    return "file", target, None, None
-
-
-def _prune(root: str, folder: str, undo: list) -> None:
-    """Remove the folders a removal emptied, up to the project's (bounded by the path's depth)."""
-    for _ in range(folder.count(os.sep)):
-        if os.path.realpath(folder) == root or not os.path.isdir(folder) or os.listdir(folder):
-            return
-        os.rmdir(folder)
-        undo.append(("folder", folder, None, None))
-        folder = os.path.dirname(folder)
-
-
-def _make_folders(folder: str, undo: list) -> None:
-    missing, here = [], folder
-    for _ in range(folder.count(os.sep)):
-        if os.path.lexists(here):
-            break
-        missing.append(here)
-        here = os.path.dirname(here)
-    containment.make_dirs(folder)
-    undo += [("made", path, None, None) for path in reversed(missing)]
-
-
-def _undo(undo: list) -> list:
-    """Put back what `_apply` changed, last change first; the paths it could not put back."""
-    stuck = []
-    for kind, path, data, mode in reversed(undo):
-        try:
-            if kind == "made":
-                os.rmdir(path)
-            elif kind == "folder":
-                os.makedirs(path, exist_ok=True)
-            elif data is not None:
-                store.write_bytes_atomic(path, data, mode)
-            elif os.path.lexists(path) and not os.path.isdir(path):
-                os.unlink(path)
-        except (OSError, AetherError):
-            stuck.append(path)
-    return stuck
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def last_merge_t(tree: dict) -> float | None:
@@ -478,11 +298,11 @@ def _merge_one(r: checkpoints.Repo, scope: str, node: dict, rec: dict) -> str:
     merged, conflicts = wt.merge_onto(r, scope, now, commit)
     writes = []
     if merged is not None:
-        writes, conflicts = _plan(r, now, merged)
+        writes, conflicts = merge_back.plan(r, now, merged)
     if not conflicts:
         try:
-            _apply(writes)
-        except _WriteFailed as exc:  # the disk refused after the checks: what was written is put back
+            merge_back.apply(writes)
+        except merge_back.WriteFailed as exc:  # the disk refused after the checks: what was written is put back
             conflicts = [{"path": exc.rel, "why": exc.why, "hunks": []}]
     if conflicts:
         branch = wt.keep(r, scope, node["id"], commit)
@@ -522,12 +342,43 @@ def _mark_missing(colony, node_id: str) -> None:
 # ---------------------------------------------------------------- ending a build, and what is left
 
 
+@store.writes("worktrees")
+def _end_record(data, scope: str, node: str, status: str, branch: str | None, commit: str | None, why: str) -> None:
+    """One active worktree ends (written before its folder goes: a kill in between leaves a folder
+    whose work a record holds, which the next sweep removes)."""
+    rec = wt.find(data, scope, node, ("active",))
+    if rec is not None:
+        wt.end(rec, status, branch=branch, result=commit, why=why)
+        rec.pop("unsaved", None)
+
+
+@store.writes("worktrees")
+def _add_kept(data, scope: str, node: str, path: str, base: str, gitdir: str, branch: str, commit: str, why: str) -> None:
+    """The record of work found in a worktree no record held (kept on `branch` before it went)."""
+    if any(w.get("status") == "kept" and w.get("branch") == branch for w in data["worktrees"]):
+        return
+    now = clock.iso()
+    wt.add_record(
+        data,
+        {
+            "scope": scope,
+            "node": node,
+            "path": path,
+            "base": base,
+            "gitdir": gitdir,
+            "workdir": path,
+            "status": "kept",
+            "branch": branch,
+            "result": commit,
+            "created_at": now,
+            "ended_at": now,
+            "why": why,
+        },
+    )
+
+
 @store.writes("worktrees", "events")
-def _end_records(files, ended: list, unsaved: list, notes: list) -> None:
-    for scope, node, status, branch, commit, why in ended:
-        rec = wt.find(files["worktrees"], scope, node, ("active",))
-        if rec is not None:
-            wt.end(rec, status, branch=branch, result=commit, why=why)
+def _unsaved(files, unsaved: list, notes: list) -> None:
     for scope, node, why in unsaved:  # still active: the next build's start tries to keep it again
         rec = wt.find(files["worktrees"], scope, node, ("active",))
         if rec is not None:
@@ -537,16 +388,18 @@ def _end_records(files, ended: list, unsaved: list, notes: list) -> None:
 
 
 def abandon(tree: dict | None, why: str) -> dict:
-    """Remove the worktrees of the build that ends (one build runs at a time: every active one);
-    a finished result not merged yet is kept on a branch. Never raises: a worktree it cannot save
-    or remove stays where it is, and `notes` say so. {kept: [{branch, …}], notes: [line]}"""
+    """Remove the worktrees of the build that ends (one build runs at a time: every active one),
+    and the folders a crash left; any work in them not merged yet — a finished result, a builder's
+    edits whose answer was never recorded, a failed run's partial work — is kept on a branch first.
+    Never raises: a worktree it cannot save or remove stays where it is, and `notes` say so.
+    Run again after a kill, it finishes what the first run left. {kept: [{branch, …}], notes: [line]}"""
     out: dict = {"kept": [], "notes": []}
     try:
         if not store.exists("worktrees"):
             return out
         active = [w for w in wt.records() if w.get("status") == "active"]
         r = checkpoints.repo()
-        if r is not None and active:
+        if r is not None:
             wt.root(r)  # the builders' folder itself replaced by a link: nothing under it is touched
     except AetherError as exc:
         out["notes"].append(f"the builders' worktrees were left as they are: {exc.message}")
@@ -554,10 +407,10 @@ def abandon(tree: dict | None, why: str) -> dict:
     if r is None:
         return out
     nodes = (tree or {}).get("nodes") or {}
-    ended, unsaved, problems, staying = [], [], [], set()
+    unsaved, problems, staying = [], [], set()
     for rec in active:
         try:
-            ended.append(_abandon_one(r, rec, nodes.get(rec["node"]) or {}, why, out))
+            _abandon_one(r, rec, nodes.get(rec["node"]) or {}, why, out)
         except (AetherError, OSError) as exc:
             unsaved.append((rec["scope"], rec["node"], f"not saved when {why}: {_said(exc)}"))
             problems.append(
@@ -568,12 +421,12 @@ def abandon(tree: dict | None, why: str) -> dict:
     try:
         for path in wt.on_disk(r):  # folders a crash left between git and the record: no build uses them now
             if path not in staying:
-                wt.remove(r, path)
+                _sweep(r, path, why, out)
     except (AetherError, OSError) as exc:
         problems.append(f"left-over worktrees were not removed: {_said(exc)} (`aether worktrees --clean` once that is fixed)")
     out["notes"] += problems
-    if ended or unsaved or problems:
-        _end_records(ended, unsaved, problems)
+    if unsaved or problems:
+        _unsaved(unsaved, problems)
     return out
 
 
@@ -581,23 +434,57 @@ def _said(exc: Exception) -> str:
     return exc.message if isinstance(exc, AetherError) else f"{getattr(exc, 'strerror', None) or exc}"
 
 
-def _abandon_one(r: checkpoints.Repo, rec: dict, node: dict, why: str, out: dict) -> tuple:
-    """End one active worktree: the branches its builder moved put back, a finished result kept,
-    the folder removed. Returns its ended record's fields; raises AetherError (nothing ended)."""
+def _kept_why(node: dict, why: str) -> str:
+    """Why a worktree's work is kept, from what became of its run."""
+    status = node.get("status")
+    if status == "completed":
+        return why  # a finished result the merge never reached
+    if status in ("failed", "skipped"):
+        return f"{why}; its run had failed: the work it left"
+    return f"{why}; its builder's answer was never recorded: the changes in its worktree"
+
+
+def _abandon_one(r: checkpoints.Repo, rec: dict, node: dict, why: str, out: dict) -> None:
+    """End one active worktree: the branches its builder moved put back, any work in it kept on a
+    branch and the record ended, then the folder removed. Raises AetherError (nothing ended) when
+    work it holds cannot be kept."""
     out["notes"] += _put_back(r, rec)
-    commit, branch, status = None, None, "discarded"
-    if (node.get("status") == "completed" and not node.get("merge")) or rec.get("unsaved"):
-        try:
-            commit = wt.result(r, rec["path"], rec.get("gitdir") or "", rec["base"], rec["node"])
-        except wt.Gone:
+    commit = None
+    try:
+        commit = wt.result(r, rec["path"], rec.get("gitdir") or "", rec["base"], rec["node"])
+    except wt.Gone:
+        if (node.get("status") == "completed" and not node.get("merge")) or rec.get("unsaved"):
             out["notes"].append(
                 f"{rec['node']}: its worktree was gone (removed, or replaced by a symbolic link): its finished work could not be kept"
             )
-        if commit:
-            branch, status = wt.keep(r, rec["scope"], rec["node"], commit), "kept"
-            out["kept"].append(kept_entry({**rec, "branch": branch, "why": why}))
+    branch = wt.keep(r, rec["scope"], rec["node"], commit) if commit else None
+    reason = _kept_why(node, why) if branch else why
+    _end_record(rec["scope"], rec["node"], "kept" if branch else "discarded", branch, commit, reason)
+    if branch:
+        out["kept"].append(kept_entry({**rec, "branch": branch, "why": reason}))
     wt.remove(r, rec["path"])
-    return rec["scope"], rec["node"], status, branch, commit, why
+
+
+def _sweep(r: checkpoints.Repo, path: str, why: str, out: dict) -> None:
+    """Remove a worktree folder no active record holds — after keeping on a branch any work in it
+    that no record holds already (a merge's scratch copy never holds a builder's work)."""
+    scope, node = path.split("/")[-2:]
+    if node != wt.SCRATCH:
+        mine = [w for w in wt.records() if w.get("path") == path]
+        last = mine[-1] if mine else None
+        gitdir, base = (last.get("gitdir"), last.get("base")) if last else (None, None)
+        if not gitdir or not wt.intact(wt.full(r, path), gitdir):
+            gitdir, base = wt.found_as_is(r, path)
+        try:
+            commit = wt.result(r, path, gitdir, base, node) if gitdir and base else None
+        except wt.Gone:
+            commit = None
+        if commit and commit not in {w.get("result") for w in mine}:
+            branch = wt.keep(r, scope, node, commit)
+            reason = f"{why}; found in a worktree no record held (a crash, or worktrees.json lost)"
+            _add_kept(scope, node, path, base, gitdir, branch, commit, reason)
+            out["kept"].append(kept_entry({"scope": scope, "node": node, "branch": branch, "why": reason}))
+    wt.remove(r, path)
 
 
 @store.writes("colony")
@@ -653,6 +540,15 @@ def kept_entry(rec: dict) -> dict:
     }
 
 
+def scope_of(tree: dict | None) -> str | None:
+    """The build whose worktrees a spawn tree's nodes used (`.aether/worktrees/<build>/<node>`)."""
+    for node in ((tree or {}).get("nodes") or {}).values():
+        parts = str((node or {}).get("worktree") or "").split("/")
+        if parts[:2] == checkpoints.WORKTREES.split("/") and len(parts) > 3:
+            return parts[2]
+    return None
+
+
 def kept(scope: str | None = None) -> list:
     return [
         kept_entry(w) for w in wt.records() if w.get("status") == "kept" and w.get("branch") and (scope is None or w.get("scope") == scope)
@@ -699,10 +595,12 @@ def listing() -> dict:
         lines.append(
             f"  {w['path']} — {w['node']} of {w['build']}"
             + ("" if w["running"] else " (its build is not running)")
-            + (" — holds finished work that could not be kept on a branch: `--clean` tries again" if w["path"] in unsaved else "")
+            + (" — holds work that could not be kept on a branch: `--clean` tries again" if w["path"] in unsaved else "")
         )
     if out["stale"]:
-        lines.append("Left over (a crash, or a build that ended): `aether worktrees --clean` removes them")
+        lines.append(
+            "Left over (a crash, or a build that ended): `aether worktrees --clean` keeps any work in them on a branch, then removes them"
+        )
         lines += [f"  {p}" for p in out["stale"]]
     if out["kept"]:
         lines.append("Kept results (not merged):")
@@ -714,8 +612,10 @@ def listing() -> dict:
 
 
 def clean(drop: str | None = None) -> dict:
-    """worktrees --clean: remove the worktrees no running build uses; --drop BRANCH: let one kept
-    result go. Never a worktree outside the builders' folder, never a branch the colony did not keep."""
+    """worktrees --clean: remove the worktrees no running build uses, any work in them kept on a
+    branch first (and git's entries a killed `worktree add` left locked); --drop BRANCH: let one
+    kept result go — the only way one goes, by the person, by name. Never a worktree outside the
+    builders' folder, never a branch the colony did not keep."""
     r = _repo()
     if drop is not None:
         rec = next((w for w in wt.records() if w.get("status") == "kept" and w.get("branch") == drop), None)
@@ -724,28 +624,33 @@ def clean(drop: str | None = None) -> dict:
         wt.drop_branch(r, drop)
         _drop_record(drop)
         return {"dropped": drop, "removed": [], "text": f"Let go of {drop}."}
+    with ledger.lock():  # the driver's: no worktree is being made or merged while the left-overs go
+        return _clean(r)
+
+
+def _clean(r: checkpoints.Repo) -> dict:
     running = _running_scopes()
     removed: list = []
-    ended: list = []
     out: dict = {"kept": [], "notes": []}
+    why = "left over: removed by `aether worktrees --clean`"
+    nodes = (store.read("colony").get("spawn_tree") or {}).get("nodes") or {}
     for path in listing()["stale"]:
         owner = next((w for w in wt.records() if w.get("path") == path and w.get("status") == "active"), None)
         if owner is not None and owner["scope"] in running:
             continue
         try:
-            if owner is None:
-                wt.remove(r, path)
-            else:  # its branches put back; a result a build's end could not keep is kept first
-                ended.append(_abandon_one(r, owner, {}, "left over: removed by `aether worktrees --clean`", out))
+            if owner is None:  # a crash between git and the record (or a lock git left): any work in it kept first
+                _sweep(r, path, why, out)
+            else:  # its branches put back; the work in it kept first
+                node = nodes.get(owner["node"]) or {}
+                _abandon_one(r, owner, node if str(node.get("worktree") or "").startswith(path) else {}, why, out)
         except AetherError as exc:
             out["notes"].append(f"{path} stays: {exc.message}")
             continue
         removed.append(path)
-    if ended:
-        _end_records(ended, [], [])
     lines = [f"Removed {len(removed)} left-over worktree(s)" + (": " + ", ".join(removed) if removed else ".")]
     if out["kept"]:
-        lines += ["Kept first (not merged):", *render_kept(out["kept"])]
+        lines += ["Kept first (not merged) — nothing is lost; let one go by name when you are done with it:", *render_kept(out["kept"])]
     lines += out["notes"]
     return {"removed": removed, "dropped": None, "kept": out["kept"], "notes": out["notes"], "text": "\n".join(lines)}
 
