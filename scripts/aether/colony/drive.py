@@ -171,12 +171,12 @@ def _resolve(data: dict, spawn_id: str) -> dict:
         named = [s for s in reversed(data["spawns"]) if s.get("local") == spawn_id]
         found = next((s for s in named if ledger.live(data, s["scope"])), None) or next(iter(named), None)
     if found is None:
-        _state_vanished(spawn_id)
+        state_vanished(spawn_id)
         raise input_error("unknown_spawn", f"no spawn {spawn_id!r} was handed out: `aether next` lists the spawns to run")
     return found
 
 
-def _state_vanished(spawn_id: str) -> None:
+def state_vanished(spawn_id: str) -> None:
     """Refuse an answer when the colony's state is gone (a `git stash -u`, a `git clean -fdx`, a
     move took `.aether/` away): said as that, before anything is written or a lock file made."""
     if store.exists("colony"):
@@ -216,7 +216,7 @@ def record(spawn_id: str, text: str, usage: dict | None = None, via: str = "quee
             "empty_answer",
             f"the answer of {spawn_id} is empty: pipe the ant's whole answer, or run `aether next` to hand the spawn out again",
         )
-    _state_vanished(spawn_id)  # before the lock: no lock file made in a folder that vanished
+    state_vanished(spawn_id)  # before the lock: no lock file made in a folder that vanished
     with ledger.lock():
         return record_locked(spawn_id, text, usage, via, agent, advance)
 

@@ -186,6 +186,7 @@ def launched(items: list) -> dict:
         data = store.read("spawns")
         for item in items:
             if ledger.find(data, item["ref"]) is None:
+                drive.state_vanished(item["ref"])  # the colony's state gone (a `git stash -u`): said so
                 raise input_error("unknown_spawn", f"no spawn {item['ref']!r} was handed out")
         for item in items:
             if isinstance(item.get("agent_id"), str) and item["agent_id"]:
@@ -220,6 +221,7 @@ def _spawn_of(ref: str | None, agent_id: str | None) -> dict:
     if ref and "/" not in ref:
         raise input_error("invalid_ref", f"{ref!r} is no spawn ref (scope/id)")
     if rec is None:
+        drive.state_vanished(ref or str(agent_id))  # the colony's state gone: kept for when it is back, not set aside
         raise input_error("unknown_spawn", f"no spawn {ref or agent_id!r} was handed out")
     return rec
 
