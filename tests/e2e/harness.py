@@ -728,6 +728,8 @@ def interactive(
                 _tmux("send-keys", "-t", name, "Enter")
                 every = check and i == len(prompts) - 1
                 timed_out = timed_out or not _settle(api, started + timeout, quiet, every)
+            if check and prompts and isinstance(prompts[-1], Key):  # a look while it ran: then every step
+                timed_out = timed_out or not _settle(api, started + timeout, quiet, True)
             screen = _screen(name)
         finally:
             _tmux("kill-session", "-t", name, check=False)

@@ -22,8 +22,8 @@ from datetime import UTC, datetime
 import pytest
 
 from .autopilot_script import builders, leads, prepare
-from .colony_script import Queen, is_ref, json_block, next_action, next_with, queen_reply, spawn_next, worker_result
-from .fake_api import dropped_stream, overloaded, rate_limit, say, server_error, subagent, tool, turn, usage_limit
+from .colony_script import Queen, hook_lines, is_ref, json_block, next_action, next_with, queen_reply, spawn_next, worker_result
+from .fake_api import dropped_stream, main, overloaded, rate_limit, say, server_error, subagent, tool, turn, usage_limit
 from .harness import NOW, aether_ok, state
 
 pytestmark = pytest.mark.e2e
@@ -180,4 +180,83 @@ def test_short_faults_are_retried_by_claude_code_and_the_build_comes_out_right(c
     assert (spawns["w1"]["status"], spawns["w2"]["status"]) == ("recorded", "recorded"), run.report()
     assert not spawns["w1"].get("limited") and not spawns["w2"].get("limited")
     assert state(claude, "spawns.json").get("weather") is None
+    _no_failure(claude)
+
+
+# ---------------------------------------------------------------- where users are: interactive sessions (auto mode)
+
+
+def _handed_back(step):
+    """The step's reply, handed back through SubagentHandback (what an interactive session delivers)."""
+    original = step.blocks
+    build = original[0] if len(original) == 1 and callable(original[0]) else (lambda r: original[0])
+
+    def reply(request):
+        block = build(request)
+        return tool("SubagentHandback", message=block["text"]) if block["type"] == "text" else block
+
+    step.blocks = (reply,)
+    return step
+
+
+def test_interactively_under_the_mod_the_status_line_shows_the_wait_and_the_run_goes_on(claude_mod):
+    """The TUI in tmux: `/ant:run --wait` meets a usage limit whose reset is a few seconds away;
+    while it waits, the status line says what holds the run and until when; then it goes on."""
+    from .harness import Key, interactive
+
+    claude = claude_mod
+    project = prepare(claude, 1, "LIGHTWEIGHT")
+    reset = datetime.fromtimestamp(time.time() + 25, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    fault = usage_limit(message=f"You have reached your usage limit. It resets at {reset}.")
+    ants = leads(1) + builders(project, "w1", 1) + [subagent("ant:architect", is_ref("lessons")).reply(say(LESSONS))]
+    script = [subagent("ant:builder", is_ref("w1")).fail(fault, times=2)] + [_handed_back(step) for step in ants]
+    look = Key("Right", then_wait=1)  # a key that does nothing: the screen while the run waits
+    session = interactive(claude, ["/ant:run --wait --auto-approve", look], script, env=ONE_RETRY, timeout=240)
+    assert "held by Claude Code's usage limit · waiting until" in look.screen, look.screen
+    assert session.main_turns == []
+    assert state(claude, "COLONY_STATE.json")["state"] == "COMPLETED", session.report()
+
+
+def test_interactively_under_the_markdown_runtime_a_backgrounded_ants_limit_stops_the_queen(claude):
+    """Auto mode sends every ant to the background: the limit reaches the Queen in the failed
+    ant's notification, and she is told to stop — not to send it again."""
+    from .harness import interactive
+
+    _two_builders(claude)
+
+    def queen(request):
+        """The Queen as build.md says: act on the next action when one came, else end the turn."""
+        came = any(line.startswith("Aether next:") for line in hook_lines(request))
+        results = request.tool_results()
+        came = came or (bool(results) and all(r["text"].lstrip().startswith('{"ok":') for r in results))
+        if not came:
+            return say("Waiting for the ants' answers.")
+        action = next_action(request)
+        if action["action"] == "spawn":
+            return spawn_next(request)
+        return say(action.get("text") or "Waiting for the ants' answers.")
+
+    q = Queen()
+    q.step(lambda r: next_with(r, "aether next --build <N>", "--approve", N=1))
+    script = q.steps + [main().reply(queen) for _ in range(6)]
+    script += [subagent("ant:builder", is_ref("w1")).fail(usage_limit())]
+    written = worker_result("mods/b.py written", created=["mods/b.py"])
+    script += [
+        subagent("ant:builder", is_ref("w2"), turn(1)).reply(tool("Write", file_path=f"{claude.project}/mods/b.py", content="VALUE = 1\n")),
+        subagent("ant:builder", is_ref("w2"), turn(2)).reply(tool("SubagentHandback", message=written)),
+    ]
+    session = interactive(claude, ["/ant:build 1 --approve"], script, env={**NOW, **ONE_RETRY}, check=False)
+    session.check(all_steps_used=False)
+    spawns = _spawns(claude)
+    assert (spawns["w1"]["status"], spawns["w1"]["limited"], spawns["w2"]["status"]) == ("dispatched", 1, "recorded"), session.report()
+    assert "Stopped by Claude Code's usage limit" in session.screen or any(
+        "Stopped by Claude Code's usage limit" in json.dumps(r.reply) for r in session.main_turns
+    ), session.report()
+    sent = [
+        c["input"]["description"]
+        for r in session.main_turns
+        for c in (r.reply or [])
+        if c.get("type") == "tool_use" and c["name"] == "Agent"
+    ]
+    assert sorted(sent) == ["w1 builder", "w2 builder"], sent  # the wave once; w1 not sent again
     _no_failure(claude)
