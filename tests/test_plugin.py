@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from e2e.harness import ClaudeCode, SetupError, claude_binary
+from e2e.harness import CLAUDE_VERSION, OLDEST_VERSION, ClaudeCode, SetupError, claude_binary
 
 from helpers.plugin import copy_plugin
 
@@ -138,10 +138,11 @@ def test_hooks_wire_the_guard_the_agent_hooks_and_the_bootstrap():
 # ---------------------------------------------------------------- Claude Code's own checks
 
 
-@pytest.fixture(scope="module")
-def claude_cli(tmp_path_factory):
+@pytest.fixture(scope="module", params=[CLAUDE_VERSION, OLDEST_VERSION], ids=lambda v: f"claude-{v}")
+def claude_cli(request, tmp_path_factory):
+    """`claude` of each release the suite runs: the newest and the oldest Aether supports."""
     try:
-        binary = claude_binary()
+        binary = claude_binary(request.param)
     except SetupError as exc:
         pytest.fail(str(exc), pytrace=False)
     work = tmp_path_factory.mktemp("plugin-cli")
