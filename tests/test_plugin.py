@@ -133,6 +133,17 @@ def test_hooks_wire_the_guard_the_agent_hooks_and_the_bootstrap():
     assert "matcher" not in start  # startup, resume, /clear and compaction alike
     # the colony's context only where the conversation lost it (or was picked up again)
     assert set(restart["matcher"].split("|")) == {"clear", "compact", "resume"}
+    # the hooks that must refuse fail closed: a guard or Agent hook that cannot run, crashes or
+    # times out refuses the call it guards (Claude Code's default lets it through); the others
+    # keep the default — a recording hook that fails must never block an answer or a prompt
+    declared = [
+        (event, entry.get("matcher"), hook["onFailure"])
+        for event, entries in hooks.items()
+        for entry in entries
+        for hook in entry["hooks"]
+        if "onFailure" in hook
+    ]
+    assert declared == [("PreToolUse", pre["matcher"], "block"), ("PreToolUse", agent_pre["matcher"], "block")]
 
 
 # ---------------------------------------------------------------- Claude Code's own checks
