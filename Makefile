@@ -26,21 +26,23 @@ test-py: install e2e-deps ## pytest only, the end-to-end tests in real Claude Co
 test-bats: install ## bats only: `aether` called the way the slash commands call it
 	$(BATS) tests/bats
 
-# The pinned Claude Code CLI for tests/e2e (npm registry); a stamp makes reruns instant.
-E2E_DIR   := tests/e2e
-E2E_STAMP := $(E2E_DIR)/node_modules/.aether-e2e-installed
+# The pinned Claude Code CLIs for tests/e2e (npm registry): the newest, which every e2e test runs, and
+# the oldest Aether supports (tests/e2e/oldest), which the tests marked `oldest` run too. Each install
+# has its own stamp, so reruns are instant and a changed pin reinstalls only its own.
+E2E_DIR    := tests/e2e
+E2E_STAMPS := $(E2E_DIR)/node_modules/.aether-e2e-installed $(E2E_DIR)/oldest/node_modules/.aether-e2e-installed
 
 .PHONY: e2e-deps test-e2e
 
-e2e-deps: $(E2E_STAMP) ## install the pinned Claude Code (tests/e2e/package-lock.json) for the e2e tests
+e2e-deps: $(E2E_STAMPS) ## install the pinned Claude Code releases (tests/e2e/package-lock.json, tests/e2e/oldest/package-lock.json) for the e2e tests
 
-$(E2E_STAMP): $(E2E_DIR)/package.json $(E2E_DIR)/package-lock.json
+$(E2E_STAMPS): %/node_modules/.aether-e2e-installed: %/package.json %/package-lock.json
 	@command -v npm >/dev/null 2>&1 || { echo "make e2e-deps: npm not found: install Node.js with npm, then run make e2e-deps again" >&2; exit 1; }
-	cd $(E2E_DIR) && npm ci --no-audit --no-fund --loglevel=error
-	@if v="$$($(E2E_DIR)/node_modules/.bin/claude --version 2>/dev/null)"; then echo "e2e: Claude Code $$v"; \
-	elif ls $(E2E_DIR)/node_modules/@anthropic-ai/claude-code-*/claude >/dev/null 2>&1; then \
-	  echo "e2e: npm skipped Claude Code's install script; the tests run the platform binary directly"; \
-	else echo "make e2e-deps: npm installed no runnable claude in $(E2E_DIR)/node_modules" >&2; exit 1; fi
+	cd $* && npm ci --no-audit --no-fund --loglevel=error
+	@if v="$$($*/node_modules/.bin/claude --version 2>/dev/null)"; then echo "e2e: Claude Code $$v in $*"; \
+	elif ls $*/node_modules/@anthropic-ai/claude-code-*/claude >/dev/null 2>&1; then \
+	  echo "e2e: npm skipped Claude Code's install script in $*; the tests run the platform binary directly"; \
+	else echo "make e2e-deps: npm installed no runnable claude in $*/node_modules" >&2; exit 1; fi
 	@touch $@
 
 test-e2e: install e2e-deps ## end-to-end tests: real Claude Code against the scripted model server

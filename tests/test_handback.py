@@ -272,6 +272,20 @@ def test_a_colony_ant_no_spawn_stands_for_counts_toward_the_run_going_on(drive_c
     assert ok(p, "validate-state", "spawns")["pass"] is True
 
 
+def test_a_report_handed_back_through_subagent_handback_is_recorded_from_its_result(drive_colony):
+    """Auto mode under `claude -p` (the default of 2.1.285–2.1.301; `--permission-mode auto` since):
+    the ant hands its report back with SubagentHandback, and the Agent result's text only points at
+    a message — the report itself is the result's `handbackReport` (probed on 2.1.285, 2.1.301, 2.1.332)."""
+    p = drive_colony
+    call = ok(p, "next", "--build", "1")["spawns"][0]
+    tool_input = launched(p, call)
+    pointer = 'This agent\'s report was delivered to you as a message from "a1" (its SubagentHandback call). Read it there.\n'
+    response = {**completed(pointer, 1200, "a1"), "handback": "send", "handbackReport": {"text": lead_answer(), "toolUseId": "t7"}}
+    out = context(post(p, tool_input, response))
+    assert "Aether recorded lead1 Phase Lead: 3 workers in 2 waves" in out, out
+    assert spawn_status(p, "lead1") == "recorded" and costs_total(p) == 1200
+
+
 # ---------------------------------------------------------------- spend the cap sees
 
 

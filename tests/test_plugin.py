@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from e2e.harness import ClaudeCode, SetupError, claude_binary
+from e2e.harness import CLAUDE_VERSION, OLDEST_VERSION, ClaudeCode, SetupError, claude_binary
 
 from helpers.plugin import copy_plugin
 
@@ -133,15 +133,27 @@ def test_hooks_wire_the_guard_the_agent_hooks_and_the_bootstrap():
     assert "matcher" not in start  # startup, resume, /clear and compaction alike
     # the colony's context only where the conversation lost it (or was picked up again)
     assert set(restart["matcher"].split("|")) == {"clear", "compact", "resume"}
+    # the hooks that must refuse fail closed: a guard or Agent hook that cannot run, crashes or
+    # times out refuses the call it guards (Claude Code's default lets it through); the others
+    # keep the default — a recording hook that fails must never block an answer or a prompt
+    declared = [
+        (event, entry.get("matcher"), hook["onFailure"])
+        for event, entries in hooks.items()
+        for entry in entries
+        for hook in entry["hooks"]
+        if "onFailure" in hook
+    ]
+    assert declared == [("PreToolUse", pre["matcher"], "block"), ("PreToolUse", agent_pre["matcher"], "block")]
 
 
 # ---------------------------------------------------------------- Claude Code's own checks
 
 
-@pytest.fixture(scope="module")
-def claude_cli(tmp_path_factory):
+@pytest.fixture(scope="module", params=[CLAUDE_VERSION, OLDEST_VERSION], ids=lambda v: f"claude-{v}")
+def claude_cli(request, tmp_path_factory):
+    """`claude` of each release the suite runs: the newest and the oldest Aether supports."""
     try:
-        binary = claude_binary()
+        binary = claude_binary(request.param)
     except SetupError as exc:
         pytest.fail(str(exc), pytrace=False)
     work = tmp_path_factory.mktemp("plugin-cli")

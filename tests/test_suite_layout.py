@@ -68,6 +68,7 @@ def test_the_plugin_copy_leaves_out_only_the_checkouts_own_folders(tmp_path):
         ".git/HEAD",
         "build/lib/x.py",
         "tests/e2e/node_modules/claude",
+        "tests/e2e/oldest/node_modules/claude",
         ".aether/data/COLONY_STATE.json",
         "scripts/aether_colony.egg-info/PKG-INFO",
         "scripts/aether/__pycache__/x.pyc",

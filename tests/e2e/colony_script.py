@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 
-from .fake_api import Matcher, agent, bash, say, subagent, turn
+from .fake_api import Matcher, agent, bash, say, subagent, tool, turn
 from .harness import REPO, _front_matter
 from helpers.prompts import shell_snippets
 
@@ -132,6 +132,13 @@ def spawn_agents(request) -> list[dict]:
 # ---------------------------------------------------------------- what the ants say
 
 
+def hand_back(text: str):
+    """An ant's last reply, as its Claude Code takes an answer: a SubagentHandback call where the
+    ant is given that tool (interactive sessions, and `claude -p` of releases whose -p ran in auto
+    mode), else its plain last text."""
+    return lambda request: tool("SubagentHandback", message=text) if "SubagentHandback" in request.tools else say(text)
+
+
 def json_block(data: dict, before: str = "") -> str:
     return (before + "\n\n" if before else "") + "```json\n" + json.dumps(data, indent=1) + "\n```"
 
@@ -162,13 +169,17 @@ NEXT_SPAWN = "Aether next: spawn in ONE message, each with run_in_background fal
 
 
 def hook_lines(request) -> list[str]:
-    """The lines Aether's PostToolUse hooks added after the last tool results (system notes)."""
+    """The lines Aether's PostToolUse hooks added after the last tool results: system messages
+    (2.1.3xx), or `<system-reminder>` blocks of the user message that carries them (older)."""
     lines = []
     for m in reversed(request.messages):
         if m.get("role") == "assistant":
             break
         if m.get("role") == "system":
             lines[:0] = [line for block in _text_blocks(m) for line in block.splitlines()]
+        elif m.get("role") == "user":
+            notes = [b for b in _text_blocks(m) if b.startswith("<system-reminder>") and HOOK_CONTEXT in b]
+            lines[:0] = [line for note in notes for line in note.splitlines() if not line.strip().endswith("system-reminder>")]
     return [line.split(HOOK_CONTEXT, 1)[-1].strip() for line in lines if line.strip()]
 
 

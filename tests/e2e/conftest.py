@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .harness import ClaudeCode, SetupError, claude_binary
+from .harness import CLAUDE_VERSION, OLDEST_VERSION, ClaudeCode, SetupError, claude_binary
 
 
 def _or_fail(make):
@@ -16,10 +16,25 @@ def _or_fail(make):
     pytest.fail(problem, pytrace=False)
 
 
-@pytest.fixture(scope="session")
-def claude_bin():
-    """The pinned Claude Code executable (run `make e2e-deps` to install it)."""
-    return _or_fail(claude_binary)
+def pytest_generate_tests(metafunc):
+    """A test marked `oldest` runs twice: on the newest Claude Code and on the oldest release
+    Aether supports (ids `claude-<release>`: `-k <release>` picks one)."""
+    if metafunc.definition.get_closest_marker("oldest") and "claude_release" in metafunc.fixturenames:
+        releases = [CLAUDE_VERSION, OLDEST_VERSION]
+        metafunc.parametrize("claude_release", releases, indirect=True, ids=[f"claude-{v}" for v in releases])
+
+
+@pytest.fixture
+def claude_release(request) -> str:
+    """The Claude Code release a test runs on: the newest, unless the test is marked `oldest`
+    (then each release in turn)."""
+    return getattr(request, "param", CLAUDE_VERSION)
+
+
+@pytest.fixture
+def claude_bin(claude_release):
+    """The pinned Claude Code executable of the test's release (`make e2e-deps` installs them)."""
+    return _or_fail(lambda: claude_binary(claude_release))
 
 
 @pytest.fixture

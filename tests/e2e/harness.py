@@ -16,6 +16,7 @@ thread, subagents, side requests) and the files written under the run's director
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -34,10 +35,13 @@ REPO = E2E_DIR.parents[1]
 FIXTURES = E2E_DIR / "fixtures"
 PROBE_PLUGIN = FIXTURES / "probe"
 
-# The Claude Code release the tests are written against (package.json pins the same).
+# The Claude Code releases the tests run. Every test runs on the newest (package.json pins it);
+# the tests marked `oldest` run on the oldest release Aether supports too (oldest/package.json).
 CLAUDE_VERSION = "2.1.332"
+OLDEST_VERSION = "2.1.326"
 INSTALL_COMMAND = "make e2e-deps"
 NODE_MODULES = E2E_DIR / "node_modules"
+INSTALLS = {CLAUDE_VERSION: NODE_MODULES, OLDEST_VERSION: E2E_DIR / "oldest" / "node_modules"}
 # Seconds one `claude -p` run may take before it is killed (AETHER_E2E_TIMEOUT overrides).
 RUN_TIMEOUT = 180.0
 # Any API key will do: the fake server ignores it (and never records it).
@@ -63,44 +67,54 @@ class SetupError(RuntimeError):
 # Finding Claude Code.
 
 
-def _candidates() -> list[Path]:
-    override = os.environ.get("AETHER_E2E_CLAUDE")
+def claude_version(path: Path) -> str:
+    """The version a `claude` executable reports ("" when it does not run)."""
+    home = tempfile.mkdtemp(prefix="aether-e2e-version-")
+    try:
+        proc = subprocess.run(
+            [str(path), "--version"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+            env={**_base_env(), "HOME": home},
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    return proc.stdout.strip().split(" ")[0] if proc.returncode == 0 else ""
+
+
+def claude_binary(version: str = CLAUDE_VERSION) -> Path:
+    """The pinned `claude` executable of `version` (the newest unless told), or SetupError saying
+    how to install it. AETHER_E2E_CLAUDE=/path/to/claude runs that binary in place of the newest,
+    whatever version it reports — unless AETHER_E2E_CLAUDE_VERSION names the one it must report."""
+    override = os.environ.get("AETHER_E2E_CLAUDE") if version == CLAUDE_VERSION else None
     if override:
-        return [Path(override)]
+        return _found((Path(override),), os.environ.get("AETHER_E2E_CLAUDE_VERSION") or None, "tests/e2e")
+    modules = INSTALLS.get(version, NODE_MODULES)
     # npm's shim first; the platform package's own binary when the postinstall step was blocked.
-    return [NODE_MODULES / ".bin" / "claude", *sorted(NODE_MODULES.glob("@anthropic-ai/claude-code-*/claude"))]
+    candidates = (modules / ".bin" / "claude", *sorted(modules.glob("@anthropic-ai/claude-code-*/claude")))
+    return _found(candidates, version, modules.parent.relative_to(REPO).as_posix())
 
 
-def claude_binary() -> Path:
-    """The pinned `claude` executable, or SetupError saying how to install it."""
+@functools.cache  # each test asks; the answer holds for the session (a failure is asked again)
+def _found(candidates: tuple, version: str | None, folder: str) -> Path:
+    """The first candidate that runs and reports `version` (any version, when None)."""
     tried = []
-    for path in _candidates():
+    for path in candidates:
         if not (path.is_file() and os.access(path, os.X_OK)):
             tried.append(f"{path}: missing")
             continue
-        home = tempfile.mkdtemp(prefix="aether-e2e-version-")
-        try:
-            proc = subprocess.run(
-                [str(path), "--version"],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                stdin=subprocess.DEVNULL,
-                env={**_base_env(), "HOME": home},
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            tried.append(f"{path}: {exc}")
-            continue
-        finally:
-            shutil.rmtree(home, ignore_errors=True)
-        version = proc.stdout.strip().split(" ")[0] if proc.returncode == 0 else ""
-        if version == CLAUDE_VERSION:
+        found = claude_version(path)
+        if found and (version is None or found == version):
             return path
-        tried.append(f"{path}: says {proc.stdout.strip() or proc.stderr.strip()[:200]!r}")
+        tried.append(f"{path}: says {found or 'nothing (it does not run)'!r}")
+    what = f"Claude Code {version}" if version else "The Claude Code at AETHER_E2E_CLAUDE"
     raise SetupError(
-        f"Claude Code {CLAUDE_VERSION} is not installed for the end-to-end tests. "
-        f"Run `{INSTALL_COMMAND}` in {REPO} (needs Node.js and npm; it runs `npm ci` in "
-        f"tests/e2e). Looked at: " + "; ".join(tried or ["nothing"])
+        f"{what} is not installed for the end-to-end tests. Run `{INSTALL_COMMAND}` in {REPO} "
+        f"(needs Node.js and npm; it runs `npm ci` in {folder}). Looked at: " + "; ".join(tried or ["nothing"])
     )
 
 

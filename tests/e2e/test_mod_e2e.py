@@ -79,6 +79,7 @@ def _ants(claude, delay: float = ANT_SECONDS) -> list:
     ]
 
 
+@pytest.mark.oldest  # the mod's smoke run on the oldest Claude Code Aether supports
 def test_status_and_the_signal_commands_take_no_model_request(claude_mod):
     aether_ok(claude_mod, "colony-init", "-", input="A colony served by code")
     status = claude_mod.run("/ant:status", [], env=NOW)
@@ -91,6 +92,7 @@ def test_status_and_the_signal_commands_take_no_model_request(claude_mod):
     assert helped.requests == [] and "/ant:build <N>" in helped.text
 
 
+@pytest.mark.oldest  # the mod's smoke run on the oldest Claude Code Aether supports
 def test_a_wave_of_four_runs_at_once_under_the_mod_with_no_queen_turn(claude_mod):
     _ready(claude_mod)
     script = [*_ants(claude_mod), subagent("ant:architect", is_ref("lessons")).reply(say(LESSONS))]

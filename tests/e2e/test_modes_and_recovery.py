@@ -34,6 +34,7 @@ from .colony_script import (
     Queen,
     body_of,
     command_body,
+    hand_back,
     honest_watcher,
     hook_lines,
     hook_says,
@@ -147,7 +148,13 @@ LIGHT_ASSIGNMENT = {
 SLUG = "def slugify(text, sep='-'):\n    return sep.join(text.lower().split())\n"
 
 
-def test_a_lightweight_build_spawns_no_reviewer_and_no_watcher(claude):
+@pytest.mark.oldest  # the markdown runtime's smoke run on the oldest Claude Code Aether supports
+@pytest.mark.parametrize("mode", ["default", "auto"])
+def test_a_lightweight_build_spawns_no_reviewer_and_no_watcher(claude, mode):
+    """Under `claude -p` as it starts (the default permission mode), and in auto mode (`--permission-mode
+    auto`; the default of `claude -p` in 2.1.285–2.1.301): there each ant hands its report back
+    through SubagentHandback and the Agent result only points at a message; the hook records the
+    report the result carries beside it."""
     prepare(claude, "A slug helper", LIGHT_PLAN, "--mode", "LIGHTWEIGHT")
     project = claude.project
     q = Queen()
@@ -157,21 +164,24 @@ def test_a_lightweight_build_spawns_no_reviewer_and_no_watcher(claude):
     q.step(lambda r: say(shown(r)), hook_says("Aether next: done"))
     ants = [
         subagent("ant:route-setter", first_user_contains("--- PHASE LEAD ---")).reply(
-            say(json_block(LIGHT_ASSIGNMENT, "Two independent builders."))
+            hand_back(json_block(LIGHT_ASSIGNMENT, "Two independent builders."))
         ),
         subagent("ant:builder", is_spawn("w1"), turn(1)).reply(tool("Write", file_path=f"{project}/slug/core.py", content=SLUG)),
         subagent("ant:builder", is_spawn("w1"), turn(2)).reply(
             tool("Write", file_path=f"{project}/slug/__init__.py", content="from slug.core import slugify\n")
         ),
         subagent("ant:builder", is_spawn("w1"), turn(3)).reply(
-            say(worker_result("slugify() in slug/core.py", created=["slug/core.py", "slug/__init__.py"]))
+            hand_back(worker_result("slugify() in slug/core.py", created=["slug/core.py", "slug/__init__.py"]))
         ),
         subagent("ant:builder", is_spawn("w2"), turn(1)).reply(
             tool("Write", file_path=f"{project}/slug/settings.json", content='{"separator": "-"}\n')
         ),
-        subagent("ant:builder", is_spawn("w2"), turn(2)).reply(say(worker_result("the separator setting", created=["slug/settings.json"]))),
+        subagent("ant:builder", is_spawn("w2"), turn(2)).reply(
+            hand_back(worker_result("the separator setting", created=["slug/settings.json"]))
+        ),
     ]
-    run = claude.run("/ant:build 1", q.steps + ants, env=NOW, timeout=300)
+    args = ["--permission-mode", "auto"] if mode == "auto" else []
+    run = claude.run("/ant:build 1", q.steps + ants, env=NOW, timeout=300, args=args)
 
     assert run.permission_denials == []
     assert command_body(run.main_turns[0]) == body_of("build").replace("$ARGUMENTS", "1")
@@ -181,6 +191,8 @@ def test_a_lightweight_build_spawns_no_reviewer_and_no_watcher(claude):
     # watcher ant was spawned at all — the Agent calls were the lead, then both builders at once
     assert [[c["input"]["description"] for c in m] for m in agent_messages(run)] == [["lead1 route-setter"], ["w1 builder", "w2 builder"]]
     assert run.subagent_turns("ant:watcher") == []
+    # in auto mode every Agent result only pointed at the report (handed back through SubagentHandback)
+    assert ["SubagentHandback" in run.tool_result(c)["text"] for c in run.tool_calls("Agent")] == [mode == "auto"] * 3
     colony = state(claude, "COLONY_STATE.json")
     tree = colony["spawn_tree"]
     assert (colony["mode"], tree["approval"]["approved_by"]) == ("LIGHTWEIGHT", "auto:LIGHTWEIGHT")

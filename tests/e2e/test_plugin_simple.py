@@ -340,6 +340,69 @@ def test_the_queens_own_aether_calls_need_no_slash_command(claude):
     assert [d["tool_input"]["command"] for d in run.permission_denials] == ["aether bug approve b1", "touch made-by-the-model"]
 
 
+BROKEN = {
+    # the guard's Python crashes as it starts (a broken install); guard.sh hands on its exit status
+    "guard": ("hooks/guard.py", 'raise ImportError("tree_sitter_bash: a broken install")\n'),
+    # the Agent hook's script fails before the helper can answer
+    "agent": ("hooks/agent.sh", "#!/bin/sh\necho 'the Agent hook failed' >&2\nexit 1\n"),
+}
+
+
+def broken_plugin(folder: Path, hook: str, *, on_failure: bool) -> Path:
+    """A copy of the plugin whose guard or Agent PreToolUse hook errors whenever it runs; without
+    `on_failure`, also without the hooks' `onFailure` keys (Claude Code's default, `continue`)."""
+    plugin = copy_plugin(folder, link_venv=True)
+    path, text = BROKEN[hook]
+    (plugin / path).write_text(text, "utf-8")
+    if not on_failure:
+        hooks = json.loads((plugin / "hooks" / "hooks.json").read_text("utf-8"))
+        for entries in hooks["hooks"].values():
+            for entry in entries:
+                for each in entry["hooks"]:
+                    each.pop("onFailure", None)
+        (plugin / "hooks" / "hooks.json").write_text(json.dumps(hooks), "utf-8")
+    return plugin
+
+
+@pytest.mark.oldest
+@pytest.mark.parametrize("hook", ["guard", "agent"])
+def test_a_guarding_hook_that_errors_refuses_the_call_it_guards(claude, tmp_path, hook):
+    """`"onFailure": "block"` (hooks/hooks.json) on the guard and on the Agent hook that puts the
+    briefs in: when the hook itself fails, the call it guards is refused. The same broken copy
+    without the key shows Claude Code's default: the call goes ahead — a read-only watcher writes a
+    file, an ant starts."""
+    colony(claude)
+    written = claude.project / "review.txt"
+    write = bash(f"python3 -c \"open('{written.name}', 'w').write('by a read-only ant')\"")  # /ant:build grants python3
+    ran = {}
+    for on_failure in (True, False):
+        plugin = broken_plugin(tmp_path / f"plugin-{on_failure}", hook, on_failure=on_failure)
+        watcher = [
+            subagent("ant:watcher", turn(1)).reply(write),
+            subagent("ant:watcher", turn(2)).reply(say("REVIEW: done")),
+        ]
+        refused = hook == "agent" and on_failure  # then no watcher ever starts
+        run = claude.run(
+            "/ant:build 1",  # a command whose grant allows the write: only the guard refuses it
+            [
+                main(turn(1)).reply(agent("ant:watcher", "TASK-W: review the module", "watcher")),
+                *([] if refused else watcher),
+                main(turn(2)).reply(say("done")),
+            ],
+            plugin_dirs=[plugin],
+            env=NOW,
+        )
+        ran[on_failure] = (written.exists(), len(run.subagent_turns("ant:watcher")), [d["tool_name"] for d in run.permission_denials])
+        if on_failure:
+            guarded = run.subagent_turns("ant:watcher")[1].tool_results()[0] if hook == "guard" else run.main_turns[1].tool_results()[0]
+            assert guarded["is_error"] is True and "hook error" in guarded["text"] and "onFailure" in guarded["text"], guarded
+        written.unlink(missing_ok=True)
+    if hook == "guard":
+        assert ran == {True: (False, 2, ["Bash"]), False: (True, 2, [])}
+    else:
+        assert ran == {True: (False, 0, ["Task"]), False: (False, 2, ["Bash"])}  # the ant ran; the guard, intact, refused its write
+
+
 # ---------------------------------------------------------------- a real marketplace install
 
 

@@ -21,7 +21,8 @@ NOT_SHIPPED = frozenset(
         ".hypothesis",
         ".ruff_cache",  # the test tools' caches
         ".aether/data",  # a colony run in the checkout itself
-        "tests/e2e/node_modules",  # the pinned Claude Code (`make e2e-deps`)
+        "tests/e2e/node_modules",  # the pinned Claude Code releases (`make e2e-deps`)
+        "tests/e2e/oldest/node_modules",
     }
 )
 PYTHON_CACHE = "__pycache__"  # beside every imported module, at any depth

@@ -3,7 +3,8 @@
 Claude Code hands an ant's report back in one of three ways, and the hooks record it from each
 (docs/decisions/the-helper-drives.md, "Answers that come back later"):
 
-- **the Agent result** (PostToolUse on Agent): `completed` carries the report and its usage;
+- **the Agent result** (PostToolUse on Agent): `completed` carries the report and its usage
+  (in its `handbackReport` when the ant handed it back through `SubagentHandback` under `-p`);
   `async_launched` says Claude Code sent the ant to the background (auto mode does it to every
   ant) — the answer comes later, so the spawn is marked `background`;
 - **the ant's stop** (SubagentStop): its last message, or the report it handed back through
@@ -63,6 +64,11 @@ def answer_of(response) -> tuple:
         response = parsed
     if not isinstance(response, dict):
         return None, {}
+    report = response.get("handbackReport")
+    if isinstance(report, dict) and isinstance(report.get("text"), str):
+        # handed back through SubagentHandback (auto mode under -p): the content only points at
+        # a message for the main thread; the report is here
+        return report["text"], ledger.usage_of(response)
     content = response.get("content")
     if isinstance(content, list):
         # Claude Code puts its own notes around the ant's report (`<tools-used-before-summary>…`)
