@@ -244,3 +244,27 @@ def test_an_agent_call_that_keeps_failing_is_sent_at_most_three_times(colony):
 def test_a_build_that_ends_with_failed_tasks_exits_12_under_the_mod():
     assert rules.exit_status("done", None, "failed") == 12
     assert rules.exit_status("done", None, "completed") == 0
+
+
+def test_a_build_that_finishes_with_a_failed_task_ends_with_12_under_the_mod(colony):
+    """The README promises 12 for a phase that ends with failed tasks: a `done` whose phase failed
+    is no success (it exited 0 before)."""
+    from helpers.colony import write
+    from helpers.drive import drive
+
+    p = colony
+    approved_wave(p)
+    write(p, "src/todo.py")
+    ok(p, "record", "w1", "-", input=result(files_created=["src/todo.py"]))
+    failed = {"task": "1.3", "error": "KeyError: 'id'", "root_cause": "?", "suggested_fix": "?", "confidence": 40}
+    answer = "```json\n" + json.dumps({"status": "failed", "summary": "no", "files_created": [], "files_modified": [], "failure": failed}) + "\n```"
+    debug = ok(p, "record", "w2", "-", input=answer)["next"]
+    undiagnosable = "```json\n" + json.dumps({"status": "failed", "diagnosis": "UNDIAGNOSABLE: no idea", "fix_applied": False}) + "\n```"
+    verified = '```json\n{"passed": true, "score": 90, "checks": [], "issues": []}\n```'
+    end = drive(p, ok(p, "record", debug["spawns"][0]["id"], "-", input=undiagnosable)["next"], [verified])
+    plan = json.loads((p.data / "PROJECT_PLAN.json").read_text("utf-8"))
+    assert plan["phases"][0]["status"] == "failed" and (end["action"], end["outcome"]) == ("done", "failed")
+    # where the mod's loop meets that end (its last wait), it ends with the abort's status
+    scope = spawns(p)["runs"][-1]["scope"]
+    served = ok(p, "mod", "wait", input={"refs": [], "scope": scope, "seconds": 0})
+    assert (served["action"], served["outcome"], served["exit_code"]) == ("done", "failed", 12)
