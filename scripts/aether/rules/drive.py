@@ -232,6 +232,7 @@ STOP_KIND = {
     "phase_failed": "abort",
     "budget": "cap",
     "limit": "limit",
+    "deadline": "stopped",  # an ant stopped twice before it answered (rules/deadlines.py)
 }
 FAILED_OUTCOMES = ("failed",)  # a build that is done, its phase not completed: exit as an abort
 
