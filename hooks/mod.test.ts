@@ -87,3 +87,41 @@ test("a message that only carries the mod's own ants' reports is dropped; any ot
   expect(await $.prompt.submit({ text: theirs })).toEqual({ text: 'the model reads it' })
   expect(await $.prompt.submit({ text: 'hello' })).toEqual({ text: 'the model reads it' })
 })
+
+test('an ant past its deadline is stopped with TaskStop, and what the stop did goes with the next wait', async ($: Json, on: Json) => {
+  const stops: Json[] = []
+  const calls = helper(on, {
+    serve: () => ({
+      serve: 'loop',
+      action: { action: 'wait', refs: ['b1/w1', 'b1/w2'], agents: { 'b1/w1': 'a1', 'b1/w2': 'a2' }, stop: ['a1', 'a2'], line: 'w1 (builder) is past its deadline (30m): stopping it' },
+    }),
+    wait: () => ({ action: 'stop', why: 'deadline', text: 'Stopped: w1 (builder) was stopped 2 times before it answered', exit_code: 14, line: 'stop (deadline)' }),
+  })
+  on('agent.list', () => ({ value: [{ id: 'a1', status: 'killed', spawnedBy: 'ant' }, { id: 'a2', status: 'running', spawnedBy: 'ant' }] }))
+  on('tool.call', ($: Json, e: Json) => {
+    stops.push({ tool: e.tool, task_id: e.task_id })
+    if (e.task_id === 'a2') return { deny: 'no such task' }
+    return { result: { message: 'Successfully stopped task: a1 (w1 builder)' }, text: 'Successfully stopped task: a1 (w1 builder)' }
+  })
+  const out = await $.command.run({ command: 'ant:build', args: '1' })
+  expect(out).toEqual({ text: 'Stopped: w1 (builder) was stopped 2 times before it answered', exitCode: 14 })
+  expect(stops).toEqual([{ tool: 'TaskStop', task_id: 'a1' }, { tool: 'TaskStop', task_id: 'a2' }]) // the arguments flat
+  expect(calls.map(c => c.step)).toEqual(['serve', 'wait'])
+  expect(calls[1]?.input).toEqual({
+    refs: ['b1/w1', 'b1/w2'],
+    statuses: { a1: 'killed', a2: 'running' },
+    stopped: [
+      { agent_id: 'a1', ok: true, text: 'Successfully stopped task: a1 (w1 builder)' },
+      { agent_id: 'a2', ok: false, text: 'no such task' },
+    ],
+    calls: {},
+  })
+})
+
+test("an aborted ant's answer says how Claude Code lists it (failed: its watchdog stopped it)", async ($: Json, on: Json) => {
+  const calls = helper(on, { answer: () => ({ ref: 'b1/w1', line: 'w1 did not answer' }) })
+  on('agent.list', () => ({ value: [{ id: 'a1', status: 'failed', spawnedBy: 'ant' }] }))
+  on('turn.complete', () => ({ text: '' })) // the engine beneath
+  await $.turn.complete({ agentId: 'a1', reason: 'aborted', isAborted: true, answer: '', durationMs: 3100, turnId: 't1' })
+  expect(calls.map(c => [c.step, c.input.reason, c.input.status])).toEqual([['answer', 'aborted', 'failed']])
+})

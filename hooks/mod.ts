@@ -132,6 +132,8 @@ export const register: Register = on => {
     const calls = takeCalls([e.agentId])[e.agentId] ?? []
     const answer: Json = { ref, agent_id: e.agentId, text: e.answer ?? '', usage: e.usage ?? {}, duration_ms: e.durationMs, reason: e.reason, calls }
     if (e.reason === 'error') Object.assign(answer, await weatherOf($, e.agentId))
+    // who stopped an aborted ant: Claude Code lists it `failed` (its watchdog: stalled) or `killed` (a stop)
+    if (e.reason === 'aborted') answer.status = (await agentStatuses($, { [e.agentId]: e.agentId }))[e.agentId] ?? null
     await deliver($, env, answer)
     delete refOf[e.agentId] // its answer is kept: the loop no longer waits for it
     return result
@@ -222,8 +224,9 @@ async function loop($: Json, env: Record<string, string>, first: Json, signal: A
         for (const line of told.lines ?? []) await say(line)
         action = await wait({ refs: sent.map((s: Json) => s.ref), scope: action.run })
       } else if (action.action === 'wait') {
+        const stopped = await stopAgents($, action.stop ?? [])
         const statuses = await agentStatuses($, action.agents ?? {})
-        action = await wait({ refs: action.refs, scope: action.run, statuses })
+        action = await wait({ refs: action.refs, scope: action.run, statuses, stopped })
       } else {
         draw(undefined)
         return { text: action.text, exitCode: action.exit_code }
@@ -278,6 +281,24 @@ async function agentStatuses($: Json, agents: Record<string, string>): Promise<J
     return {}
   }
   return Object.fromEntries(ids.map(id => [id, listed.find((a: Json) => a.id === id)?.status ?? null]))
+}
+
+// Stop the agents the helper found past their deadline. The mods API has no agent stop: Claude
+// Code's TaskStop tool stops a background agent (its turn.complete then comes `aborted`). What
+// each stop did goes back to the helper, which hands a stopped ant out once more and never one
+// whose stop failed while it may still run.
+async function stopAgents($: Json, ids: string[]): Promise<Json[]> {
+  const done: Json[] = []
+  for (const id of ids) {
+    try {
+      const ran = await $.tool.call({ tool: 'TaskStop', task_id: id })
+      const ok = ran?.deny === undefined && ran?.isError !== true
+      done.push({ agent_id: id, ok, text: String(ran?.deny ?? ran?.text ?? '').slice(0, 300) })
+    } catch (err) {
+      done.push({ agent_id: id, ok: false, text: err instanceof Error ? err.message : String(err) })
+    }
+  }
+  return done
 }
 
 // Interrupted (Esc): Claude Code runs no more of this hook's calls, so the helper said in advance

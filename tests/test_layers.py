@@ -39,6 +39,7 @@ LAYERS = {
         "models",
         "autopilot",
         "weather",
+        "deadlines",
     ],
     "state": [
         "schemas",

@@ -257,7 +257,11 @@ def test_a_build_that_finishes_with_a_failed_task_ends_with_12_under_the_mod(col
     write(p, "src/todo.py")
     ok(p, "record", "w1", "-", input=result(files_created=["src/todo.py"]))
     failed = {"task": "1.3", "error": "KeyError: 'id'", "root_cause": "?", "suggested_fix": "?", "confidence": 40}
-    answer = "```json\n" + json.dumps({"status": "failed", "summary": "no", "files_created": [], "files_modified": [], "failure": failed}) + "\n```"
+    answer = (
+        "```json\n"
+        + json.dumps({"status": "failed", "summary": "no", "files_created": [], "files_modified": [], "failure": failed})
+        + "\n```"
+    )
     debug = ok(p, "record", "w2", "-", input=answer)["next"]
     undiagnosable = "```json\n" + json.dumps({"status": "failed", "diagnosis": "UNDIAGNOSABLE: no idea", "fix_applied": False}) + "\n```"
     verified = '```json\n{"passed": true, "score": 90, "checks": [], "issues": []}\n```'

@@ -203,7 +203,8 @@ def launched_cmd():
 @command("answer")
 def answer_cmd():
     """An ant's answer from the mod. stdin: {"ref", "agent_id", "text", "usage", "duration_ms", "reason", "calls",
-    "error", "rate_limits"} (an ant that ended on an API error: its last message, the session's rate-limit windows)."""
+    "error", "rate_limits", "status"} (an ant that ended on an API error: its last message, the session's rate-limit
+    windows; an aborted one: its agent's status in Claude Code's list)."""
     from aether.colony import mod as mod_loop
 
     return mod_loop.take(_payload("the answer"))
@@ -211,8 +212,9 @@ def answer_cmd():
 
 @command("wait")
 def wait_cmd():
-    """Block until these ants answered (at most `seconds`), then the next action.
-    stdin: {"refs", "scope", "seconds", "statuses", "calls"}."""
+    """Block until these ants answered (at most `seconds`), then the next action (a wait names in
+    `stop` the agents past their deadline to stop). stdin: {"refs", "scope", "seconds", "statuses",
+    "calls", "stopped": [{"agent_id", "ok", "text"}] (what the mod's stops did)}."""
     from aether.colony import mod as mod_loop
 
     data = _payload("the wait")
@@ -228,9 +230,14 @@ def wait_cmd():
     calls = data.get("calls") or {}
     if not isinstance(calls, dict):
         raise input_error("invalid_input", "calls must map agent ids to lists of calls")
+    stopped = data.get("stopped") or []
+    if not isinstance(stopped, list) or not all(
+        isinstance(i, dict) and isinstance(i.get("agent_id"), str) and isinstance(i.get("ok"), bool) for i in stopped
+    ):
+        raise input_error("invalid_input", "stopped must be a list of {agent_id, ok, text}: what the mod's stops did")
     mod_loop.keep_calls({str(k): mod_loop.calls_of(v, f"calls.{k}") for k, v in calls.items()})
     mod_loop.ingest_spool()
-    return mod_loop.wait(refs, float(seconds), _str(data, "scope"), statuses)
+    return mod_loop.wait(refs, float(seconds), _str(data, "scope"), statuses, stopped)
 
 
 @command("progress")

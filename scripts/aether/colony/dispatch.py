@@ -9,9 +9,10 @@ from datetime import UTC, datetime
 
 from aether.core import clock
 from aether.core.text import one_line
+from aether.rules import deadlines as deadline_rules
 from aether.rules import models
 from aether.rules import weather as weather_rules
-from aether.state import claim, costs, settings, store
+from aether.state import claim, costs, evidence, settings, store
 from aether.state import spawns as ledger
 
 WRITERS = ("ant:builder",)  # castes that write files get a report file for their narrative
@@ -209,16 +210,19 @@ def dispatch(run: dict, items: list, phase_key: str | None = None, table: dict |
     Each spawn gets its caste's model (settings.model_table) and counts its cost for `phase_key`
     (default: the run's phase) and for the autopilot run driving it. A spawn whose ant runs now
     is not handed out again: with nothing else to send, the action is `wait`. While the weather
-    holds the colony (a limit), or a spawn's Agent calls failed MAX_FAILED_CALLS times, nothing is
-    handed out: the action says so."""
+    holds the colony (a limit), a spawn's Agent calls failed MAX_FAILED_CALLS times, or its ant was
+    stopped before it answered deadline_rules.MAX_STOPS times, nothing is handed out: the action
+    says so. Each spawn carries its caste's deadline (settings.deadlines)."""
     flying = running(run, [item[0] for item in items])
     items = [item for item in items if item[0] not in flying]
     if not items:
         return wait(run, flying)
-    stop = held(run, flying) or _failed_calls_stop(run, [item[0] for item in items])
+    locals_ = [item[0] for item in items]
+    stop = held(run, flying) or _failed_calls_stop(run, locals_) or deadline_stop(run, locals_)
     if stop is not None:
         return stop
     table = table or settings.model_table(store.read("colony").get("mode"))
+    deadlines = settings.deadlines()
     autopilot = run["scope"] if run["command"] == "run" else run.get("parent")
     run["actions"] = run.get("actions", 0) + 1
     action = f"a{run['actions']}"
@@ -244,6 +248,7 @@ def dispatch(run: dict, items: list, phase_key: str | None = None, table: dict |
             cost_key=phase_key or cost_key(run),
             status="dispatched",
             runtime=None,  # who sends it: the Queen's Agent call, unless the mod takes it (colony/mod.py)
+            deadline_s=deadline_rules.for_agent(subagent_type, deadlines),
         )
         call = {"id": local, "subagent_type": subagent_type, "description": description, "prompt": ledger.prompt_for(ref, local)}
         if model:
@@ -319,7 +324,8 @@ def weather_hit(files, ref: str, agent: str | None, usage: dict | None, weather:
 @store.writes("spawns")
 def clear_weather(data, by: str) -> None:
     """The weather no longer holds the colony: a run waited it out, or the person ran a command
-    again (`by: "person"`: then the failed Agent calls of spawns waiting to go out count afresh)."""
+    again (`by: "person"`: then the failed Agent calls and the stops before an answer of spawns
+    waiting to go out count afresh)."""
     found = weather_now(data)
     if found is not None:
         data["weather"] = None
@@ -328,6 +334,8 @@ def clear_weather(data, by: str) -> None:
         for rec in data["spawns"]:
             if rec.get("failed_calls") and rec["status"] == "dispatched":
                 rec["failed_calls"] = 0
+            if rec.get("deadline_stops") and rec["status"] == "dispatched":
+                rec["deadline_stops"] = 0
 
 
 @store.writes("spawns")
@@ -412,3 +420,130 @@ def _failed_calls_stop(run: dict, locals_: list) -> dict | None:
             )
             return {"action": "stop", "why": "failed_calls", "text": text, "command": again}
     return None
+
+
+# ---------------------------------------------------------------- an ant that never returns (rules/deadlines.py)
+
+
+def _doing(agent: str | None) -> str:
+    """What the ant last did, from the calls kept of it (state/evidence.py)."""
+    calls = [c for c in evidence.read(agent)[1] if c.get("tool")] if agent else []  # not the log's `capped` line
+    return deadline_rules.doing(calls[-1] if calls else None)
+
+
+def note_stop(rec: dict, agent: str | None, how: str, detail: str | None = None) -> int:
+    """A spawn's ant stopped before it answered (`how`: deadline_rules.HOWS): counted on its loaded
+    record, which goes back to `dispatched` — handed out once more, or, at MAX_STOPS, held by
+    `deadline_stop`. Nothing fails. The count."""
+    now = clock.now()
+    count = (rec.get("deadline_stops") or 0) + 1
+    rec.update(
+        status="dispatched",
+        deadline_stops=count,
+        stop_asked=None,
+        deadline_hit={
+            "how": how,
+            "detail": one_line(detail, 300) if detail else None,
+            "agent": agent,
+            "at": clock.iso(now),
+            "ran_s": round(deadline_rules.elapsed(rec, now) or 0),
+            "deadline_s": deadline_rules.deadline_of(rec),
+            "doing": _doing(agent or rec.get("agent_id")),
+        },
+    )
+    return count
+
+
+@store.writes("spawns", "costs")
+def deadline_hit(files, ref: str, agent: str | None, usage: dict | None, how: str, detail: str | None = None) -> dict | None:
+    """An ant stopped before it answered — at its deadline, or by Claude Code: what it spent
+    counts, nothing fails, its spawn goes back to be handed out (once more; MAX_STOPS: the run
+    stops instead). {count, line}; None when its answer was recorded before, or this agent's stop
+    was counted already."""
+    rec = ledger.find(files["spawns"], ref)
+    if rec is None:
+        return None
+    _meter(files, rec, agent, usage)
+    if rec["status"] == "recorded" or (agent and (rec.get("deadline_hit") or {}).get("agent") == agent):
+        return None  # recorded, or this run's stop counted already (a notification may come twice)
+    count = note_stop(rec, agent, how, detail)
+    return {"count": count, "line": deadline_rules.stop_line(rec["local"], count, rec["deadline_hit"])}
+
+
+def deadline_stop(run: dict, locals_: list) -> dict | None:
+    """A spawn whose ant was stopped MAX_STOPS times before it answered is not sent again: the run
+    stops (why `deadline`), saying which ant, its deadline, what it was doing and what goes on."""
+    data = store.read("spawns")
+    for local in locals_:
+        rec = ledger.find(data, f"{run['scope']}/{local}")
+        if rec is not None and (rec.get("deadline_stops") or 0) >= deadline_rules.MAX_STOPS:
+            caste = rec["subagent_type"].split(":", 1)[-1]
+            again = claim.slash_of(run)
+            shown = None if _pilot(run) is not None else again  # an autopilot run adds its own "To continue"
+            text = deadline_rules.stop_text(f"{local} ({caste})", rec["deadline_stops"], rec.get("deadline_hit") or {}, shown, caste)
+            return {"action": "stop", "why": "deadline", "text": text, "command": again}
+    return None
+
+
+def to_stop(data: dict, ref: str, claude_pid: int | None, now: float) -> bool:
+    """Is the ant of `ref` one this Claude Code runs for the mod, past its deadline, whose stop is
+    not asked yet (or failed STOP_AGAIN_SECONDS ago)?"""
+    rec = ledger.find(data, ref)
+    agent = (rec or {}).get("agent_id")
+    if rec is None or rec.get("runtime") != "mod" or rec.get("claude_pid") != claude_pid or not agent:
+        return False
+    if not (ledger.in_flight(rec) and deadline_rules.overdue(rec, now)):
+        return False
+    before = rec.get("stop_asked") or {}
+    if before.get("agent") != agent:
+        return True
+    try:
+        return bool(before.get("failed")) and now - clock.parse_iso(before.get("at") or "") >= deadline_rules.STOP_AGAIN_SECONDS
+    except ValueError:
+        return True
+
+
+@store.writes("spawns")
+def _ask(data, refs: list, now: float) -> list:
+    asked = []
+    for ref in refs:
+        rec = ledger.find(data, ref)
+        assert rec is not None  # found by to_stop under the driver's lock
+        rec["stop_asked"] = {"agent": rec["agent_id"], "at": clock.iso(now)}
+        limit = deadline_rules.fmt(deadline_rules.deadline_of(rec))
+        line = f"{rec['local']} ({rec['subagent_type'].split(':', 1)[-1]}) is past its deadline ({limit}): stopping it"
+        asked.append({"ref": ref, "agent": rec["agent_id"], "line": line})
+    return asked
+
+
+def ask_stops(refs: list, claude_pid: int | None) -> list:
+    """The ants of `refs` that this Claude Code (`claude_pid`) runs for the mod past their
+    deadline, not asked to stop yet (or asked again, the stop having failed a while ago): marked
+    asked, their [{ref, agent, line}] returned — the mod stops them (TaskStop). The caller holds
+    the driver's lock; nothing is written when there is none."""
+    now = clock.now()
+    data = store.read("spawns")
+    due = [ref for ref in refs if to_stop(data, ref, claude_pid, now)]
+    return _ask(due, now) if due else []
+
+
+@store.writes("spawns")
+def stops_reported(data, items: list) -> list:
+    """What the mod's stops did ([{agent_id, ok, text}]): a stop that failed leaves the ant in
+    flight — never handed out while it may still run — and is said (and asked again later). The
+    lines to say."""
+    lines = []
+    for item in items:
+        rec = ledger.find_agent(data, agent_id=item.get("agent_id"))
+        asked = (rec or {}).get("stop_asked") or {}
+        if rec is None or asked.get("agent") != item.get("agent_id") or not ledger.in_flight(rec):
+            continue  # answered or handed out meanwhile: its stop is done with
+        if item.get("ok"):
+            asked["stopped_at"] = clock.iso()
+            continue
+        why = one_line(item.get("text") or "no reason given", 200)
+        asked.update(failed=why, at=clock.iso())
+        lines.append(
+            f"{rec['local']} could not be stopped ({why}): it is not handed out again while it may still run — {deadline_rules.STOP_HINT}"
+        )
+    return lines

@@ -31,6 +31,7 @@ from aether.colony import dispatch, drive, launch
 from aether.core import clock, containment
 from aether.core.exceptions import AetherError
 from aether.core.text import one_line
+from aether.rules import deadlines as deadline_rules
 from aether.rules import weather as weather_rules
 from aether.state import spawns as ledger
 from aether.state import store
@@ -341,19 +342,38 @@ def weather_lines(ref: str, agent: str | None, usage: dict, found: dict) -> list
         if dispatch.weather_hit(ref, agent, usage, found) is None:
             return [f"Aether: {local} was recorded before"]
         lines = [f"Aether: {local} did not run — {found['label']}: nothing failed, and it goes out again when the limit lifts."]
-        data = store.read("spawns")
-        rec = ledger.find(data, ref) or {}
-        run = ledger.run_of(data, rec.get("scope") or "")
-        others = [s for s in ledger.of_scope(data, rec.get("scope") or "") if s.get("action") == rec.get("action") and ledger.in_flight(s)]
-        if run is None or run.get("done"):
-            return lines
-        if others:
-            return lines + [f"(waiting for {', '.join(s['local'] for s in others)})"]
-        try:
-            return lines + [_fitted(drive.advance_after(run), len(lines[0]) + 1)]
-        except AetherError as exc:
-            failed = one_line(exc.message, 400)
-            return lines + [f"Aether next: stop — show the user this text:\n{found['label']} held the ants; the next step failed: {failed}"]
+        return lines + _then(ref, len(lines[0]) + 1, found["label"] + " held the ants")
+
+
+def stop_lines(ref: str, agent: str | None, usage: dict, how: str, detail: str | None) -> list:
+    """An ant stopped before it answered (by Claude Code's watchdog, or by someone: rules/deadlines.py):
+    its spend counts, nothing fails, its spawn goes out once more — after MAX_STOPS the run stops —
+    and the Queen is told, with the next action once no other ant of its action runs."""
+    local = ref.split("/", 1)[1]
+    with ledger.lock():
+        hit = dispatch.deadline_hit(ref, agent, usage, how, detail)
+        if hit is None:
+            return [f"Aether: {local} was recorded before"]
+        lines = [f"Aether: {hit['line']}."]
+        return lines + _then(ref, len(lines[0]) + 1, f"{local} was stopped")
+
+
+def _then(ref: str, used: int, what: str) -> list:
+    """After an ant that did not answer (the caller holds the driver's lock): the ants of its action
+    still running, or the next action once none runs."""
+    data = store.read("spawns")
+    rec = ledger.find(data, ref) or {}
+    run = ledger.run_of(data, rec.get("scope") or "")
+    others = [s for s in ledger.of_scope(data, rec.get("scope") or "") if s.get("action") == rec.get("action") and ledger.in_flight(s)]
+    if run is None or run.get("done"):
+        return []
+    if others:
+        return [f"(waiting for {', '.join(s['local'] for s in others)})"]
+    try:
+        return [_fitted(drive.advance_after(run), used)]
+    except AetherError as exc:
+        failed = one_line(exc.message, 400)
+        return [f"Aether next: stop — show the user this text:\n{what}; the next step failed: {failed}"]
 
 
 def failure_hook(payload: dict) -> dict | None:
@@ -379,6 +399,9 @@ def failure_hook(payload: dict) -> dict | None:
     found = _weather(error)
     if found is not None:
         return _context("PostToolUseFailure", weather_lines(ref, rec.get("agent_id"), {}, found))
+    if payload.get("is_interrupt") is True or error.strip() == deadline_rules.INTERRUPTED:  # cut by Claude Code: stalled
+        said = f"its Agent call was cut ({one_line(error, 120) or 'interrupted'}): no progress (its watchdog), or an interrupt"
+        return _context("PostToolUseFailure", stop_lines(ref, rec.get("agent_id"), {}, "stalled", said))
     count = dispatch.failed_call(ref, error or "the Agent call failed")
     said = f" ({one_line(error, 200)})" if error.strip() else ""
     if count >= dispatch.MAX_FAILED_CALLS:
@@ -447,12 +470,26 @@ def prompt_hook(payload: dict) -> dict | None:
         if found is not None and rec["status"] != "recorded":  # a background ant the weather stopped
             lines += weather_lines(rec["ref"], note["agent_id"], usage, found)
             continue
+        how = _stopped(note)
+        if how is not None and rec["status"] != "recorded" and rec.get("agent_id") in (None, note["agent_id"]):
+            said = deadline_rules.stall_detail(note.get("summary")) if how == "stalled" else one_line(note.get("summary"), 300)
+            lines += stop_lines(rec["ref"], note["agent_id"], usage, how, said)
+            continue
         text = note["text"] if note["text"] and note["text"].strip() else ledger.read_answer(rec["ref"])
         if rec["status"] != "recorded" and not (text and text.strip()):
             lines += no_answer(rec["ref"], note["agent_id"], usage)
             continue
         lines += _record(rec["ref"], text or "", usage, "notification", note["agent_id"])
     return _context("UserPromptSubmit", lines)
+
+
+def _stopped(note: dict) -> str | None:
+    """How a background ant's notification says it was stopped before it answered (rules/deadlines.py):
+    `stalled` (`<status>failed</status>`, `Agent stalled: no progress for 600s …`) or `stopped`
+    (`<status>killed</status>`, `… was stopped by the user`); None: it was not."""
+    if note.get("status") == "failed" and deadline_rules.stalled_for(note.get("summary")) is not None:
+        return "stalled"
+    return "stopped" if note.get("status") == "killed" and not (note.get("text") or "").strip() else None
 
 
 def _agent_transcript(payload: dict, agent_id: str | None) -> str | None:

@@ -19,10 +19,11 @@ from aether.colony import autopilot, continue_drive, dispatch, drive, handback
 from aether.core import clock, containment, inputs, paths
 from aether.core.exceptions import EXIT_INPUT, AetherError, input_error
 from aether.core.text import one_line
+from aether.rules import deadlines as deadline_rules
 from aether.rules import drive as drive_rules
 from aether.rules import spend
 from aether.rules import weather as weather_rules
-from aether.state import claim, costs, evidence, store
+from aether.state import claim, costs, evidence, settings, store
 from aether.state import spawns as ledger
 
 RUNTIME = handback.MOD
@@ -35,6 +36,7 @@ MAX_REFUSED = 2  # a spawn Claude Code refused to start this many times stops th
 SEEN_ENDED = 2  # waits that find an ant ended without its answer before it is handed out again
 ENDED = ("completed", "failed", "killed")  # Claude Code's agent statuses of an ant that no longer runs
 REASONS = ("answer", "aborted", "refusal", "error")  # turn.complete's reasons
+STOPPED_BY = {"failed": "stalled", "killed": "stopped"}  # Claude Code's status of an aborted ant it stopped (rules/deadlines.py)
 
 
 # ---------------------------------------------------------------- actions as the mod gets them
@@ -51,8 +53,8 @@ def _lessons_spawn(action: dict) -> dict:
     rec = ledger.find(data, ref)
     if rec is not None and ledger.in_flight(rec):
         return {**dispatch.wait(run, [LESSONS]), "refs": [ref]}
-    held = dispatch.held(run, [])
-    if held is not None:  # a limit holds the colony: the lessons wait with the rest
+    held = dispatch.held(run, []) or dispatch.deadline_stop(run, [LESSONS])
+    if held is not None:  # a limit holds the colony, or its ant was stopped twice: the lessons wait with the rest
         return {**held, "run": run["scope"]}
     brief = (
         f"[aether spawn {ledger.brief_rel(run['scope'], LESSONS)}]\n"
@@ -72,6 +74,7 @@ def _lessons_spawn(action: dict) -> dict:
         cost_key=dispatch.cost_key(run),
         status="dispatched",
         runtime=RUNTIME,
+        deadline_s=deadline_rules.for_agent(LESSONS_CASTE, settings.deadlines()),
     )
     return {
         "action": "spawn",
@@ -111,7 +114,11 @@ def for_mod(action: dict) -> dict:
         out["spawns"] = spawns
         run = ledger.run_of(store.read("spawns"), spawns[0]["ref"].split("/", 1)[0]) if spawns else None
         phase = f"phase {run['phase']} · " if run is not None and isinstance(run.get("phase"), int) else ""
-        out["line"] = f"{phase}spawn {', '.join(s['description'] for s in spawns)}"
+        data = store.read("spawns")
+        again = [s["id"] for s in spawns if (ledger.find(data, s["ref"]) or {}).get("deadline_stops")]  # rules/deadlines.py
+        out["line"] = f"{phase}spawn {', '.join(s['description'] for s in spawns)}" + (
+            f" ({', '.join(again)} once more: stopped before it answered)" if again else ""
+        )
         out["interrupt"] = interrupted([s["ref"] for s in spawns])
     elif out["action"] == "wait":
         out["refs"] = out.get("refs") or _refs_running(out.get("waiting") or [])
@@ -165,6 +172,7 @@ def _mark_launched(data, ref: str, agent_id: str, launcher: dict) -> bool:
         return False
     now = clock.iso()
     rec.update(status="launched", runtime=RUNTIME, launched_at=now, started_at=now, agent_id=agent_id, refused=0, **launcher)
+    rec["stop_asked"] = None  # a new run of the ant: its own deadline, not yet asked to stop
     return True
 
 
@@ -258,15 +266,42 @@ def _weather_line(ref: str, agent_id: str | None, usage: dict, found: dict) -> d
     }
 
 
+def _stopped_how(rec: dict, agent_id: str | None, reason: str, status: str | None) -> str | None:
+    """How the running ant of a spawn that ended without answering was stopped, if it was
+    (rules/deadlines.py): at its deadline (the helper asked), by Claude Code's watchdog (listed
+    `failed`) or by someone (listed `killed`). None: an interrupt, or an earlier run of it."""
+    if reason != "aborted" or not agent_id or rec.get("agent_id") != agent_id or rec["status"] not in ledger.IN_FLIGHT:
+        return None  # not its running ant (an answer taken twice — the spool and the call — counts once)
+    if (rec.get("stop_asked") or {}).get("agent") == agent_id:
+        return "deadline"
+    return STOPPED_BY.get(status or "")
+
+
+def _stop_answer(ref: str, agent_id: str | None, usage: dict, how: str) -> dict:
+    detail = {"stalled": deadline_rules.WATCHDOG, "stopped": "its agent is listed killed"}.get(how)
+    with ledger.lock():
+        hit = dispatch.deadline_hit(ref, agent_id, usage, how, detail)
+    return {"ref": ref, "line": hit["line"] if hit else None, "next": None}
+
+
 def answer(
-    ref: str | None, agent_id: str | None, text: str | None, usage: dict, reason: str, error: str | None = None, rate_limits=None
+    ref: str | None,
+    agent_id: str | None,
+    text: str | None,
+    usage: dict,
+    reason: str,
+    error: str | None = None,
+    rate_limits=None,
+    status: str | None = None,
 ) -> dict:
     """An ant's answer from the mod's `turn.complete`: recorded once, as the classic hooks would;
     an ant a usage or rate limit (or an overload) stopped did not run: its spawn is handed out
     again and the colony is held (colony/dispatch.py `held`), nothing fails; any other lack of an
     answer (empty, refused, an error) is handed out again once, then recorded as none; an
-    interrupted ant (`aborted`) counts what it spent and is handed out again. An answer of an
-    earlier run of the spawn (another agent than the one running it now) only counts its spend."""
+    interrupted ant (`aborted`) counts what it spent and is handed out again — one stopped (past its
+    deadline, or by Claude Code: `status`, its agent's in Claude Code's list) counts a stop too
+    (rules/deadlines.py). An answer of an earlier run of the spawn (another agent than the one
+    running it now) only counts its spend."""
     if reason not in REASONS:
         raise input_error("invalid_input", f"reason must be one of {', '.join(REASONS)}, not {reason!r}")
     rec = _spawn_of(ref, agent_id)
@@ -274,6 +309,9 @@ def answer(
     found = _weather(reason, error, rate_limits)
     if found is not None and rec.get("agent_id") in (None, agent_id):
         return _weather_line(ref, agent_id, usage, found)
+    how = _stopped_how(rec, agent_id, reason, status)
+    if how is not None:
+        return _stop_answer(ref, agent_id, usage, how)
     if ref.endswith("/" + LESSONS):
         return _lessons_answer(ref, agent_id, text, usage, reason)
     no_text = reason in ("refusal", "error") or not text or not text.strip()
@@ -342,6 +380,8 @@ def _seen(data, statuses: dict) -> list:
             rec["ended_seen"] = (rec.get("ended_seen") or 0) + 1
             if rec["ended_seen"] >= SEEN_ENDED:
                 rec.update(status="dispatched", ended_seen=0)
+                if (rec.get("stop_asked") or {}).get("agent") == agent:  # stopped at its deadline, its end unheard
+                    dispatch.note_stop(rec, agent, "deadline")
                 handed.append(rec["local"])
         else:
             rec["ended_seen"] = 0
@@ -365,26 +405,45 @@ def _refused_stop(refs: list) -> dict | None:
     return None
 
 
-def wait(refs: list, seconds: float = WAIT_SECONDS, scope: str | None = None, statuses: dict | None = None) -> dict:
+def _due(refs: list) -> bool:
+    """Must an ant of `refs` that this Claude Code runs for the mod be stopped now (its deadline)?"""
+    data, now, pid = store.read("spawns"), clock.now(), ledger.launcher()["claude_pid"]
+    return any(dispatch.to_stop(data, ref, pid, now) for ref in refs)
+
+
+def wait(
+    refs: list, seconds: float = WAIT_SECONDS, scope: str | None = None, statuses: dict | None = None, stopped: list | None = None
+) -> dict:
     """Blocks until every ant of `refs` has answered (or stopped running), at most `seconds`;
-    then the run's next action. Still running: a `wait` naming the ants that run. `statuses`:
-    Claude Code's word on the agents of an earlier wait ({agent id: status, or None: not listed})."""
+    then the run's next action. Still running: a `wait` naming the ants that run — and, in `stop`,
+    the agents past their deadline the mod is to stop (rules/deadlines.py). `statuses`: Claude
+    Code's word on the agents of an earlier wait ({agent id: status, or None: not listed});
+    `stopped`: what the mod's stops did ([{agent_id, ok, text}])."""
     if statuses:
         with ledger.lock():
             _seen(statuses)
+    said = []
+    if stopped:
+        with ledger.lock():
+            said = dispatch.stops_reported(stopped)
     stop = _refused_stop(refs)
     if stop is not None:
         stop["line"] = f"stop ({stop['why']})"
         return stop
     deadline = time.monotonic() + max(0.0, min(seconds, MAX_WAIT_SECONDS))
-    while not _settled(refs) and time.monotonic() < deadline:
+    while not _settled(refs) and time.monotonic() < deadline and not _due(refs):
         time.sleep(POLL_SECONDS)
+    asked = []
+    if _due(refs):
+        with ledger.lock():
+            asked = dispatch.ask_stops(refs, ledger.launcher()["claude_pid"])
     data = store.read("spawns")
     running = [r for r in refs if (rec := ledger.find(data, r)) is not None and rec["status"] != "recorded" and ledger.in_flight(rec)]
     if running:
         agents = {r: ledger.find(data, r).get("agent_id") for r in running}  # type: ignore[union-attr]
         out = {**dispatch.wait({}, [r.split("/", 1)[1] for r in running]), "refs": running, "agents": agents}
-        out["line"] = None
+        out["stop"] = [a["agent"] for a in asked]
+        out["line"] = "; ".join(said + [a["line"] for a in asked]) or None
         out["interrupt"] = interrupted(running)
         out["progress"] = progress()
         return out
@@ -427,27 +486,18 @@ def next_of(scope: str | None) -> dict:
 # ---------------------------------------------------------------- what the session shows
 
 
-def _elapsed(since: str | None) -> str:
-    try:
-        return clock.elapsed(clock.now() - clock.parse_iso(since or ""))
-    except (ValueError, AetherError):  # a record edited by hand, or a clock pinned wrong: no time
-        return "?"
-
-
 def progress() -> str:
-    """One line for the session's status band: the run, each running ant and how long it has run,
-    and the spend against the cap — from the state files, as `aether watch` reads them."""
+    """One line for the session's status band: the run, each running ant and how long it has run
+    against its deadline (`w1 builder 3m05s/30m`), and the spend against the cap — from the state
+    files, as `aether watch` reads them."""
     data = store.read("spawns")
     live = [r for r in data["runs"] if not r.get("done")]
     if not live:
         return ""
     run = live[-1]
     head = f"Aether {run['command']}" + (f" · phase {run['phase']}" if isinstance(run.get("phase"), int) else "")
-    ants = [
-        f"{s['local']} {s['subagent_type'].split(':', 1)[-1]} {_elapsed(s.get('launched_at'))}"
-        for s in data["spawns"]
-        if ledger.in_flight(s)
-    ]
+    now = clock.now()
+    ants = [deadline_rules.ant_line(s, now) for s in data["spawns"] if ledger.in_flight(s)]
     parts = [head, ("running " + ", ".join(ants)) if ants else "no ant running"]
     held = dispatch.weather_now(data)
     if held is not None:
@@ -503,6 +553,7 @@ def take(data: dict) -> dict:
         _str(data, "reason") or "answer",
         error=_str(data, "error"),
         rate_limits=limits if isinstance(limits, list) else None,
+        status=_str(data, "status"),
     )
     if agent and SPOOL_NAME.fullmatch(f"{agent}.json"):
         try:

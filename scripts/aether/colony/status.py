@@ -3,12 +3,14 @@ spawn tree of the last build, and the next step. Read-only: nothing here writes 
 
 from __future__ import annotations
 
+import textwrap
 from datetime import UTC, datetime
 
 from aether.core import clock, output
 from aether.core.exceptions import input_error
 from aether.core.text import one_line
 from aether.rules import autopilot as autopilot_rules
+from aether.rules import deadlines as deadline_rules
 from aether.rules import plans as plans_rules
 from aether.rules import spend
 from aether.rules import waves as waves_rules
@@ -21,6 +23,7 @@ from aether.steps import checks, recovery, worktrees
 BAR_WIDTH = 20
 RECENT_EVENTS = 5
 OPEN_ERRORS_SHOWN = 3
+HINT_WIDTH = 96  # a running ant's hint is wrapped to fit `aether watch` in a 100-column terminal
 ICONS = {"pending": "○", "in_progress": "◐", "completed": "●", "failed": "✗", "skipped": "–"}
 COLORS = {"in_progress": "33", "completed": "32", "failed": "31", "skipped": "2"}  # ANSI SGR codes
 
@@ -118,6 +121,7 @@ def status_view() -> dict:
     stuck = state == "READY" and phase_now is not None and phase_now.get("status") in ("failed", "in_progress")
     result["recovery"] = recovery.options(current, plan) if stuck else None
     result["kept_results"] = worktrees.kept() if store.exists("worktrees") else []
+    result["running"] = running(clock.now())
     result.update(_autopilot_view(colony))
     if result["autopilot"] is not None:
         run = result["autopilot"]
@@ -173,6 +177,9 @@ def render_status(view: dict, color: bool = False) -> str:
         lines += ["", "KEPT RESULTS (builders' work that could not be merged)"] + worktrees.render_kept(view["kept_results"])
     if isinstance(view["spawn_tree"], dict):
         lines += ["", "SPAWN TREE"] + _tree_text(view["spawn_tree"])
+    ants = running_lines(view.get("running") or [], view["spawn_tree"])
+    if ants:
+        lines += ["", "RUNNING (each ant: how long it has run / its deadline)"] + ants
     lines += _event_lines(view["events"]) + _error_lines(view["errors"])
     if view["retry_log"]:
         lines += ["", f"AUTO-RETRY LOG (phase {current})"] + ["  " + line for line in recovery.render_retry_log(view["retry_log"])]
@@ -182,6 +189,70 @@ def render_status(view: dict, color: bool = False) -> str:
     lines += _friction_lines(view["frictions"])
     lines += ["", f"Next: {nxt['slash']} — {nxt['reason']}"]
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- the ants that run now, against their deadlines
+
+
+def _stop_hint(rec: dict) -> str:
+    """What becomes of an ant past its deadline, and how to stop it where nothing does (rules/deadlines.py)."""
+    asked = rec.get("stop_asked") or {}
+    if rec.get("runtime") == "mod" and asked.get("agent") == rec.get("agent_id"):
+        if asked.get("failed"):
+            why = one_line(asked["failed"], 120)
+            return f"could not be stopped ({why}): it is not handed out again while it may still run — {deadline_rules.STOP_HINT}"
+        return "being stopped by the mod: it is handed out once more"
+    return f"past its deadline: {deadline_rules.STOP_HINT}"
+
+
+def running(now: float) -> list:
+    """The ants that run now (in flight), each against its deadline: [{ref, local, caste, runtime,
+    line, elapsed_s, deadline_s, past_deadline, hint}] (hint: only past its deadline)."""
+    out = []
+    for rec in store.read("spawns")["spawns"]:
+        if not ledger.in_flight(rec):
+            continue
+        ran = deadline_rules.elapsed(rec, now)
+        late = deadline_rules.overdue(rec, now)
+        out.append(
+            {
+                "ref": rec["ref"],
+                "local": rec["local"],
+                "caste": rec["subagent_type"].split(":", 1)[-1],
+                "runtime": "mod" if rec.get("runtime") == "mod" else "prompts",
+                "line": deadline_rules.ant_line(rec, now),
+                "elapsed_s": None if ran is None else round(ran),
+                "deadline_s": deadline_rules.deadline_of(rec),
+                "past_deadline": late,
+                "hint": _stop_hint(rec) if late else None,
+            }
+        )
+    return out
+
+
+def running_lines(ants: list, tree=None, now: float | None = None) -> list:
+    """`  w1 builder 3m05s/30m · wave 1 · tasks 1.1`, and under an ant past its deadline what
+    becomes of it and how to stop it; then the spawn tree's running nodes no ant runs for (a
+    node started by hand, or not launched yet), with their time since they started."""
+    nodes = raw if isinstance(tree, dict) and isinstance(raw := tree.get("nodes"), dict) else {}
+    lines = []
+    for ant in ants:
+        found = nodes.get(ant["local"])
+        node = found if isinstance(found, dict) else {}
+        tasks = ", ".join(map(str, node.get("tasks") or []))
+        where = (f" · wave {node.get('wave')}" if node.get("wave") else "") + (f" · tasks {tasks}" if tasks else "")
+        lines.append(f"  {ant['line']}{where}")
+        if ant.get("hint"):
+            lines += textwrap.wrap(ant["hint"], HINT_WIDTH, initial_indent="    ", subsequent_indent="    ")
+    shown = {a["local"] for a in ants}
+    now = clock.now() if now is None else now
+    for node_id, node in nodes.items():
+        if isinstance(node, dict) and node.get("status") == "running" and node_id not in shown:
+            started = node.get("started_epoch")
+            since = clock.elapsed(now - started) if isinstance(started, (int, float)) else "?"
+            tasks = ", ".join(map(str, node.get("tasks") or []))
+            lines.append(f"  {node_id} {node.get('caste')} · wave {node.get('wave')} · {since}" + (f" · tasks {tasks}" if tasks else ""))
+    return lines
 
 
 def _event_lines(recent: list) -> list:

@@ -1,5 +1,6 @@
-"""watch: the colony as a live view for a second terminal — `status`, plus the running spawns
-with their elapsed time, recent failures and decisions; redrawn when a state file changes.
+"""watch: the colony as a live view for a second terminal — `status` (its RUNNING block: each
+running ant's time against its deadline, `w1 builder 3m05s/30m`; one past it says how it is
+stopped), recent failures and decisions; redrawn when a state file changes.
 
 The view polls the data folder's modification times (POLL_SECONDS; cheap `stat` calls, no
 busy loop) and redraws only when one changed, or every REFRESH_SECONDS for the clocks.
@@ -24,18 +25,6 @@ RECENT_DECISIONS = 3
 MIN_WIDTH = 40
 
 
-def _running(tree, now: float) -> list:
-    nodes = raw if isinstance(tree, dict) and isinstance(raw := tree.get("nodes"), dict) else {}
-    lines = []
-    for node_id, node in nodes.items():
-        if isinstance(node, dict) and node.get("status") == "running":
-            started = node.get("started_epoch")
-            since = clock.elapsed(now - started) if isinstance(started, (int, float)) else "?"
-            tasks = ", ".join(map(str, node.get("tasks") or []))
-            lines.append(f"  {node_id} {node.get('caste')} · wave {node.get('wave')} · {since}" + (f" · tasks {tasks}" if tasks else ""))
-    return lines
-
-
 def _recent_failures() -> list:
     history = store.read("failures").get("history") or []
     return [
@@ -58,7 +47,6 @@ def frame(width: int = 100, now: float | None = None) -> str:
     lines += view["text"].splitlines()
     if view.get("initialized"):
         for title, rows in (
-            ("RUNNING", _running(view.get("spawn_tree"), now)),
             ("RECENT FAILURES", _recent_failures()),
             ("RECENT DECISIONS", _recent_decisions()),
         ):

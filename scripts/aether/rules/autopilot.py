@@ -29,6 +29,7 @@ STOP_REASONS = {
     "no_plan": "the colony has no plan to build",
     "limit": "a usage or rate limit held the ants (nothing failed)",
     "failed_calls": "an ant's Agent call failed again and again",
+    "deadline": "an ant was stopped twice before it answered (its deadline, or Claude Code stopped it)",
     "refused": "Claude Code refused to start an ant",
 }
 END_REASONS = {

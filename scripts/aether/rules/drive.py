@@ -235,6 +235,7 @@ STOP_KIND = {
     "budget": "cap",
     "limit": "limit",
     CLAIMED: "claimed",
+    "deadline": "stopped",  # an ant stopped twice before it answered (rules/deadlines.py)
 }
 FAILED_OUTCOMES = ("failed",)  # a build that is done, its phase not completed: exit as an abort
 

@@ -1,5 +1,5 @@
 """The project's settings file, `.aether/config.yaml`: one mapping of sections (`bug_bash:`,
-`budget:`, `models:`, `build:`, `code_loop:`, `verify:`), each owned by the module that reads it, all read
+`budget:`, `models:`, `build:`, `code_loop:`, `verify:`, `run:`, `deadlines:`), each owned by the module that reads it, all read
 here and nowhere else. Read-only: the user edits it.
 
 PyYAML is imported only when the file exists, so a project without one pays nothing.
@@ -13,7 +13,7 @@ from aether.core import containment, paths
 from aether.core.exceptions import input_error
 
 CONFIG_FILE = "config.yaml"  # in the project's .aether/
-SECTIONS = ("bug_bash", "budget", "models", "build", "code_loop", "verify", "run")  # their owners: bugs/config.py, state/settings.py
+SECTIONS = ("bug_bash", "budget", "models", "build", "code_loop", "verify", "run", "deadlines")  # owners: bugs/config.py, state/settings.py
 
 
 def path() -> str:

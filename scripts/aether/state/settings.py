@@ -1,7 +1,8 @@
 """The colony's own settings from `.aether/config.yaml`: `budget:` (the spend caps), `models:`
-(the model per caste), `build:` (worktree isolation), `code_loop:` (a commit per iteration) and
-`verify:` (the commands the checks run).
-Defaults come from the mode (rules/spend.py, rules/models.py); a run's own flags
+(the model per caste), `build:` (worktree isolation), `code_loop:` (a commit per iteration),
+`verify:` (the commands the checks run), `run:` (a limit: stop or wait) and `deadlines:` (how
+long an ant of each caste may run).
+Defaults come from the mode (rules/spend.py, rules/models.py) and rules/deadlines.py; a run's own flags
 (`/ant:run --budget …`) win over both.
 
 ```yaml
@@ -21,6 +22,8 @@ verify:
   tests: pytest -q          # the command the watcher runs for the tests (else found from the project's files)
   imports: python3 -c "import app"   # the import check (else the changed Python modules)
   launch: python3 -m app --help      # FULL mode's launch check (else the entry point found)
+deadlines:
+  builder: 45m              # how long one ant of a caste may run before it is stopped (30m, 1h30m, 90s)
 ```
 """
 
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 from aether.core.castes import CASTES
 from aether.core.exceptions import input_error
+from aether.rules import deadlines as deadline_rules
 from aether.rules import models, modes, spend
 from aether.state import config_file
 
@@ -138,3 +142,14 @@ def on_limit() -> str:
             key="run.on_limit",
         )
     return value
+
+
+def deadlines() -> dict:
+    """{caste: seconds} — `deadlines:` over the castes' defaults (rules/deadlines.py); an unknown
+    caste or a value that is no duration is `invalid_config` naming the key."""
+    configured = {}
+    for caste, value in config_file.section("deadlines").items():
+        if caste not in CASTES:
+            _unknown("deadlines", caste, CASTES)
+        configured[caste] = deadline_rules.parse(value, f"deadlines.{caste}", config_file.CONFIG_FILE)
+    return deadline_rules.table(configured)
