@@ -147,6 +147,15 @@ def drive_colony(project, monkeypatch) -> Project:
 
 
 @pytest.fixture
+def mod_colony(drive_colony, monkeypatch) -> Project:
+    """`drive_colony`, with this process standing in for the Claude Code that runs the mod (and
+    its hooks: CLAUDE_PID), whatever AETHER_RUNTIME the tests run under."""
+    monkeypatch.setenv("CLAUDE_PID", str(os.getpid()))
+    monkeypatch.delenv("AETHER_RUNTIME", raising=False)
+    return drive_colony
+
+
+@pytest.fixture
 def worktree_colony(project, monkeypatch) -> Project:
     """A colony with a two-task phase in a git repository: app.py committed, notes.txt untracked;
     same-wave builders get their own worktrees (helpers/worktrees.py)."""

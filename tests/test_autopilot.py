@@ -4,165 +4,23 @@ from the Agent result captured from Claude Code (tests/fixtures/agent_post_tool_
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from aether.core.exceptions import AetherError
 from aether.rules import autopilot, models, spend
 
+from helpers.autopilot import PAYLOAD, WIDE, answer, block, brief_of, built, colony_maker, drive, failed, lead_plan, post, snapshot
 from helpers.colony import ok
-from helpers.drive import ran_checks, with_tests
-
-PAYLOAD = json.loads((Path(__file__).parent / "fixtures" / "agent_post_tool_use.json").read_text("utf-8"))
-
-
-def plan(n: int, criteria: bool = True, wide: int = 1, wide_phase: int = 1) -> dict:
-    """n phases of one task each (`mods/m<phase>.py`); phase `wide_phase` has `wide` tasks."""
-    phases = []
-    for i in range(1, n + 1):
-        tasks = []
-        for j in range(1, (wide if i == wide_phase else 1) + 1):
-            name = f"mods/m{i}.py" if j == 1 else f"mods/m{i}_{j}.py"
-            tasks.append({"id": f"{i}.{j}", "description": name, "depends_on": []})
-            if not criteria:
-                tasks[-1]["maps_to_criterion"] = False
-        phases.append({"id": i, "name": f"Module {i}", "description": f"m{i}", "tasks": tasks, "success_criteria": [f"m{i} imports"]})
-    return {"goal": "Small modules", "phases": phases}
+from helpers.drive import with_tests
 
 
 @pytest.fixture
 def colony(project, monkeypatch):
-    monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
-
-    def make(mode="LIGHTWEIGHT", phases=3, criteria=True, wide=1, wide_phase=1):
-        with_tests(project)
-        ok(project, "colony-init", "Small modules", "--mode", mode)
-        ok(project, "plan-load", "-", input=json.dumps(plan(phases, criteria, wide, wide_phase)))
-        return project
-
-    return make
-
-
-# ---------------------------------------------------------------- what the ants answer
-
-
-def brief_of(project, spawn: dict) -> str:
-    return (project.root / spawn["prompt"].split("Your brief is ")[1].split(" ")[0]).read_text("utf-8")
-
-
-def ref_of(spawn: dict) -> str:
-    return spawn["prompt"].split("Your brief is .aether/spawns/")[1].split(".md")[0]
-
-
-def block(data: dict) -> str:
-    return "```json\n" + json.dumps(data) + "\n```"
-
-
-def lead_plan(phase: int, wide: int = 1) -> str:
-    """One worker per task (a wide phase 1 has three: STANDARD asks the user about it)."""
-    return block(
-        {
-            "phase": phase,
-            "workers": [
-                {
-                    "id": f"w{j}",
-                    "caste": "builder",
-                    "tasks": [f"{phase}.{j}"],
-                    "writes": [f"mods/m{phase}.py" if j == 1 else f"mods/m{phase}_{j}.py"],
-                }
-                for j in range(1, wide + 1)
-            ],
-        }
-    )
-
-
-WIDE = lead_plan(1, 3)
-
-
-def built(project, brief: str) -> str:
-    path = re.search(r"mods/m[\d_]+\.py", brief).group(0)
-    (project.root / "mods").mkdir(exist_ok=True)
-    (project.root / path).write_text("VALUE = 1\n", "utf-8")
-    return block({"status": "completed", "summary": "written", "files_created": [path], "files_modified": []})
-
-
-def failed(brief: str, error: str = "ImportError: cannot import name 'config' from 'mods'") -> str:
-    """A failure whose error every task of the wave shares: a common cause."""
-    task = re.search(r"mods/m(\d+)(?:_(\d+))?\.py", brief)
-    task = f"{task.group(1)}.{task.group(2) or 1}"
-    return block(
-        {
-            "status": "failed",
-            "summary": "it does not import",
-            "files_created": [],
-            "files_modified": [],
-            "failure": {
-                "task": task,
-                "error": error,
-                "root_cause": "the shared config module is missing",
-                "suggested_fix": "add mods/config.py",
-                "confidence": 85,
-                "fix_scope": "contained",
-                "files": ["mods/config.py"],
-                "category": "import",
-            },
-        }
-    )
-
-
-def answer(project, spawn: dict) -> str:
-    brief = brief_of(project, spawn)
-    if spawn["id"].startswith("lead"):
-        return lead_plan(int(re.search(r"Phase (\d+):", brief).group(1)))
-    if spawn["subagent_type"] == "ant:watcher":
-        return block({"passed": True, "score": 90, "summary": "fine", "checks": [], "findings": []})
-    if spawn["subagent_type"] == "ant:architect":
-        return "Hygiene: nothing stale.\n" + block({"summary": "two stale files", "findings": []})
-    return built(project, brief)
-
-
-def post(project, spawn: dict, text: str, tokens: int = 10_000) -> str:
-    """The PostToolUse hook as Claude Code runs it, with the captured payload's shape."""
-    payload = copy.deepcopy(PAYLOAD)
-    payload["tool_input"].update(prompt=spawn["prompt"], subagent_type=spawn["subagent_type"], description=spawn["description"])
-    payload["tool_input"].pop("model", None)
-    if spawn.get("model"):
-        payload["tool_input"]["model"] = spawn["model"]
-    response = payload["tool_response"]
-    ledger = json.loads((project.data / "spawns.json").read_text("utf-8"))["spawns"]
-    ran_as = next((x.get("agent_id") for x in ledger if x["ref"] == ref_of(spawn)), None)
-    response["agentId"] = ran_as or "agent-" + ref_of(spawn).replace("/", "-")  # each ant its own agent
-    response["content"] = [{"type": "text", "text": text}]
-    response.update(totalTokens=tokens, totalDurationMs=4000, resolvedModel="claude-" + (spawn.get("model") or "opus-5-5"))
-    response["usage"].update(input_tokens=tokens - 100, output_tokens=100)
-    out = project.run("agent-hook", "post", input=json.dumps(payload))
-    assert out.code == 0, out.stderr
-    return json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
-
-
-def drive(project, action: dict, answers=None, tokens: int = 10_000, limit: int = 60) -> tuple:
-    """Act as the Queen until ask/done/stop: answer every spawn through the hook, write lessons.
-    Returns (the final action, the ids spawned in order)."""
-    spawned = []
-    for _ in range(limit):
-        if action["action"] == "spawn":
-            for s in action["spawns"]:
-                spawned.append(s["id"])
-                if s["subagent_type"] == "ant:watcher":  # an honest watcher runs what its brief names
-                    ran_checks(project, ref_of(s), brief_of(project, s))
-                text = (answers or {}).get(s["id"], answer)
-                post(project, s, text(project, s) if callable(text) else text, tokens)
-            action = ok(project, "next")
-        elif action["action"] == "lessons":
-            action = ok(project, "record", "lessons", "-", input="- small modules build well\n")["next"]
-        else:
-            return action, spawned
-    raise AssertionError("the run did not end")
+    return colony_maker(project, monkeypatch)
 
 
 # ---------------------------------------------------------------- the stop rules (pure)
@@ -517,107 +375,6 @@ def test_settings_from_the_config_file_set_caps_and_models(colony):
     assert err["code"] == "invalid_config" and "did you mean run?" in err["error"]
 
 
-def test_an_explicit_build_takes_the_build_over_and_ends_the_run(colony):
-    p = colony("STANDARD", phases=2, wide=3)
-    stop, _ = drive(p, ok(p, "run"), {"lead1": WIDE})
-    assert stop["why"] == "approval"
-    taken = ok(p, "next", "--build", "1", "--approve")
-    assert taken["action"] == "spawn" and "autopilot" not in taken
-    runs = p.load("spawns.json")["runs"]
-    assert runs[0]["command"] == "run" and runs[0]["done"] is True and runs[0]["ended"] == "superseded"
-    assert runs[1]["parent"] is None
-
-
-def test_the_builds_own_command_inside_a_running_run_goes_on_with_the_run(colony):
-    """The Queen types `aether next --build 1` inside `/ant:run`: the run goes on, phase 2 too."""
-    p = colony(phases=2)
-    lead = ok(p, "run")["spawns"][0]
-    post(p, lead, answer(p, lead))
-    wave = ok(p, "next", "--build", "1")
-    assert wave["action"] == "spawn" and wave["autopilot"]
-    final, _ = drive(p, wave)
-    assert final["action"] == "done" and final["why"] == "completed"
-    (run,) = [r for r in p.load("spawns.json")["runs"] if r["command"] == "run"]
-    assert run["ended"] == "completed" and sorted(run["builds"]) == ["1", "2"]
-
-
-def test_a_build_of_another_phase_typed_inside_a_running_run_is_refused_and_writes_nothing(colony):
-    """The Queen types `aether next --build 2` while the run builds phase 1 (its lead handed out,
-    then its wave): refused, naming the phase being built and the command that continues; the run
-    goes on, nothing is in progress that was not, and every spawn counts toward the run."""
-    p = colony(phases=2)
-    lead = ok(p, "run")["spawns"][0]
-    for spawn in (lead, None):
-        before = snapshot(p)
-        err = p.run("next", "--build", "2").error
-        assert err["code"] == "build_running" and err["running"] == 1
-        assert "phase 2 may not start now" in err["error"] and "building phase 1" in err["error"]
-        assert "/ant:run continues it" in err["error"]
-        assert snapshot(p) == before  # the run goes on, nothing ended, nothing started
-        if spawn is not None:
-            post(p, spawn, answer(p, spawn))
-    assert [ph["status"] for ph in p.load("PROJECT_PLAN.json")["phases"]] == ["in_progress", "pending"]
-    wave = ok(p, "next")
-    assert wave["autopilot"] and [s["id"] for s in wave["spawns"]] == ["w1"]
-    final, spawned = drive(p, wave)
-    assert final["why"] == "completed" and spawned == ["w1", "lead1", "w1"]
-    (run,) = p.load("costs.json")["runs"]
-    assert {k: b["spawns"] for k, b in run["phases"].items()} == {"1": 2, "2": 2}
-
-
-def test_an_ant_the_queen_sent_on_her_own_counts_toward_the_run_s_cap(colony, tmp_path):
-    """An ant:builder no spawn stands for, sent while the run builds phase 1: its tokens (read at
-    its stop) count toward the run, and the cap stops the run at the next action."""
-    p = colony(phases=2)
-    lead = ok(p, "run", "--budget", "100k")["spawns"][0]
-    turn = {
-        "model": "claude-opus-5-5",
-        "content": [{"type": "text", "text": "done"}],
-        "usage": {"input_tokens": 90_000, "output_tokens": 1000},
-    }
-    transcript = tmp_path / "agent-x1.jsonl"
-    transcript.write_text(json.dumps({"type": "assistant", "timestamp": "2026-02-04T10:00:00Z", "message": turn}) + "\n", "utf-8")
-    stop_payload = {"agent_id": "x1", "agent_type": "ant:builder", "agent_transcript_path": str(transcript)}
-    assert p.run("agent-hook", "stop", input=json.dumps(stop_payload)).code == 0
-    post(p, lead, answer(p, lead))
-    stop = ok(p, "next")
-    assert stop["why"] == "budget" and "this run has spent 101k of its 100k-token cap" in stop["text"]
-    (run,) = p.load("costs.json")["runs"]
-    assert run["phases"]["1"]["castes"]["builder"]["tokens"] == 91_000
-
-
-def test_a_build_typed_while_the_run_asks_for_a_phases_lessons_goes_on_with_it_or_is_refused(colony):
-    """STANDARD asks for phase 1's lessons at the end of its build: `--build 1` goes on with the
-    run (the lessons), `--build 2` may not start before the run has finished phase 1."""
-    p = colony("STANDARD", phases=2)
-    action = ok(p, "run")
-    while action["action"] == "spawn":
-        for s in action["spawns"]:
-            if s["subagent_type"] == "ant:watcher":
-                ran_checks(p, ref_of(s), brief_of(p, s))
-            post(p, s, answer(p, s))
-        action = ok(p, "next")
-    assert action["action"] == "lessons"
-    before = snapshot(p)
-    err = p.run("next", "--build", "2").error
-    assert err["code"] == "build_running" and "building phase 1" in err["error"] and snapshot(p) == before
-    same = ok(p, "next", "--build", "1")
-    assert same["action"] == "lessons" and same["autopilot"]
-    final, _ = drive(p, same)
-    assert final["why"] == "completed"
-
-
-def test_a_refused_build_by_hand_leaves_a_stopped_run_stopped(colony):
-    p = colony(phases=2)
-    stop, _ = drive(p, ok(p, "run", "--budget", "30k"))
-    assert stop["why"] == "budget"  # phase 1 is being built: its lead spent, its wave held
-    before = snapshot(p)
-    err = p.run("next", "--build", "2").error
-    assert err["code"] == "phase_mismatch" and "/ant:run --budget" in err["error"]
-    assert snapshot(p) == before
-    assert ok(p, "next")["why"] == "budget"  # asked again: the same stop
-
-
 def test_the_slash_command_s_arguments_arrive_on_stdin(colony):
     p = colony(phases=2)
     out = ok(p, "run", "-", input="--dry-run --to 1\n")
@@ -734,10 +491,6 @@ def test_full_mode_asks_each_approval_and_runs_the_archivist_after_the_third_pha
 # ---------------------------------------------------------------- refusals change nothing; odd state is named
 
 
-def snapshot(p) -> dict:
-    return {f.name: f.read_bytes() for f in p.data.iterdir() if f.is_file() and f.suffix == ".json"}
-
-
 def test_a_refused_answer_or_option_writes_nothing(colony):
     p = colony(phases=2)
     stop = ok(p, "run", "--budget", "1k")
@@ -752,33 +505,6 @@ def test_a_refused_answer_or_option_writes_nothing(colony):
     ):
         assert p.run("run", *args, input="  \n").error["code"] == code, args
         assert snapshot(p) == before, args
-
-
-def test_only_another_phase_while_one_is_built_is_refused(colony):
-    p = colony(phases=2)
-    ok(p, "next", "--build", "1")
-    before = snapshot(p)
-    assert p.run("run", "--only", "2").error["code"] == "build_running"
-    assert p.run("run", "--dry-run", "--from", "2").error["code"] == "build_running"
-    assert snapshot(p) == before
-
-
-def test_a_build_by_hand_ends_a_run_stopped_between_phases(colony):
-    p = colony(phases=2)
-    lead = ok(p, "run")["spawns"][0]
-    post(p, lead, answer(p, lead))
-    wave = ok(p, "next")
-    ok(p, "run", "--stop")  # asked while w1 works: phase 1 finishes, the run stops before phase 2's lead
-    post(p, wave["spawns"][0], answer(p, wave["spawns"][0]))
-    stop = ok(p, "next")
-    assert stop["why"] == "user" and "Stopped at a wave boundary, as asked" in stop["text"]
-    colony_state = p.load("COLONY_STATE.json")
-    assert (colony_state["state"], colony_state["current_phase"]) == ("READY", 2)
-    final, _ = drive(p, ok(p, "next", "--build", "2"))
-    assert final["action"] == "done" and "AETHER RUN" not in final["text"]  # the build's own end
-    (run,) = [r for r in p.load("spawns.json")["runs"] if r["command"] == "run"]
-    assert run["done"] is True and run["ended"] == "superseded"
-    assert ok(p, "status", "--json")["autopilot"] is None
 
 
 def test_a_completed_colony_has_nothing_to_run(colony):

@@ -9,7 +9,6 @@ or killed background ant). The clock is pinned (AETHER_NOW) and moved by the tes
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
@@ -18,31 +17,15 @@ from aether.rules import deadlines as rules
 from aether.rules import drive as drive_rules
 
 from helpers.colony import ok
-from helpers.drive import NOW, approved_wave, context, hook, ran
+from helpers.drive import NOW, approved_wave, context, failure_history, hook, ran, spawn_rec
 
 LATER = "2026-02-04T10:16:00Z"  # 16 minutes on: past a route-setter's 15m
 STALLED = "Agent stalled: no progress for 600s (stream watchdog did not recover)"
 
 
 @pytest.fixture
-def colony(drive_colony, monkeypatch):
-    """A colony ready to build, this process standing in for the Claude Code that runs the mod."""
-    monkeypatch.setenv("CLAUDE_PID", str(os.getpid()))
-    monkeypatch.delenv("AETHER_RUNTIME", raising=False)
-    return drive_colony
-
-
-def spawns(p):
-    return json.loads((p.data / "spawns.json").read_text("utf-8"))
-
-
-def rec(p, local):
-    return [s for s in spawns(p)["spawns"] if s["local"] == local][-1]
-
-
-def failures(p):
-    path = p.data / "failures.json"
-    return json.loads(path.read_text("utf-8"))["history"] if path.exists() else []
+def colony(mod_colony):
+    return mod_colony
 
 
 def config(p, text):
@@ -99,11 +82,11 @@ def test_the_config_sets_a_castes_deadline_and_each_spawn_carries_it(colony):
     p = colony
     config(p, "deadlines:\n  route-setter: 2m\n  builder: 1h\n")
     lead = ok(p, "next", "--build", "1")
-    assert lead["spawns"][0]["id"] == "lead1" and rec(p, "lead1")["deadline_s"] == 120
+    assert lead["spawns"][0]["id"] == "lead1" and spawn_rec(p, "lead1")["deadline_s"] == 120
     ok(p, "record", "lead1", "-", input=json.dumps({"phase": 1, "workers": [{"id": "api", "caste": "builder", "tasks": ["1.1"]}]}))
     wave = ok(p, "next", "--build", "1", "--approve")
-    assert rec(p, wave["spawns"][0]["id"])["deadline_s"] == 3600
-    assert rec(p, "lead1")["deadline_s"] == 120
+    assert spawn_rec(p, wave["spawns"][0]["id"])["deadline_s"] == 3600
+    assert spawn_rec(p, "lead1")["deadline_s"] == 120
 
 
 @pytest.mark.parametrize(
@@ -148,12 +131,12 @@ def test_past_its_deadline_the_mod_is_told_to_stop_the_ant_then_it_goes_out_once
     assert (
         said["line"] == "lead1 did not answer — it ran past its deadline (15m) and was stopped; nothing failed, it is handed out once more"
     )
-    r = rec(p, "lead1")
+    r = spawn_rec(p, "lead1")
     assert (r["status"], r["deadline_stops"], r["deadline_hit"]["how"], r["usage"]["total_tokens"]) == ("dispatched", 1, "deadline", 70)
     again = ok(p, "mod", "wait", input={"refs": [lead["ref"]], "seconds": 0})
     assert again["action"] == "spawn" and [s["ref"] for s in again["spawns"]] == [lead["ref"]]
     assert again["line"] == "phase 1 · spawn lead1 route-setter (lead1 once more: stopped before it answered)"
-    assert failures(p) == [] and "70" in (p.data / "costs.json").read_text("utf-8")  # nothing failed; its spend counts
+    assert failure_history(p) == [] and "70" in (p.data / "costs.json").read_text("utf-8")  # nothing failed; its spend counts
 
 
 def test_stopped_a_second_time_the_build_stops_with_its_own_why_and_exit_14(colony, monkeypatch):
@@ -179,11 +162,11 @@ def test_stopped_a_second_time_the_build_stops_with_its_own_why_and_exit_14(colo
     assert "Its deadline: 15m (deadlines: route-setter: … in .aether/config.yaml)" in text
     assert "its last call was Bash `git log --oneline` (exit 0)" not in text  # a2 made no call: its own run's calls
     assert "it had made no tool call" in text and "Nothing failed" in text and "To go on: /ant:build 1" in text
-    assert out["command"] == "/ant:build 1" and failures(p) == []
+    assert out["command"] == "/ant:build 1" and failure_history(p) == []
     assert ok(p, "mod", "wait", input={"refs": [], "seconds": 0})["why"] == "deadline"  # not sent again by itself
     # the person's command goes on: the ant goes out again, its count started afresh
     back = ok(p, "mod", "serve", input={"command": "ant:build", "args": "1"})["action"]
-    assert [s["id"] for s in back["spawns"]] == ["lead1"] and rec(p, "lead1")["deadline_stops"] == 0
+    assert [s["id"] for s in back["spawns"]] == ["lead1"] and spawn_rec(p, "lead1")["deadline_stops"] == 0
 
 
 def test_a_stop_heard_twice_counts_once(colony, monkeypatch):
@@ -200,7 +183,7 @@ def test_a_stop_heard_twice_counts_once(colony, monkeypatch):
     ok(p, "mod", "wait", input={"refs": [lead["ref"]], "seconds": 0})  # takes the kept answer
     again = ok(p, "mod", "answer", input=aborted)  # the mod's own call, after
     assert again["line"] == "lead1 was interrupted: it is handed out again"  # no second stop: counted once
-    assert rec(p, "lead1")["deadline_stops"] == 1 and rec(p, "lead1")["usage"]["total_tokens"] == 9
+    assert spawn_rec(p, "lead1")["deadline_stops"] == 1 and spawn_rec(p, "lead1")["usage"]["total_tokens"] == 9
 
 
 def test_what_the_ant_was_doing_is_its_last_kept_call(colony, monkeypatch):
@@ -210,7 +193,7 @@ def test_what_the_ant_was_doing_is_its_last_kept_call(colony, monkeypatch):
     monkeypatch.setenv("AETHER_NOW", LATER)
     ok(p, "mod", "wait", input={"refs": [lead["ref"]], "seconds": 0})
     ok(p, "mod", "answer", input={"ref": lead["ref"], "agent_id": "a1", "text": "", "reason": "aborted", "status": "killed"})
-    assert rec(p, "lead1")["deadline_hit"]["doing"] == "its last call was Bash `python3 -m pytest -q` (exit 1)"
+    assert spawn_rec(p, "lead1")["deadline_hit"]["doing"] == "its last call was Bash `python3 -m pytest -q` (exit 1)"
 
 
 def test_a_stop_that_fails_is_said_and_the_ant_is_never_handed_out_while_it_may_run(colony, monkeypatch):
@@ -223,7 +206,7 @@ def test_a_stop_that_fails_is_said_and_the_ant_is_never_handed_out_while_it_may_
     )
     assert failed["action"] == "wait" and failed["stop"] == []
     assert failed["line"].startswith("lead1 could not be stopped (no such task): it is not handed out again while it may still run")
-    assert "/tasks" in failed["line"] and rec(p, "lead1")["status"] == "launched"
+    assert "/tasks" in failed["line"] and spawn_rec(p, "lead1")["status"] == "launched"
     status = p.run("status").stdout
     assert "lead1 route-setter 16m00s/15m past its deadline" in status and "could not be stopped (no such task)" in status
     monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:17:30Z")  # a while later: asked again
@@ -234,11 +217,11 @@ def test_an_ant_claude_codes_watchdog_stopped_counts_a_stop_and_an_interrupt_doe
     p = colony
     lead = lead_launched(p, "a1", monkeypatch)
     stalled = ok(p, "mod", "answer", input={"ref": lead["ref"], "agent_id": "a1", "text": "", "reason": "aborted", "status": "failed"})
-    assert "Claude Code stopped it: its model request made no progress" in stalled["line"] and rec(p, "lead1")["deadline_stops"] == 1
+    assert "Claude Code stopped it: its model request made no progress" in stalled["line"] and spawn_rec(p, "lead1")["deadline_stops"] == 1
     ok(p, "mod", "wait", input={"refs": [lead["ref"]], "seconds": 0})
     ok(p, "mod", "launched", input={"spawns": [{"ref": lead["ref"], "agent_id": "a2"}]})
     interrupted = ok(p, "mod", "answer", input={"ref": lead["ref"], "agent_id": "a2", "text": "", "reason": "aborted", "status": None})
-    assert interrupted["line"] == "lead1 was interrupted: it is handed out again" and rec(p, "lead1")["deadline_stops"] == 1
+    assert interrupted["line"] == "lead1 was interrupted: it is handed out again" and spawn_rec(p, "lead1")["deadline_stops"] == 1
 
 
 def test_an_ant_stopped_at_its_deadline_whose_end_goes_unheard_counts_its_stop(colony, monkeypatch):
@@ -248,7 +231,7 @@ def test_an_ant_stopped_at_its_deadline_whose_end_goes_unheard_counts_its_stop(c
     ok(p, "mod", "wait", input={"refs": [lead["ref"]], "seconds": 0})
     for _ in range(2):  # listed killed twice, its turn.complete never came
         out = ok(p, "mod", "wait", input={"refs": [lead["ref"]], "seconds": 0, "statuses": {"a1": "killed"}})
-    assert out["action"] == "spawn" and rec(p, "lead1")["deadline_stops"] == 1
+    assert out["action"] == "spawn" and spawn_rec(p, "lead1")["deadline_stops"] == 1
 
 
 def test_an_autopilot_run_stops_at_the_second_stop_and_goes_on_where_it_stood(colony, monkeypatch):
@@ -294,8 +277,8 @@ def test_an_agent_call_claude_code_cut_is_a_stop_and_the_second_stops_the_build(
     assert "stopped 2 times without an answer: the run stops" in said
     assert "Aether next: stop — show the user this text:" in said and "lead1 (route-setter) was stopped 2 times" in said
     stop = ok(p, "next")
-    assert (stop["action"], stop["why"]) == ("stop", "deadline") and failures(p) == []
-    assert rec(p, "lead1")["deadline_stops"] == 2 and not rec(p, "lead1").get("failed_calls")
+    assert (stop["action"], stop["why"]) == ("stop", "deadline") and failure_history(p) == []
+    assert spawn_rec(p, "lead1")["deadline_stops"] == 2 and not spawn_rec(p, "lead1").get("failed_calls")
     assert ok(p, "next", "--build", "1")["spawns"][0]["id"] == "lead1"  # the person's command goes on
 
 
@@ -312,10 +295,10 @@ def test_a_background_ants_stalled_or_killed_notification_is_a_stop(colony):
     said = context(hook(p, "prompt", {"prompt": note("bg-w1", "failed", f'Agent "w1 builder" failed: {STALLED}')}))
     assert "w1 did not answer — Claude Code stopped it: its model request made no progress for 10m (Claude Code's watchdog)" in said
     assert "it is handed out once more" in said and "(waiting for w2)" in said
-    assert (rec(p, "w1")["status"], rec(p, "w1")["deadline_hit"]["how"]) == ("dispatched", "stalled")
+    assert (spawn_rec(p, "w1")["status"], spawn_rec(p, "w1")["deadline_hit"]["how"]) == ("dispatched", "stalled")
     said = context(hook(p, "prompt", {"prompt": note("bg-w2", "killed", 'Agent "w2 builder" was stopped by the user')}))
     assert 'w2 did not answer — it was stopped in Claude Code (Agent "w2 builder" was stopped by the user)' in said
-    assert rec(p, "w2")["deadline_hit"]["how"] == "stopped" and failures(p) == []
+    assert spawn_rec(p, "w2")["deadline_hit"]["how"] == "stopped" and failure_history(p) == []
 
 
 # ---------------------------------------------------------------- the display

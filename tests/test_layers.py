@@ -95,6 +95,7 @@ LAYERS = {
         "plan_drive",
         "colonize_drive",
         "autopilot",
+        "dry_run",
         "drive",
         "handback",
         "mod",

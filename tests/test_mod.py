@@ -8,20 +8,10 @@ import json
 import os
 import time
 
-import pytest
-
 from aether.rules import drive as rules
 
 from helpers.colony import ok, write
 from helpers.drive import ASSIGNMENT, named_checks, result
-
-
-@pytest.fixture
-def mod_colony(drive_colony, monkeypatch):
-    """A colony ready to build, with this process standing in for the Claude Code that runs the mod."""
-    monkeypatch.setenv("CLAUDE_PID", str(os.getpid()))
-    monkeypatch.delenv("AETHER_RUNTIME", raising=False)
-    return drive_colony
 
 
 def serve(p, command, args=""):

@@ -6,38 +6,21 @@ are missing. Both runtimes: the mod's `answer` and the Queen's hooks (colony/dis
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
 from aether.rules import drive as rules
 
 from helpers.colony import ok
-from helpers.drive import ASSIGNMENT, approved_wave, context, hook, result
+from helpers.drive import ASSIGNMENT, approved_wave, context, failure_history, hook, result, spawn_rec, spawns_of
 
 USAGE_LIMIT = "API Error: Request rejected (429) · You have reached your usage limit"
 AGENT_USAGE_LIMIT = f"Agent terminated early due to an API error: {USAGE_LIMIT} (error type rate_limit, HTTP 429, request id r1)"
 
 
 @pytest.fixture
-def colony(drive_colony, monkeypatch):
-    """A colony whose first wave (models, api) is handed out, this process standing in for Claude Code."""
-    monkeypatch.setenv("CLAUDE_PID", str(os.getpid()))
-    monkeypatch.delenv("AETHER_RUNTIME", raising=False)
-    return drive_colony
-
-
-def spawns(p):
-    return json.loads((p.data / "spawns.json").read_text("utf-8"))
-
-
-def rec(p, local):
-    return [s for s in spawns(p)["spawns"] if s["local"] == local][-1]
-
-
-def failures(p):
-    path = p.data / "failures.json"
-    return json.loads(path.read_text("utf-8"))["history"] if path.exists() else []
+def colony(mod_colony):
+    return mod_colony
 
 
 def mod_wave(p):
@@ -71,14 +54,14 @@ def test_under_the_mod_a_usage_limit_is_no_failure_and_the_build_stops_with_its_
     refs = mod_wave(p)
     said = limited(p, refs["w1"], "agent-w1")
     assert "did not run" in said["line"] and "usage limit" in said["line"]
-    assert rec(p, "w1")["status"] == "dispatched" and rec(p, "w1")["limited"] == 1
+    assert spawn_rec(p, "w1")["status"] == "dispatched" and spawn_rec(p, "w1")["limited"] == 1
     # its wave mate answers normally, and is recorded
     ok(p, "mod", "answer", input={"ref": refs["w2"], "agent_id": "agent-w2", "text": result(files_created=[])})
     stop = ok(p, "mod", "wait", input={"refs": list(refs.values()), "seconds": 1})
     assert (stop["action"], stop["why"], stop["exit_code"]) == ("stop", "limit", rules.EXIT_STATUS["limit"]) == ("stop", "limit", 15)
     assert "Claude Code's usage limit" in stop["text"] and "w1 (builder) did not run" in stop["text"]
     assert "Nothing failed" in stop["text"] and "/ant:build 1" in stop["text"] and stop["command"] == "/ant:build 1"
-    assert failures(p) == []  # no failure report, so no retry and no debugger
+    assert failure_history(p) == []  # no failure report, so no retry and no debugger
     nodes = json.loads((p.data / "COLONY_STATE.json").read_text("utf-8"))["spawn_tree"]["nodes"]
     assert nodes["w2"]["status"] == "completed" and nodes["w1"]["status"] == "running"
     # asked again without the person's command: still held (nothing is sent into the limit)
@@ -87,7 +70,7 @@ def test_under_the_mod_a_usage_limit_is_no_failure_and_the_build_stops_with_its_
     # the same command after the limit lifts: only the ant that is missing goes out
     again = ok(p, "mod", "serve", input={"command": "ant:build", "args": "1"})["action"]
     assert [s["id"] for s in again["spawns"]] == ["w1"]
-    assert spawns(p).get("weather") is None and spawns(p)["weather_cleared"]["by"] == "person"
+    assert spawns_of(p).get("weather") is None and spawns_of(p)["weather_cleared"]["by"] == "person"
 
 
 def test_a_limit_while_a_wave_mate_still_runs_waits_for_it_then_stops(colony):
@@ -114,15 +97,15 @@ def test_a_rate_limit_or_an_overload_that_outlived_the_retries_holds_the_run_too
     limited(p, refs["w1"], "agent-w1", error=error)
     ok(p, "mod", "answer", input={"ref": refs["w2"], "agent_id": "agent-w2", "text": result(files_created=[])})
     stop = ok(p, "mod", "wait", input={"refs": list(refs.values()), "seconds": 1})
-    assert stop["why"] == "limit" and spawns(p)["weather"]["kind"] == kind and failures(p) == []
+    assert stop["why"] == "limit" and spawns_of(p)["weather"]["kind"] == kind and failure_history(p) == []
 
 
 def test_an_api_error_that_is_no_weather_still_takes_the_no_answer_path(colony):
     p = colony
     refs = mod_wave(p)
     out = limited(p, refs["w1"], "agent-w1", error="API Error: 400 · prompt is too long (error type invalid_request)")
-    assert "hands it out again" in out["line"] and spawns(p).get("weather") is None
-    assert rec(p, "w1")["empty"] == 1 and not rec(p, "w1").get("limited")
+    assert "hands it out again" in out["line"] and spawns_of(p).get("weather") is None
+    assert spawn_rec(p, "w1")["empty"] == 1 and not spawn_rec(p, "w1").get("limited")
 
 
 def test_the_reset_a_subscriber_sees_is_shown_and_the_status_band_says_what_holds_the_run(colony):
@@ -130,7 +113,7 @@ def test_the_reset_a_subscriber_sees_is_shown_and_the_status_band_says_what_hold
     refs = mod_wave(p)
     windows = [{"kind": "five_hour", "percentUsed": 100, "resetsAt": "2026-02-04T13:00:00Z"}]
     limited(p, refs["w1"], "agent-w1", rate_limits=windows)
-    assert spawns(p)["weather"]["resets_at"] == "2026-02-04T13:00:00Z"
+    assert spawns_of(p)["weather"]["resets_at"] == "2026-02-04T13:00:00Z"
     band = ok(p, "mod", "progress", input={})["progress"]
     assert "held by Claude Code's usage limit · resets 13:00 UTC (in 3h00m)" in band
     ok(p, "mod", "answer", input={"ref": refs["w2"], "agent_id": "agent-w2", "text": result(files_created=[])})
@@ -153,8 +136,8 @@ def test_an_autopilot_run_asked_to_wait_waits_for_the_reset_then_goes_on_by_itse
     monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:31:05Z")  # the reset has passed
     back = ok(p, "mod", "wait", input={"refs": [], "seconds": 0})
     assert back["action"] == "spawn" and [s["id"] for s in back["spawns"]] == ["lead1"]
-    pilot = [r for r in spawns(p)["runs"] if r["command"] == "run"][-1]
-    assert pilot["limit_waits"] == 1 and pilot["limit_waited"] == 1860.0 and spawns(p)["weather"] is None
+    pilot = [r for r in spawns_of(p)["runs"] if r["command"] == "run"][-1]
+    assert pilot["limit_waits"] == 1 and pilot["limit_waited"] == 1860.0 and spawns_of(p)["weather"] is None
 
 
 def test_a_run_not_asked_to_wait_stops_and_names_the_flag_that_waits(colony):
@@ -173,7 +156,7 @@ def test_the_config_asks_every_run_to_wait(colony):
     p = colony
     (p.root / ".aether" / "config.yaml").write_text("run:\n  on_limit: wait\n", "utf-8")
     ok(p, "mod", "serve", input={"command": "ant:run", "args": ""})
-    assert [r for r in spawns(p)["runs"] if r["command"] == "run"][-1]["wait_limits"] is True
+    assert [r for r in spawns_of(p)["runs"] if r["command"] == "run"][-1]["wait_limits"] is True
     (p.root / ".aether" / "config.yaml").write_text("run:\n  on_limit: later\n", "utf-8")
     bad = p.run("run", "--dry-run")
     assert bad.code == 1 and json.loads(bad.stderr)["code"] == "invalid_config"
@@ -202,7 +185,7 @@ def test_the_agent_tools_limit_error_holds_the_run_and_the_queen_is_told_to_stop
     said = context(out)
     assert "w1 did not run — Claude Code's usage limit" in said
     assert "Aether next: stop — show the user this text:" in said and "Stopped by Claude Code's usage limit" in said
-    assert rec(p, "w1")["status"] == "dispatched" and failures(p) == []
+    assert spawn_rec(p, "w1")["status"] == "dispatched" and failure_history(p) == []
     assert ok(p, "next")["why"] == "limit"  # the Queen's `aether next` says the same: nothing is sent
     assert [s["id"] for s in ok(p, "next", "--build", "1")["spawns"]] == ["w1"]  # the person's command goes on
 
@@ -219,7 +202,7 @@ def test_a_background_ants_failed_notification_is_read_as_weather(colony):
     )
     said = context(hook(p, "prompt", {"prompt": note}))
     assert "w1 did not run" in said and "(waiting for w2)" in said
-    assert rec(p, "w1")["status"] == "dispatched" and spawns(p)["weather"]["kind"] == "usage_limit"
+    assert spawn_rec(p, "w1")["status"] == "dispatched" and spawns_of(p)["weather"]["kind"] == "usage_limit"
 
 
 def test_an_agent_call_that_keeps_failing_is_sent_at_most_three_times(colony):
@@ -269,6 +252,6 @@ def test_a_build_that_finishes_with_a_failed_task_ends_with_12_under_the_mod(col
     plan = json.loads((p.data / "PROJECT_PLAN.json").read_text("utf-8"))
     assert plan["phases"][0]["status"] == "failed" and (end["action"], end["outcome"]) == ("done", "failed")
     # where the mod's loop meets that end (its last wait), it ends with the abort's status
-    scope = spawns(p)["runs"][-1]["scope"]
+    scope = spawns_of(p)["runs"][-1]["scope"]
     served = ok(p, "mod", "wait", input={"refs": [], "scope": scope, "seconds": 0})
     assert (served["action"], served["outcome"], served["exit_code"]) == ("done", "failed", 12)

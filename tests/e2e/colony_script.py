@@ -304,3 +304,43 @@ def honest_watcher(matcher: Matcher, answer: str, usage: dict | None = None) -> 
         subagent("ant:watcher", matcher, turn(1)).reply(runs_checks),
         subagent("ant:watcher", matcher, turn(2)).reply(say(answer), usage=usage),
     ]
+
+
+# ---------------------------------------------------------------- a colony of two small modules, one wave
+
+TWO_PLAN = {
+    "goal": "Two small modules",
+    "phases": [
+        {
+            "id": 1,
+            "name": "Modules",
+            "description": "two modules",
+            "tasks": [
+                {"id": "1.1", "description": "mods/a.py", "depends_on": []},
+                {"id": "1.2", "description": "mods/b.py", "depends_on": []},
+            ],
+            "success_criteria": ["both import"],
+        }
+    ],
+}
+# The Phase Lead's plan for it: one builder a module (w1: mods/a.py, w2: mods/b.py), one wave.
+TWO_ASSIGNMENT = {
+    "phase": 1,
+    "workers": [
+        {"id": "a", "caste": "builder", "tasks": ["1.1"], "writes": ["mods/a.py"]},
+        {"id": "b", "caste": "builder", "tasks": ["1.2"], "writes": ["mods/b.py"]},
+    ],
+}
+
+
+def two_modules_wave(claude) -> None:
+    """A LIGHTWEIGHT colony of TWO_PLAN whose Phase Lead answered: its wave of two builders (w1:
+    mods/a.py, w2: mods/b.py) is next, and `mods/` a package."""
+    from .harness import aether_ok
+
+    aether_ok(claude, "colony-init", "Two small modules", "--mode", "LIGHTWEIGHT")
+    aether_ok(claude, "plan-load", "-", input=json.dumps(TWO_PLAN))
+    aether_ok(claude, "next", "--build", "1")
+    aether_ok(claude, "record", "lead1", "-", input=json_block(TWO_ASSIGNMENT))
+    (claude.project / "mods").mkdir()
+    (claude.project / "mods" / "__init__.py").write_text("", "utf-8")

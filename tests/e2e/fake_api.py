@@ -21,6 +21,7 @@ drops mid-answer — every time its matcher matches, or the first few times only
     subagent("ant:builder", first_user_contains("w1")).fail(usage_limit(reset=1770000000)),   # persistent
     main().fail(overloaded(), times=2),                                                        # transient
 
+(the faults themselves are in faults.py).
 Every request is recorded (`FakeAPI.requests`, and one JSON line per request in `log_path`).
 The server needs nothing outside the standard library.
 """
@@ -34,6 +35,9 @@ import socket
 import socketserver
 import threading
 import time
+
+from .faults import Fault
+from .recorded import Request
 
 # A step's reply may carry no usage; these keep Claude Code's cost and context maths tiny.
 DEFAULT_INPUT_TOKENS = 100
@@ -87,210 +91,6 @@ def agent(subagent_type: str, prompt: str, description: str | None = None, backg
         **extra,
     }
     return tool("Agent", **args)
-
-
-# ---------------------------------------------------------------------------------------------
-# Recorded requests.
-
-
-def _text_of(content) -> str:
-    """All text inside a message content (string, blocks, tool_result contents), joined."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, dict):
-        if content.get("type") == "tool_result":
-            return _text_of(content.get("content"))
-        return content.get("text", "") if isinstance(content.get("text"), str) else ""
-    if isinstance(content, list):
-        return "\n".join(t for t in (_text_of(c) for c in content) if t)
-    return ""
-
-
-class Request:
-    """One request Claude Code sent, with the accessors scripts and assertions need."""
-
-    def __init__(self, index: int, method: str, path: str, headers: dict, body):
-        self.index = index
-        self.method = method
-        self.path = path
-        self.headers = headers
-        self.body = body if isinstance(body, dict) else {}
-        self.raw_body = body if not isinstance(body, dict) else None
-        self.thread: str | None = None  # "main", an agent name ("probe:prober"), "side", "other"
-        self.step: int | None = None  # index of the script step that answered it
-        self.reply: list | None = None  # the blocks sent back
-        self.error: str | None = None  # why it was refused
-        self.fault: str | None = None  # the fault it was answered with (a kind: usage_limit, …)
-        self.received_at = time.monotonic()
-        self.answered_at: float | None = None  # when the reply was sent
-
-    @property
-    def endpoint(self) -> str:
-        return self.path.split("?", 1)[0]
-
-    @property
-    def is_turn(self) -> bool:
-        """A model turn (`POST /v1/messages`), as opposed to count_tokens and the like."""
-        return self.method == "POST" and self.endpoint == "/v1/messages"
-
-    @property
-    def model(self) -> str:
-        return self.body.get("model", "")
-
-    @property
-    def system(self) -> str:
-        """The system prompt as one string (all system blocks joined)."""
-        return _text_of(self.body.get("system"))
-
-    @property
-    def messages(self) -> list:
-        return self.body.get("messages") or []
-
-    @property
-    def tools(self) -> list[str]:
-        return [t.get("name", "") for t in self.body.get("tools") or [] if isinstance(t, dict)]
-
-    @property
-    def first_user_text(self) -> str:
-        """Text of the first user message (for a subagent: the Agent call's prompt)."""
-        for m in self.messages:
-            if m.get("role") == "user":
-                return _text_of(m.get("content"))
-        return ""
-
-    @property
-    def last(self) -> dict:
-        """The last user or assistant message (Claude Code also sends `system` notes)."""
-        for m in reversed(self.messages):
-            if m.get("role") in ("user", "assistant"):
-                return m
-        return {}
-
-    @property
-    def last_text(self) -> str:
-        """All text in the last message, tool results included."""
-        return _text_of(self.last.get("content"))
-
-    def user_texts(self) -> list[str]:
-        """The text of every user message, in order (tool results included)."""
-        return [_text_of(m.get("content")) for m in self.messages if m.get("role") == "user"]
-
-    def tool_results(self, *, last_only: bool = True) -> list[dict]:
-        """`{tool_use_id, text, is_error}` for the tool results in the last message (or all)."""
-        found = []
-        for m in [self.last] if last_only else self.messages:
-            content = m.get("content")
-            if m.get("role") != "user" or not isinstance(content, list):
-                continue
-            for c in content:
-                if isinstance(c, dict) and c.get("type") == "tool_result":
-                    found.append({"tool_use_id": c.get("tool_use_id"), "text": _text_of(c), "is_error": bool(c.get("is_error"))})
-        return found
-
-    def tool_uses(self) -> list[dict]:
-        """Every tool_use block the assistant sent earlier in this conversation."""
-        return [
-            c
-            for m in self.messages
-            if m.get("role") == "assistant" and isinstance(m.get("content"), list)
-            for c in m["content"]
-            if isinstance(c, dict) and c.get("type") == "tool_use"
-        ]
-
-    def to_json(self) -> dict:
-        return {
-            "index": self.index,
-            "method": self.method,
-            "path": self.path,
-            "thread": self.thread,
-            "step": self.step,
-            "error": self.error,
-            "fault": self.fault,
-            "reply": self.reply,
-            "headers": self.headers,
-            "body": self.body if self.raw_body is None else self.raw_body,
-        }
-
-    def summary(self, width: int = 160, with_first: bool = True) -> list[str]:
-        """Readable lines: thread, model, the last message (and the first user message)."""
-        if not self.is_turn:
-            return [f"{self.method} {self.path}"]
-        last = self.last
-        content = last.get("content")
-        kinds = ",".join(sorted({c.get("type", "?") for c in content if isinstance(c, dict)})) if isinstance(content, list) else "text"
-        text = " ".join(self.last_text.split())
-        if len(text) > width:
-            text = text[:width] + "…"
-        lines = [f"thread={self.thread} model={self.model} messages={len(self.messages)}", f"last {last.get('role')} [{kinds}]: {text}"]
-        if with_first:
-            lines.append(f"first user (end): …{' '.join(self.first_user_text.split())[-width:]}")
-        return lines
-
-
-# ---------------------------------------------------------------------------------------------
-# Faults: what the API answers instead of a reply.
-
-
-class Fault:
-    """An HTTP error (status, headers, an Anthropic error body), or a stream cut mid-answer (`drop`)."""
-
-    def __init__(self, kind: str, status: int = 200, error_type: str = "", message: str = "", headers=None, drop: bool = False):
-        self.kind = kind
-        self.status = status
-        self.error_type = error_type
-        self.message = message
-        self.headers = dict(headers or {})
-        self.drop = drop
-
-    def body(self) -> dict:
-        return {"type": "error", "error": {"type": self.error_type, "message": self.message}}
-
-    def __repr__(self) -> str:
-        return f"Fault({self.kind})"
-
-
-def rate_limit(retry_after: float | None = None) -> Fault:
-    """429: the organisation's request or token rate, with `retry-after` (seconds) when given."""
-    headers = {"retry-after": str(retry_after)} if retry_after is not None else {}
-    return Fault("rate_limit", 429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit", headers)
-
-
-def usage_limit(reset: int | None = None, claim: str = "five_hour", retry_after: float | None = None, message: str | None = None) -> Fault:
-    """429 with the `anthropic-ratelimit-unified-*` headers: a subscription's usage limit (rejected,
-    the claim that ran out, when it resets in unix seconds); `message` replaces the error's text."""
-    reset = int(reset if reset is not None else time.time() + 3600)
-    window = {"five_hour": "5h", "seven_day": "7d"}.get(claim, "5h")
-    headers = {
-        "anthropic-ratelimit-unified-status": "rejected",
-        "anthropic-ratelimit-unified-reset": str(reset),
-        "anthropic-ratelimit-unified-representative-claim": claim,
-        f"anthropic-ratelimit-unified-{window}-status": "rejected",
-        f"anthropic-ratelimit-unified-{window}-reset": str(reset),
-        f"anthropic-ratelimit-unified-{window}-utilization": "1.0",
-        "anthropic-ratelimit-unified-fallback": "unavailable",
-        "anthropic-ratelimit-unified-overage-status": "rejected",
-        "anthropic-ratelimit-unified-overage-disabled-reason": "org_level_disabled",
-    }
-    if retry_after is not None:
-        headers["retry-after"] = str(retry_after)
-    return Fault("usage_limit", 429, "rate_limit_error", message or "You have reached your usage limit.", headers)
-
-
-def overloaded() -> Fault:
-    """529: the API is overloaded."""
-    return Fault("overloaded", 529, "overloaded_error", "Overloaded")
-
-
-def server_error() -> Fault:
-    """500: an internal error of the API."""
-    return Fault("server_error", 500, "api_error", "Internal server error")
-
-
-def dropped_stream() -> Fault:
-    """The answer starts streaming, then the connection drops."""
-    return Fault("dropped_stream", drop=True)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,6 +15,8 @@ import re
 
 import pytest
 
+from .colony_script import TWO_ASSIGNMENT as ASSIGNMENT
+from .colony_script import TWO_PLAN as PLAN
 from .colony_script import Queen, is_ref, json_block, next_action, next_with, worker_result
 from .fake_api import say, subagent, tool, turn
 from .harness import NOW, ClaudeCode, aether_ok, run_together, state
@@ -22,28 +24,6 @@ from .harness import NOW, ClaudeCode, aether_ok, run_together, state
 pytestmark = pytest.mark.e2e
 
 CLAIMED = 16  # rules/drive.py EXIT_STATUS["claimed"]
-PLAN = {
-    "goal": "Two small modules",
-    "phases": [
-        {
-            "id": 1,
-            "name": "Modules",
-            "description": "two modules",
-            "tasks": [
-                {"id": "1.1", "description": "mods/a.py", "depends_on": []},
-                {"id": "1.2", "description": "mods/b.py", "depends_on": []},
-            ],
-            "success_criteria": ["both import"],
-        }
-    ],
-}
-ASSIGNMENT = {
-    "phase": 1,
-    "workers": [
-        {"id": "a", "caste": "builder", "tasks": ["1.1"], "writes": ["mods/a.py"]},
-        {"id": "b", "caste": "builder", "tasks": ["1.2"], "writes": ["mods/b.py"]},
-    ],
-}
 LESSONS = "two independent modules build well in one wave"
 USE = {"input_tokens": 1000, "output_tokens": 10}
 BRIEF = re.compile(r"^\[aether spawn \.aether/spawns/([\w-]+/[\w-]+)\.md\]", re.M)

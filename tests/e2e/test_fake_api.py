@@ -14,19 +14,15 @@ from .fake_api import (
     FakeAPI,
     agent,
     bash,
-    dropped_stream,
     first_user_contains,
     in_subagent,
     main,
-    overloaded,
-    rate_limit,
     say,
-    server_error,
     subagent,
     tool_result_contains,
     turn,
-    usage_limit,
 )
+from .faults import dropped_stream, overloaded, rate_limit, server_error, usage_limit
 
 SDK_LINE = "You are a Claude agent, built on Anthropic's Claude Agent SDK."
 MAIN_SYSTEM = [{"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1.328;"}, {"type": "text", "text": SDK_LINE}]

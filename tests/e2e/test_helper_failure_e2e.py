@@ -12,37 +12,20 @@
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 
 import pytest
 
-from .colony_script import is_ref, json_block, worker_result
+from .colony_script import is_ref, two_modules_wave, worker_result
 from .fake_api import say, subagent, tool, turn
-from .harness import NOW, REPO, ClaudeCode, aether_ok, state
+from .harness import NOW, REPO, ClaudeCode, state
 from helpers.plugin import copy_plugin
 
 pytestmark = pytest.mark.e2e
 
 ANT_SECONDS = 3.0
 LESSONS = "- a helper that fails loses no answer\n"
-TWO_PLAN = {
-    "goal": "Two small modules",
-    "phases": [
-        {
-            "id": 1,
-            "name": "Modules",
-            "description": "two modules",
-            "tasks": [{"id": f"1.{i}", "description": f"mods/m{i}.py", "depends_on": []} for i in (1, 2)],
-            "success_criteria": ["both import"],
-        }
-    ],
-}
-ASSIGNMENT = {
-    "phase": 1,
-    "workers": [{"id": f"m{i}", "caste": "builder", "tasks": [f"1.{i}"], "writes": [f"mods/m{i}.py"]} for i in (1, 2)],
-}
 
 # The plugin copy's bin/aether: `aether mod <step>` answers garbage when the fault folder says so —
 # `fail-<step>-<n>` for its n-th call, `broken` for every `mod wait` and `mod answer` (made by the
@@ -73,19 +56,10 @@ def _faulty_plugin(tmp_path):
     return plugin, faults
 
 
-def _ready(claude) -> None:
-    aether_ok(claude, "colony-init", "Two small modules", "--mode", "LIGHTWEIGHT")
-    aether_ok(claude, "plan-load", "-", input=json.dumps(TWO_PLAN))
-    aether_ok(claude, "next", "--build", "1")
-    aether_ok(claude, "record", "lead1", "-", input=json_block(ASSIGNMENT))
-    (claude.project / "mods").mkdir()
-    (claude.project / "mods" / "__init__.py").write_text("", "utf-8")
-
-
 def _builders(claude) -> list:
     steps = []
-    for i in (1, 2):
-        path = f"mods/m{i}.py"
+    for i, name in ((1, "a"), (2, "b")):
+        path = f"mods/{name}.py"
         steps += [
             subagent("ant:builder", is_ref(f"w{i}"), turn(1)).reply(
                 tool("Write", file_path=f"{claude.project}/{path}", content="VALUE = 1\n")
@@ -105,7 +79,7 @@ def _env(faults) -> dict:
 def faulty(claude_bin, tmp_path, _isolated_home):
     plugin, faults = _faulty_plugin(tmp_path)
     claude = ClaudeCode(claude_bin, tmp_path, home=_isolated_home, plugin_dirs=[plugin], runtime="mod")
-    _ready(claude)
+    two_modules_wave(claude)
     return claude, faults
 
 

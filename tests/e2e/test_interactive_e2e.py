@@ -16,34 +16,15 @@ import json
 
 import pytest
 
+from .colony_script import TWO_ASSIGNMENT as ASSIGNMENT
+from .colony_script import TWO_PLAN as PLAN
 from .colony_script import hook_lines, is_ref, json_block, next_action, next_with, queen_turn, spawn_next, worker_result
 from .fake_api import Matcher, bash, main, say, subagent, tool, turn
-from .harness import NOW, aether_ok, interactive, state
+from .harness import NOW, aether_ok, state
+from .interactive import interactive
 
 pytestmark = pytest.mark.e2e
 
-PLAN = {
-    "goal": "Two small modules",
-    "phases": [
-        {
-            "id": 1,
-            "name": "Modules",
-            "description": "two modules",
-            "tasks": [
-                {"id": "1.1", "description": "mods/a.py", "depends_on": []},
-                {"id": "1.2", "description": "mods/b.py", "depends_on": []},
-            ],
-            "success_criteria": ["both import"],
-        }
-    ],
-}
-ASSIGNMENT = {
-    "phase": 1,
-    "workers": [
-        {"id": "a", "caste": "builder", "tasks": ["1.1"], "writes": ["mods/a.py"]},
-        {"id": "b", "caste": "builder", "tasks": ["1.2"], "writes": ["mods/b.py"]},
-    ],
-}
 LESSONS = "- two small modules build in one wave\n"
 WAITING = "Waiting for the ants' answers."
 

@@ -15,9 +15,10 @@ import json
 
 import pytest
 
-from .colony_script import honest_watcher, is_ref, json_block, with_tests, worker_result
+from .colony_script import TWO_ASSIGNMENT, TWO_PLAN, honest_watcher, is_ref, json_block, with_tests, worker_result
 from .fake_api import say, subagent, tool, turn
-from .harness import NOW, aether_ok, interactive, state
+from .harness import NOW, aether_ok, state
+from .interactive import interactive
 
 pytestmark = pytest.mark.e2e
 
@@ -154,30 +155,6 @@ def test_an_interactive_build_in_auto_mode_under_the_mod_takes_no_queen_turn(cla
     }, session.report()
     assert state(claude, "PROJECT_PLAN.json")["phases"][0]["status"] == "completed", session.report()
     assert "Phase 1" in session.screen or "COMPLETE" in session.screen.upper(), session.screen
-
-
-TWO_PLAN = {
-    "goal": "Two small modules",
-    "phases": [
-        {
-            "id": 1,
-            "name": "Modules",
-            "description": "two modules",
-            "tasks": [
-                {"id": "1.1", "description": "mods/a.py", "depends_on": []},
-                {"id": "1.2", "description": "mods/b.py", "depends_on": []},
-            ],
-            "success_criteria": ["both import"],
-        }
-    ],
-}
-TWO_ASSIGNMENT = {
-    "phase": 1,
-    "workers": [
-        {"id": "a", "caste": "builder", "tasks": ["1.1"], "writes": ["mods/a.py"]},
-        {"id": "b", "caste": "builder", "tasks": ["1.2"], "writes": ["mods/b.py"]},
-    ],
-}
 
 
 # ---------------------------------------------------------------- /ant:run: both runtimes, one state
@@ -333,7 +310,7 @@ def test_where_mods_do_not_load_the_markdown_command_serves(claude_mod):
 def test_esc_mid_wave_loses_nothing_and_the_same_command_goes_on(claude_mod):
     """Esc while an ant works: the mod's loop ends with the helper's text; the ant finishes and
     its answer is recorded once; /ant:build 1 again goes on from there to the end."""
-    from .harness import Key
+    from .interactive import Key
 
     claude = claude_mod
     aether_ok(claude, "colony-init", "One small module", "--mode", "LIGHTWEIGHT")

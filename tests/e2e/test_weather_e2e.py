@@ -22,47 +22,25 @@ from datetime import UTC, datetime
 import pytest
 
 from .autopilot_script import builders, leads, prepare
-from .colony_script import Queen, hook_lines, is_ref, json_block, next_action, next_with, queen_reply, spawn_next, worker_result
-from .fake_api import dropped_stream, main, overloaded, rate_limit, say, server_error, subagent, tool, turn, usage_limit
+from .colony_script import (
+    Queen,
+    hook_lines,
+    is_ref,
+    next_action,
+    next_with,
+    queen_reply,
+    spawn_next,
+    two_modules_wave,
+    worker_result,
+)
+from .fake_api import main, say, subagent, tool, turn
+from .faults import dropped_stream, overloaded, rate_limit, server_error, usage_limit
 from .harness import NOW, aether_ok, state
 
 pytestmark = pytest.mark.e2e
 
 ONE_RETRY = {"CLAUDE_CODE_MAX_RETRIES": "1"}
 LESSONS = "- one module per phase keeps each build short\n"
-
-TWO_PLAN = {
-    "goal": "Two small modules",
-    "phases": [
-        {
-            "id": 1,
-            "name": "Modules",
-            "description": "two modules",
-            "tasks": [
-                {"id": "1.1", "description": "mods/a.py", "depends_on": []},
-                {"id": "1.2", "description": "mods/b.py", "depends_on": []},
-            ],
-            "success_criteria": ["both import"],
-        }
-    ],
-}
-TWO_ASSIGNMENT = {
-    "phase": 1,
-    "workers": [
-        {"id": "a", "caste": "builder", "tasks": ["1.1"], "writes": ["mods/a.py"]},
-        {"id": "b", "caste": "builder", "tasks": ["1.2"], "writes": ["mods/b.py"]},
-    ],
-}
-
-
-def _two_builders(claude) -> None:
-    """A LIGHTWEIGHT colony whose wave of two builders (w1: mods/a.py, w2: mods/b.py) is next."""
-    aether_ok(claude, "colony-init", "Two small modules", "--mode", "LIGHTWEIGHT")
-    aether_ok(claude, "plan-load", "-", input=json.dumps(TWO_PLAN))
-    aether_ok(claude, "next", "--build", "1")
-    aether_ok(claude, "record", "lead1", "-", input=json_block(TWO_ASSIGNMENT))
-    (claude.project / "mods").mkdir()
-    (claude.project / "mods" / "__init__.py").write_text("", "utf-8")
 
 
 def _builder(claude, local: str, path: str) -> list:
@@ -128,7 +106,7 @@ def test_under_the_mod_a_run_asked_to_wait_waits_out_the_limit_and_goes_on_by_it
 
 
 def test_under_the_markdown_runtime_the_queen_is_told_to_stop_and_the_missing_ant_runs_after(claude):
-    _two_builders(claude)
+    two_modules_wave(claude)
     q = Queen()
     q.step(lambda r: next_with(r, "aether next --build <N>", "--approve", N=1))
     q.step(spawn_next)
@@ -158,7 +136,7 @@ def test_short_faults_are_retried_by_claude_code_and_the_build_comes_out_right(c
     from .harness import ClaudeCode
 
     claude = ClaudeCode(claude_bin, tmp_path, home=_isolated_home, runtime=runtime)
-    _two_builders(claude)
+    two_modules_wave(claude)
     weather = [
         subagent("ant:builder", is_ref("w1"), turn(1)).fail(rate_limit(), times=2),
         subagent("ant:builder", is_ref("w1"), turn(2)).fail(overloaded(), times=1),
@@ -202,7 +180,7 @@ def _handed_back(step):
 def test_interactively_under_the_mod_the_status_line_shows_the_wait_and_the_run_goes_on(claude_mod):
     """The TUI in tmux: `/ant:run --wait` meets a usage limit whose reset is a few seconds away;
     while it waits, the status line says what holds the run and until when; then it goes on."""
-    from .harness import Key, interactive
+    from .interactive import Key, interactive
 
     claude = claude_mod
     project = prepare(claude, 1, "LIGHTWEIGHT")
@@ -220,9 +198,9 @@ def test_interactively_under_the_mod_the_status_line_shows_the_wait_and_the_run_
 def test_interactively_under_the_markdown_runtime_a_backgrounded_ants_limit_stops_the_queen(claude):
     """Auto mode sends every ant to the background: the limit reaches the Queen in the failed
     ant's notification, and she is told to stop — not to send it again."""
-    from .harness import interactive
+    from .interactive import interactive
 
-    _two_builders(claude)
+    two_modules_wave(claude)
 
     def queen(request):
         """The Queen as build.md says: act on the next action when one came, else end the turn."""

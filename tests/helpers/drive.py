@@ -155,3 +155,19 @@ def hook(p, event, payload):
 def context(out):
     """The context a hook's answer adds for the Queen."""
     return out["hookSpecificOutput"]["additionalContext"]
+
+
+def spawns_of(project) -> dict:
+    """spawns.json as it is now."""
+    return json.loads((project.data / "spawns.json").read_text("utf-8"))
+
+
+def spawn_rec(project, local: str) -> dict:
+    """The newest spawn record with this local id."""
+    return [s for s in spawns_of(project)["spawns"] if s["local"] == local][-1]
+
+
+def failure_history(project) -> list:
+    """failures.json's failure reports ([] before the first)."""
+    path = project.data / "failures.json"
+    return json.loads(path.read_text("utf-8"))["history"] if path.exists() else []

@@ -53,7 +53,9 @@ def run_with(params: dict) -> dict:
     if params.get("stop"):
         return autopilot.request_stop()
     if params.get("dry_run"):
-        return autopilot.dry_run(options)
+        from aether.colony import dry_run
+
+        return dry_run.dry_run(options)
     mod_loop.ingest_spool()  # answers the mod kept when its helper failed: recorded first, never run again
     result = autopilot.start(options)
     result.setdefault("line", drive.action_line(result))

@@ -40,7 +40,7 @@ def active_run() -> dict | None:
     return ledger.active_autopilot(store.read("spawns"))
 
 
-def _phases(plan: dict) -> list:
+def phases_of(plan: dict) -> list:
     return [{"id": p.get("id"), "name": p.get("name"), "status": p.get("status") or "pending"} for p in plans_rules.phases(plan)]
 
 
@@ -84,10 +84,10 @@ def _check_skips(plan: dict, phases: list, start: int) -> list:
     return [p["id"] for p in skipped]
 
 
-def _resolve(colony: dict, plan: dict, options: dict) -> tuple:
+def resolve(colony: dict, plan: dict, options: dict) -> tuple:
     """(range, the phases it skips, caps) of a new run, every option checked: raises before
     anything is written."""
-    phases = _phases(plan)
+    phases = phases_of(plan)
     if colony.get("state") not in ("READY", "EXECUTING") or not phases:
         raise state_error(
             "no_plan",
@@ -124,7 +124,7 @@ def _resolve(colony: dict, plan: dict, options: dict) -> tuple:
 def new_run(options: dict) -> dict:
     """A new run from the options (checked against the colony before anything is written)."""
     colony = store.read("colony", missing_ok=False)
-    rng, _skipped, caps = _resolve(colony, store.read("plan"), options)
+    rng, _skipped, caps = resolve(colony, store.read("plan"), options)
     previous = active_run()
     if previous is not None:
         _end_quietly(previous, "superseded")
@@ -194,7 +194,7 @@ def _latest_build(run: dict, phase: int) -> dict | None:
 
 def _view(run: dict) -> dict:
     colony = store.read("colony")
-    phases = _phases(store.read("plan"))
+    phases = phases_of(store.read("plan"))
     current = colony.get("current_phase") or 0
     failed_here = []
     for p in phases:
@@ -269,7 +269,7 @@ def _budget_command(v: dict) -> str:
 
 def _built(run: dict, phases: list | None = None) -> list:
     """The phases this run built to the end (its builds whose phase is completed), in plan order."""
-    done = {p["id"] for p in phases or _phases(store.read("plan")) if p["status"] == "completed"}
+    done = {p["id"] for p in phases or phases_of(store.read("plan")) if p["status"] == "completed"}
     return sorted(int(k) for k in run.get("builds", {}) if k.isdigit() and int(k) in done)
 
 
@@ -387,7 +387,7 @@ def _from_build(run: dict, phase: int, action: dict) -> dict | None:
 def _recovery(phase: int) -> list:
     """The run's own recovery options after an abort or a failed phase, each with its command."""
     plan = store.read("plan")
-    phases = _phases(plan)
+    phases = phases_of(plan)
     ids = [p["id"] for p in phases]
     later = ids[ids.index(phase) + 1] if phase in ids and ids.index(phase) + 1 < len(ids) else None
     blockers = recovery.phase_blockers(plan, plans_rules.find_phase(plan, phase) or {})
@@ -418,7 +418,7 @@ def _recovery(phase: int) -> list:
 
 
 def _progress(run: dict) -> list:
-    plan_phases = {p["id"]: p for p in _phases(store.read("plan"))}
+    plan_phases = {p["id"]: p for p in phases_of(store.read("plan"))}
     lines = []
     for pid in _built(run):
         lines.append(f"  ✓ phase {pid} {one_line(plan_phases.get(pid, {}).get('name'), 40)}")
@@ -492,7 +492,7 @@ def _end(run: dict, why: str) -> dict:
         lines += ["", completion.summary()["text"]]
         command = None
     else:
-        nxt = next(iter(autopilot_rules.open_phases(_phases(store.read("plan")))), None)
+        nxt = next(iter(autopilot_rules.open_phases(phases_of(store.read("plan")))), None)
         command = "/ant:run" if nxt is not None else "/ant:continue"
         lines += ["", f"Next: {command}" + (f" (phase {nxt} onward)" if nxt is not None else "")]
     text = "\n".join(lines)
@@ -650,7 +650,7 @@ def request_stop() -> dict:
     }
 
 
-# ---------------------------------------------------------------- `/ant:run` arguments and the dry run
+# ---------------------------------------------------------------- `/ant:run` arguments (the dry run: colony/dry_run.py)
 
 
 ANSWER = re.compile(r"(?:^|\s)--answer\s+(\S+)(?:\s+(.*\S))?\s*$", re.S)
@@ -668,79 +668,3 @@ def split_arguments(text: str) -> list:
         return shlex.split(head) + tail
     except ValueError:
         return head.split() + tail
-
-
-def _phase_estimate(phase: dict, mode: str | None, history: dict, table: dict) -> dict:
-    info = modes.profile(mode)
-    todo = [t for t in phase.get("tasks") or [] if isinstance(t, dict) and t.get("status") not in DONE_STATUSES]
-    waves = max(1, math.ceil(len(todo) / info["workers_per_wave"])) if todo else 0
-    agents = {"route-setter": 1, "builder": len(todo)}
-    reviewers = sum(1 for w in range(waves) if min(info["workers_per_wave"], len(todo) - w * info["workers_per_wave"]) > 1)
-    if info["reviewer"] and reviewers:
-        agents["watcher"] = reviewers
-    if info["watcher"] != "syntax":
-        agents["watcher"] = agents.get("watcher", 0) + 1
-    if modes.archivist_due(mode, phase.get("id"))[0]:
-        agents["architect"] = 1
-    tokens = sum(n * spend.per_spawn(c, history) for c, n in agents.items())
-    return {
-        "id": phase.get("id"),
-        "name": phase.get("name"),
-        "status": phase.get("status") or "pending",
-        "tasks": [{"id": t.get("id"), "description": t.get("description")} for t in todo],
-        "agents": agents,
-        "models": {c: table[c] for c in agents},
-        "tokens": tokens,
-    }
-
-
-def dry_run(options: dict) -> dict:
-    """aether run --dry-run: the phases the run would build, their tasks and castes, and an estimate
-    of agents and tokens. Changes nothing."""
-    colony = store.read("colony", missing_ok=False)
-    plan = store.read("plan")
-    phases = _phases(plan)
-    rng, skipped, caps = _resolve(colony, plan, options)
-    mode = colony.get("mode")
-    table = settings.model_table(mode)
-    history = costs.colony_spend(colony.get("session_id"))["total"]
-    ids = [p["id"] for p in phases]
-    chosen = [
-        p for p in phases if p["status"] not in DONE_STATUSES and ids.index(rng["from"]) <= ids.index(p["id"]) <= ids.index(rng["to"])
-    ]
-    if rng["max_phases"]:
-        chosen = chosen[: rng["max_phases"]]
-    rows = [_phase_estimate(plans_rules.require_phase(plan, p["id"]), mode, history, table) for p in chosen]
-    total = {"agents": sum(sum(r["agents"].values()) for r in rows), "tokens": sum(r["tokens"] for r in rows)}
-    lines = [f"AUTOPILOT DRY RUN · {mode or modes.DEFAULT_MODE} · phases {rng['from']}–{rng['to']} (nothing is changed)"]
-    if skipped:
-        lines.append(f"  Skips phase{'s' if len(skipped) > 1 else ''} {', '.join(map(str, skipped))} first")
-    for r in rows:
-        lines.append(f"  {r['id']:>2} {one_line(r['name'], 50)} — {len(r['tasks'])} task{'s' if len(r['tasks']) != 1 else ''}")
-        for t in r["tasks"]:
-            lines.append(f"       {t['id']} {one_line(t['description'], 70)}")
-        agents = ", ".join(f"{c} ×{n} ({r['models'][c]})" for c, n in r["agents"].items())
-        over = " — over the phase cap" if r["tokens"] > caps["phase"] else ""
-        lines.append(f"       ≈ {sum(r['agents'].values())} agents: {agents} · ≈ {spend.fmt(r['tokens'])} tokens{over}")
-    if not rows:
-        lines.append("  Nothing to build in this range.")
-    lines.append(
-        f"Estimate: ≈ {total['agents']} agents, ≈ {spend.fmt(total['tokens'])} tokens (before retries and "
-        f"rebuilds) · caps {spend.fmt(caps['phase'])} per phase, {spend.fmt(caps['run'])} per run"
-    )
-    if options.get("auto_approve"):
-        lines.append("Approval: wave plans are approved by the run")
-    else:
-        hint = " (--auto-approve lets it approve them)" if modes.profile(mode)["auto_approve"] else ""
-        lines.append(f"Approval: the run stops when a wave plan needs your approval{hint}")
-    return {
-        "dry_run": True,
-        "mode": mode or modes.DEFAULT_MODE,
-        "range": rng,
-        "skips": skipped,
-        "phases": rows,
-        "total": total,
-        "caps": {k: caps[k] for k in ("run", "phase")},
-        "models": table,
-        "text": "\n".join(lines),
-    }
