@@ -85,7 +85,7 @@ async function steady($: Json, env: Record<string, string>, args: string[], inpu
 // An answer is kept on disk first, then handed to the helper, which takes the kept copy away
 // once recorded; one the helper could not take is recorded by its next call, whichever it is.
 async function deliver($: Json, env: Record<string, string>, answer: Json): Promise<void> {
-  if (spoolDir) await $.fs.write(`${spoolDir}/${answer.agent_id}.json`, JSON.stringify(answer)).catch(() => undefined)
+  if (spoolDir) await keep($, `${spoolDir}/${answer.agent_id}.json`, JSON.stringify(answer))
   for (let attempt = 1; attempt <= 2; attempt++) {
     try {
       await aether($, env, ['mod', 'answer'], answer)
@@ -94,6 +94,12 @@ async function deliver($: Json, env: Record<string, string>, answer: Json): Prom
       if (attempt < 2) await pause($, 1)
     }
   }
+}
+
+// A whole file or none, whatever stops midway: written beside it, then renamed (`$.fs` has no rename).
+async function keep($: Json, file: string, text: string): Promise<void> {
+  const script = 'cat > "$1.tmp" && mv -f "$1.tmp" "$1"'
+  await $.process.run(['sh', '-c', script, 'sh', file], { stdin: text, timeoutMs: 30000 }).catch(() => undefined)
 }
 
 // What an ant that ended on an API error met: its last message is Claude Code's error line
@@ -201,10 +207,13 @@ async function loop($: Json, env: Record<string, string>, first: Json, signal: A
     if (!headless) $.ui.status(progress || undefined)
   }
   const mine = new Set<string>() // the agents this loop started
+  let serial = 0 // names each helper call of the loop: asked again after a failure, it is the same call
+  const loopId = Math.random().toString(36).slice(2, 10)
+  const named = (step: string): string => `${step}-${loopId}-${++serial}`
   const wait = async (input: Json): Promise<Json> => {
     const calls = takeCalls()
     try {
-      return await steady($, env, ['mod', 'wait'], { ...input, calls }, mine, signal)
+      return await steady($, env, ['mod', 'wait'], { ...input, calls, call: named('wait') }, mine, signal)
     } catch (err) {
       putBack(calls)
       throw err
@@ -219,7 +228,7 @@ async function loop($: Json, env: Record<string, string>, first: Json, signal: A
       if (action.action === 'spawn') {
         const sent = await Promise.all(action.spawns.map((s: Json) => spawn($, s)))
         for (const s of sent) if (s.agent_id) mine.add(s.agent_id)
-        const told = await steady($, env, ['mod', 'launched'], { spawns: sent }, mine, signal)
+        const told = await steady($, env, ['mod', 'launched'], { spawns: sent, call: named('launched') }, mine, signal)
         draw(told.progress)
         for (const line of told.lines ?? []) await say(line)
         action = await wait({ refs: sent.map((s: Json) => s.ref), scope: action.run })

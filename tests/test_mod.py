@@ -194,14 +194,19 @@ def test_a_spawn_claude_code_refuses_twice_stops_the_command(mod_colony):
     assert out["exit_code"] == rules.EXIT_STATUS["stopped"] and "refused to start lead1" in out["text"] and "/ant:build 1" in out["text"]
 
 
-def test_an_error_or_a_refusal_is_no_answer_and_an_unknown_reason_is_refused(mod_colony):
+def test_an_error_or_a_refusal_is_no_answer_and_so_is_an_unknown_reason_without_text(mod_colony):
     p = mod_colony
     lead = serve(p, "ant:build", "1")["action"]["spawns"][0]
     ok(p, "mod", "launched", input={"spawns": [{"ref": lead["ref"], "agent_id": "a1"}]})
     out = ok(p, "mod", "answer", input={"ref": lead["ref"], "agent_id": "a1", "text": "API Error: 529 Overloaded", "reason": "error"})
     assert "again" in out["line"] and ledger(p)["lead1"]["status"] == "dispatched"
-    bad = p.run("mod", "answer", input=json.dumps({"ref": lead["ref"], "agent_id": "a1", "text": "x", "reason": "bogus"}))
-    assert bad.code != 0 and json.loads(bad.stderr)["code"] == "invalid_input"
+    # the same ant's end brought twice counts once; a reason Claude Code added since, with no text,
+    # is no answer: the second ant's is the second time, and the spawn is recorded as having none
+    again = ok(p, "mod", "answer", input={"ref": lead["ref"], "agent_id": "a1", "text": "", "reason": "error"})
+    assert "again" in again["line"] and ledger(p)["lead1"]["empty"] == 1
+    ok(p, "mod", "launched", input={"spawns": [{"ref": lead["ref"], "agent_id": "a2"}]})
+    later = ok(p, "mod", "answer", input={"ref": lead["ref"], "agent_id": "a2", "text": "", "reason": "max_turns"})
+    assert ledger(p)["lead1"]["status"] == "recorded" and "plan refused" in later["line"], later  # the ladder's, not a loop
     unknown = p.run("mod", "answer", input=json.dumps({"ref": "zz/w9", "reason": "aborted"}))
     assert unknown.code != 0 and json.loads(unknown.stderr)["code"] == "unknown_spawn"
 
@@ -346,3 +351,62 @@ def test_the_arguments_are_read_as_the_markdown_commands_read_them(mod_colony, m
     assert seen[1] == (2, "accept", "accept as it is")
     assert seen[2]["phase"] == 1 and seen[2]["approve"] is True
     assert (seen[3]["guidance"], seen[3]["force"], seen[3]["accept"]) == ("keep it small\n  - no ORM", True, True)
+
+
+# ---------------------------------------------------------------- answers kept until the helper takes them
+
+
+def _kept(p, name, payload):
+    spool = p.data / "spool"
+    spool.mkdir(exist_ok=True)
+    (spool / name).write_text(json.dumps(payload), "utf-8")
+    return spool / name
+
+
+def test_an_answer_the_mod_kept_is_recorded_by_the_next_command_once(mod_colony):
+    from helpers.drive import ASSIGNMENT
+
+    p = mod_colony
+    lead = serve(p, "ant:build", "1")["action"]["spawns"][0]
+    ok(p, "mod", "launched", input={"spawns": [{"ref": lead["ref"], "agent_id": "a1"}]})
+    usage = {"input_tokens": 900, "output_tokens": 100}
+    kept = _kept(p, "a1.json", {"ref": lead["ref"], "agent_id": "a1", "text": json.dumps(ASSIGNMENT), "usage": usage, "reason": "answer"})
+    ok(p, "next")  # the helper failed when the mod handed it in: the next command takes it first
+    assert not kept.exists() and ledger(p)["lead1"]["status"] == "recorded"
+    ok(p, "next")
+    costs = json.loads((p.data / "costs.json").read_text("utf-8"))["colonies"][0]["phases"]["1"]
+    assert costs["tokens"] == 1000  # counted once
+
+
+def test_a_kept_file_that_is_not_its_agents_answer_for_the_mods_spawn_is_set_aside(mod_colony):
+    p = mod_colony
+    lead = serve(p, "ant:build", "1")["action"]["spawns"][0]
+    ok(p, "mod", "launched", input={"spawns": [{"ref": lead["ref"], "agent_id": "a1"}]})
+    forged = {"ref": lead["ref"], "text": "```json\n{}\n```", "usage": {"input_tokens": 10**9}, "reason": "answer"}
+    other = _kept(p, "x.json", forged)  # no agent: any file an ant could write
+    stranger = _kept(p, "a9.json", {**forged, "agent_id": "a9"})  # an agent that is not the spawn's
+    ok(p, "next")
+    assert (p.data / "spool" / "x.json.bad").exists() and (p.data / "spool" / "a9.json.bad").exists()
+    assert not other.exists() and not stranger.exists()
+    assert ledger(p)["lead1"]["status"] == "launched"  # nothing recorded from them
+    costs = p.data / "costs.json"
+    spent = json.loads(costs.read_text("utf-8"))["colonies"] if costs.exists() else []
+    assert sum(b["tokens"] for c in spent for b in c["phases"].values()) == 0  # nor counted
+
+
+def test_a_loop_call_asked_again_after_a_helper_failure_counts_once(mod_colony):
+    """The mod asks the same `launched` or `wait` again when the helper failed midway (its `call`
+    name the same): a refusal, a look at an ended ant, counts once."""
+    p = mod_colony
+    lead = serve(p, "ant:build", "1")["action"]["spawns"][0]
+    refused = {"spawns": [{"ref": lead["ref"], "why": "busy"}], "call": "launched-x-1"}
+    ok(p, "mod", "launched", input=refused)
+    ok(p, "mod", "launched", input=refused)
+    assert ledger(p)["lead1"]["refused"] == 1
+    ok(p, "mod", "launched", input={"spawns": [{"ref": lead["ref"], "agent_id": "a1"}], "call": "launched-x-2"})
+    look = {"refs": [lead["ref"]], "seconds": 0, "statuses": {"a1": "failed"}, "call": "wait-x-3"}
+    ok(p, "mod", "wait", input=look)
+    ok(p, "mod", "wait", input=look)
+    assert ledger(p)["lead1"]["status"] == "launched"  # one look at it ended, not two: not handed out yet
+    ok(p, "mod", "wait", input={**look, "call": "wait-x-4"})
+    assert ledger(p)["lead1"]["status"] == "dispatched"

@@ -95,12 +95,21 @@ def test_a_garbled_reset_is_no_reset_and_a_date_is_no_clock_time():
     assert weather.classify(USAGE + " resets at 2026-02-04", NOW)["resets_at"] is None  # a date, not 20:00
 
 
-def test_a_reset_that_has_passed_means_the_limit_lifted_and_a_waiting_run_goes_on_at_once():
+def test_a_reset_that_has_passed_while_the_limit_held_is_waited_out_by_the_backoff_not_at_once():
     past = [{"kind": "five_hour", "percentUsed": 100, "resetsAt": "2026-02-04T09:00:00Z"}]
     got = weather.classify(USAGE, NOW, rate_limits=past)
     assert got["resets_at"] == "2026-02-04T09:00:00Z"
-    assert weather.next_wait(got, NOW, 0) == NOW + timedelta(seconds=1)
+    assert weather.next_wait(got, NOW, 0) == NOW + timedelta(seconds=300)  # never a spin of one-second waits
     assert weather.classify(USAGE + " It resets at 2026-02-04T09:59:58Z.", NOW)["resets_at"] == "2026-02-04T09:59:58Z"
+    # a clock time just gone is today's (it has reset), not tomorrow's
+    assert weather.classify(USAGE + " · resets 10am (UTC)", NOW + timedelta(seconds=30))["resets_at"] == "2026-02-04T10:00:00Z"
+
+
+def test_an_ants_own_words_about_errors_are_no_weather():
+    assert weather.classify("I added API error handling; the request to the service timed out", NOW) is None
+    assert weather.classify("The network tests fail: API Error handling is missing", NOW) is None
+    note = f'Agent "w1 builder" failed: {AGENT_429}'  # a background ant's failed notification
+    assert weather.classify(note, NOW)["kind"] == "rate_limit"
 
 
 def test_a_run_that_waits_goes_on_after_the_reset_or_after_a_growing_backoff_and_gives_up_in_the_end():

@@ -255,3 +255,80 @@ def test_a_build_that_finishes_with_a_failed_task_ends_with_12_under_the_mod(col
     scope = spawns_of(p)["runs"][-1]["scope"]
     served = ok(p, "mod", "wait", input={"refs": [], "scope": scope, "seconds": 0})
     assert (served["action"], served["outcome"], served["exit_code"]) == ("done", "failed", 12)
+
+
+def test_a_stop_asked_while_a_run_waits_out_a_limit_stops_it(colony):
+    p = colony
+    lead = ok(p, "mod", "serve", input={"command": "ant:run", "args": "--wait --auto-approve"})["action"]["spawns"][0]
+    ok(p, "mod", "launched", input={"spawns": [{"ref": lead["ref"], "agent_id": "agent-lead"}]})
+    limited(p, lead["ref"], "agent-lead")
+    assert ok(p, "mod", "wait", input={"refs": [lead["ref"]], "seconds": 0})["why"] == "limit"
+    ok(p, "run", "--stop")  # from any terminal
+    stop = ok(p, "mod", "wait", input={"refs": [], "seconds": 0})
+    assert (stop["action"], stop["why"], stop["exit_code"]) == ("stop", "user", 14) and "as asked" in stop["text"]
+
+
+def test_a_run_waits_twelve_hours_at_most_on_the_wall_clock_from_its_first_wait(colony, monkeypatch):
+    p = colony
+    lead = ok(p, "mod", "serve", input={"command": "ant:run", "args": "--wait --auto-approve"})["action"]["spawns"][0]
+    ok(p, "mod", "launched", input={"spawns": [{"ref": lead["ref"], "agent_id": "agent-lead"}]})
+    limited(p, lead["ref"], "agent-lead")  # no reset time: a growing pause
+    assert ok(p, "mod", "wait", input={"refs": [lead["ref"]], "seconds": 0})["until"] == "2026-02-04T10:05:00Z"
+    # eleven hours and fifty-eight minutes on — each ant that went out met the limit again
+    monkeypatch.setenv("AETHER_NOW", "2026-02-04T21:58:00Z")
+    lead2 = ok(p, "mod", "serve", input={"command": "ant:run", "args": "--wait"})["action"]["spawns"][0]  # its clock kept
+    ok(p, "mod", "launched", input={"spawns": [{"ref": lead2["ref"], "agent_id": "agent-lead-2"}]})
+    limited(p, lead2["ref"], "agent-lead-2")
+    stop = ok(p, "mod", "wait", input={"refs": [lead2["ref"]], "seconds": 0})
+    assert (stop["action"], stop["why"]) == ("stop", "limit")  # a next pause would pass 12 hours in all
+
+
+def test_a_run_asked_to_wait_under_the_markdown_runtime_says_waiting_needs_the_mod(colony):
+    p = colony
+    lead = ok(p, "run", "--wait", "--auto-approve")["spawns"][0]
+    out = hook(p, "pre", {"tool_input": {k: lead[k] for k in ("subagent_type", "description", "prompt")}, "tool_use_id": "t1"})
+    tool_input = out["hookSpecificOutput"]["updatedInput"]
+    said = context(hook(p, "failure", {"tool_input": tool_input, "tool_use_id": "t1", "error": AGENT_USAGE_LIMIT}))
+    assert "only the plugin's mod can wait" in said and "/ant:run --wait" not in said
+
+
+def test_an_account_the_api_refuses_is_its_own_stop_not_a_limit(colony):
+    p = colony
+    refs = mod_wave(p)
+    limited(p, refs["w1"], "agent-w1", error="API Error: 401 · Invalid API key (error type authentication_failed, HTTP 401)")
+    ok(p, "mod", "answer", input={"ref": refs["w2"], "agent_id": "agent-w2", "text": result(files_created=[])})
+    stop = ok(p, "mod", "wait", input={"refs": list(refs.values()), "seconds": 1})
+    assert (stop["action"], stop["why"], stop["exit_code"]) == ("stop", "api_refused", 14)
+    assert "no ant will until that is fixed" in stop["text"] and "--wait" not in stop["text"]
+
+
+def test_a_stop_asked_while_waiting_is_heard_where_no_spend_guard_asks_too(colony, monkeypatch):
+    """The lessons ant of a run goes out without the autopilot's guard: the wait itself hears it."""
+    from aether.colony import dispatch
+
+    p = colony
+    lead = ok(p, "mod", "serve", input={"command": "ant:run", "args": "--wait --auto-approve"})["action"]["spawns"][0]
+    ok(p, "mod", "launched", input={"spawns": [{"ref": lead["ref"], "agent_id": "agent-lead"}]})
+    limited(p, lead["ref"], "agent-lead")
+    ok(p, "run", "--stop")
+    monkeypatch.chdir(p.root)
+    build = next(r for r in spawns_of(p)["runs"] if r["command"] == "build")
+    stop = dispatch.held(build, [])
+    assert (stop["action"], stop["why"], stop["command"]) == ("stop", "user", "/ant:run")
+    assert "Stopped while waiting out Claude Code's usage limit, as asked" in stop["text"]
+    assert not [r for r in spawns_of(p)["runs"] if r["command"] == "run"][-1]["stop_requested"]
+
+
+def test_the_queen_typing_the_builds_command_inside_a_run_neither_lifts_a_hold_nor_resets_the_counts(colony):
+    """Only the person's command lifts a limit's hold and counts failed calls afresh — not a Queen
+    who types `aether next --build N` inside an /ant:run (it goes on with the run, or is refused)."""
+    p = colony
+    lead = ok(p, "run", "--auto-approve")["spawns"][0]
+    tool_input = hook(p, "pre", {"tool_input": {k: lead[k] for k in ("subagent_type", "description", "prompt")}, "tool_use_id": "t1"})
+    tool_input = tool_input["hookSpecificOutput"]["updatedInput"]
+    hook(p, "failure", {"tool_input": tool_input, "tool_use_id": "t1", "error": "the agent process crashed"})
+    assert spawn_rec(p, "lead1")["failed_calls"] == 1
+    refused = p.run("next", "--build", "2")
+    assert refused.code == 2 and refused.error["code"] == "build_running"
+    ok(p, "next", "--build", "1")  # the run's own phase: goes on with the run
+    assert spawn_rec(p, "lead1")["failed_calls"] == 1  # still counted

@@ -187,7 +187,8 @@ def launched_cmd():
     (an agent id: it runs; a why: Claude Code refused to start it)."""
     from aether.colony import mod as mod_loop
 
-    items = _payload("the spawns").get("spawns")
+    data = _payload("the spawns")
+    items = data.get("spawns")
     mod_loop.ingest_spool()
     if not isinstance(items, list) or not all(
         isinstance(i, dict)
@@ -197,7 +198,7 @@ def launched_cmd():
         for i in items
     ):
         raise input_error("invalid_input", "spawns must be a list of {ref, agent_id} or {ref, why}, each a string")
-    return mod_loop.launched(items)
+    return mod_loop.launched(items, _str(data, "call"))
 
 
 @command("answer")
@@ -237,7 +238,7 @@ def wait_cmd():
         raise input_error("invalid_input", "stopped must be a list of {agent_id, ok, text}: what the mod's stops did")
     mod_loop.keep_calls({str(k): mod_loop.calls_of(v, f"calls.{k}") for k, v in calls.items()})
     mod_loop.ingest_spool()
-    return mod_loop.wait(refs, float(seconds), _str(data, "scope"), statuses, stopped)
+    return mod_loop.wait(refs, float(seconds), _str(data, "scope"), statuses, stopped, _str(data, "call"))
 
 
 @command("progress")

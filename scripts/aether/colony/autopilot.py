@@ -371,7 +371,7 @@ def _from_build(run: dict, phase: int, action: dict) -> dict | None:
         return _stop(run, "abort_phase", action["text"], f"/ant:run --from {phase}", phase)
     if kind == "stop" and action.get("why") == "user":
         return _stop(run, "user", action["text"], f"/ant:run --from {phase}", phase)
-    if kind == "stop" and action.get("why") in ("limit", "failed_calls", "deadline"):  # the same run goes on where it stood
+    if kind == "stop" and action.get("why") in ("limit", "api_refused", "failed_calls", "deadline"):  # the same run goes on where it stood
         return _stop(run, action["why"], action["text"], "/ant:run", phase)
     if kind == "stop":
         return _stop(run, action.get("why") or "blocked", action["text"], f"/ant:run --from {phase}", phase)

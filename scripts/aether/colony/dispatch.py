@@ -308,7 +308,10 @@ def weather_hit(files, ref: str, agent: str | None, usage: dict | None, weather:
     _meter(files, rec, agent, usage)
     if rec["status"] == "recorded":
         return None
-    rec.update(status="dispatched", limited=(rec.get("limited") or 0) + 1, limited_by=weather["kind"])
+    if agent is None or agent not in (rec.get("limited_agents") or []):  # the same ant's end, brought twice: once
+        rec["limited"] = (rec.get("limited") or 0) + 1
+        rec["limited_agents"] = [*(rec.get("limited_agents") or []), *([agent] if agent else [])][-5:]
+    rec.update(status="dispatched", limited_by=weather["kind"])
     before = weather_now(data) or {}
     data["weather"] = {
         **weather,
@@ -369,12 +372,22 @@ def held(run: dict, flying: list) -> dict | None:
         return wait(run, flying)
     now = _now()
     pilot = _pilot(run)
+    if _waits(pilot) and pilot is not None and pilot.get("stop_requested"):  # `aether run --stop` while it waits
+        pilot["stop_requested"] = False
+        save_run(pilot)
+        text = f"Stopped while waiting out {found.get('label')}, as asked: nothing is running; "
+        text += f"{found.get('who')} goes out again when the run goes on."
+        return {"action": "stop", "why": "user", "text": text, "command": "/ant:run"}
     if _waits(pilot):
         assert pilot is not None  # _waits says there is one
         until = found.get("until")
         if until is None:
             found["waits"] = pilot.get("limit_waits") or 0
-            at = weather_rules.next_wait(found, now, pilot.get("limit_waited") or 0)
+            if not pilot.get("limit_since"):  # the run's first wait: its bound counts from here, on the wall clock
+                pilot["limit_since"] = clock.iso()
+                save_run(pilot)
+            waited = max(0.0, now.timestamp() - clock.parse_iso(pilot["limit_since"]))
+            at = weather_rules.next_wait(found, now, waited)
             until = clock.iso(math.ceil(at.timestamp())) if at else None
             if until is not None:
                 _wait_for(until)
@@ -391,8 +404,10 @@ def held(run: dict, flying: list) -> dict | None:
             clear_weather("waited")
             return None
     shown = None if pilot is not None else claim.slash_of(run)  # an autopilot run adds its own "To continue"
-    text = weather_rules.stop_text(found, found.get("who") or "an ant", shown, now, can_wait=not _waits(pilot))
-    return {"action": "stop", "why": "limit", "text": text, "command": claim.slash_of(run), "weather": found}
+    hint = "needs_mod" if pilot is not None and pilot.get("wait_limits") else None if _waits(pilot) else "offer"
+    text = weather_rules.stop_text(found, found.get("who") or "an ant", shown, now, hint)
+    why = "limit" if found.get("clears") else "api_refused"  # a refused account does not lift by itself: exit 14
+    return {"action": "stop", "why": why, "text": text, "command": claim.slash_of(run), "weather": found}
 
 
 @store.writes("spawns")

@@ -103,12 +103,12 @@ def next_action(
         if refused is not None:  # another session builds: nothing is started, nothing changes
             return refused
         _record_returned()
-        if phase is not None or plan or colonize or closing:  # the person's command: what a limit held goes out again
-            dispatch.clear_weather("person")
         if phase is not None:
-            pilot = _run_at(phase)
+            pilot = _run_at(phase)  # another phase while a run goes on: refused, nothing written
             if pilot is not None and not (approve or resume):
                 return claim.settled(pilot, autopilot.advance(pilot))  # the autopilot's own build: the run goes on
+        if phase is not None or plan or colonize or closing:  # the person's command: what a limit held goes out again
+            dispatch.clear_weather("person")
         if plan or colonize or closing:  # a step by hand: the autopilot run ends
             autopilot.end_active("superseded")
         if closing:

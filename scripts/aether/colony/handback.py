@@ -321,11 +321,14 @@ def no_answer(ref: str, agent: str | None, usage: dict, via: str = "hook") -> li
         rec = _spawn(ref)
         if rec is None or rec["status"] == "recorded":
             return [f"Aether: {local} was recorded before"]
-        tries = (rec.get("empty") or 0) + 1
-        if tries < MAX_EMPTY:
-            dispatch.mark(ref, "dispatched", empty=tries)
+        if agent is not None and agent in (rec.get("empty_by") or []):  # the same ant's end, brought twice
             return [f"Aether: {local} returned no answer; `aether next` hands it out again (once)."]
-        dispatch.mark(ref, "dispatched", empty=tries)
+        tries = (rec.get("empty") or 0) + 1
+        seen = [*(rec.get("empty_by") or []), agent][-MAX_EMPTY:] if agent else rec.get("empty_by") or []
+        if tries < MAX_EMPTY:
+            dispatch.mark(ref, "dispatched", empty=tries, empty_by=seen)
+            return [f"Aether: {local} returned no answer; `aether next` hands it out again (once)."]
+        dispatch.mark(ref, "dispatched", empty=tries, empty_by=seen)
     return _record(ref, NO_ANSWER, {}, via, None)
 
 
@@ -341,7 +344,8 @@ def weather_lines(ref: str, agent: str | None, usage: dict, found: dict) -> list
     with ledger.lock():
         if dispatch.weather_hit(ref, agent, usage, found) is None:
             return [f"Aether: {local} was recorded before"]
-        lines = [f"Aether: {local} did not run — {found['label']}: nothing failed, and it goes out again when the limit lifts."]
+        when = "the limit lifts" if found.get("clears") else "that is fixed"
+        lines = [f"Aether: {local} did not run — {found['label']}: nothing failed, and it goes out again when {when}."]
         return lines + _then(ref, len(lines[0]) + 1, found["label"] + " held the ants")
 
 

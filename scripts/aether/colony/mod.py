@@ -177,15 +177,17 @@ def _mark_launched(data, ref: str, agent_id: str, launcher: dict) -> bool:
 
 
 @store.writes("spawns")
-def _mark_refused(data, ref: str, why: str) -> None:
+def _mark_refused(data, ref: str, why: str, call: str | None = None) -> None:
     rec = ledger.find(data, ref)
-    if rec is not None and rec["status"] != "recorded":
-        rec.update(status="dispatched", refused=(rec.get("refused") or 0) + 1, refused_why=one_line(why, 300))
+    if rec is None or rec["status"] == "recorded" or (call is not None and rec.get("refused_call") == call):
+        return  # the same call of the mod's, asked again after a helper failure: counted once
+    rec.update(status="dispatched", refused=(rec.get("refused") or 0) + 1, refused_why=one_line(why, 300), refused_call=call)
 
 
-def launched(items: list) -> dict:
+def launched(items: list, call: str | None = None) -> dict:
     """The mod sent these spawns: [{ref, agent_id}] run now, in this Claude Code; [{ref, why}]
-    Claude Code refused to start (counted: refused twice, the command stops)."""
+    Claude Code refused to start (counted: refused twice, the command stops). `call`: the mod's
+    name for this call, the same when it asks again: a refusal is counted once."""
     launcher = ledger.launcher()
     if launcher["claude_pid"] is None:
         raise input_error("no_claude_process", "CLAUDE_PID names no Claude Code process: the mod passes the hook's environment")
@@ -202,7 +204,7 @@ def launched(items: list) -> dict:
                     marked.append(item["ref"])
                     evidence.open_log(item["agent_id"], item["ref"], RUNTIME)  # the mod hands in its calls
             else:
-                _mark_refused(item["ref"], str(item.get("why") or "refused"))
+                _mark_refused(item["ref"], str(item.get("why") or "refused"), call)
                 refused.append(item["ref"])
     lines = [
         f"{ref.split('/', 1)[1]} was not started: {one_line(item.get('why') or 'refused', 200)}"
@@ -261,7 +263,8 @@ def _weather_line(ref: str, agent_id: str | None, usage: dict, found: dict) -> d
         return {"ref": ref, "line": None, "next": None}
     return {
         "ref": ref,
-        "line": f"{local} did not run: {found['label']} — nothing failed; it goes out again when the limit lifts",
+        "line": f"{local} did not run: {found['label']} — nothing failed; it goes out again when "
+        + ("the limit lifts" if found.get("clears") else "that is fixed"),
         "next": None,
     }
 
@@ -368,14 +371,18 @@ def _settled(refs: list) -> bool:
 
 
 @store.writes("spawns")
-def _seen(data, statuses: dict) -> list:
+def _seen(data, statuses: dict, call: str | None = None) -> list:
     """Claude Code's status of the agents the mod waits for ({agent id: status}): an ant listed as
-    ended (or gone from the list) SEEN_ENDED waits running without its answer is handed out again."""
+    ended (or gone from the list) SEEN_ENDED waits running without its answer is handed out again.
+    The same wait of the mod's asked again (`call`) is one look, not two."""
     handed = []
     for rec in data["spawns"]:
         agent = rec.get("agent_id")
         if rec.get("runtime") != RUNTIME or rec["status"] not in ledger.IN_FLIGHT or agent not in statuses:
             continue
+        if call is not None and rec.get("seen_call") == call:
+            continue
+        rec["seen_call"] = call
         if statuses[agent] in ENDED or statuses[agent] is None:
             rec["ended_seen"] = (rec.get("ended_seen") or 0) + 1
             if rec["ended_seen"] >= SEEN_ENDED:
@@ -412,7 +419,12 @@ def _due(refs: list) -> bool:
 
 
 def wait(
-    refs: list, seconds: float = WAIT_SECONDS, scope: str | None = None, statuses: dict | None = None, stopped: list | None = None
+    refs: list,
+    seconds: float = WAIT_SECONDS,
+    scope: str | None = None,
+    statuses: dict | None = None,
+    stopped: list | None = None,
+    call: str | None = None,
 ) -> dict:
     """Blocks until every ant of `refs` has answered (or stopped running), at most `seconds`;
     then the run's next action. Still running: a `wait` naming the ants that run — and, in `stop`,
@@ -421,7 +433,7 @@ def wait(
     `stopped`: what the mod's stops did ([{agent_id, ok, text}])."""
     if statuses:
         with ledger.lock():
-            _seen(statuses)
+            _seen(statuses, call)
     said = []
     if stopped:
         with ledger.lock():
@@ -534,30 +546,42 @@ def calls_of(value, where: str) -> list:
     return value
 
 
-def take(data: dict) -> dict:
+def take(data: dict, kept: str | None = None) -> dict:
     """`aether mod answer`'s payload (what `turn.complete` brought, kept in the spool meanwhile):
-    its calls kept as evidence, then the answer recorded; its spool file goes once it is taken."""
+    its calls kept as evidence, then the answer recorded; its spool file goes once it is taken.
+    `kept`: the spool file it was read from — then it must be its agent's file, for a spawn the mod
+    ran (an ant could write a file there: nothing else is taken from the spool)."""
     ref, agent = _str(data, "ref"), _str(data, "agent_id")
     if not ref and not agent:
         raise input_error("invalid_input", "ref or agent_id is required")
+    if kept is not None:
+        if not agent or f"{agent}.json" != os.path.basename(kept):
+            raise input_error("invalid_input", f"the kept answer {os.path.basename(kept)} is not its agent's ({agent!r})")
+        rec = _spawn_of(ref, agent)
+        if rec.get("runtime") != RUNTIME or rec.get("agent_id") not in (None, agent):
+            raise input_error("invalid_input", f"the kept answer of {agent} is for no spawn the mod ran as that agent")
     duration = data.get("duration_ms")
     duration = duration if isinstance(duration, int) and not isinstance(duration, bool) else None
     if agent:  # its last calls first: a watcher's answer is judged on what it ran
         keep_calls({agent: calls_of(data.get("calls") or [], "calls")})
     limits = data.get("rate_limits")
+    text, reason = _str(data, "text"), _str(data, "reason") or "answer"
+    if reason not in REASONS:  # a reason Claude Code added since: an answer if it brought one, else none
+        reason = "answer" if text and text.strip() else "error"
     out = answer(
         ref or None,
         agent,
-        _str(data, "text"),
+        text,
         usage_of(data.get("usage"), duration),
-        _str(data, "reason") or "answer",
+        reason,
         error=_str(data, "error"),
         rate_limits=limits if isinstance(limits, list) else None,
         status=_str(data, "status"),
     )
-    if agent and SPOOL_NAME.fullmatch(f"{agent}.json"):
+    done = kept or (os.path.join(paths.data_dir(), SPOOL, f"{agent}.json") if agent and SPOOL_NAME.fullmatch(f"{agent}.json") else None)
+    if done:
         try:
-            os.unlink(os.path.join(paths.data_dir(), SPOOL, f"{agent}.json"))
+            os.unlink(done)
         except OSError:
             pass
     return out
@@ -566,7 +590,9 @@ def take(data: dict) -> dict:
 def ingest_spool() -> list:
     """Answers the mod kept because the helper could not take them then (it failed, or Claude Code
     ended first): recorded now, before anything else, so no finished ant runs again. A kept file
-    that is no answer is set aside (`.bad`), never lost; the refs taken."""
+    that is no answer of the mod's is set aside (`.bad`), one that cannot be recorded now stays for
+    a later call (a state problem: named by the command that meets it) — never lost, and never
+    in the way of the rest. The refs taken."""
     folder = os.path.join(paths.data_dir(), SPOOL)
     if not os.path.isdir(folder):
         return []
@@ -579,13 +605,13 @@ def ingest_spool() -> list:
             data = inputs.parse_json(containment.read_bytes(path, MAX_SPOOLED).decode("utf-8", "replace"), f"the kept answer {name}")
             if not isinstance(data, dict):
                 raise input_error("invalid_input", f"the kept answer {name} is no JSON object")
-            taken.append(take(data).get("ref"))
+            taken.append(take(data, kept=path).get("ref"))
         except FileNotFoundError:
             continue  # taken meanwhile by the mod's own call
         except AetherError as exc:
-            if exc.exit_code != EXIT_INPUT:
-                raise  # the state, not the answer: it stays for the next call
-            os.replace(path, path + ".bad")
+            if exc.exit_code == EXIT_INPUT:
+                os.replace(path, path + ".bad")
+            # else the state, not the answer: it stays for a later call, and the others are taken
         except OSError:
             continue
     return [r for r in taken if r]

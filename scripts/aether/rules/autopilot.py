@@ -28,6 +28,7 @@ STOP_REASONS = {
     "blocked": "spawns wait for spawns that will not run",
     "no_plan": "the colony has no plan to build",
     "limit": "a usage or rate limit held the ants (nothing failed)",
+    "api_refused": "the API refused the account Claude Code uses (nothing failed)",
     "failed_calls": "an ant's Agent call failed again and again",
     "deadline": "an ant was stopped twice before it answered (its deadline, or Claude Code stopped it)",
     "refused": "Claude Code refused to start an ant",

@@ -36,7 +36,8 @@ BACKOFF_SECONDS = (300, 600, 1200, 1800)  # a limit with no reset time: waited t
 MAX_WAIT_SECONDS = 12 * 3600  # the longest a run waits in all before it stops instead
 MAX_DETAIL = 300
 
-_API = re.compile(r"\bAPI[ _]Error\b|\bAPI error\b", re.I)
+# Claude Code's own error line, as each runtime gets it (an ant's words that mention errors are not)
+_API = re.compile(r'^\s*(?:Agent "[^"\n]{0,200}" failed: )?(?:Agent terminated early due to an API error: )?API Error\b')
 _STATUS = (
     re.compile(r"Request rejected \((\d{3})\)"),
     re.compile(r"API Error: (\d{3})\b"),
@@ -114,7 +115,7 @@ def _clock_reset(found: re.Match, now: datetime) -> datetime | None:
             return None
     local = now.astimezone(tz)
     at = local.replace(hour=hour, minute=minute, second=0, microsecond=0)
-    if at <= local:
+    if at <= local - timedelta(hours=1):  # a time just gone is today's (it has reset); an earlier one, tomorrow's
         at += timedelta(days=1)
     return at.astimezone(UTC)
 
@@ -142,10 +143,10 @@ def classify(text, now: datetime, rate_limits=None, error_type: str | None = Non
     if not isinstance(text, str) or not text.strip():
         return None
     typed = error_type if isinstance(error_type, str) else None
+    if not (_API.match(text) or typed):
+        return None
     found = _ERROR_TYPE.search(text)
     typed = typed or (found.group(1) if found else None)
-    if not (_API.search(text) or typed):
-        return None
     status = _status(text)
     kind = _kind(text, status, typed)
     if kind is None:
@@ -169,10 +170,10 @@ def next_wait(weather: dict, now: datetime, waited: float) -> datetime | None:
     if not weather.get("clears"):
         return None
     at = _parse_iso(weather.get("resets_at"))
-    if at is not None:
+    if at is not None and at > now:
         margin = min(WAIT_MARGIN_SECONDS, max(1.0, (at - now).total_seconds() / 10))
-        until = max(at, now) + timedelta(seconds=margin)
-    else:
+        until = at + timedelta(seconds=margin)
+    else:  # no reset time, or one that has passed while the limit still held: a growing pause
         step = min(int(weather.get("waits") or 0), len(BACKOFF_SECONDS) - 1)
         until = now + timedelta(seconds=BACKOFF_SECONDS[step])
     if waited + max(0.0, (until - now).total_seconds()) > MAX_WAIT_SECONDS:
@@ -201,12 +202,19 @@ def line(weather: dict, now: datetime) -> str:
     return head
 
 
-def stop_text(weather: dict, who: str, command: str | None, now: datetime, can_wait: bool) -> str:
+def stop_text(weather: dict, who: str, command: str | None, now: datetime, wait_hint: str | None) -> str:
     """What a run stopped by the weather tells the person: what held it, that nothing failed, when
-    it lifts (where anything says), and the command that goes on."""
+    it lifts (where anything says), and the command that goes on. `wait_hint`: `offer` (say how a
+    run waits by itself), `needs_mod` (it was asked to wait, but nothing here can), or None."""
     status = f" (HTTP {weather['status']})" if weather.get("status") else ""
+    label = weather.get("label") or "an API error"
+    head = (
+        f"Stopped by {label}{status}: {who} did not run."
+        if weather.get("clears")
+        else (f"Stopped: {label}{status} — {who} did not run, and no ant will until that is fixed.")
+    )
     lines = [
-        f"Stopped by {weather.get('label') or 'an API error'}{status}: {who} did not run.",
+        head,
         f"  Claude Code said: {weather.get('detail') or '(nothing)'}",
         "Nothing failed and nothing is lost: the answers that came are recorded, and what did not run is "
         "handed out again when the command runs again.",
@@ -217,11 +225,13 @@ def stop_text(weather: dict, who: str, command: str | None, now: datetime, can_w
     elif reset is not None:
         lines.append(f"The limit resets at {when(weather['resets_at'], now)}.")
     elif weather.get("clears"):
-        lines.append("Nothing says when it lifts (an API key's limits give no reset time): try again in a few minutes.")
+        lines.append("Nothing says when it lifts (with an API key Claude Code gives no reset time): try again in a few minutes.")
     else:
         lines.append("It will not lift by itself: fix the account or key Claude Code uses first.")
     if command:
         lines.append(f"To go on: {command}" + (" (after it lifts)" if weather.get("clears") else ""))
-    if can_wait and weather.get("clears"):
+    if wait_hint == "offer" and weather.get("clears"):
         lines.append("To let a run wait for it by itself: /ant:run --wait (or `run: {on_limit: wait}` in .aether/config.yaml).")
+    elif wait_hint == "needs_mod" and weather.get("clears"):
+        lines.append("This run was asked to wait, but only the plugin's mod can wait (the markdown commands have no clock).")
     return "\n".join(lines)
