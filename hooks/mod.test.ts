@@ -129,3 +129,21 @@ test("an aborted ant's answer says how Claude Code lists it (failed: its watchdo
   await $.turn.complete({ agentId: 'a1', reason: 'aborted', isAborted: true, answer: '', durationMs: 3100, turnId: 't1' })
   expect(calls.map(c => [c.step, c.input.reason, c.input.status])).toEqual([['answer', 'aborted', 'failed']])
 })
+
+test("a report of the mod's own ant is dropped even once Claude Code's list has let the ant go", async ($: Json, on: Json) => {
+  helper(on, {
+    serve: () => ({
+      serve: 'loop',
+      action: { action: 'spawn', spawns: [{ id: 'w1', ref: 'b1/w1', subagent_type: 'ant:builder', description: 'w1 builder', prompt: 'brief' }] },
+    }),
+    launched: () => ({ launched: ['b1/w1'], progress: '' }),
+    wait: () => ({ action: 'done', text: 'done', exit_code: 0 }),
+  })
+  on('agent.spawn', () => ({ model: 'm' }))
+  on('agent.list', () => ({ value: [] })) // the ant has gone from Claude Code's list
+  on('prompt.submit', () => ({ text: 'the model reads it' }))
+  await $.command.run({ command: 'ant:build', args: '1' })
+  const late = '<agent-message from="w1">\n[Subagent hand-back] The report follows:\n  done\n</agent-message>'
+  expect(await $.prompt.submit({ text: late })).toEqual({ drop: "Aether recorded this ant's report" })
+  expect(await $.prompt.submit({ text: late.replace('w1', 'w9') })).toEqual({ text: 'the model reads it' })
+})

@@ -17,6 +17,7 @@ const RUNNING_POLL_SECONDS = 5 // while ants of the loop still run, a failing he
 const AGENT_MESSAGE = /<agent-message from="([^"<>]{1,120})">/g // Claude Code's hand-back delivery
 
 const refOf: Record<string, string> = {} // Claude Code's agent id → the spawn it runs (until its answer came)
+const sentHere = new Set<string>() // the names and agent ids of every ant this mod spawned in this session
 const TAIL_CHARS = 4000 // of a call's output handed to the helper (it keeps less)
 const callsOf: Record<string, Json[]> = {} // the calls of the mod's ants not handed to the helper yet
 let spoolDir: string | undefined // where an answer waits until the helper took it (`aether mod serve` says)
@@ -190,12 +191,18 @@ export const register: Register = on => {
   }).catch(($: Json, e: Json, next: Json) => next(e)) // the loop failed: the markdown command goes on from state
 }
 
-// Does `text` carry hand-back reports, and only from ants this plugin spawned (named as spawned)?
+// Does `text` carry hand-back reports, and only from ants this plugin spawned? Claude Code's list
+// says who spawned an agent while it keeps it; a report delivered after a long command (a run that
+// waited hours) may come once the list has dropped its agent: the names this mod gave count then.
 async function onlyOurReports($: Json, text: unknown): Promise<boolean> {
   const senders = [...String(text ?? '').matchAll(AGENT_MESSAGE)].map(m => String(m[1]))
   if (senders.length === 0) return false
   const listed: Json[] = await $.agent.list().catch(() => [])
-  return senders.every(name => listed.some((a: Json) => (a.name === name || a.id === name) && a.spawnedBy === $.plugin.name))
+  return senders.every(name => {
+    const agents = listed.filter((a: Json) => a.name === name || a.id === name)
+    if (agents.length > 0) return agents.every((a: Json) => a.spawnedBy === $.plugin.name)
+    return sentHere.has(name)
+  })
 }
 
 async function loop($: Json, env: Record<string, string>, first: Json, signal: AbortSignal): Promise<Json> {
@@ -267,11 +274,13 @@ function failed(action: Json, err: unknown): Json {
 // Start one ant; {ref, agent_id} when it runs, {ref, why} when Claude Code refused it.
 async function spawn($: Json, s: Json): Promise<Json> {
   const request: Json = { prompt: s.prompt, subagentType: s.subagent_type, description: s.description, name: s.id }
+  sentHere.add(String(s.id)) // the name its hand-back will come under
   if (s.model) request.model = s.model
   try {
     const started = await $.agent.spawn(request)
     if (!started.agentId) return { ref: s.ref, why: String(started.deny ?? 'not started') }
     refOf[started.agentId] = s.ref
+    sentHere.add(started.agentId)
     return { ref: s.ref, agent_id: started.agentId }
   } catch (err) {
     return { ref: s.ref, why: err instanceof Error ? err.message : String(err) }
