@@ -42,6 +42,8 @@ LAYERS = {
         "deadlines",
     ],
     "state": [
+        "schema_checks",
+        "schema_colony",
         "schemas",
         "store",
         "checkpoints",

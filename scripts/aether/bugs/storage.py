@@ -25,7 +25,7 @@ import os
 from aether.bugs.exit_codes import BUG_EXIT_INPUT, bug_error, not_found
 from aether.bugs.phases import PHASES, STOP_AT, TRIGGERS
 from aether.core import containment, paths
-from aether.state import schemas, store
+from aether.state import schema_checks, schemas, store
 
 STATE_VERSION = 1
 STATE_FILE = "state.json"
@@ -156,7 +156,7 @@ def display_path(path: str) -> str:
 def _check_state(data: dict) -> list:
     p: list = []
     w = "bug state"
-    fc = schemas.field_check
+    fc = schema_checks.field_check
     fc(p, data, "bug_id", str, w)
     if isinstance(data.get("bug_id"), str) and _slug_problem(data["bug_id"]):
         p.append(f"{w}.bug_id {data['bug_id']!r} is not a valid bug id")
@@ -188,8 +188,8 @@ def _check_state(data: dict) -> list:
         fc(p, t, "trigger", str, where, choices=TRIGGERS)
         fc(p, t, "metadata", dict, where)
 
-    schemas.records(p, data, "costs", cost, f"{w}.")
-    schemas.records(p, data, "transitions", transition, f"{w}.")
+    schema_checks.records(p, data, "costs", cost, f"{w}.")
+    schema_checks.records(p, data, "transitions", transition, f"{w}.")
     approval = data.get("approval_record")
     if isinstance(approval, dict):
         for key in ("approved_by", "approved_at", "fix_plan_hash"):
@@ -237,8 +237,8 @@ def state_spec(bug_id: str) -> BugFileSpec:
 
 def _check_rollback(data: dict) -> list:
     p: list = []
-    schemas.field_check(p, data, "files", list, "rollback")
-    schemas.field_check(p, data, "created_dirs", list, "rollback")
+    schema_checks.field_check(p, data, "files", list, "rollback")
+    schema_checks.field_check(p, data, "created_dirs", list, "rollback")
     return p
 
 

@@ -8,19 +8,14 @@ keeping every field they had.
 from __future__ import annotations
 
 import copy
-import math
 
-from aether.core.castes import CASTES
 from aether.core.vocabulary import (
-    COLONY_STATES,
     FAILURE_ACTIONS,
     LOOP_STATUSES,
-    MODES,
-    SPAWN_ROLES,
-    SPAWN_STATUSES,
     STATUSES,
-    TREE_STATUSES,
 )
+from aether.state.schema_checks import NUM, field_check, fill, records, strings
+from aether.state.schema_colony import COLONY_DEFAULT, check_colony, upgrade_colony
 
 
 class FileSpec:
@@ -53,53 +48,6 @@ class FileSpec:
         self.compact = compact  # written without indentation: big log-like files encode ~4× faster
 
 
-# ---------------------------------------------------------------- check helpers
-
-_NUM = (int, float)
-
-
-def _is(value, types) -> bool:
-    if isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
-        return False
-    if isinstance(value, float) and not math.isfinite(value):
-        return False  # NaN and ±Infinity are no numbers for Aether (and not JSON)
-    return isinstance(value, types)
-
-
-def _type_name(types) -> str:
-    types = types if isinstance(types, tuple) else (types,)
-    names = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "object", type(None): "null"}
-    return " or ".join(dict.fromkeys(names.get(t, t.__name__) for t in types))
-
-
-def field_check(problems: list, obj: dict, key: str, types, where: str, required: bool = True, choices=None) -> None:
-    """Append a problem when obj[key] is missing (if required), of the wrong type, or not in choices."""
-    if key not in obj:
-        if required:
-            problems.append(f"{where}.{key} is missing")
-        return
-    value = obj[key]
-    if not _is(value, types):
-        found = repr(value) if isinstance(value, float) else type(value).__name__
-        problems.append(f"{where}.{key} must be {_type_name(types)}, found {found}")
-    elif choices is not None and value not in choices:
-        problems.append(f"{where}.{key} is {value!r}, expected one of {', '.join(map(str, choices))}")
-
-
-def records(problems: list, data: dict, key: str, check, where: str = "") -> None:
-    """Check data[key] is an array of objects and run check(problems, item, path) on each."""
-    items = data.get(key)
-    if not isinstance(items, list):
-        problems.append(f"{where}{key} must be an array")
-        return
-    for i, item in enumerate(items):
-        path = f"{where}{key}[{i}]"
-        if not isinstance(item, dict):
-            problems.append(f"{path} must be an object")
-        elif check is not None:
-            check(problems, item, path)
-
-
 def _with_version(default: dict, version: int):
 
     def make() -> dict:
@@ -110,295 +58,6 @@ def _with_version(default: dict, version: int):
     return make
 
 
-def _fill(data: dict, defaults: dict) -> dict:
-    """Add missing top-level keys (the original Aether's files lack the newer ones); keep everything else."""
-
-    for key, value in defaults.items():
-        if key not in data:
-            data[key] = copy.deepcopy(value)
-    return data
-
-
-# ---------------------------------------------------------------- COLONY_STATE.json
-
-COLONY_DEFAULT: dict = {
-    "goal": None,
-    "state": "IDLE",
-    "current_phase": 0,
-    "mode": None,
-    "mode_set_at": None,
-    "mode_indicators": None,
-    "session_id": None,
-    "project_id": None,
-    "initialized_at": None,
-    "workers": {caste: "idle" for caste in CASTES},
-    "spawn_outcomes": {caste: {"alpha": 1, "beta": 1, "total_spawns": 0, "successes": 0, "failures": 0} for caste in CASTES},
-    "spawn_tree": None,
-}
-
-
-def _check_colony(data: dict) -> list:
-    p: list = []
-    w = "COLONY_STATE"
-    field_check(p, data, "goal", (str, type(None)), w)
-    field_check(p, data, "state", str, w, choices=COLONY_STATES)
-    field_check(p, data, "current_phase", int, w)
-    if _is(data.get("current_phase"), int) and data["current_phase"] < 0:
-        p.append(f"{w}.current_phase must be ≥ 0")
-    field_check(p, data, "mode", (str, type(None)), w, choices=MODES + (None,))
-    field_check(p, data, "mode_set_at", (str, type(None)), w)
-    field_check(p, data, "mode_indicators", (dict, type(None)), w)
-    field_check(p, data, "session_id", (str, type(None)), w)
-    field_check(p, data, "initialized_at", (str, type(None)), w)
-    field_check(p, data, "workers", dict, w)
-    for caste, status in (data.get("workers") or {}).items():
-        if status not in ("idle", "active"):
-            p.append(f"{w}.workers.{caste} is {status!r}, expected idle or active")
-    field_check(p, data, "spawn_outcomes", dict, w)
-    for caste, outcome in (data.get("spawn_outcomes") or {}).items():
-        if not isinstance(outcome, dict):
-            p.append(f"{w}.spawn_outcomes.{caste} must be an object")
-            continue
-        for key in ("alpha", "beta", "total_spawns", "successes", "failures"):
-            field_check(p, outcome, key, _NUM, f"{w}.spawn_outcomes.{caste}", required=False)
-    field_check(p, data, "spawn_tree", (dict, type(None)), w)
-    if isinstance(data.get("spawn_tree"), dict):
-        _check_spawn_tree(p, data["spawn_tree"], f"{w}.spawn_tree")
-    return p
-
-
-# Optional spawn-node fields → the type the code relies on (checked whenever present).
-_TEXT, _PATHS, _INT = "a string", "an array of strings", "an integer"
-_NODE_OPTIONAL = {
-    **dict.fromkeys(("origin", "lineage", "plan_id", "context", "summary", "started_at", "finished_at", "loop"), _TEXT),
-    **dict.fromkeys(
-        ("writes", "reads", "files_created", "files_modified", "depends_on", "waits_for", "merged_from", "unwitnessed"), _PATHS
-    ),
-    **dict.fromkeys(("seq", "round", "iteration"), _INT),
-    "started_epoch": "a number or null",
-    "failure_decided": "a boolean",
-    "failure": "a failure report",
-    "request": "an object",
-    "report": "an object",
-    "unverified": "an array",
-}
-_TREE_INTS = ("max_workers", "workers_per_wave", "seq")
-_FAILURE_TEXT = ("task", "error", "root_cause", "suggested_fix", "fix_scope", "category", "caste")
-_STR = {str}
-
-
-def _int(value) -> bool:
-    return type(value) is int
-
-
-def _strings(value) -> bool:
-    return type(value) is list and (not value or set(map(type, value)) <= _STR)
-
-
-def _strings_problem(p: list, obj: dict, key: str, where: str) -> None:
-    if key in obj and not _strings(obj[key]):
-        p.append(f"{where}.{key} must be an array of strings")
-
-
-def _mapping(p: list, tree: dict, key: str, w: str, check) -> None:
-    """tree[key], when present, is an object whose values pass check(value) -> bool."""
-    value = tree.get(key)
-    if value is None and key not in tree:
-        return
-    if type(value) is not dict:
-        p.append(f"{w}.{key} must be an object")
-        return
-    for k, v in value.items():
-        if not check(v):
-            p.append(f"{w}.{key}.{k} has the wrong type ({type(v).__name__})")
-            return
-
-
-def _check_failure_report(p: list, report, where: str) -> None:
-    if type(report) is not dict:
-        p.append(f"{where} must be an object")
-        return
-    for key in _FAILURE_TEXT:
-        if type(report.get(key)) is not str:
-            field_check(p, report, key, str, where)
-    field_check(p, report, "confidence", _NUM, where)
-    if not _strings(report.get("files")):
-        p.append(f"{where}.files must be an array of strings")
-    field_check(p, report, "undiagnosable", bool, where)
-    field_check(p, report, "hypotheses", list, where, required=False)
-    field_check(p, report, "maps_to_criterion", (bool, type(None)), where, required=False)
-    field_check(p, report, "attempt", (int, type(None)), where, required=False)
-    field_check(p, report, "observed", dict, where, required=False)  # the failing call, from the evidence
-
-
-def _check_node(p: list, node_id: str, node, w: str) -> None:
-    where = f"{w}.nodes.{node_id}"
-    if type(node) is not dict:
-        p.append(f"{where} must be an object")
-        return
-    # fast path first: the usual node has every required field right
-    if not (
-        node.get("id") == node_id
-        and node.get("caste") in CASTES
-        and _strings(node.get("tasks"))
-        and _int(node.get("depth"))
-        and node["depth"] >= 0
-        and _int(node.get("wave"))
-        and (node.get("parent") is None or type(node["parent"]) is str)
-        and "parent" in node
-        and _strings(node.get("children"))
-        and node.get("status") in SPAWN_STATUSES
-        and node.get("role") in SPAWN_ROLES
-    ):
-        if node.get("id") != node_id:
-            p.append(f"{where}.id must be {node_id!r} (the node's key), found {node.get('id')!r}")
-        field_check(p, node, "caste", str, where, choices=CASTES)
-        if not _strings(node.get("tasks")):
-            p.append(f"{where}.tasks must be an array of task ids (strings)")
-        field_check(p, node, "depth", int, where)
-        if _int(node.get("depth")) and node["depth"] < 0:
-            p.append(f"{where}.depth must be ≥ 0")
-        field_check(p, node, "parent", (str, type(None)), where)
-        if not _strings(node.get("children")):
-            p.append(f"{where}.children must be an array of node ids")
-        field_check(p, node, "status", str, where, choices=SPAWN_STATUSES)
-        field_check(p, node, "wave", int, where)
-        field_check(p, node, "role", str, where, choices=SPAWN_ROLES)
-    if len(node) <= 9:  # the nine fields above: nothing optional to check
-        return
-    for key, value in node.items():
-        kind = _NODE_OPTIONAL.get(key)
-        if kind is None:
-            continue
-        t = type(value)
-        if kind is _TEXT:
-            ok = t is str
-        elif kind is _PATHS:
-            ok = t is list and (not value or set(map(type, value)) <= _STR)
-        elif kind is _INT:
-            ok = t is int
-        elif key == "started_epoch":
-            ok = value is None or _is(value, _NUM)
-        elif key == "failure_decided":
-            ok = t is bool
-        elif key == "failure":
-            _check_failure_report(p, value, f"{where}.failure")
-            continue
-        elif key == "request":
-            ok = t is dict
-            if ok:
-                field_check(p, value, "reason", str, f"{where}.request", required=False)
-                field_check(p, value, "context", str, f"{where}.request", required=False)
-                field_check(p, value, "blocking", bool, f"{where}.request", required=False)
-        elif key == "unverified":
-            ok = t is list
-        else:
-            ok = t is dict
-        if not ok:
-            p.append(f"{where}.{key} must be {kind}")
-
-
-def _check_spawn_request(p: list, r: dict, where: str) -> None:
-    field_check(p, r, "parent", str, where)
-    field_check(p, r, "status", str, where, choices=("queued", "ignored", "none"))
-    if r.get("status") == "none":
-        return
-    for key in ("caste", "reason"):
-        field_check(p, r, key, str, where)
-    field_check(p, r, "context", str, where, required=False)
-    field_check(p, r, "blocking", bool, where)
-    if r.get("status") == "queued":
-        field_check(p, r, "node", str, where)
-        field_check(p, r, "rerun", (str, type(None)), where, required=False)
-    elif r.get("status") == "ignored":
-        field_check(p, r, "reason_ignored", str, where)
-
-
-def _check_merge(p: list, m: dict, where: str) -> None:
-    field_check(p, m, "into", str, where)
-    for key in ("merged", "files", "tasks"):
-        if not _strings(m.get(key)):
-            p.append(f"{where}.{key} must be an array of strings")
-    field_check(p, m, "caste", str, where, required=False)
-
-
-def _check_approval(p: list, a, where: str) -> None:
-    if type(a) is not dict:
-        p.append(f"{where} must be an object")
-        return
-    field_check(p, a, "required", bool, where, required=False)
-    field_check(p, a, "reason", str, where, required=False)
-    field_check(p, a, "revision", int, where, required=False)
-    field_check(p, a, "max_revisions", int, where, required=False)
-    field_check(p, a, "approved_by", (str, type(None)), where, required=False)
-    field_check(p, a, "approved_at", str, where, required=False)
-
-
-def _review_rounds(value) -> bool:
-    return type(value) is list and all(type(r) is dict and _int(r.get("round", 0)) for r in value)
-
-
-def _check_spawn_tree(p: list, tree: dict, w: str) -> None:
-    """The spawn tree written by plan-waves and the spawn commands (see docs/contracts.md): every
-    field the code reads has its type checked, so a damaged tree is state_corrupt, never a crash.
-    Validation runs on every read of COLONY_STATE: the usual node takes the fast path."""
-    field_check(p, tree, "id", str, w, required=False)
-    field_check(p, tree, "phase", (int, type(None)), w)
-    field_check(p, tree, "status", str, w, choices=TREE_STATUSES)
-    field_check(p, tree, "mode", (str, type(None)), w, required=False)
-    field_check(p, tree, "max_depth", int, w)
-    for key in _TREE_INTS:
-        if key in tree and not (_int(tree[key]) and tree[key] >= 0):
-            p.append(f"{w}.{key} must be a whole number ≥ 0")
-    nodes = tree.get("nodes")
-    if type(nodes) is not dict:
-        field_check(p, tree, "nodes", dict, w)
-        nodes = {}
-    for node_id, node in nodes.items():
-        _check_node(p, node_id, node, w)
-    waves = tree.get("waves")
-    if type(waves) is not list:
-        field_check(p, tree, "waves", list, w)
-    else:
-        for i, wave in enumerate(waves):
-            if not _strings(wave):
-                p.append(f"{w}.waves[{i}] must be an array of node ids")
-            elif any(nid not in nodes for nid in wave):
-                p.append(f"{w}.waves[{i}] names a node the tree does not have")
-    records(p, tree, "spawn_requests", _check_spawn_request, w + ".")
-    if "merges" in tree:
-        records(p, tree, "merges", _check_merge, w + ".")
-    if "approval" in tree:
-        _check_approval(p, tree["approval"], f"{w}.approval")
-    _mapping(p, tree, "counters", w, _int)
-    _mapping(p, tree, "rebuilds", w, _int)
-    _mapping(p, tree, "reviews", w, _review_rounds)
-    _mapping(p, tree, "conflicts", w, lambda v: type(v) is list)
-    _mapping(p, tree, "failed_tasks", w, lambda v: type(v) is str)
-    _mapping(p, tree, "refinements", w, lambda v: type(v) is dict)
-    for key in ("shared_files",):
-        _strings_problem(p, tree, key, w)
-    if "aborted_waves" in tree and not (type(tree["aborted_waves"]) is list and all(_int(x) for x in tree["aborted_waves"])):
-        p.append(f"{w}.aborted_waves must be an array of wave numbers")
-    if "warnings" in tree and type(tree["warnings"]) is not list:
-        p.append(f"{w}.warnings must be an array")
-    field_check(p, tree, "created_at", str, w, required=False)
-
-
-def _upgrade_colony(data: dict) -> dict:
-    data = _fill(data, COLONY_DEFAULT)
-    for caste in CASTES:
-        data["workers"].setdefault(caste, "idle")
-        data["spawn_outcomes"].setdefault(caste, dict(COLONY_DEFAULT["spawn_outcomes"][caste]))
-    if data.get("spawn_tree") == {}:
-        data["spawn_tree"] = None
-    tree = data.get("spawn_tree")
-    if isinstance(tree, dict) and not isinstance(tree.get("nodes"), dict):
-        data["legacy_spawn_tree"] = tree  # an older tree shape: kept aside, never executed
-        data["spawn_tree"] = None
-    return data
-
-
 # ---------------------------------------------------------------- pheromones.json
 
 
@@ -406,8 +65,8 @@ def _check_signal(p: list, s: dict, where: str) -> None:
     field_check(p, s, "id", str, where)
     field_check(p, s, "type", str, where)
     field_check(p, s, "content", str, where)
-    field_check(p, s, "strength", _NUM, where)
-    field_check(p, s, "half_life_seconds", _NUM + (type(None),), where)
+    field_check(p, s, "strength", NUM, where)
+    field_check(p, s, "half_life_seconds", NUM + (type(None),), where)
     field_check(p, s, "created_at", str, where)
     field_check(p, s, "source", (str, type(None)), where, required=False)
     field_check(p, s, "auto", bool, where, required=False)
@@ -522,7 +181,7 @@ def _check_global_learnings(data: dict) -> list:
 
 def _upgrade_global_learnings(data: dict) -> dict:
     """The original Aether's entries (`source_project`, `promoted_at`) become promoted entries of schema 2."""
-    data = _fill(data, {"learnings": []})
+    data = fill(data, {"learnings": []})
     for entry in data["learnings"]:
         if not isinstance(entry, dict):
             continue
@@ -623,7 +282,7 @@ def _check_failures(data: dict) -> list:
 
 
 def _check_iteration(p: list, e: dict, where: str) -> None:
-    field_check(p, e, "score", _NUM, where)
+    field_check(p, e, "score", NUM, where)
     field_check(p, e, "round", int, where)
     field_check(p, e, "decision", str, where, choices=("refine", "complete", "user_input"))
     field_check(p, e, "iteration", int, where, required=False)
@@ -639,9 +298,9 @@ def _check_feedback(p: list, e: dict, where: str) -> None:
     field_check(p, e, "parsed", dict, where, required=False)
     parsed = e.get("parsed")
     if type(parsed) is dict:
-        field_check(p, parsed, "score", _NUM + (type(None),), where + ".parsed", required=False)
+        field_check(p, parsed, "score", NUM + (type(None),), where + ".parsed", required=False)
         for key in ("key_issues", "recommendations"):
-            if key in parsed and not _strings(parsed[key]):
+            if key in parsed and not strings(parsed[key]):
                 p.append(f"{where}.parsed.{key} must be an array of strings")
         field_check(p, parsed, "summary", (str, type(None)), where + ".parsed", required=False)
 
@@ -649,7 +308,7 @@ def _check_feedback(p: list, e: dict, where: str) -> None:
 def _check_loop(p: list, loop: dict, where: str) -> None:
     field_check(p, loop, "id", str, where)
     field_check(p, loop, "type", str, where)
-    field_check(p, loop, "threshold", _NUM, where)
+    field_check(p, loop, "threshold", NUM, where)
     field_check(p, loop, "status", str, where, choices=LOOP_STATUSES)
     field_check(p, loop, "round", int, where)
     field_check(p, loop, "phase", (int, type(None)), where, required=False)
@@ -870,7 +529,7 @@ def _check_worktrees(data: dict) -> list:
 
 def _spec(name, filename, version, default, check, upgrade=None, **kw) -> FileSpec:
     def up(data: dict) -> dict:
-        data = _fill(data, default)
+        data = fill(data, default)
         return upgrade(data) if upgrade else data
 
     return FileSpec(
@@ -883,7 +542,7 @@ _NO_COLONY = "; start a colony with `aether colony-init` (or /ant:init in Claude
 FILES: dict[str, FileSpec] = {
     spec.name: spec
     for spec in (
-        _spec("colony", "COLONY_STATE.json", 1, COLONY_DEFAULT, _check_colony, _upgrade_colony, missing_hint=_NO_COLONY),
+        _spec("colony", "COLONY_STATE.json", 1, COLONY_DEFAULT, check_colony, upgrade_colony, missing_hint=_NO_COLONY),
         _spec("pheromones", "pheromones.json", 1, {"signals": []}, _check_pheromones),
         _spec(
             "plan",
