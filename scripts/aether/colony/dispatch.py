@@ -218,7 +218,7 @@ def dispatch(run: dict, items: list, phase_key: str | None = None, table: dict |
     if not items:
         return wait(run, flying)
     locals_ = [item[0] for item in items]
-    stop = held(run, flying) or _failed_calls_stop(run, locals_) or deadline_stop(run, locals_)
+    stop = held(run, flying) or tries_stop(run, locals_)
     if stop is not None:
         return stop
     table = table or settings.model_table(store.read("colony").get("mode"))
@@ -335,10 +335,9 @@ def clear_weather(data, by: str) -> None:
         data["weather_cleared"] = {"kind": found.get("kind"), "at": clock.iso(), "by": by}
     if by == "person":
         for rec in data["spawns"]:
-            if rec.get("failed_calls") and rec["status"] == "dispatched":
-                rec["failed_calls"] = 0
-            if rec.get("deadline_stops") and rec["status"] == "dispatched":
-                rec["deadline_stops"] = 0
+            for field, *_ in TRIES if rec["status"] == "dispatched" else ():
+                if rec.get(field):
+                    rec[field] = 0
 
 
 @store.writes("spawns")
@@ -421,22 +420,6 @@ def failed_call(data, ref: str, why: str) -> int:
     return rec["failed_calls"]
 
 
-def _failed_calls_stop(run: dict, locals_: list) -> dict | None:
-    """A spawn whose Agent calls failed MAX_FAILED_CALLS times is not sent again: the run stops."""
-    data = store.read("spawns")
-    for local in locals_:
-        rec = ledger.find(data, f"{run['scope']}/{local}")
-        if rec is not None and (rec.get("failed_calls") or 0) >= MAX_FAILED_CALLS:
-            again = claim.slash_of(run)
-            text = (
-                f"{local} ({rec['subagent_type']}) was sent {rec['failed_calls']} times and its Agent call failed each "
-                f"time, the last with: {rec.get('failed_why') or 'no reason given'}. It is not sent again; nothing else "
-                f"was sent. After fixing that, {again or 'the same command'} goes on (its count starts again)."
-            )
-            return {"action": "stop", "why": "failed_calls", "text": text, "command": again}
-    return None
-
-
 # ---------------------------------------------------------------- an ant that never returns (rules/deadlines.py)
 
 
@@ -485,18 +468,38 @@ def deadline_hit(files, ref: str, agent: str | None, usage: dict | None, how: st
     return {"count": count, "line": deadline_rules.stop_line(rec["local"], count, rec["deadline_hit"])}
 
 
-def deadline_stop(run: dict, locals_: list) -> dict | None:
-    """A spawn whose ant was stopped MAX_STOPS times before it answered is not sent again: the run
-    stops (why `deadline`), saying which ant, its deadline, what it was doing and what goes on."""
+def _failed_calls_text(run: dict, rec: dict) -> str:
+    again = claim.slash_of(run)
+    return (
+        f"{rec['local']} ({rec['subagent_type']}) was sent {rec['failed_calls']} times and its Agent call failed each "
+        f"time, the last with: {rec.get('failed_why') or 'no reason given'}. It is not sent again; nothing else "
+        f"was sent. After fixing that, {again or 'the same command'} goes on (its count starts again)."
+    )
+
+
+def _deadline_text(run: dict, rec: dict) -> str:
+    caste = rec["subagent_type"].split(":", 1)[-1]
+    shown = None if _pilot(run) is not None else claim.slash_of(run)  # an autopilot run adds its own "To continue"
+    return deadline_rules.stop_text(f"{rec['local']} ({caste})", rec["deadline_stops"], rec.get("deadline_hit") or {}, shown, caste)
+
+
+# A spawn's runs that ended without an answer, each kind counted on its record with its bound: at
+# the bound it is not sent again and the run stops (why, text); the person's next command counts
+# afresh (clear_weather).
+TRIES = (
+    ("failed_calls", MAX_FAILED_CALLS, "failed_calls", _failed_calls_text),  # its Agent call failed
+    ("deadline_stops", deadline_rules.MAX_STOPS, "deadline", _deadline_text),  # stopped before it answered
+)
+
+
+def tries_stop(run: dict, locals_: list) -> dict | None:
+    """The stop for the first of `locals_` a count of TRIES has reached its bound on, or None."""
     data = store.read("spawns")
     for local in locals_:
-        rec = ledger.find(data, f"{run['scope']}/{local}")
-        if rec is not None and (rec.get("deadline_stops") or 0) >= deadline_rules.MAX_STOPS:
-            caste = rec["subagent_type"].split(":", 1)[-1]
-            again = claim.slash_of(run)
-            shown = None if _pilot(run) is not None else again  # an autopilot run adds its own "To continue"
-            text = deadline_rules.stop_text(f"{local} ({caste})", rec["deadline_stops"], rec.get("deadline_hit") or {}, shown, caste)
-            return {"action": "stop", "why": "deadline", "text": text, "command": again}
+        rec = ledger.find(data, f"{run['scope']}/{local}") or {}
+        for field, bound, why, text in TRIES:
+            if (rec.get(field) or 0) >= bound:
+                return {"action": "stop", "why": why, "text": text(run, rec), "command": claim.slash_of(run)}
     return None
 
 

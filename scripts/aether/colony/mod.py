@@ -53,7 +53,7 @@ def _lessons_spawn(action: dict) -> dict:
     rec = ledger.find(data, ref)
     if rec is not None and ledger.in_flight(rec):
         return {**dispatch.wait(run, [LESSONS]), "refs": [ref]}
-    held = dispatch.held(run, []) or dispatch.deadline_stop(run, [LESSONS])
+    held = dispatch.held(run, []) or dispatch.tries_stop(run, [LESSONS])
     if held is not None:  # a limit holds the colony, or its ant was stopped twice: the lessons wait with the rest
         return {**held, "run": run["scope"]}
     brief = (
