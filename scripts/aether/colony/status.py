@@ -353,10 +353,10 @@ def _autopilot_view(colony: dict) -> dict:
     spawns = store.read("spawns")
     run = ledger.active_autopilot(spawns)
     newest = spawns["spawns"][-1] if spawns["spawns"] else None
-    held = spawns.get("weather")
+    weather = spawns.get("weather")
     out = {
         "autopilot": None,
-        "weather": held if isinstance(held, dict) else None,  # a limit that holds the colony's ants
+        "weather": weather if isinstance(weather, dict) else None,  # a limit that holds the colony's ants
         # who sent the newest spawn: the plugin's mod, or the Queen's Agent calls (the markdown commands)
         "runtime": None if newest is None else ("mod" if newest.get("runtime") == "mod" else "prompts"),
         "spend": {
@@ -395,11 +395,11 @@ def _autopilot_lines(view: dict) -> list:
             f"spent {spend.fmt(run['spent'])} of {spend.fmt(run['caps']['run'])}"
         )
         lines.append(f"  continue: {run['command']} · stop it from any terminal: aether run --stop")
-    held = view.get("weather")
-    if held:
+    weather = view.get("weather")
+    if weather:  # a usage or rate limit: its own word, apart from who holds the build
         now = datetime.fromtimestamp(clock.now(), UTC)
-        lines.append(f"HELD  {weather_rules.line(held, now)}: {held.get('who') or 'an ant'} did not run")
-        lines.append(f"  Claude Code said: {one_line(held.get('detail'), 160)}")
+        lines.append(f"LIMIT  {weather_rules.line(weather, now)}: {weather.get('who') or 'an ant'} did not run")
+        lines.append(f"  Claude Code said: {one_line(weather.get('detail'), 160)}")
     if view.get("runtime"):
         how = "the plugin's mod (no Queen turns)" if view["runtime"] == "mod" else "the markdown commands (the Queen's turns)"
         lines.append(f"RUNTIME  {view['runtime']}: the newest ants were run by {how}")
