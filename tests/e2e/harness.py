@@ -324,13 +324,20 @@ class Run(_Turns):
             problems.append("the run timed out")
         if exit_code is not None and self.code != exit_code:
             problems.append(f"exit code {self.code}, expected {exit_code}")
-        if self.api.unmatched:
-            problems.append(f"{len(self.api.unmatched)} request(s) matched no script step")
-        if all_steps_used and self.api.unused_steps:
-            problems.append(f"{len(self.api.unused_steps)} script step(s) never used")
+        problems += script_problems(self.api, all_steps_used)
         if problems:
             raise E2EFailure("; ".join(problems) + "\n" + self.report())
         return self
+
+
+def script_problems(api: FakeAPI, all_steps_used: bool = True) -> list[str]:
+    """How a run strayed from its script: requests no step matched, steps never used."""
+    problems = []
+    if api.unmatched:
+        problems.append(f"{len(api.unmatched)} request(s) matched no script step")
+    if all_steps_used and api.unused_steps:
+        problems.append(f"{len(api.unused_steps)} script step(s) never used")
+    return problems
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,7 +12,18 @@ import time
 from pathlib import Path
 
 from .fake_api import FakeAPI, Step
-from .harness import DUMMY_API_KEY, QUIET_SECONDS, RUN_TIMEOUT, ClaudeCode, E2EFailure, SetupError, _tail, _Turns, plugin_agents
+from .harness import (
+    DUMMY_API_KEY,
+    QUIET_SECONDS,
+    RUN_TIMEOUT,
+    ClaudeCode,
+    E2EFailure,
+    SetupError,
+    _tail,
+    _Turns,
+    plugin_agents,
+    script_problems,
+)
 
 TMUX = shutil.which("tmux")
 
@@ -37,10 +48,7 @@ class Session(_Turns):
         problems = []
         if self.timed_out:
             problems.append("the session did not settle in time")
-        if self.api.unmatched:
-            problems.append(f"{len(self.api.unmatched)} request(s) matched no script step")
-        if all_steps_used and self.api.unused_steps:
-            problems.append(f"{len(self.api.unused_steps)} script step(s) never used")
+        problems += script_problems(self.api, all_steps_used)
         if problems:
             raise E2EFailure("; ".join(problems) + "\n" + self.report())
         return self
