@@ -210,9 +210,9 @@ def dispatch(run: dict, items: list, phase_key: str | None = None, table: dict |
     Each spawn gets its caste's model (settings.model_table) and counts its cost for `phase_key`
     (default: the run's phase) and for the autopilot run driving it. A spawn whose ant runs now
     is not handed out again: with nothing else to send, the action is `wait`. While the weather
-    holds the colony (a limit), a spawn's Agent calls failed MAX_FAILED_CALLS times, or its ant was
-    stopped before it answered deadline_rules.MAX_STOPS times, nothing is handed out: the action
-    says so. Each spawn carries its caste's deadline (settings.deadlines)."""
+    holds the colony (a limit), or a spawn's runs ended without an answer as often as TRIES
+    bounds (its Agent call failed, was refused, or its ant was stopped before it answered), nothing
+    is handed out: the action says so. Each spawn carries its caste's deadline (settings.deadlines)."""
     flying = running(run, [item[0] for item in items])
     items = [item for item in items if item[0] not in flying]
     if not items:
@@ -285,6 +285,7 @@ def action_line(action: dict) -> str:
 # ---------------------------------------------------------------- the weather holds the colony (rules/weather.py)
 
 MAX_FAILED_CALLS = 3  # a spawn's Agent calls that failed (crashed, stopped) before the run stops sending it
+MAX_REFUSED = 2  # a spawn Claude Code refused to start (the mod's Agent call) before the run stops sending it
 
 
 def _now() -> datetime:
@@ -477,6 +478,15 @@ def _failed_calls_text(run: dict, rec: dict) -> str:
     )
 
 
+def _refused_text(run: dict, rec: dict) -> str:
+    again = claim.slash_of(run)
+    return (
+        f"Claude Code refused to start {rec['local']} ({rec['subagent_type']}) {rec['refused']} times: "
+        f"{rec.get('refused_why') or 'no reason given'}. Nothing else was sent; after fixing that, "
+        f"{again or 'the same command'} goes on."
+    )
+
+
 def _deadline_text(run: dict, rec: dict) -> str:
     caste = rec["subagent_type"].split(":", 1)[-1]
     shown = None if _pilot(run) is not None else claim.slash_of(run)  # an autopilot run adds its own "To continue"
@@ -488,6 +498,7 @@ def _deadline_text(run: dict, rec: dict) -> str:
 # afresh (clear_weather).
 TRIES = (
     ("failed_calls", MAX_FAILED_CALLS, "failed_calls", _failed_calls_text),  # its Agent call failed
+    ("refused", MAX_REFUSED, "refused", _refused_text),  # Claude Code refused to start it (colony/mod.py)
     ("deadline_stops", deadline_rules.MAX_STOPS, "deadline", _deadline_text),  # stopped before it answered
 )
 

@@ -32,7 +32,6 @@ LESSONS_CASTE = "ant:architect"  # read-only (the guard refuses its writes), on 
 WAIT_SECONDS = 5.0  # one wait of the mod's, at most: it asks again, and redraws the status line between
 MAX_WAIT_SECONDS = 60.0  # a wait asked for longer is cut here (Claude Code ends a helper call after 10 min)
 POLL_SECONDS = 0.2
-MAX_REFUSED = 2  # a spawn Claude Code refused to start this many times stops the command
 SEEN_ENDED = 2  # waits that find an ant ended without its answer before it is handed out again
 ENDED = ("completed", "failed", "killed")  # Claude Code's agent statuses of an ant that no longer runs
 REASONS = ("answer", "aborted", "refusal", "error")  # turn.complete's reasons
@@ -98,40 +97,47 @@ def for_mod(action: dict) -> dict:
     out = dict(action)
     if out["action"] == "lessons":
         out = _lessons_spawn(out)
+    if out["action"] == "spawn":
+        out["spawns"] = _briefed(out)
+    data = store.read("spawns")  # once, after the spawns are taken
     if out["action"] == "wait" and out.get("why") == "limit":  # waiting out a limit: no ant to wait for, said once
         out.update(refs=[], agents={}, line=out["text"] if out.get("started") else None)
-        out["interrupt"] = interrupted([])
+        out["interrupt"] = interrupted([], data)
     elif out["action"] == "spawn":
-        scope = out.get("run") or _scope_of(out)
-        spawns = []
-        for s in out["spawns"]:
-            ref = ledger.ref_in(s["prompt"]) or f"{scope}/{s['id']}"
-            brief = ledger.read_brief(ref)
-            if brief is None:
-                raise input_error("brief_missing", f"the brief of {ref} is missing: run the command again to write it")
-            spawns.append({**s, "ref": ref, "prompt": brief})
-        _take([s["ref"] for s in spawns])
-        out["spawns"] = spawns
-        run = ledger.run_of(store.read("spawns"), spawns[0]["ref"].split("/", 1)[0]) if spawns else None
+        spawns = out["spawns"]
+        run = ledger.run_of(data, spawns[0]["ref"].split("/", 1)[0]) if spawns else None
         phase = f"phase {run['phase']} · " if run is not None and isinstance(run.get("phase"), int) else ""
-        data = store.read("spawns")
         again = [s["id"] for s in spawns if (ledger.find(data, s["ref"]) or {}).get("deadline_stops")]  # rules/deadlines.py
         out["line"] = f"{phase}spawn {', '.join(s['description'] for s in spawns)}" + (
             f" ({', '.join(again)} once more: stopped before it answered)" if again else ""
         )
-        out["interrupt"] = interrupted([s["ref"] for s in spawns])
+        out["interrupt"] = interrupted([s["ref"] for s in spawns], data)
     elif out["action"] == "wait":
-        out["refs"] = out.get("refs") or _refs_running(out.get("waiting") or [])
+        out["refs"] = out.get("refs") or _refs_running(data, out.get("waiting") or [])
         out["line"] = f"waiting for {', '.join(out.get('waiting') or []) or 'answers'}"
-        out["interrupt"] = interrupted(out["refs"])
+        out["interrupt"] = interrupted(out["refs"], data)
     else:
         out["exit_code"] = drive_rules.exit_status(out["action"], out.get("why"), out.get("outcome"))
         out["line"] = f"{out['action']}" + (f" ({out['why']})" if out.get("why") else "")
     if out["action"] in ("spawn", "wait"):  # the command that goes on, should the loop have to stop here
-        run = ledger.run_of(store.read("spawns"), out.get("run") or "")
+        run = ledger.run_of(data, out.get("run") or "")
         out["again"] = claim.slash_of(run) if run else None
-    out["progress"] = progress()
+    out["progress"] = progress(data)
     return out
+
+
+def _briefed(action: dict) -> list:
+    """The spawns of a spawn action with their full briefs and refs, taken for the mod to send."""
+    scope = action.get("run") or _scope_of(action)
+    spawns = []
+    for s in action["spawns"]:
+        ref = ledger.ref_in(s["prompt"]) or f"{scope}/{s['id']}"
+        brief = ledger.read_brief(ref)
+        if brief is None:
+            raise input_error("brief_missing", f"the brief of {ref} is missing: run the command again to write it")
+        spawns.append({**s, "ref": ref, "prompt": brief})
+    _take([s["ref"] for s in spawns])
+    return spawns
 
 
 @store.writes("spawns")
@@ -151,9 +157,8 @@ def _scope_of(action: dict) -> str:
     return ref.split("/", 1)[0]
 
 
-def _refs_running(locals_: list) -> list:
+def _refs_running(data: dict, locals_: list) -> list:
     """The refs of the in-flight spawns with these local ids (a wait lists locals)."""
-    data = store.read("spawns")
     found = []
     for local in locals_:
         rec = next((s for s in reversed(data["spawns"]) if s.get("local") == local and ledger.live(data, s["scope"])), None)
@@ -395,23 +400,6 @@ def _seen(data, statuses: dict, call: str | None = None) -> list:
     return handed
 
 
-def _refused_stop(refs: list) -> dict | None:
-    """A spawn Claude Code refused to start MAX_REFUSED times: the command stops (resumable)."""
-    data = store.read("spawns")
-    for ref in refs:
-        rec = ledger.find(data, ref)
-        if rec is not None and rec["status"] == "dispatched" and (rec.get("refused") or 0) >= MAX_REFUSED:
-            run = ledger.run_of(data, rec["scope"]) or {}
-            again = claim.slash_of(run) if run else None
-            text = (
-                f"Claude Code refused to start {rec['local']} ({rec['subagent_type']}) {rec['refused']} times: "
-                f"{rec.get('refused_why') or 'no reason given'}. Nothing else was sent; after fixing that, "
-                f"{again or 'the same command'} goes on."
-            )
-            return {"action": "stop", "why": "refused", "text": text, "command": again, "exit_code": drive_rules.EXIT_STATUS["stopped"]}
-    return None
-
-
 def _due(refs: list) -> bool:
     """Must an ant of `refs` that this Claude Code runs for the mod be stopped now (its deadline)?"""
     data, now, pid = store.read("spawns"), clock.now(), ledger.launcher()["claude_pid"]
@@ -438,10 +426,6 @@ def wait(
     if stopped:
         with ledger.lock():
             said = dispatch.stops_reported(stopped)
-    stop = _refused_stop(refs)
-    if stop is not None:
-        stop["line"] = f"stop ({stop['why']})"
-        return stop
     deadline = time.monotonic() + max(0.0, min(seconds, MAX_WAIT_SECONDS))
     while not _settled(refs) and time.monotonic() < deadline and not _due(refs):
         time.sleep(POLL_SECONDS)
@@ -456,8 +440,8 @@ def wait(
         out = {**dispatch.wait({}, [r.split("/", 1)[1] for r in running]), "refs": running, "agents": agents}
         out["stop"] = [a["agent"] for a in asked]
         out["line"] = "; ".join(said + [a["line"] for a in asked]) or None
-        out["interrupt"] = interrupted(running)
-        out["progress"] = progress()
+        out["interrupt"] = interrupted(running, data)
+        out["progress"] = progress(data)
         return out
     scope = scope or (refs[0].split("/", 1)[0] if refs else None)
     out = for_mod(next_of(scope))
@@ -469,11 +453,12 @@ def wait(
     return out
 
 
-def interrupted(refs: list) -> dict:
+def interrupted(refs: list, data: dict | None = None) -> dict:
     """What the mod shows if the person interrupts it (Esc) at this action — said in advance: once
     interrupted, Claude Code runs no more of its calls. Nothing is half-recorded; the ants of
-    `refs` finish and their answers are recorded; the same command goes on where the run stands."""
-    data = store.read("spawns")
+    `refs` finish and their answers are recorded; the same command goes on where the run stands.
+    `data`: the spawns ledger, if the caller has read it."""
+    data = data if data is not None else store.read("spawns")
     live = [r for r in data["runs"] if not r.get("done")]
     again = claim.slash_of(live[-1]) if live else None
     names = [r.split("/", 1)[1] for r in refs]
@@ -498,11 +483,11 @@ def next_of(scope: str | None) -> dict:
 # ---------------------------------------------------------------- what the session shows
 
 
-def progress() -> str:
+def progress(data: dict | None = None) -> str:
     """One line for the session's status band: the run, each running ant and how long it has run
     against its deadline (`w1 builder 3m05s/30m`), and the spend against the cap — from the state
-    files, as `aether watch` reads them."""
-    data = store.read("spawns")
+    files, as `aether watch` reads them (`data`: the spawns ledger, if the caller has read it)."""
+    data = data if data is not None else store.read("spawns")
     live = [r for r in data["runs"] if not r.get("done")]
     if not live:
         return ""
