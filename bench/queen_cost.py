@@ -201,7 +201,9 @@ def main(argv=None) -> int:
     parser.add_argument("--against", metavar="DIR", help="another checkout (with .venv and tests/e2e deps)")
     args = parser.parse_args(argv)
     sides = [("mod", REPO, "mod"), ("prompts", REPO, "prompts")]
-    sides += [("before", Path(os.path.abspath(args.against)), "prompts")] if args.against else []
+    if args.against:  # the other checkout under both runtimes too
+        other = Path(os.path.abspath(args.against))
+        sides += [("before mod", other, "mod"), ("before prompts", other, "prompts")]
     results = {name: measure(repo, runtime) for name, repo, runtime in sides}
     print("Queen cost per slash command (main thread; tokens = ceil(bytes / 3.5))\n")
     head = f"{'command':<22}" + "".join(f" {name + ': turns/calls/written/agent/heredoc/answers':>52}" for name, _, _ in sides)
