@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
+from aether.core import clock
+
 # kind → how the person reads it, and whether it clears by itself (waiting makes sense)
 KINDS = {
     "usage_limit": ("Claude Code's usage limit", True),
@@ -87,13 +89,11 @@ def _detail(text: str) -> str:
 
 
 def _parse_iso(value) -> datetime | None:
-    if not isinstance(value, str):
-        return None
+    """A timestamp (as clock.parse_iso reads it) as an aware datetime; None when it is none."""
     try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
+        return datetime.fromtimestamp(clock.parse_iso(value), UTC)
+    except (ValueError, OverflowError, OSError):
         return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def _clock_reset(found: re.Match, now: datetime) -> datetime | None:
@@ -132,8 +132,8 @@ def resets_at(text: str, rate_limits, now: datetime) -> datetime | None:
     found = _ISO.search(text)
     if found:
         return _parse_iso(found.group(1))
-    clock = _CLOCK.search(text)
-    return _clock_reset(clock, now) if clock else None
+    said = _CLOCK.search(text)
+    return _clock_reset(said, now) if said else None
 
 
 def classify(text, now: datetime, rate_limits=None, error_type: str | None = None) -> dict | None:
