@@ -19,10 +19,11 @@ pipeline, a list, `$(…)`, a function, an `sh -c '…'` body. The rules:
    (hooks/guard.sh answers the plainest form, `aether <plain words>`, itself.)
 3. Only the Queen calls `aether`: an ant's command that runs it is denied.
 4. Read-only castes (and the Bug Bash researcher) change no file: every write form is refused
-   (redirections into files, `>(…)`, `sed -i`, `tee`, `cp`, `git commit`, code that opens a
-   file for writing …) and so are the options that run other commands (`sed` `e`/`w`, `find
-   -exec`, `awk` `system()`, `git -c core.*=`, `--ext-diff` …). They run known read commands,
-   tests and checks, and the project's own programs; anything else is refused with what to use.
+   (redirections into files, before or after a here-document, `>(…)`, `sed -i`, `tee`, `cp`,
+   `git commit`, code that opens a file for writing …) and so are the options that run other
+   commands (`sed` `e`/`w`, `find -exec`, `awk` `system()`, `git -c core.*=`, `--ext-diff` …).
+   They run known read commands, tests and checks, and the project's own programs; anything else
+   is refused with what to use.
    Scouts write notes under .aether/research/ only.
 5. The Bug Bash analyzer and planner only read and search: known search commands only.
 6. A builder of a build whose builders work in their own git worktrees stays in its own
@@ -32,7 +33,16 @@ pipeline, a list, `$(…)`, a function, an `sh -c '…'` body. The rules:
    path, `cd`, `-C`, nested body or code string reaches the main checkout or a sibling's copy;
    no variable whose value the guard cannot see, no `cd -`, `popd`, `eval`, `CDPATH=`; no git
    command that moves refs or changes settings (the helper merges its work). When the state
-   that says so cannot be read, the builder is refused, not let through.
+   that says so cannot be read, the builder is refused, not let through. A `cd` inside `( … )`
+   moves no command after it.
+7. No ant, builders included, writes the colony's own files: anything under `.aether/` (and the
+   `AETHER_DATA_DIR` folder, and `~/.aether/`) but a scout's notes in `.aether/research/`, a
+   builder's report file and an isolated builder's own worktree — by a file tool, or any write
+   form of rule 4 in Bash (paths resolved through `..`, links, braces, patterns and the line's
+   `cd`s, `pushd`s and `CDPATH=`; `.AETHER` is `.aether`); nor copies or extracts a whole folder
+   into one that holds `.aether/`, nor runs `git stash --all`; nor runs code (Perl, PHP, Ruby,
+   awk, Python and Node that write, through `poetry run`/`uv run` too) that names them. Reading is
+   fine. A path it cannot see is refused in a command that spells `.aether`.
 
 When the shell parser is not installed, ants are refused (naming the fix) and the Queen's
 commands get no decision unless they touch the approval gate.
@@ -522,7 +532,7 @@ WRITE_MODULES = {
     "tox",
     "nox",
 }
-CODE_WRITES = re.compile(
+CODE_WRITES = (  # compiled on first use (re's cache): most calls run no code, and start-up counts
     r"""\bopen\s*\([^)]*,\s*(?:mode\s*=\s*)?[rR]?['"][rbtU]*[wax+][rbtUwax+]*['"]"""  # open(…, 'w')
     r"""|\.write_(?:text|bytes)\s*\(|\.(?:touch|mkdir|unlink|rmdir|rename|symlink_to|hardlink_to|chmod)\s*\("""
     r"""|\bos\s*\.\s*(?:remove|unlink|rmdir|removedirs|rename|renames|replace|mkdir|makedirs|symlink|link"""
@@ -533,6 +543,8 @@ CODE_WRITES = re.compile(
     r"""|\bfs(?:\.promises)?\.(?:write|append|unlink|rm|mkdir|rename|copy|cp|symlink|link|truncate|chmod|chown"""
     r"""|utimes|open)\w*|\bFile\.(?:write|delete|unlink|rename|open\s*\([^)]*['"][wa])|IO\.popen|%x|\bqx\b"""
     r"""|\bsystem\s*\(|\b(?:unlink|rename|mkdir|rmdir|symlink)\s*\(?\s*['"$]|\bopen\b[^;]*['"][^'"]*[>|]"""
+    r"""|\b(?:file_put_contents|fopen|fwrite|fputs|tempnam|shell_exec|passthru|proc_open|sysopen)\s*\("""  # PHP, Perl
+    r"""|(?<![\w.])(?:copy|touch)\s*\(|\bIO\.(?:bin)?write\b|\bFile::Copy\b"""
 )
 PYTEST_WRITES = {
     "--junitxml",
@@ -822,17 +834,17 @@ def sed_script(s: str) -> str | None:
     return None
 
 
-def sed_refusal(words, strict: bool) -> str | None:
-    """Why a `sed` call is refused to a read-only caste: in place, a script file, a command that
-    writes or runs; for the search-only castes also without -n."""
-    scripts, quiet, i = [], False, 0
+def sed_args(words) -> tuple:
+    """(the scripts of a `sed` call, whether -n is given, the option that edits or reads a script
+    file: `sed -i`, `sed -f`, or None)."""
+    scripts, quiet, form, i = [], False, None, 0
     args = words[1:]
     while i < len(args):
         text = args[i].text
         if text.startswith("--in-place") or _short_in(text, "i"):
-            return "sed -i"
+            form = form or "sed -i"
         if text in ("-f", "--file") or text.startswith("--file=") or _short_in(text, "f"):
-            return "sed -f"
+            form = form or "sed -f"
         if text in ("-n", "--quiet", "--silent") or _short_in(text, "n"):
             quiet = True
         if text in ("-e", "--expression") or (_short_in(text, "e") and text.endswith("e")):
@@ -842,13 +854,22 @@ def sed_refusal(words, strict: bool) -> str | None:
             continue
         if text.startswith("--expression="):
             scripts.append(shell.Word(text, text.split("=", 1)[1], args[i].static))
-        elif text in ("-l", "--line-length"):
+        elif text in ("-l", "--line-length", "-f", "--file") or text.startswith("-") and text.endswith("f") and _short_in(text, "f"):
             i += 1
         elif not text.startswith("-") and not scripts:
             scripts.append(args[i])
             scripts.append(None)  # the first operand was the script: the rest are files
         i += 1
-    for script in [s for s in scripts if s is not None]:
+    return [s for s in scripts if s is not None], quiet, form
+
+
+def sed_refusal(words, strict: bool) -> str | None:
+    """Why a `sed` call is refused to a read-only caste: in place, a script file, a command that
+    writes or runs; for the search-only castes also without -n."""
+    scripts, quiet, form = sed_args(words)
+    if form:
+        return form
+    for script in scripts:
         if not script.static:
             return "sed with a script built at run time"
         command = sed_script(script.text)
@@ -860,7 +881,8 @@ def sed_refusal(words, strict: bool) -> str | None:
 AWK_REFUSED = re.compile(r"system\s*\(|(?<!\|)\|(?!\|)|\|&|@(load|include)|\bprintf?\b[^;}\n]*>")
 
 
-def awk_refusal(words) -> str | None:
+def awk_program(words) -> tuple:
+    """(awk's program word, or None when it is in a file or missing; an option the guard does not know)."""
     args, i = words[1:], 0
     while i < len(args):
         text = args[i].text
@@ -874,11 +896,18 @@ def awk_refusal(words) -> str | None:
             i += 1
             break
         if text.startswith("-"):
-            return f"awk {text}"
+            return None, text
         break
-    if i >= len(args) or not args[i].static:
+    return (args[i] if i < len(args) else None), None
+
+
+def awk_refusal(words) -> str | None:
+    program, option = awk_program(words)
+    if option:
+        return f"awk {option}"
+    if program is None or not program.static:
         return "awk with a program built at run time"
-    return "awk system(), | or print >" if AWK_REFUSED.search(args[i].text) else None
+    return "awk system(), | or print >" if AWK_REFUSED.search(program.text) else None
 
 
 def git_parts(words) -> tuple[list, str, list]:
@@ -993,7 +1022,7 @@ def _code_refusal(code, form: str):
         return None
     if not code.static:
         return form, "runs code built at run time"
-    found = CODE_WRITES.search(code.text)
+    found = re.search(CODE_WRITES, code.text)
     return (form, f"runs code that writes files or runs commands ({found.group(0).strip()[:40]})") if found else None
 
 
@@ -1165,9 +1194,11 @@ def _redirects_refusal(cmd, research: str | None):
 
 def _read_only_command(cmd, strict: bool, research: str | None):
     """(the form refused, why) for one command of a read-only caste, or None."""
-    why = _redirects_refusal(cmd, research)
-    if why:
-        return why
+    return _redirects_refusal(cmd, research) or _read_only_program(cmd, strict)
+
+
+def _read_only_program(cmd, strict: bool):
+    """(the form refused, why) for what one command runs, its redirections aside, or None."""
     at, wrappers, seen = shell.unwrap(cmd.words)
     for name, _ in cmd.assigns + seen["assigns"]:
         if name in ENV_REFUSED or name.startswith(ENV_REFUSED_PREFIXES):
@@ -1747,6 +1778,9 @@ def isolated_builder(tool: str, tool_input: dict, event: dict, script=None) -> s
     here = os.path.realpath(os.path.join(project, target.text))
     if not _inside(here, [copy.root]):
         return f"`cd {target.raw}` is not your working copy — {hint}."
+    scope = script.scope_of(first)
+    if scope is not None and any(not (scope[0] <= c.start and c.end <= scope[1]) for c in script.commands):
+        return f"`cd {target.raw}` inside `( … )` does not move the commands after it: they would run in the main checkout — {start}."
     if "CLAUDE_PROJECT_DIR" in command:
         return f"`$CLAUDE_PROJECT_DIR` is the main checkout — {hint}."
     plan = _cwds(script, first, copy, here, hint)
@@ -1756,6 +1790,556 @@ def isolated_builder(tool: str, tool_input: dict, event: dict, script=None) -> s
         why = _builder_command(cmd, script, copy, cwds, hint)
         if why:
             return why
+    return None
+
+
+# ---------------------------------------------------------------- the colony's own files (every ant)
+
+COLONY_ONLY = (
+    "the colony's state, settings and briefs are written only by Aether (reading them is fine): change the "
+    "project's files, and put what you found or what should change in your answer — the Queen records it"
+)
+REPORT_FILE = re.compile(r"spawns/[A-Za-z0-9_-]{1,64}/[A-Za-z0-9_-]{1,64}\.report\.md")
+CD_LIKE = ("cd", "pushd", "chdir")
+PROC = ("/proc/", "/dev/fd/")  # a path through a process's folders: where it leads is not seen here
+UNSEEN = "expands at run time in a command that names the colony's files (.aether/): write the path out"
+GLOBS_CHANGED = ("shopt", "setopt", "globignore")  # dotglob, nocaseglob, extglob …: patterns not read here
+# The patterns below are compiled on first use (re's cache), not at start-up.
+BRACE_SEQUENCE = r"([0-9]+|[A-Za-z])\.\.([0-9]+|[A-Za-z])(?:\.\.-?([0-9]+))?"
+WHOLE = {  # how a command changes a folder as a whole → what it does to one that holds the colony
+    "removes": "removes the colony's own files (.aether/) with {}",
+    "copies": "copies into {}, which holds the colony's own files (.aether/): copy into a subfolder, or name the files",
+    "extracts": "extracts into {}, which holds the colony's own files (.aether/): extract into a subfolder (`tar -C dir`, `unzip -d dir`)",
+}
+COPIERS = {  # command → the options that copy a folder's contents (or a tree of paths) rather than the folder
+    "cp": ("-T", "--no-target-directory", "--parents"),
+    "mv": ("-T", "--no-target-directory"),
+    "ln": ("-T", "--no-target-directory"),
+    "install": ("-T", "--no-target-directory"),
+    "scp": (),
+    "rsync": ("-R", "--relative", "--files-from"),
+    "ditto": (),
+}
+COPY_VALUES = {  # command → its options that take the next word as their value
+    "cp": {"-S", "--suffix"},
+    "mv": {"-S", "--suffix"},
+    "ln": {"-S", "--suffix"},
+    "install": {"-m", "--mode", "-o", "--owner", "-g", "--group", "-S", "--suffix"},
+    "scp": {"-c", "-F", "-i", "-J", "-l", "-o", "-P", "-S", "-D", "-X"},
+    "rsync": {"-e", "--rsh", "-f", "--filter", "--exclude", "--include", "--files-from", "--exclude-from", "--include-from"}
+    | {"-T", "--temp-dir", "--log-file", "--partial-dir", "--backup-dir", "--link-dest", "--compare-dest", "--copy-dest"}
+    | {"--chmod", "--chown", "--rsync-path", "--suffix", "--password-file", "--out-format", "--timeout", "--bwlimit"}
+    | {"--max-size", "--min-size", "--port", "-B", "--block-size", "-M", "--remote-option", "--info", "--debug", "--iconv"},
+}
+RECURSIVE = {"cp": ("-r", "-R", "-a", "--recursive", "--archive"), "scp": ("-r",), "rsync": (), "ditto": ()}  # () always
+CODE_RUNNERS = {"poetry", "uv", "uvx", "pipenv", "pdm", "hatch", "rye", "conda", "mamba", "micromamba", "pixi"}
+CODE_RUNNERS |= {"npx", "pnpm", "yarn", "bun", "bunx", "npm", "tox", "nox", "direnv", "dotenv"}
+CODE_OPTIONS = {"-c", "-e", "-E", "-r", "--eval", "-p", "--print", "--command", "--code", "--execute"}
+AWKS = {"awk", "gawk", "mawk", "nawk"}
+MAY_WRITE = (  # Python beyond CODE_WRITES: `Path(…).open(…)`, `open(p, m)` with a mode not written as a read
+    r"""\.open\s*\(|\bopen\s*\((?:[^()]|\([^()]*\))*?,(?!\s*(?:mode\s*=\s*)?['"][rbtU]*['"]\s*[,)]"""
+    r"""|\s*(?:encoding|errors|newline|buffering)\s*=)|(?<![\w.])(?:getattr|eval|compile|globals|vars)\s*\("""
+)
+OPEN_MODE = r"^\s*(?:\+?[<>]{1,2}&?|\|)\s*|\s*\|\s*$"  # Perl's `open(F, ">file")`, `"| cmd"`
+
+
+class Colony:
+    """The colony's own files, which no ant writes: the project's `.aether/` (and the data folder
+    `AETHER_DATA_DIR` names, and the user's `~/.aether/`), but for the notes under
+    `.aether/research/`, a builder's report file and, while a build's builders work in their own
+    copies, `.aether/worktrees/` (each builder kept to its own by `isolated_builder`). A root's
+    name is compared in any case (`.AETHER/` is `.aether/` on a case-insensitive disk); what
+    follows it as written."""
+
+    def __init__(self, caste: str, event: dict):
+        self.project = os.path.realpath(_project())
+        self.root = os.path.realpath(os.path.join(self.project, ".aether"))
+        data, home = os.environ.get("AETHER_DATA_DIR"), os.environ.get("AETHER_HOME") or os.path.expanduser("~/.aether")
+        self.roots = [self.root, os.path.realpath(home)] + ([os.path.realpath(data)] if data else [])
+        self.caste, self.event, self.copy = caste, event, False  # the working copy: looked up when needed
+
+    def under(self, full: str) -> str | None:
+        """`full` spelled from the root it is under (`/p/.AETHER/x` → `/p/.aether/x`), or None."""
+        for root in self.roots:
+            n = len(root)
+            if full[:n].lower() == root.lower() and full[n : n + 1] in ("", os.sep):
+                return root + full[n:]
+        return None
+
+    def holds(self, full: str) -> bool:
+        """A root is `full` or lies below it."""
+        folder = full.lower().rstrip(os.sep) + os.sep
+        return any((root.lower() + os.sep).startswith(folder) for root in self.roots)
+
+    def owns(self, full: str) -> bool:
+        """True when the real path `full` is the colony's own (no ant writes it)."""
+        own = self.under(full)
+        if own is None or _inside(own, [os.path.join(self.root, "research")]):
+            return False
+        if self.caste in WRITE_ANYWHERE and REPORT_FILE.fullmatch(os.path.relpath(own, self.root)):
+            return False  # its report file (the brief names it); an isolated builder's: its own only
+        if self.caste in WRITE_ANYWHERE and _inside(own, [os.path.join(self.root, "worktrees")]):
+            if self.copy is False:
+                self.copy = builder_copy(self.event, self.project)
+            return self.copy is None  # a build's builders in their own copies: the rule of isolated builders holds them
+        return True
+
+    def refusal(self, what: str, full: str, whole: str = "") -> str | None:
+        """Why writing `full` is refused, or None; `whole`: how the command changes it with all it
+        holds (a key of WHOLE)."""
+        owned = self.owns(full)
+        if whole and not owned and self.holds(full):
+            return f"{what} {WHOLE[whole].format(full)}: {COLONY_ONLY}."
+        if not owned:
+            return None
+        shown = os.path.relpath(full, self.project) if _inside(full, [self.project]) else full
+        return f"{what} is the colony's own ({shown}): {COLONY_ONLY}."
+
+
+def _colony_file(caste: str, tool_input: dict, event: dict) -> str | None:
+    """A file tool aimed at the colony's own files."""
+    path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "")
+    if not path:
+        return None
+    return Colony(caste, event).refusal(path, os.path.realpath(os.path.join(_project(), os.path.expanduser(path))))
+
+
+def _pattern(text: str) -> bool:
+    """`text` holds a pathname pattern (`*`, `?`, `[`)."""
+    return "*" in text or "?" in text or "[" in text
+
+
+def _brace_group(text: str) -> tuple | None:
+    """(start, end, the words) of the first `{…}` bash expands in `text`: `{a,b}`, `{1..3}`, `{a..e}`."""
+    for i, c in enumerate(text):
+        if c != "{" or text[i - 1 : i] == "$":
+            continue
+        depth, commas = 0, []
+        for j in range(i, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            if text[j] == "," and depth == 1:
+                commas.append(j)
+            if depth == 0:
+                break
+        else:
+            continue
+        if commas:
+            bounds = [i, *commas, j]
+            return i, j, [text[a + 1 : b] for a, b in zip(bounds, bounds[1:], strict=False)]
+        found = re.fullmatch(BRACE_SEQUENCE, text[i + 1 : j])
+        if found:
+            a, b, step = found.group(1), found.group(2), abs(int(found.group(3) or 1)) or 1
+            if a.isdigit() != b.isdigit():
+                continue
+            x, y = (int(a), int(b)) if a.isdigit() else (ord(a), ord(b))
+            if abs(x - y) // step > 64:
+                return i, j, None
+            items = range(x, y + (1 if y >= x else -1), step if y >= x else -step)
+            return i, j, [str(k) if a.isdigit() else chr(k) for k in items]
+    return None
+
+
+def _braces(text: str) -> list | None:
+    """The words bash's brace expansion makes of `text` (`.ae{t,}her` → .aether .aeher), None past
+    64. Quotes are gone from `text`: a quoted brace is expanded too, which only adds words."""
+    if "{" not in text:
+        return [text]
+    out, todo = [], [text]
+    while todo:
+        word = todo.pop()
+        group = _brace_group(word)
+        if group is None:
+            out.append(word)
+            continue
+        i, j, items = group
+        if items is None:
+            return None
+        todo += [word[:i] + item + word[j + 1 :] for item in reversed(items)]
+        if len(out) + len(todo) > 64:
+            return None
+    return out
+
+
+def _spells_colony(flat: str) -> bool:
+    """The line (flattened: `_flat`) spells `.aether`: as written, in a brace expansion
+    (`.ae{t,}her`), or as a pattern that matches it (`.ae*`, `.aeth?r`)."""
+    if ".aether" in flat:
+        return True
+    if "{" not in flat and not _pattern(flat):
+        return False
+    import fnmatch  # noqa: PLC0415 — start-up: only a line with a brace or a pattern needs it
+
+    for token in flat.split():
+        if "{" not in token and not _pattern(token):
+            continue
+        words = _braces(token)
+        if words is None:
+            return True
+        for word in words:
+            if ".aether" in word:
+                return True
+            # a part like `.ae*` (not `.*` alone: every regex has one, and a pattern is expanded where it is a path)
+            parts = [p for p in re.split(r"[/<>|;&()=:,]", word) if p[:1] == "." and _pattern(p) and p.strip(".*?[]")]
+            if any(fnmatch.fnmatchcase(".aether", p) for p in parts):
+                return True
+    return False
+
+
+def _cd_target(cmd):
+    """The folder a `cd`, `pushd`, `chdir` or `env -C` goes to (a Word); False when it is not seen
+    (`cd`, `cd -`, `pushd +1`, `popd`); None for a command that does not move."""
+    at, _, seen = shell.unwrap(cmd.words)
+    if seen.get("chdir") is not None:
+        return seen["chdir"]
+    words = cmd.words[at:]
+    name = shell.name_of(words[0]) if words else ""
+    if name == "popd":
+        return False
+    if name not in CD_LIKE:
+        return None
+    args, options = [], True
+    for w in words[1:]:
+        if options and w.text == "--":
+            options = False
+        elif not (options and w.text.startswith("-") and w.text[1:2].isalpha()):  # -P -L -e; `-` and `-1` are folders
+            args.append(w)
+    lost = args and args[0].static and (args[0].text in ("-", "~") or args[0].text[:1] in ("+", "-") and args[0].text[1:].isdigit())
+    return args[0] if args and not lost else False
+
+
+def _cdpath(script) -> list | None:
+    """The folders a `CDPATH=` in the line gives `cd` to look in ([] without one; None: not seen)."""
+    if "CDPATH" not in script.source:
+        return []
+    values = script.bindings.get("CDPATH")
+    if not values:
+        return None
+    spelled = [_braces(v) for v in values]
+    return None if any(s is None for s in spelled) else [e for s in spelled for v in s or [] for e in v.split(":")]
+
+
+def _plain_cd(script, first) -> bool:
+    """The line starts `cd X && …` (X written out, no pattern): what follows runs in X alone."""
+    if first.name != "cd" or len(first.words) != 2 or first.redirects or first.assigns or first.depth:
+        return False
+    text = first.words[1].text
+    if not first.words[1].static or _pattern(text) or "{" in text or "CDPATH" in script.source:
+        return False
+    after = script.source.encode("utf-8", "surrogatepass")[first.stmt_end :].decode("utf-8", "replace").lstrip(" \t")
+    return after.startswith("&&") and script.scope_of(first) is None
+
+
+def _colony_cwds(script, colony: Colony) -> tuple[list, bool]:
+    """Every folder a command of the line may run in (the project, the session's folder, each `cd`
+    target from each of those, patterns and braces expanded, `CDPATH=` followed; after a leading
+    `cd X &&`, X alone), and whether one cannot be known (`cd $X`, `cd -`, `cd`, `popd`)."""
+    start = colony.event.get("cwd")
+    cwds = [colony.project] + ([os.path.realpath(start)] if isinstance(start, str) and start.startswith("/") else [])
+    first = script.commands[0] if script.commands else None
+    if first is not None and _plain_cd(script, first):
+        cwds = [os.path.realpath(os.path.join(c, first.words[1].text)) for c in cwds]
+    else:
+        first = None  # `pushd X`, `cd -P X`, `cd X 2>/dev/null`, `CDPATH=… cd X`: judged with the others below
+    cdpath = _cdpath(script)
+    lost = False
+    for cmd in script.commands:
+        target = _cd_target(cmd) if cmd is not first else None
+        if target is None:
+            continue
+        texts = _braces(target.text) if target is not False and target.static else None
+        if texts is None:
+            lost = True  # `cd`, `cd -`, `popd`, `cd $X`: the folder is not seen here
+            continue
+        new = []
+        for text in texts:
+            bases = cwds
+            if not text.startswith(("/", "./", "../")) and text not in (".", ".."):
+                if cdpath is None:
+                    lost = True
+                bases = cwds + [os.path.join(c, entry) for c in cwds for entry in cdpath or []]
+            new += [os.path.realpath(p) for p in _colony_paths(text, bases)]
+        cwds = list(dict.fromkeys(cwds + new))
+        lost = lost or len(cwds) > 64
+    return cwds, lost
+
+
+def _join(folder, name: str):
+    """The Word `folder/name`, its expansions kept (`$D/x`)."""
+    return shell.Word(f"{folder.raw}/{name}", f"{folder.text}/{name}", folder.static, segments=[*folder.segments, ("text", "/" + name)])
+
+
+def _option_value(args, i: int, short: str, long: str):
+    """The value of `-C X`, `-CX`, `--directory=X`, `--directory X` at args[i] (a Word), or None."""
+    text = args[i].text
+    if text == short or long and text == long:
+        return args[i + 1] if i + 1 < len(args) else None
+    if long and text.startswith(long + "="):
+        return shell.Word(text, text.split("=", 1)[1], args[i].static)
+    if text.startswith(short) and len(text) > 2 and not text.startswith("--"):
+        return shell.Word(text, text[2:], args[i].static)
+    return None
+
+
+def _landings(name: str, words) -> list:
+    """(word, what, how) for where a copy, move or link lands: DEST/NAME for each source
+    (`cp -r /tmp/x/.aether .` lands on `.aether`), and DEST itself as a whole when a recursive copy
+    takes a folder's contents (`cp -r x/. .`, `rsync -a x/ .`, `cp -rT`, a source not seen)."""
+    args, positional, dest, options, skip = words[1:], [], None, True, None
+    values = COPY_VALUES.get(name, set())
+    for i, w in enumerate(args):
+        text = w.text
+        if w is skip:
+            continue
+        if options and text == "--":
+            options = False
+        elif options and text.startswith("-") and text != "-":
+            short = not text.startswith("--") and text[1:].isalpha()
+            if name in ("cp", "mv", "ln", "install") and dest is None:  # -t DEST, -rt DEST, -tDEST, --target-directory=DEST
+                cluster = short and text.endswith("t") and i + 1 < len(args)
+                dest = args[i + 1] if cluster else _option_value(args, i, "-t", "--target-directory")
+                skip = dest if cluster or text == "--target-directory" else skip
+            if (text in values or short and f"-{text[-1]}" in values) and i + 1 < len(args):
+                skip = args[i + 1]  # the option's value: `-S .bak`, `rsync -e ssh`
+        else:
+            positional.append(w)
+    if dest is None:
+        dest = positional.pop() if len(positional) > 1 else shell.Word(".", ".") if name == "ln" else None
+    if dest is None:
+        return []
+    recursive = name in RECURSIVE and (not RECURSIVE[name] or bool(_has_option(args, RECURSIVE[name])))
+    as_whole = bool(_has_option(args, COPIERS[name]))
+    out = []
+    for source in positional:
+        what = f"`{name} … {source.raw} {dest.raw}`"
+        texts = _braces(source.text) if source.static else None  # `{evil/.,x}`: each source as the shell spells it
+        for text in texts or [""]:
+            text = text.split(":", 1)[1] if name in ("rsync", "scp") and ":" in text.split("/", 1)[0] else text
+            base = os.path.basename(text.rstrip("/"))
+            if recursive and (as_whole or texts is None or text.endswith("/") or base in ("", ".", "..") or name == "ditto"):
+                out.append((dest, what, "copies"))
+            elif texts is not None:
+                out.append((_join(dest, base), what, "copies" if recursive else ""))
+            else:
+                out.append((shell.Word(dest.raw, dest.text, False, segments=[("other", source.raw)]), what, ""))
+    return out
+
+
+def _extracts_into(cmd, name: str, words) -> list:
+    """The folders an archive is extracted into ("/" when its paths are taken as written)."""
+    args, here = words[1:], shell.Word(".", ".")
+    texts = [w.text for w in args]
+    if name in ("tar", "bsdtar", "gtar"):
+        old = bool(texts) and re.fullmatch(r"[A-Za-z]+", texts[0]) is not None and "x" in texts[0]
+        if not old and not _has_option(args, ("-x", "--extract", "--get")) or _has_option(args, ("-O", "--to-stdout", "--to-command")):
+            return []
+        if _has_option(args, ("-P", "--absolute-names")):
+            return [shell.Word("/", "/")]
+        dest = here
+        for i in range(len(args)):
+            folder = _option_value(args, i, "-C", "--directory")
+            if folder is not None:
+                dest = folder if folder.text.startswith("/") or not folder.static else _join(dest, folder.text)
+        return [dest]
+    if name == "unzip":
+        if _has_option(args, ("-l", "-t", "-v", "-Z", "-p", "-c", "-z")):
+            return []
+        if _has_option(args, ("-:",)):
+            return [shell.Word("/", "/")]
+        return [next((d for i in range(len(args)) if (d := _option_value(args, i, "-d", "")) is not None), here)]
+    if name in ("7z", "7za", "7zr", "7zz"):
+        found = [shell.Word(w.raw, w.text[2:], w.static) for w in args if w.text.startswith("-o")]
+        return (found or [here]) if texts[:1] in (["x"], ["e"]) else []
+    if name == "cpio" and _has_option(args, ("-i", "--extract")):
+        return [shell.Word("/", "/")] if not _has_option(args, ("--no-absolute-filenames",)) else [here]
+    if name == "cpio" and _has_option(args, ("-p", "--pass-through")):
+        return [w for w in args if not w.text.startswith("-")][-1:]
+    if name == "jar" and texts and "x" in texts[0] and re.fullmatch(r"-?[a-zA-Z]+", texts[0]):
+        return [here]
+    if PYTHON.match(name):
+        how, module, rest = code_source(cmd, name, words)
+        if how == "module" and module in ("zipfile", "tarfile") and _has_option(rest, ("-e", "--extract")):
+            operands = [w for w in rest if not w.text.startswith("-")]
+            return [operands[1] if len(operands) > 1 else here]
+    return []
+
+
+def _git_moves(words, cwds: list, project: str) -> list:
+    """(word, what, how, folders) for the git commands that take `.aether/` (ignored) away:
+    `git clean -x` below where it runs, `git stash --all` the whole work tree."""
+    options, sub, rest = git_parts(words)
+    at = next((v for o, v in options if o == "-C"), ".")
+    if sub == "clean" and _has_option(rest, ("-x", "-X")):
+        return [(shell.Word(at, at), "`git clean -x` (.aether/ is ignored: it goes too)", "removes", cwds)]
+    subs = [w.text for w in rest if not w.text.startswith("-")]
+    if sub == "stash" and subs[:1] in ([], ["push"], ["save"]) and _has_option(rest, ("-a", "--all")):
+        tops = [_git_top(os.path.realpath(os.path.join(c, at)), project) for c in cwds]
+        return [(shell.Word(t, t), "`git stash --all` (.aether/ is ignored: it goes too)", "removes", [""]) for t in tops]
+    return []
+
+
+def _git_top(folder: str, project: str) -> str:
+    """The work tree `folder` is in (the project when none is found)."""
+    path = folder
+    while not os.path.exists(os.path.join(path, ".git")):
+        parent = os.path.dirname(path)
+        if parent == path:
+            return project
+        path = parent
+    return path
+
+
+def _colony_targets(cmd, cwds: list, read_only: bool) -> list:
+    """(word, what it is, how it changes a folder as a whole (a key of WHOLE, or ""), the folders it is
+    read from) for every place a command may write: its write redirections' targets; every word of a
+    command not known to only read (`cp`, `tee`, `sed -i`, `rm`, `git add` …; an `ln -s` target from
+    the link's folder); where a copy lands, what an archive is extracted into; what `xargs` feeds it
+    (unseen); what `git clean -x` and `git stash --all` take away."""
+    out = [(r.target, f"`{r.fd or ''}{r.op} {r.target.raw}`", "", cwds) for r in cmd.redirects if r.writes and r.target is not None]
+    if read_only:
+        return out
+    at, wrappers, _ = shell.unwrap(cmd.words)
+    words = cmd.words[at:]
+    name = shell.name_of(words[0]) if words else ""
+    whole = "removes" if name == "rm" and _has_option(words[1:], ("-r", "-R", "--recursive")) else ""
+    link = words[-1].text if name == "ln" and _has_option(words[1:], ("-s", "--symbolic")) else None
+    linked = [w for w in words[1:-1] if not w.text.startswith("-")] if link else []
+    folders = [os.path.join(c, f) for c in cwds for f in (os.path.dirname(link) or ".", link)] if link else cwds
+    program = words[0] if words else None  # running it writes nothing; a `cd` moves (see _colony_cwds)
+    if name not in CD_LIKE:
+        out += [(w, f"`{w.raw}`", whole, folders if any(w is x for x in linked) else cwds) for w in cmd.words if w is not program]
+    if "xargs" in wrappers:
+        out.append((shell.Word("", "", False, segments=[("other", "")]), f"`xargs {name}`", "", cwds))
+    if name in COPIERS:
+        out += [(w, what, how, cwds) for w, what, how in _landings(name, words)]
+    out += [(w, f"`{name} …` (an archive)", "extracts", cwds) for w in _extracts_into(cmd, name, words)]
+    if name == "git":
+        out += _git_moves(words, cwds, _project())
+    return out
+
+
+def _colony_paths(text: str, bases: list) -> list:
+    """The real paths a path word may stand for, from each folder (a pattern as it expands now)."""
+    bases = [""] if text.startswith("/") else bases
+    if "/" not in text and text not in ("", ".", ".."):  # one name in a real folder: real unless it is a link
+        out = [p if not os.path.islink(p := os.path.join(base, text)) else os.path.realpath(p) for base in bases]
+    else:
+        out = [os.path.realpath(os.path.join(base, text)) for base in bases]
+    if _pattern(text):
+        import glob  # noqa: PLC0415 — start-up: only a changing command with a pattern needs it
+
+        out += [os.path.realpath(p) for base in bases for p in glob.glob(os.path.join(glob.escape(base), text))]
+    return out
+
+
+def _language(name: str) -> str:
+    return "python" if PYTHON.match(name or "-") else name if name in INTERPRETERS or name in AWKS or name == "sed" else ""
+
+
+def _colony_code(cmd, name: str, words, read_only: bool) -> tuple[str, str, list]:
+    """(the program, its language, the code words) a command runs: an interpreter's -c/-e/-r code
+    or here-document (through `poetry run`, `uv run`, `npx` … too; None when a pipe feeds it), awk's
+    program, sed's scripts, the code option of a command not known to only read ("" language)."""
+    if name in CODE_RUNNERS:
+        at = next((k for k in range(1, len(words)) if _language(shell.name_of(words[k]))), None)
+        if at is not None:
+            name, words = shell.name_of(words[at]), words[at:]
+    language = _language(name)
+    if language == "python" or name in INTERPRETERS:
+        how, code, _ = code_source(cmd, name, words)
+        return name, language, [code] if how in ("code", "stdin") else []
+    if language == "awk":
+        program = awk_program(words)[0]
+        return name, language, [program] if program is not None else []  # `awk -f file`: a program not seen
+    if language == "sed":
+        return name, language, sed_args(words)[0]
+    if read_only or name in shell.SHELLS:
+        return name, "", []
+    return name, "", [w for o, w in zip(words, words[1:], strict=False) if o.text in CODE_OPTIONS and re.search(r"[\s(;]", w.text)]
+
+
+def _code_writes(text: str, language: str) -> bool:
+    """Code that may write files: Python's and Node's as CODE_WRITES reads them, awk's `print >`,
+    sed's `w`; Perl's, Ruby's, PHP's and a language the guard does not know are not read here."""
+    if language in ("python", "node", "nodejs"):
+        return bool(re.search(CODE_WRITES, text) or language == "python" and re.search(MAY_WRITE, text))
+    if language in AWKS:
+        return bool(AWK_REFUSED.search(text))
+    if language == "sed":
+        return bool(sed_script(text))
+    return True
+
+
+def _colony_code_refusal(cmd, script, bindings, colony: Colony, cwds: list, read_only: bool, named: bool) -> str | None:
+    """Code an ant runs that may write and names the colony's files: spelling `.aether`, or a string
+    that resolves into them (a link, an absolute path, the data folder)."""
+    at, _, _ = shell.unwrap(cmd.words)
+    words = cmd.words[at:]
+    name = shell.name_of(words[0]) if words else ""
+    name, language, codes = _colony_code(cmd, name, words, read_only)
+    for code in codes:
+        if code is None:
+            if named:
+                return f"`{name}` {FROM_A_PIPE}, in a command that names the colony's files (.aether/) — {COLONY_ONLY}."
+            continue
+        for text in _values(code, cmd, script, bindings) or [code.text]:
+            if not _code_writes(text, language):
+                continue
+            if ".aether" in _flat(text):
+                return f"`{name}` runs code that may write and names the colony's files (.aether/) — {COLONY_ONLY}."
+            for found in dict.fromkeys(re.sub(OPEN_MODE, "", m.group(2)) for m in CODE_STRING.finditer(text)):
+                why = next((w for full in _colony_paths(found, cwds) if (w := colony.refusal(f"`{found}` in the code", full))), None)
+                if why:
+                    return why
+    return None
+
+
+def _home(word):
+    """`~` and `~/x` with the user's folder written out (`cp -r x/. ~` copies over ~/.aether)."""
+    if word.segments[:1] != [("other", "~")] or word.segments[1:2] and word.segments[1][1][:1] not in ("", "/"):
+        return word
+    return shell.Word(word.raw, word.text, False, segments=[("text", os.path.expanduser("~")), *word.segments[1:]])
+
+
+def _spellings(texts: list, globs_changed: bool) -> list | None:
+    """Every word the texts of a target may become (braces expanded), None when not seen."""
+    out = []
+    for text in texts:
+        words = _braces(text)
+        if words is None or globs_changed and _pattern(text):
+            return None
+        out += words
+    return out
+
+
+def colony_bash(caste: str, script, event: dict) -> str | None:
+    """Why an ant's command writes the colony's own files (None: it does not, as far as it shows).
+    A path the guard cannot see (`$X`, `$(…)`, after `cd $X`) is refused only in a command that
+    names the colony's files — spells `.aether` (in braces or a pattern too), or `cd`s into them:
+    the one way to name them besides a link the guard resolves."""
+    flat = _flat(script.source)
+    globs_changed = any(k in flat for k in GLOBS_CHANGED)
+    named = globs_changed or _spells_colony(flat)
+    if script.errors:
+        unreadable = "This command names the colony's files (.aether/) but is not plain shell the guard can read"
+        return f"{unreadable}: split it into simpler commands — {COLONY_ONLY}." if named else None
+    colony = Colony(caste, event)
+    cwds, lost = _colony_cwds(script, colony)
+    named = named or any(colony.under(c) is not None for c in cwds)
+    bindings = _bindings(script)
+    for cmd in script.commands:
+        read_only = _read_only_program(cmd, False) is None
+        why = _colony_code_refusal(cmd, script, bindings, colony, cwds, read_only, named)
+        if why:
+            return why
+        for word, what, whole, bases in _colony_targets(cmd, cwds, read_only):
+            texts = _values(_home(word), cmd, script, bindings)
+            spelled = _spellings(texts, globs_changed) if texts is not None else None
+            if named and (spelled is None or any(t.startswith(PROC) or lost and not t.startswith("/") for t in spelled)):
+                return f"{what} {UNSEEN} — {COLONY_ONLY}."
+            fulls = [f for t in spelled or [] for c in _candidates(shell.Word(word.raw, t)) for f in _colony_paths(c, bases)]
+            why = next((why for full in fulls if (why := colony.refusal(what, full, whole))), None)
+            if why:
+                return why
     return None
 
 
@@ -1773,6 +2357,9 @@ def runs_aether(script) -> bool:
 def _ant_bash(caste: str, script, event: dict) -> str | None:
     if runs_aether(script):
         return ONLY_QUEEN
+    own = colony_bash(caste, script, event)
+    if own:
+        return own
     if caste in SEARCH_ONLY:
         found = read_only(script, True, None)
         if found:
@@ -1794,23 +2381,10 @@ def _ant_bash(caste: str, script, event: dict) -> str | None:
     return None
 
 
-def _state_file(tool_input: dict) -> str | None:
-    """A file tool aimed at the colony's state (`.aether/data/`, the evidence of what ants ran
-    included): the helper writes it alone."""
-    path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "")
-    if not path:
-        return None
-    project = _project()
-    data = os.path.realpath(os.environ.get("AETHER_DATA_DIR") or os.path.join(project, ".aether", "data"))
-    if _inside(os.path.realpath(os.path.join(project, path)), [data]):
-        return f"{path} is the colony's state (and the record of what ants ran): Aether writes it alone. Change the project's files."
-    return None
-
-
 def _ant_file(caste: str, tool: str, tool_input: dict, event: dict) -> str | None:
-    state = _state_file(tool_input)
-    if state:
-        return state
+    own = _colony_file(caste, tool_input, event)
+    if own:
+        return own
     if caste in WRITE_ANYWHERE:
         return isolated_builder(tool, tool_input, event)
     if caste in READ_ONLY:

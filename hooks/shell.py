@@ -212,9 +212,11 @@ class Command:
 
 class Script:
     """What `parse` found: `commands` in source order, the functions defined, whether an output
-    process substitution `>(…)` or a background `&` appears, whether the parser found errors, and
-    `bindings` (variable → the static words it is given, None when it is given anything else) and
-    `bound_at` (where it is first given one: a use before that is the environment's value)."""
+    process substitution `>(…)` or a background `&` appears, whether the parser found errors,
+    `bindings` (variable → the static words it is given, None when it is given anything else),
+    `bound_at` (where it is first given one: a use before that is the environment's value) and
+    `subshells` (the spans of `( … )`, `$( … )`, `<( … )` and a pipeline's stages: a `cd` inside
+    one does not move the commands after it)."""
 
     def __init__(self, source: str):
         self.source = source
@@ -227,9 +229,15 @@ class Script:
         self.bound_at: dict[str, int] = {}  # variable → where it is first given a value
         self.node_types: set[str] = set()
         self.statements = 0
+        self.subshells: list[tuple[int, int]] = []
 
     def top(self) -> list[Command]:
         return [c for c in self.commands if c.depth == 0]
+
+    def scope_of(self, cmd: Command) -> tuple[int, int] | None:
+        """The span of the innermost subshell `cmd` runs in (None: the command line's own shell)."""
+        spans = [s for s in self.subshells if s[0] <= cmd.start and cmd.end <= s[1]]
+        return min(spans, key=lambda s: s[1] - s[0]) if spans else None
 
 
 def parse(text: str) -> Script:
@@ -237,7 +245,12 @@ def parse(text: str) -> Script:
     data = text.encode("utf-8", "surrogatepass")
     root = _PARSER.parse(data).root_node
     script.errors = root.has_error
-    script.node_types = {n.type for n in _descendants(root)}
+    for node in _descendants(root):
+        script.node_types.add(node.type)
+        if node.type in SUBSHELLS:
+            script.subshells.append((node.start_byte, node.end_byte))
+        elif node.type == "pipeline":  # each stage in a subshell (a list is the grammar's misreading of `a && b 2>&1 | c`)
+            script.subshells += [(c.start_byte, c.end_byte) for c in node.named_children if _stage(c)]
     script.statements = len([c for c in root.named_children if c.type != "comment"])
     _Walker(script, data).walk(root, 0)
     script.commands.sort(key=lambda c: (c.start, c.depth))
@@ -291,6 +304,7 @@ def _ansi_c(raw: str) -> str:
         return body
 
 
+SUBSHELLS = {"subshell", "command_substitution", "process_substitution"}
 EXPANSIONS = {"simple_expansion", "expansion", "command_substitution", "process_substitution", "arithmetic_expansion"}
 
 
@@ -560,6 +574,8 @@ class _Walker:
                 body = child
             elif child.type in ("<<", "<<-", "heredoc_end"):
                 continue
+            elif child.type in ("file_redirect", "herestring_redirect"):
+                self.redirect(child, cmd, depth, in_function)  # `cat <<'EOF' > f`: the grammar hangs `> f` here
             elif child.is_named or child.type in ("&&", "||", "|", ";", "|&"):
                 self.walk(child, depth, in_function)  # `cmd <<'EOF' && next`: the rest of the line
         quoted = start is not None and any(q in start for q in "'\"\\")
@@ -572,6 +588,12 @@ class _Walker:
                     self.word(child, depth)  # what it runs is a command too
         cmd.heredoc = Heredoc(text, quoted, not dynamic)
         cmd.redirects.append(Redirect("<<", None, None))
+
+
+def _stage(node) -> bool:
+    """A pipeline's stage as bash reads it: a command or a compound one, redirected or not."""
+    body = node.child_by_field_name("body") if node.type == "redirected_statement" else node
+    return body is not None and body.type in ("command", "subshell", "compound_statement")
 
 
 def _last_command(node):

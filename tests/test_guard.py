@@ -132,6 +132,8 @@ def test_the_queens_own_aether_calls_are_allowed(command):
         "aether status 2> err.log",
         "x=1; aether status",
         "aether status; touch x",
+        "aether record w1 - <<'EOF' > out.txt\nthe answer\nEOF",
+        "aether record w1 - <<'EOF' >> .aether/config.yaml\nthe answer\nEOF",
     ],
 )
 def test_anything_else_with_aether_gets_no_decision(command):
@@ -251,6 +253,22 @@ READ_ONLY_WRITES = [  # forms that change files: refused for every read-only cas
     "git notes add -m x",
     "sed -n 'w out' f",
     "sed -n 's/a/b/w out' f",
+    # a redirection written after a here-document (the grammar hangs it on the here-document)
+    "cat <<'EOF' > notes.txt\nx\nEOF",
+    "cat <<'EOF' >> notes.txt\nx\nEOF",
+    "cat <<-'EOF' > notes.txt\n\tx\n\tEOF",
+    "python3 - <<'EOF' > out.txt\nprint(1)\nEOF",
+    "tee notes.txt <<'EOF'\nx\nEOF",
+    "cat <<'EOF' &> notes.txt\nx\nEOF",
+    "cat <<'EOF' 2>&1 > notes.txt\nx\nEOF",
+    "cat <<'EOF' <<< y > notes.txt\nx\nEOF",
+    "ls && cat <<'EOF' > notes.txt && echo done\nx\nEOF",
+    "cat <<'A' > a.txt\nx\nA\ncat <<'B' > b.txt\ny\nB",
+    "(cat <<'EOF' > notes.txt\nx\nEOF\n)",
+    "{ cat <<'EOF' > notes.txt\nx\nEOF\n}",
+    "echo $(cat <<'EOF' > notes.txt\nx\nEOF\n)",
+    "cat <<'EOF' > $(echo notes.txt)\nx\nEOF",
+    "cat <<'EOF' > $OUT\nx\nEOF",
 ]
 READ_ONLY_RUNS = [  # options and forms that run other commands: refused to every read-only caste too
     "sed -n '1e id' f",
@@ -826,6 +844,16 @@ BUILDER_ESCAPES = [
     M + "echo \"open('{P}/app.py', 'w')\" | python3",
     M + "python3 <<< \"open('../w2/app.py', 'w')\"",
     M + "(cd src; cd ..; cd ..) && ls ../w2",
+    # a redirection after a here-document; a `cd` that a subshell keeps to itself
+    M + "cat <<'EOF' > ../../../../app.py\nx\nEOF",
+    M + "cat <<'EOF' >> {P}/app.py\nx\nEOF",
+    M + "python3 - <<'EOF' > ../w2/app.py\nprint(1)\nEOF",
+    M + "ls && cat <<'EOF' > ../../../../app.py && echo done\nx\nEOF",
+    f"(cd {MINE}) && echo x > app.py",
+    f"(cd {MINE}) && cat <<'EOF' > app.py\nx\nEOF",
+    f"(cd {MINE} && ls) && rm app.py",
+    f"(cd {MINE}; ls) > app.py",
+    M + "echo x >> ../../../data/evidence/w1.jsonl",
 ]
 
 
@@ -894,6 +922,10 @@ BUILDER_WORK = [
     ("Write", f"P/{MINE}/app.py"),
     ("Edit", f"{MINE}/src/new.py"),
     ("Write", f"P/.aether/spawns/{SCOPE}/w1.report.md"),
+    M + "cat <<'EOF' > src/x.py\nx = 1\nEOF",
+    f"(cd {MINE} && cat <<'EOF' > src/x.py\nx = 1\nEOF\n)",
+    M + "git clean -fdx",
+    M + f"echo done >> ../../../spawns/{SCOPE}/w1.report.md",
 ]
 
 
@@ -1131,3 +1163,20 @@ def test_the_mods_ants_get_what_the_commands_allowed_tools_give(mod_ant):
     # the Queen's ants and unknown agents get no grant from the guard: the command's own applies
     assert as_ant("a3", "ant:builder", "Write", file_path=f"{root}/app.py", content="x") is None
     assert as_ant("zz", "ant:builder", "Write", file_path=f"{root}/app.py", content="x") is None
+
+
+def test_the_mods_ants_get_no_grant_for_a_write_the_guard_refuses(mod_ant):
+    """The grant (`Bash(python3:*)`, `cat`, Write) is given only after the guard's own rules: a
+    redirection after a here-document and the colony's own files are refused, not granted."""
+    root = str(mod_ant)
+    heredoc = "cat <<'EOF' > notes.txt\nlooks fine\nEOF"
+    assert "read-only" in denied(as_ant("a2", "ant:watcher", "Bash", command=heredoc))
+    assert as_ant("a1", "ant:builder", "Bash", command=heredoc) is None  # a builder's write: Claude Code's own verdict
+    for command in (
+        "cat <<'EOF' >> .aether/data/evidence/w1.jsonl\n{}\nEOF",
+        "python3 -c \"open('.aether/config.yaml', 'w').write('verify: {}')\"",
+        "python3 - <<'EOF' > .aether/config.yaml\nprint('verify: {}')\nEOF",
+    ):
+        for agent_id, caste in (("a1", "ant:builder"), ("a2", "ant:watcher")):
+            assert "written only by Aether" in denied(as_ant(agent_id, caste, "Bash", command=command)), (caste, command)
+    assert "written only by Aether" in denied(as_ant("a1", "ant:builder", "Write", file_path=f"{root}/.aether/config.yaml", content="x"))
