@@ -227,10 +227,15 @@ async function loop($: Json, env: Record<string, string>, first: Json, signal: A
     }
   }
   let action = first
+  let warned = '' // a safety net the build goes without, said once (the status line keeps showing it)
   try {
     for (let step = 0; step < MAX_STEPS; step++) {
       draw(action.progress)
       await say(action.line)
+      if (action.warning && action.warning !== warned) {
+        warned = action.warning
+        await say(action.warning)
+      }
       if (signal.aborted) return interrupted(action)
       if (action.action === 'spawn') {
         const sent = await Promise.all(action.spawns.map((s: Json) => spawn($, s)))

@@ -178,6 +178,7 @@ def test_isolation_is_off_outside_git_in_lightweight_with_submodules_and_by_sett
         "on": False,
         "why": "off (build.isolation: off in config.yaml)",
         "scope": "b1-x",
+        "warning": None,  # off by choice, with its checkpoint: no safety net missing
     }
     (p.root / ".aether" / "config.yaml").write_text("build:\n  isolation: sometimes\n", "utf-8")
     with pytest.raises(AetherError) as exc:

@@ -25,7 +25,7 @@ RECENT_EVENTS = 5
 OPEN_ERRORS_SHOWN = 3
 HINT_WIDTH = 96  # a running ant's hint is wrapped to fit `aether watch` in a 100-column terminal
 ICONS = {"pending": "○", "in_progress": "◐", "completed": "●", "failed": "✗", "skipped": "–"}
-COLORS = {"in_progress": "33", "completed": "32", "failed": "31", "skipped": "2"}  # ANSI SGR codes
+COLORS = {"in_progress": "33", "completed": "32", "failed": "31", "skipped": "2", "warning": "33"}  # ANSI SGR codes
 
 
 def _color(text: str, status: str, enabled: bool) -> str:
@@ -121,6 +121,7 @@ def status_view() -> dict:
     stuck = state == "READY" and phase_now is not None and phase_now.get("status") in ("failed", "in_progress")
     result["recovery"] = recovery.options(current, plan) if stuck else None
     result["kept_results"] = worktrees.kept() if store.exists("worktrees") else []
+    result["safety"] = worktrees.warning(ledger.current_run(store.read("spawns"), "build"))  # a safety net the build goes without
     result["running"] = running(clock.now())
     result.update(_autopilot_view(colony))
     if result["autopilot"] is not None:
@@ -147,6 +148,8 @@ def render_status(view: dict, color: bool = False) -> str:
         return f"No colony here yet.\nNext: {nxt['slash']} — {nxt['reason']}"
     state, current, rows = view["state"], view["current_phase"], view["phases"]
     lines = [f"AETHER COLONY · {state} · {view['mode'] or 'STANDARD'}", f"Goal: {one_line(view['goal'], 200)}"]
+    if view.get("safety"):  # where the person looks first: no checkpoint, builders sharing one tree
+        lines.append(_color(view["safety"], "warning", color))
     if rows:
         progress = view["progress"]
         done = progress["phases_completed"]

@@ -4,8 +4,9 @@ A checkpoint is a commit made through a temporary index: the user's index is cop
 stat cache) to a temp file, `git add -A` runs against the copy (so .gitignore is respected and
 untracked files are captured), then `write-tree`, `commit-tree` (parent HEAD when there is
 one) and `update-ref refs/aether/checkpoints/phase-<N>-<unix>`. HEAD, the user's index, the
-working tree and every branch stay untouched. Colony state (.aether/data) is never part of a
-snapshot: the store owns it.
+working tree and every branch stay untouched. The colony's folder (`.aether/`: state, briefs, the
+builders' worktrees) is never part of a snapshot, whatever .gitignore and info/exclude say of it
+(files of it the user tracks aside; never the state, which the store owns); nothing is force-added.
 
 Records `{ref, commit, tree, parent, phase, created_at, label}` go to checkpoints.json (newest
 last, the last MAX_CHECKPOINTS kept; the refs of dropped records are deleted).
@@ -128,6 +129,16 @@ def said(stderr: str) -> str:
     return " ".join(kept)
 
 
+_VERSION = re.compile(r"git version (\d+)\.(\d+)")
+
+
+def git_version(cwd: str) -> tuple | None:
+    """(major, minor) of the git on PATH (`git version 2.39.5`, `… (Apple Git-…)`, `….windows.1`),
+    None when its answer does not say. Raises AetherError when git is missing."""
+    found = _VERSION.match(git(["version"], cwd, check=False).stdout.strip())
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
 class Repo:
     """The git work tree holding the project, with what a snapshot needs to know."""
 
@@ -138,23 +149,31 @@ class Repo:
         self.data_rel = data_rel  # the state folder relative to top, when it lies inside
         self.prefix = prefix  # the project's folder relative to top ("" at the top)
         self.worktrees_rel = f"{prefix}{WORKTREES}"  # the builders' worktrees (never part of a snapshot)
+        self.colony_rel = f"{prefix}.aether"  # the colony's folder: no file of it the user does not track is snapshotted
 
     def excluded(self, path: str) -> bool:
-        return any(rel and (path == rel or path.startswith(rel + "/")) for rel in (self.data_rel, self.worktrees_rel))
+        """Whether `path` is the colony's (its state, its folder): never removed by a restore."""
+        return any(rel and (path == rel or path.startswith(rel + "/")) for rel in (self.data_rel, self.worktrees_rel, self.colony_rel))
 
     def pathspec(self) -> list:
         """`-- .` without the colony's state and the builders' worktrees."""
         return ["--", "."] + [exclude_spec(rel) for rel in (self.data_rel, self.worktrees_rel) if rel]
 
 
-def exclude_spec(rel: str) -> str:
-    """A pathspec that leaves out `rel` and everything under it. Not the literal `:(exclude)rel`:
-    when a folder above `rel` is ignored (`.aether/` in info/exclude, or the user's .gitignore),
-    `git add` counts a literal exclude as naming an ignored path and fails ("The following paths
-    are ignored …"); a pattern whose first character is escaped has no literal prefix for that
-    check, and its `*` (which crosses `/` in a pathspec) reaches every path below `rel`."""
+def below(rel: str) -> str:
+    """A pathspec of everything under `rel`. Not the literal `rel`: when `rel` or a folder above it
+    is ignored (`.aether/` in info/exclude, or in the user's .gitignore as `.aether`, `/.aether/`,
+    `*` …), `git add` counts a literal pathspec (an exclude too) as naming an ignored path and fails
+    ("The following paths are ignored …"); a pattern whose first character is escaped has no
+    literal prefix for that check, and its `*` (which crosses `/` in a pathspec) reaches every path
+    below `rel`."""
     escaped = re.sub(r"([\\*?\[])", r"\\\1", rel)
-    return f":(exclude){escaped if escaped.startswith(chr(92)) else chr(92) + escaped}/*"
+    return f"{escaped if escaped.startswith(chr(92)) else chr(92) + escaped}/*"
+
+
+def exclude_spec(rel: str) -> str:
+    """A pathspec that leaves out `rel` and everything under it, whatever ignores it (`below`)."""
+    return f":(exclude){below(rel)}"
 
 
 def repo() -> Repo | None:
@@ -223,17 +242,23 @@ class TempIndex:
 def snapshot_commit(r: Repo, message: str) -> tuple[str, str]:
     """(commit, tree): a commit of the working tree as it is (untracked files included),
     HEAD its parent; no ref points at it yet."""
-    tree = _snapshot_tree(r)
+    tree = snapshot_tree(r)
     args = ["commit-tree", tree, "-m", message]
     if r.head:
         args += ["-p", r.head]
     return git(args, r.top).stdout.strip(), tree
 
 
-def _snapshot_tree(r: Repo) -> str:
-    """The tree of the working tree as it is now (ignored files and colony state left out)."""
+def snapshot_tree(r: Repo) -> str:
+    """The tree of the working tree as it is now: its tracked files, and the untracked ones git
+    does not ignore — never an untracked file of the colony's folder, however .gitignore and
+    info/exclude treat it (nothing is force-added), nor colony state or the builders' worktrees."""
     with TempIndex(r.index) as idx:
-        git(["add", "-A", *r.pathspec()], r.top, env=idx.env)
+        git(["add", "-A", *r.pathspec(), exclude_spec(r.colony_rel)], r.top, env=idx.env)
+        if idx.mentions(r.colony_rel):  # files of .aether/ the user tracks (config.yaml …): as they are now
+            tracked = [below(r.colony_rel), *r.pathspec()[2:]]
+            if git(["ls-files", "-z", "--", *tracked], r.top, env=idx.env).stdout:  # `add -u` fails on a pathspec matching nothing
+                git(["add", "-u", "--", *tracked], r.top, env=idx.env)
         if r.data_rel and idx.mentions(r.data_rel):  # state files the user committed stay out too
             git(["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", r.data_rel], r.top, env=idx.env)
         return git(["write-tree"], r.top, env=idx.env).stdout.strip()
@@ -436,7 +461,7 @@ def restore(ref: str, force: bool = False, checkpoints_data: dict | None = None)
         raise input_error("unknown_checkpoint", f"no checkpoint {ref!r} in this repository; checkpoints.json lists them")
     commit = proc.stdout.strip()
     target_tree = git(["rev-parse", f"{commit}^{{tree}}"], r.top).stdout.strip()
-    current_tree = _snapshot_tree(r)
+    current_tree = snapshot_tree(r)
     records = (checkpoints_data or store.read("checkpoints"))["checkpoints"]
     safety, dropped = None, []
     if current_tree != target_tree and not _is_saved(r, current_tree, records):

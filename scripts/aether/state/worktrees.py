@@ -36,6 +36,7 @@ OPEN = ("active", "kept")  # records that still hold a worktree or a branch
 SCRATCH = "merge"  # the worktree a merge runs in: .aether/worktrees/<build>/merge
 RESULT_DATE = "@0 +0000"  # a result commit's dates: the same work gives the same commit, every time
 INITIALIZING = "initializing"  # the lock reason git's `worktree add` holds while it works (git runs in the C locale)
+MIN_GIT = (2, 17)  # the oldest git the worktrees run on: `git worktree remove` and `worktree add --quiet` came in 2.17
 
 
 class Gone(Exception):
