@@ -32,7 +32,7 @@ def answer_all(p, action, answers):
         usage = {"input_tokens": 120, "output_tokens": 30, "cache_read_input_tokens": 50, "model": "claude-test"}
         # the calls the mod saw the ant make (tool.call): a watcher runs the commands its brief names
         calls = [
-            {"tool": "Bash", "input": {"command": c}, "isError": False, "text": "4 passed", "ms": 9, "t": time.time()}
+            {"tool": "Bash", "input": {"command": c}, "isError": False, "text": "4 passed in 0.02s", "ms": 9, "t": time.time()}
             for c in named_checks(s["prompt"]).values()
         ]
         answer = {"ref": s["ref"], "agent_id": f"agent-{s['id']}", "text": text, "usage": usage, "reason": "answer", "calls": calls}

@@ -272,8 +272,9 @@ def test_verify_brief_gives_the_watcher_what_the_build_changed(colony):
     text = brief["text"]
     assert text.startswith("--- VERIFICATION ---")
     # each check is a command the helper names, to be run as written (its run is the evidence)
-    assert '  - imports: python3 -c "import todo, todo.cli, todo.store"' in text
-    assert "  - tests: python3 -m pytest -q" in text and "  - syntax: checked by Aether itself" in text
+    here = f"cd {colony.root} && "  # in the project's own folder, whatever folder the shell was left in
+    assert f'  - imports: {here}python3 -c "import todo, todo.cli, todo.store"' in text
+    assert f"  - tests: {here}python3 -m pytest -q" in text and "  - syntax: checked by Aether itself" in text
     assert "launch" not in text and "no pipe" in text
     assert "  - pytest passes" in text
     assert "  - 1.3: tests — completed (w3)" in text

@@ -58,7 +58,7 @@ def ran(project, ref: str, calls: list):
         fh.write("".join(json.dumps(line) + "\n" for line in lines))
 
 
-def ran_checks(project, ref: str, brief: str, exit: int = 0, tail: str = "2 passed"):
+def ran_checks(project, ref: str, brief: str, exit: int = 0, tail: str = "2 passed in 0.01s"):
     """An honest watcher: every command its brief names, run as written."""
     ran(project, ref, [{"command": c, "exit": exit, "tail": tail} for c in named_checks(brief).values()])
 
@@ -171,3 +171,45 @@ def failure_history(project) -> list:
     """failures.json's failure reports ([] before the first)."""
     path = project.data / "failures.json"
     return json.loads(path.read_text("utf-8"))["history"] if path.exists() else []
+
+
+# ---------------------------------------------------------------- a build up to its verification
+
+WATCHER_SAYS_PASS = (
+    "```json\n"
+    + json.dumps({"passed": True, "score": 95, "summary": "all good", "checks": [{"name": "tests", "passed": True, "detail": "all pass"}]})
+    + "\n```"
+)
+
+
+def to_verification(p) -> dict:
+    """The build of phase 1 answered honestly up to its watcher: the action that spawns it."""
+    ok(p, "next", "--build", "1")
+    action = ok(p, "record", "lead1", "-", input="```json\n" + json.dumps(ASSIGNMENT) + "\n```")["next"]
+    action = ok(p, "next", "--build", "1", "--approve")
+    while action["action"] == "spawn" and not action["spawns"][0]["id"].startswith("watch"):
+        nodes = json.loads((p.data / "COLONY_STATE.json").read_text("utf-8"))["spawn_tree"]["nodes"]
+        for spawn in action["spawns"]:
+            node = nodes[spawn["id"]]
+            if node["role"] == "reviewer":
+                out = ok(p, "record", spawn["id"], "-", input='```json\n{"findings": [], "summary": "fine"}\n```')
+            else:
+                write(p, *node["writes"])
+                out = ok(p, "record", spawn["id"], "-", input=result(files_created=node["writes"]))
+        action = out["next"]
+    assert [s["id"] for s in action["spawns"]] == ["watch1"], action
+    return action
+
+
+def watcher(p, local: str, text: str = WATCHER_SAYS_PASS, **run) -> dict:
+    """The watcher `local` answers (after running what `run` says: all its checks by default)."""
+    ref = f"{scope_of(p)}/{local}"
+    if run.get("checks", True):
+        ran_checks(p, ref, brief_at(p, ref), run.get("exit", 0), run.get("tail", "4 passed in 0.02s"))
+    for call in run.get("calls", []):
+        ran(p, ref, [call])
+    return ok(p, "record", local, "-", input=text)
+
+
+def phase_record(p) -> dict:
+    return json.loads((p.data / "phase_records.json").read_text("utf-8"))["records"][-1]

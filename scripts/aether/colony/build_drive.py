@@ -17,7 +17,7 @@ from aether.core import clock
 from aether.core.exceptions import EXIT_INPUT, AetherError, input_error, state_error
 from aether.core.text import one_line
 from aether.core.vocabulary import SPAWN_FINISHED
-from aether.rules import contracts, modes, spawn_tree
+from aether.rules import contracts, modes, runner_summary, spawn_tree
 from aether.rules import drive as drive_rules
 from aether.rules import worktrees as worktree_rules
 from aether.rules.contracts import parse_requests
@@ -60,7 +60,7 @@ def _view(run: dict, approve: bool) -> dict:
     loop = _bound_loop(colony, phase) if building else None
     answers = run.get("answers", [])
     latest = _latest_verdict(run)
-    unverified = bool(latest and latest.get("needs_watcher"))
+    unverified = bool(latest and (latest.get("needs_watcher") or latest.get("weakened")))
     accepted = (run.get("accepted") or {}).get("ref")
     view_run = {
         **run,
@@ -74,6 +74,7 @@ def _view(run: dict, approve: bool) -> dict:
             "scored": run.get("scored", 0) >= len(answers),
             "unverified": unverified and not (latest and accepted == latest.get("ref")),
             "unverified_rounds": run.get("unverified_rounds", 0),
+            "weakened": bool(latest and latest.get("weakened")),
         },
     }
     return {"building": building, "tree": tree, "run": view_run, "approve": approve}
@@ -101,6 +102,13 @@ def _start_build(phase: int, resume: bool) -> dict:
     depth = modes.profile(colony.get("mode"))["watcher"]
     scope = ledger.new_scope("build", phase)
     isolation = worktrees.decide(colony.get("mode"), started.get("checkpoint"), scope)  # made with the run, in one write
+    fixed = _fixed_checks(phase, started)
+    tests = (fixed or {}).get("tests")
+    said = ""
+    if tests and fixed:
+        counted = f"; at its start: {runner_summary.short(fixed['baseline'])}" if fixed.get("baseline") else ""
+        was = f"; it started with `{fixed['tests_before']}`" if fixed.get("tests_before") else ""
+        said = f"\nTests: {tests} (fixed for this build{counted}{was})"
     run = dispatch.new_run(
         "build",
         scope=scope,
@@ -111,7 +119,8 @@ def _start_build(phase: int, resume: bool) -> dict:
         scored=0,
         actions=0,
         isolation=isolation,
-        started_text=started["text"] + f"\nBuilders: isolation {isolation['why']}",
+        verify=fixed,
+        started_text=started["text"] + f"\nBuilders: isolation {isolation['why']}" + said,
     )
     checks.prune_logs()  # the evidence of older runs goes (bounded per build)
     return run
@@ -126,6 +135,25 @@ def _isolation(run: dict) -> tuple:
     iso = worktrees.decide(store.read("colony").get("mode"), checkpoints.latest(run["phase"]), run["scope"])
     run["isolation"] = iso
     return iso, True
+
+
+def _fixed_checks(phase: int, started: dict) -> dict | None:
+    """The commands this build is verified by (checks.fix), fixed now. A resumed build keeps the
+    first start's checkpoint tree and counts (what its builders changed before the stop is still
+    the build's change) and says when its test command is no longer the one it started with."""
+    try:
+        fixed = checks.fix((started.get("checkpoint") or {}).get("tree"))
+    except AetherError:  # `verify:` cannot be read: the verification says so
+        return None
+    if started.get("resumed"):
+        before = next((r for r in reversed(store.read("spawns")["runs"]) if r.get("command") == "build" and r.get("phase") == phase), None)
+        first = (before or {}).get("verify")
+        if isinstance(first, dict):
+            fixed.update(tree=first.get("tree") or fixed["tree"], baseline=first.get("baseline"))
+            fixed["started_with"] = first.get("started_with", first.get("tests"))
+            if fixed["started_with"] != fixed["tests"]:
+                fixed["tests_before"] = fixed["started_with"]
+    return fixed
 
 
 def build_run(phase: int | None, resume: bool = False) -> dict:
@@ -524,7 +552,8 @@ def _judge(run: dict, text: str) -> dict:
     tree = colony.get("spawn_tree") or {}
     merged = worktrees.last_merge_t(tree)
     try:
-        return checks.judge(run["scope"], colony.get("mode"), checks.changed_files(tree), watcher, merged)
+        files = checks.changed_files(tree, run["scope"])
+        return checks.judge(run["scope"], colony.get("mode"), files, watcher, merged, run.get("verify"))
     except AetherError as exc:  # `verify:` cannot be read: nothing is proven, and the person is told why
         check = {"name": "config", "command": None, "claimed": None, "run": None, "status": "unverified", "why": exc.message}
         return {"checks": [check], "passed": False, "unverified": ["config"], "needs_watcher": True, "calls": 0}
@@ -584,7 +613,7 @@ def answer_loop(run: dict, choice: str, text: str) -> dict | None:
                 "by": "user",
                 "why": one_line(text, 500) or "(no reason given)",
                 "at": clock.iso(),
-                "checks": verdict["unverified"],
+                "checks": verdict["unverified"] + verdict.get("weakened", []),
                 "ref": verdict.get("ref"),  # this verification's checks only: a later one is judged afresh
             }
         elif choice == "refine":  # one more watcher, told exactly what to run, then asked again

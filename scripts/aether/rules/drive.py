@@ -98,7 +98,7 @@ def _verification_step(run: dict) -> dict:
     if verify.get("spawn") and not verify.get("answered"):
         return {"do": "spawn_watcher"}
     if verify.get("unverified"):  # a check no run proved: one more watcher told what to run, then the person
-        if verify.get("unverified_rounds", 0) < MAX_WATCHERS:
+        if verify.get("unverified_rounds", 0) < MAX_WATCHERS and not verify.get("weakened"):  # weakened: the person at once
             return {"do": "spawn_watcher"}
         return {"do": "ask", "why": "unverified"}
     loop = run.get("code_loop") or {}

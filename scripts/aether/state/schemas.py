@@ -425,6 +425,7 @@ def _check_run(p: list, r: dict, where: str) -> None:
     for key in ("scope", "command"):
         field_check(p, r, key, str, where)
     field_check(p, r, "done", bool, where)
+    field_check(p, r, "verify", (dict, type(None)), where, required=False)  # the commands a build fixed at its start
     if r.get("command") == "run":
         _check_autopilot(p, r, where)
 

@@ -20,8 +20,8 @@ from aether.core import containment, paths
 from aether.core.exceptions import AetherError, input_error
 from aether.core.text import one_line
 from aether.rules import evidence as rules
-from aether.rules import modes
-from aether.state import evidence, settings, store
+from aether.rules import modes, runner_summary
+from aether.state import changes, evidence, settings, store
 from aether.state import spawns as ledger
 from aether.steps import syntax_check
 
@@ -94,7 +94,11 @@ def tests_command(root: str) -> str | None:
 
 
 def test_command() -> str | None:
-    """The project's test command: `verify: tests:`, else the one found (None: none)."""
+    """The project's test command: the running build's (fixed at its start), else `verify:
+    tests:`, else the one found (None: none)."""
+    fixed = fixed_of_build()
+    if fixed is not None:
+        return fixed.get("tests")
     try:
         configured = settings.verify().get("tests")
     except AetherError:
@@ -153,8 +157,10 @@ def imports_command(files: list) -> str | None:
     return f'python3 -c "import sys; {path}import {", ".join(names)}"' if path else f'python3 -c "import {", ".join(names)}"'
 
 
-def changed_files(tree: dict) -> list:
-    """Files the build's completed spawns reported (state under .aether/ left out), in order."""
+def changed_files(tree: dict, scope: str | None = None) -> list:
+    """Files the build's completed spawns reported, then those its ants wrote with a file tool
+    and did not report (state under .aether/ left out), in order. scope: the build's run (the
+    running build's when not given)."""
     seen = []
     nodes = sorted((n for n in (tree.get("nodes") or {}).values() if isinstance(n, dict)), key=lambda n: n.get("seq") or 0)
     for node in nodes:
@@ -163,42 +169,104 @@ def changed_files(tree: dict) -> list:
         for path in (node.get("files_created") or []) + (node.get("files_modified") or []):
             if isinstance(path, str) and path not in seen and not path.replace("\\", "/").startswith(".aether/"):
                 seen.append(path)
+    if scope is None:
+        scope = (ledger.current_run(store.read("spawns"), "build") or {}).get("scope")
+    if scope:
+        calls = [c for items in evidence.of_scope(scope, owners()).values() for c in items]
+        seen += [p for p in _written(calls, paths.project_root()) if p not in seen and not p.startswith(".aether/")]
     return seen
 
 
-def named(mode: str | None, files: list) -> list:
-    """The checks the mode requires, each {name, command, why, by} — by `helper` (syntax, run by
-    the helper itself) or `watcher` (the exact command it must run); `command` None with `why`:
-    nothing can be run; `not_needed`: nothing to check."""
-    depth = modes.profile(mode)["watcher"]
+def _written(calls: list, root: str) -> list:
+    """The project's files these calls wrote with a file tool, relative to the project."""
+    real = os.path.realpath(root) + os.sep
+    out = []
+    for c in calls:
+        if c.get("tool") in evidence.FILE_TOOLS and c.get("ok", True) and isinstance(c.get("path"), str):
+            where = os.path.realpath(os.path.join(root, c["path"]))
+            if where.startswith(real) and os.path.isfile(where) and where[len(real) :] not in out:
+                out.append(where[len(real) :])
+    return out
+
+
+def fix(tree: str | None = None) -> dict:
+    """The commands a build's verification runs, fixed when the build starts (a builder that adds
+    a package.json or edits `verify:` changes nothing the build is checked by): {tests, launch,
+    imports (configured, else found from the changed files later), tree (the checkpoint's, to see
+    what the build changed), baseline (the counts of the last verified tests run of the same
+    command, to compare with)}."""
     configured = settings.verify()
     root = paths.project_root()
+    tests = configured.get("tests") or tests_command(root)
+    return {
+        "tests": tests,
+        "launch": configured.get("launch") or launch_command(root),
+        "imports": configured.get("imports"),
+        "tree": tree,
+        "baseline": baseline(tests),
+    }
+
+
+def baseline(tests: str | None) -> dict | None:
+    """The counts of the newest phase record's verified (or accepted) run of this tests command."""
+    if not tests:
+        return None
+    for record in reversed(store.read("phase_records")["records"]):
+        proof = record.get("verification") if isinstance(record, dict) else None
+        for v in (proof or {}).get("checks") or [] if isinstance(proof, dict) else []:
+            if (
+                isinstance(v, dict)
+                and v.get("name") == "tests"
+                and v.get("command") == tests
+                and v.get("status") in ("verified", "accepted")
+                and isinstance(v.get("counts"), dict)
+            ):
+                return v["counts"]
+    return None
+
+
+def fixed_of_build() -> dict | None:
+    """The commands the running build fixed at its start (None: a build started before they were)."""
+    run = ledger.current_run(store.read("spawns"), "build")
+    fixed = (run or {}).get("verify")
+    return fixed if isinstance(fixed, dict) else None
+
+
+def named(mode: str | None, files: list, fixed: dict | None = None) -> list:
+    """The checks the mode requires, each {name, command, why, by} — by `helper` (syntax, run by
+    the helper itself) or `watcher` (the exact command it must run); `command` None with `why`:
+    nothing can be run; `not_needed`: nothing to check. fixed: the commands the build fixed at
+    its start (the running build's when not given; found now for a build that fixed none)."""
+    depth = modes.profile(mode)["watcher"]
+    fixed = fixed or fixed_of_build() or fix()
     out: list[dict] = []
     for check in modes.WATCHER_CHECKS.get(depth, ()):
         name = CHECK_NAMES[check]
         if name == "syntax":
             out.append({"name": "syntax", "command": None, "by": "helper", "why": "the helper checks the changed files itself"})
         elif name == "imports":
-            command = configured.get("imports") or imports_command(files)
+            command = fixed.get("imports") or imports_command(files)
             if command:
                 out.append({"name": "imports", "command": command, "by": "watcher", "why": "every changed module imports"})
             else:
                 out.append({"name": "imports", "command": None, "by": "watcher", "not_needed": True, "why": "no Python module changed"})
-        elif name == "tests":
-            command = configured.get("tests") or tests_command(root)
+        elif name == "tests":  # none at the start: the build's own tests (their files are named with the verdict)
+            command = fixed.get("tests") or tests_command(paths.project_root())
             out.append({"name": "tests", "command": command, "by": "watcher", "why": "the project's tests" if command else NO_TESTS})
         else:
-            command = configured.get("launch") or launch_command(root)
+            command = fixed.get("launch") or launch_command(paths.project_root())
             out.append({"name": "launch", "command": command, "by": "watcher", "why": "the program starts" if command else NO_LAUNCH})
     return out
 
 
 def brief_lines(mode: str | None, files: list, missing: dict | None = None) -> list:
-    """The checks as a watcher's brief names them: the exact command of each."""
+    """The checks as a watcher's brief names them: the exact command of each, in the project's folder."""
+    root = paths.project_root()
     lines = [
         "Checks — a check passes only on a run of its command that Aether saw exit 0: run each command",
-        "below exactly as written, as its own Bash call, in the project folder (no `cd` elsewhere, no pipe",
-        "such as `| tail`: a pipe hides the exit status). Then judge what the runs show.",
+        "below exactly as written (its `cd` included: the project's own folder, not a subfolder or a copy),",
+        "as its own Bash call, with no pipe such as `| tail` (a pipe hides the exit status). Then judge",
+        "what the runs show.",
     ]
     for c in named(mode, files):
         if c["by"] == "helper":
@@ -206,7 +274,7 @@ def brief_lines(mode: str | None, files: list, missing: dict | None = None) -> l
         elif c.get("not_needed"):
             lines.append(f"  - {c['name']}: nothing to check ({c['why']})")
         elif c["command"]:
-            lines.append(f"  - {c['name']}: {c['command']}")
+            lines.append(f"  - {c['name']}: {rules.named(c['command'], root)}")
         else:
             lines.append(f"  - {c['name']}: cannot be run — {c['why']}; report it as not run")
     if missing:
@@ -253,10 +321,11 @@ def _claims(watcher: dict | None) -> dict:
     return out
 
 
-def last_change(calls: list, files: list, merged_t: float | None, writers: list | None = None) -> float:
+def last_change(calls: list, files: list, merged_t: float | None, writers: list | None = None, during: list | None = None) -> float:
     """When the build last changed the project: a file an ant wrote, any command of an ant that
     may write (`writers`: a builder's `sed -i` is a change too), a merge, a changed file's mtime
-    (one in the future counts as now)."""
+    (one in the future counts as now). during: the (start, end) of the verifying runs — a file
+    their run rewrote (a snapshot, a golden file, a `pretest` generator) is no later change."""
     times = [float(c["t"]) for c in calls if c.get("tool") in evidence.FILE_TOOLS and isinstance(c.get("t"), (int, float))]
     times += [float(c["t"]) for c in writers or [] if isinstance(c.get("t"), (int, float))]
     if merged_t:
@@ -265,27 +334,92 @@ def last_change(calls: list, files: list, merged_t: float | None, writers: list 
     now = time.time()
     for rel in files:
         try:
-            times.append(min(now, os.stat(containment.check_read(os.path.join(root, rel))).st_mtime))
+            info = os.stat(containment.check_read(os.path.join(root, rel)))
         except (OSError, AetherError):
             continue
+        changed = min(now, max(info.st_mtime, info.st_ctime))  # a backdated mtime leaves the ctime
+        if not any(start - RUN_SLACK <= changed <= end for start, end in during or []):
+            times.append(changed)
     return max(times, default=0.0)
 
 
-def judge(scope: str, mode: str | None, files: list, watcher: dict | None, merged_t: float | None = None) -> dict:
+# Files no ant reported but git saw change, whose syntax the helper checks too: code only (a
+# changed data file may be malformed on purpose: a fixture).
+CODE_LANGUAGES = ("python", "javascript", "typescript", "shell")
+SYNTAX_CODE = tuple(suffix for suffix, language in syntax_check.LANGUAGES.items() if language in CODE_LANGUAGES)
+RUN_SLACK = 0.5  # seconds before a verifying run's reported start still its own (its end is reported after it ended)
+
+
+def folder_of(call: dict, root: str) -> str:
+    """The folder a call's shell started in: the one Claude Code reported (the hooks), else the
+    project's — where every Bash call of an ant starts (a `cd` is gone at its next call:
+    docs/decisions/evidence-decides.md; the mod's calls report no folder)."""
+    cwd = call.get("cwd")
+    return cwd if isinstance(cwd, str) and cwd else root
+
+
+def _runs_of(checks_named: list, calls: list, root: str) -> list:
+    """(start, end) of every call that ran one of the named commands in the project's folder."""
+    out = []
+    for call in calls:
+        if call.get("tool") != "Bash" or not isinstance(call.get("command"), str) or not isinstance(call.get("t"), (int, float)):
+            continue
+        if any(
+            c.get("command") and rules.match(c["command"], call["command"], root, folder_of(call, root), os.path.realpath) == "exact"
+            for c in checks_named
+        ):
+            out.append((rules.started(call), float(call["t"])))
+    return out
+
+
+def _changed_by_build(fixed: dict, files: list, calls: list, root: str) -> tuple:
+    """({file: [added lines]} by git — outside it, the changed files' whole text —, {file:
+    [removed lines]} by git ({} outside it), every file the build changed, by git,
+    by its ants' reports and file tools; `.aether/config.yaml` when its `verify:` no longer says
+    what the build started with)."""
+    diff = changes.since(fixed.get("tree"))
+    added, gone = diff if diff is not None else (None, {})
+    paths_seen = set(files) | set(added or {})
+    paths_seen.update(_written(calls, root))
+    try:
+        configured = settings.verify()
+    except AetherError:
+        configured = {}
+    if any(configured.get(k) and configured.get(k) != fixed.get(k) for k in ("tests", "launch", "imports")):
+        paths_seen.add(".aether/config.yaml")
+    if added is None:  # no git: the changed files' whole text stands for their added lines
+        added = {f: _read(os.path.join(root, f), 64 * 1024).splitlines() for f in sorted(paths_seen) if _code_or_config(f)}
+    return added, gone, sorted(paths_seen)
+
+
+def _code_or_config(path: str) -> bool:
+    return path.endswith(changes.CODE_SUFFIXES) or path.rsplit("/", 1)[-1] in changes.CONFIG_NAMES
+
+
+def judge(
+    scope: str, mode: str | None, files: list, watcher: dict | None, merged_t: float | None = None, fixed: dict | None = None
+) -> dict:
     """Every required check's verdict for a build run from its ants' evidence: {checks, passed,
-    unverified: [names], calls}."""
+    unverified: [names], weakened: [names], needs_watcher, calls}. fixed: the commands the build
+    fixed at its start (checks.fix)."""
     data = store.read("spawns")
     by_spawn = evidence.of_scope(scope, owners(data))
     calls = [c for items in by_spawn.values() for c in items]
     builders = {s["ref"] for s in ledger.of_scope(data, scope) if s.get("subagent_type") == "ant:builder"}
     writers = [c for ref, items in by_spawn.items() if ref in builders for c in items if c.get("tool") == "Bash"]
+    others = [c for ref, items in by_spawn.items() if ref not in builders for c in items]
     claims = _claims(watcher)
-    changed = last_change(calls, files, merged_t, writers)
     root = paths.project_root()
+    fixed = fixed or fix()
+    wanted = named(mode, files, fixed)
+    added, gone, all_changed = _changed_by_build(fixed, files, calls, root)
+    on_disk = [f for f in all_changed if not f.startswith(".aether/") and os.path.isfile(os.path.join(root, f))]
+    changed = last_change(calls, list(dict.fromkeys(files + on_disk)), merged_t, writers, _runs_of(wanted, others, root))
+    checkable = list(dict.fromkeys(files + [f for f in on_disk if f.endswith(SYNTAX_CODE)]))
     verdicts: list[dict] = []
-    for check in named(mode, files):
+    for check in wanted:
         if check["by"] == "helper":
-            result = syntax_check.compact(syntax_check.run(files[: syntax_check.MAX_FILES]))
+            result = syntax_check.compact(syntax_check.run(checkable[: syntax_check.MAX_FILES]))
             bad = ", ".join(f["path"] for f in result["failures"][:5])
             verdicts.append(
                 {
@@ -298,7 +432,11 @@ def judge(scope: str, mode: str | None, files: list, watcher: dict | None, merge
                 }
             )
             continue
-        verdicts.append(rules.verdict(check, calls, changed, root, claims.get(check["name"], claims.get("*"))))
+        claim = claims.get(check["name"], claims.get("*"))
+        v = rules.verdict(check, calls, changed, root, claim, os.path.realpath, lambda call: folder_of(call, root))
+        if check["name"] == "tests" and check.get("command"):
+            v = rules.weigh(v, fixed.get("baseline"), added, all_changed, gone)
+        verdicts.append(v)
     for v in verdicts:  # kept in the run record: the output's end only
         run = v.get("run")
         if isinstance(run, dict) and isinstance(run.get("tail"), str):
@@ -308,19 +446,21 @@ def judge(scope: str, mode: str | None, files: list, watcher: dict | None, merge
         "checks": verdicts,
         "passed": rules.passed(verdicts),
         "unverified": unverified,
-        # another watcher can settle it: something unverified, nothing failed
+        "weakened": [v["name"] for v in verdicts if v["status"] == "weakened"],
+        # another watcher can settle it: something unverified, nothing failed or weakened
         "needs_watcher": bool(unverified) and all(v["status"] in rules.OK + ("unverified",) for v in verdicts),
         "calls": len(calls),
     }
 
 
 def settle(verdict: dict, accepted: dict | None) -> dict:
-    """The verdicts build-finish records: unverified checks the person accepted become `accepted`."""
+    """The verdicts build-finish records: unverified or weakened checks the person accepted
+    become `accepted`."""
     names = set((accepted or {}).get("checks") or [])
     out = []
     for v in verdict["checks"]:
-        if v["status"] == "unverified" and v["name"] in names:
-            v = {**v, "status": "accepted", "why": f"accepted unverified by the user: {accepted['why']}"}  # type: ignore[index]
+        if v["status"] in rules.ASKS and v["name"] in names:
+            v = {**v, "status": "accepted", "why": f"accepted {v['status']} by the user: {accepted['why']}"}  # type: ignore[index]
         out.append(v)
     return {"checks": out, "passed": rules.passed(out), "accepted": accepted if names else None}
 
@@ -331,48 +471,64 @@ def short(verdict: dict) -> str:
 
 
 def unverified_text(phase: int, verdict: dict, rounds: int) -> str:
-    """The stop when watchers left checks unverified: what is missing and how to go on."""
-    lines = [f"Phase {phase} cannot complete: {rounds} verification(s) in a row left checks unverified — no run proves them.", ""]
+    """The stop when checks are weakened, or watchers left them unverified: what is missing and
+    how to go on."""
+    if verdict.get("weakened"):
+        head = f"Phase {phase} cannot complete: its tests prove less than the build started from — the person decides."
+    else:
+        head = f"Phase {phase} cannot complete: {rounds} verification(s) in a row left checks unverified — no run proves them."
+    lines = [head, ""]
     lines += [line(v) for v in verdict["checks"]]
     lines += [
         "",
         "Go on with one of:",
         f"  /ant:build {phase} --answer refine <words> — one more watcher, told exactly what to run",
-        f"  /ant:build {phase} --answer accept <why>    — complete it without them (recorded as accepted by you)",
+        f"  /ant:build {phase} --answer accept <why>    — complete it as it is (recorded as accepted by you)",
         f"  /ant:build {phase} --answer stop <why>      — give up this build",
         "A check with no command to run: set it under `verify:` in .aether/config.yaml, then verify again.",
     ]
     return "\n".join(lines)
 
 
-PYTEST_COUNTS = re.compile(r"(\d+) (passed|failed|errors?)\b")
-
-
 def tests_part(verdict: dict) -> dict:
-    """The code loop's `tests` score part from the tests run (not a number an ant typed)."""
+    """The code loop's `tests` score part from what the tests run counted (not a number an ant
+    typed): a skipped test is no pass, a weakened run no pass at all."""
     v = next((c for c in verdict["checks"] if c["name"] == "tests"), None)
     if v is None or v["status"] in ("unverified", "not_needed") or not v.get("run"):
         return {"passed": 0, "failed": 1}
-    counts = {"passed": 0, "failed": 0}
-    for n, kind in PYTEST_COUNTS.findall(v["run"].get("tail") or ""):
-        counts["passed" if kind == "passed" else "failed"] += int(n)
+    counts = v.get("counts") or {}
+    passed, failed = int(counts.get("passed") or 0), int(counts.get("failed") or 0) + int(counts.get("errors") or 0)
     if v["status"] == "verified":
-        return {"passed": max(counts["passed"], 1), "failed": 0}
-    return {"passed": counts["passed"], "failed": max(counts["failed"], 1)}
+        return {"passed": passed, "failed": 0} if passed else {"passed": 1, "failed": 0} if not counts else {"passed": 0, "failed": 1}
+    return {"passed": passed if v["status"] != "weakened" else 0, "failed": max(failed, 1)}
+
+
+MARKS = {"verified": "✓", "not_needed": "·", "accepted": "~", "failed": "✗", "contradicted": "✗", "unverified": "?", "weakened": "!"}
 
 
 def line(v: dict) -> str:
-    """One check's verdict as a person reads it: `tests: pytest -q → exit 0, 10:42, after the last merge`."""
-    mark = {"verified": "✓", "not_needed": "·", "accepted": "~", "failed": "✗", "contradicted": "✗", "unverified": "?"}[v["status"]]
+    """One check's verdict as a person reads it: `tests: pytest -q → exit 0 (12 ran: 12 passed), 10:42,
+    after the last change`, and a second line when the build changed how tests run."""
+    mark = MARKS[v["status"]]
     run = v.get("run") or ({"exit": v["exit"], "at": v.get("at")} if v.get("exit") is not None else None)  # a phase record's
+    counted = runner_summary.short(v.get("counts"))
+    counted = f" ({counted})" if counted else ""
+    changed = v.get("runner_changes") or []
+    more = (
+        f"\n      the build changed how tests are found or run: {', '.join(changed[:8])} (the command fixed at its start ran)"
+        if changed
+        else ""
+    )
     if v["status"] == "verified" and run:
         at = str(run.get("at") or "")[11:16]
-        return f"  {mark} {v['name']}: {v['command']} → exit 0, {at}, after the last change"
+        return f"  {mark} {v['name']}: {v['command']} → exit 0{counted}, {at}, after the last change" + more
     if v["status"] in ("failed", "contradicted") and run:
         err = rules.error_line(run.get("tail") or "")
-        return f"  {mark} {v['name']} {v['status']}: {v['command']} → {v['why']}" + (f" — {err}" if err else "")
+        return f"  {mark} {v['name']} {v['status']}: {v['command']} → {v['why']}{counted}" + (f" — {err}" if err else "") + more
+    if v["status"] == "weakened":
+        return f"  {mark} {v['name']} weakened: {v['command']} → exit 0{counted}, but {v['why']}" + more
     head = f"  {mark} {v['name']} {v['status'].replace('_', ' ')}"
-    return head + (f": `{v['command']}` {v['why']}" if v.get("command") else f": {v['why']}")
+    return head + (f": `{v['command']}` {v['why']}" if v.get("command") else f": {v['why']}") + more
 
 
 def _call_line(c: dict) -> str:

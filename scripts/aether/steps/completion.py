@@ -114,6 +114,7 @@ def _verification_brief(proof: dict | None) -> dict | None:
                 "why": v.get("why"),
                 "exit": run.get("exit"),
                 "at": run.get("at"),
+                **{k: v[k] for k in ("counts", "runner_changes", "files") if v.get(k)},
             }
         )
     return {"passed": proof["passed"], "checks": kept, "accepted": proof.get("accepted")}
