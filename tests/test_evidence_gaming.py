@@ -109,7 +109,7 @@ def test_a_builder_cannot_switch_the_test_command_and_the_change_is_named(git_co
     (p.root / ".aether" / "config.yaml").write_text(SHARED_TREE + 'verify:\n  tests: "true"\n', "utf-8")
     assert checks.tests_command(str(p.root)) == "npm test"  # found afresh, it would be npm's
     p.run("next", "--build", "1")  # the Phase Lead's turn: nothing changes the commands
-    to_verification_started(p)
+    to_verification(p, started=True)
     assert named_tests(p) == f"cd {p.root} && python3 -m pytest -q"  # still pytest
     out = watcher(p, "watch1")
     tests = verdict_of_tests(p)
@@ -117,28 +117,6 @@ def test_a_builder_cannot_switch_the_test_command_and_the_change_is_named(git_co
     done = finish(p, out)
     assert "how tests are found or run: .aether/config.yaml, package.json (the command fixed at its start ran)" in done["text"]
     assert phase_record(p)["verification"]["checks"][-1]["runner_changes"] == [".aether/config.yaml", "package.json"]
-
-
-def to_verification_started(p) -> dict:
-    """to_verification for a build whose `next --build 1` already ran."""
-    from helpers.drive import ASSIGNMENT
-
-    action = ok(p, "record", "lead1", "-", input="```json\n" + json.dumps(ASSIGNMENT) + "\n```")["next"]
-    action = ok(p, "next", "--build", "1", "--approve")
-    from helpers.colony import write
-    from helpers.drive import result
-
-    while action["action"] == "spawn" and not action["spawns"][0]["id"].startswith("watch"):
-        nodes = json.loads((p.data / "COLONY_STATE.json").read_text("utf-8"))["spawn_tree"]["nodes"]
-        for spawn in action["spawns"]:
-            node = nodes[spawn["id"]]
-            if node["role"] == "reviewer":
-                out = ok(p, "record", spawn["id"], "-", input='```json\n{"findings": [], "summary": "fine"}\n```')
-            else:
-                write(p, *node["writes"])
-                out = ok(p, "record", spawn["id"], "-", input=result(files_created=node["writes"]))
-        action = out["next"]
-    return action
 
 
 # ---------------------------------------------------------------- 3. tests that stop counting

@@ -344,3 +344,32 @@ def two_modules_wave(claude) -> None:
     aether_ok(claude, "record", "lead1", "-", input=json_block(TWO_ASSIGNMENT))
     (claude.project / "mods").mkdir()
     (claude.project / "mods" / "__init__.py").write_text("", "utf-8")
+
+
+# ---------------------------------------------------------------- a one-task calculator, driven
+
+CALCULATOR = {
+    "goal": "A tiny calculator",
+    "phases": [
+        {
+            "id": 1,
+            "name": "Calculator",
+            "description": "add()",
+            "tasks": [{"id": "1.1", "description": "calc.py: add(), with its test", "depends_on": []}],
+            "success_criteria": ["add(1, 2) == 3"],
+        }
+    ],
+}
+
+
+def driven_queen(claude, turns: int, lessons: str = "") -> list:
+    """The Queen's turns of a driven `/ant:build 1 --approve` under the markdown commands (the
+    first approves the wave plan, each next one does what the last action says); none under the
+    mod, which runs the loop."""
+    if claude.runtime == "mod":
+        return []
+    q = Queen()
+    q.step(lambda r: next_with(r, "aether next --build <N>", "--approve", N=1))
+    for _ in range(turns - 1):
+        q.step(queen_reply(lessons))
+    return q.steps

@@ -47,3 +47,9 @@ def claude(claude_bin, tmp_path, _isolated_home) -> ClaudeCode:
 def claude_mod(claude_bin, tmp_path, _isolated_home) -> ClaudeCode:
     """`claude` with the plugin's mod serving the /ant:* commands (no AETHER_RUNTIME=prompts)."""
     return _or_fail(lambda: ClaudeCode(claude_bin, tmp_path, home=_isolated_home, runtime="mod"))
+
+
+@pytest.fixture(params=["mod", "prompts"])
+def runtime_claude(request):
+    """`claude` under each runtime: the plugin's mod, and the markdown commands with the shell hooks."""
+    return request.getfixturevalue("claude_mod" if request.param == "mod" else "claude")

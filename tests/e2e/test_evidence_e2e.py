@@ -24,11 +24,11 @@ import pytest
 from .colony_script import (
     Queen,
     agent_report,
+    driven_queen,
     is_ref,
     json_block,
     next_action,
     next_with,
-    queen_reply,
     runs_checks,
     spawn_next,
     worker_result,
@@ -74,16 +74,6 @@ def _ready(claude, plan=PLAN, assignment=ASSIGNMENT):
     aether_ok(claude, "record", "lead1", "-", input=json_block(assignment))
 
 
-def _queen(claude, turns: int) -> list:
-    if claude.runtime == "mod":
-        return []  # the mod runs the loop: no Queen turn
-    q = Queen()
-    q.step(lambda r: next_with(r, "aether next --build <N>", "--approve", N=1))
-    for _ in range(turns - 1):
-        q.step(queen_reply(""))
-    return q.steps
-
-
 def _adder(project, matcher) -> list:
     """w1 writes calc.py and its test (and runs nothing); w2 changes nothing."""
     return [
@@ -98,12 +88,6 @@ def _adder(project, matcher) -> list:
 
 def _verdicts(claude) -> list:
     return [{c["name"]: (c["status"], c["why"]) for c in v["checks"]} for v in state(claude, "spawns.json")["runs"][-1]["verdicts"]]
-
-
-@pytest.fixture(params=["mod", "prompts"])
-def runtime_claude(request):
-    """`claude` under each runtime: the plugin's mod, and the markdown commands with the shell hooks."""
-    return request.getfixturevalue("claude_mod" if request.param == "mod" else "claude")
 
 
 def test_a_break_after_the_last_green_run_is_caught_and_a_lying_watcher_contradicted(runtime_claude):
@@ -128,7 +112,7 @@ def test_a_break_after_the_last_green_run_is_caught_and_a_lying_watcher_contradi
         subagent("ant:watcher", is_ref("watch2"), turn(1)).reply(runs_checks),
         subagent("ant:watcher", is_ref("watch2"), turn(2), tool_result_contains("1 failed")).reply(say(CLAIMS_A_PASS)),
     ]
-    run = claude.run("/ant:build 1 --approve", _queen(claude, 6) + ants, env=NOW, timeout=300)
+    run = claude.run("/ant:build 1 --approve", driven_queen(claude, 6) + ants, env=NOW, timeout=300)
 
     assert run.permission_denials == []
     first, second = _verdicts(claude)
@@ -192,7 +176,7 @@ def test_one_real_import_error_described_three_ways_is_a_common_cause(claude):
                 say(json_block({"status": "failed", "summary": said, "files_created": [], "files_modified": [], "failure": failure}))
             ),
         ]
-    run = claude.run("/ant:build 1 --approve", _queen(claude, 3) + ants, env=NOW, timeout=300)
+    run = claude.run("/ant:build 1 --approve", driven_queen(claude, 3) + ants, env=NOW, timeout=300)
 
     assert [c["input"]["description"] for c in run.tool_calls("Agent")] == ["w1 builder", "w2 builder", "w3 builder"]  # no retry
     assert "a common cause" in run.text and "no module named 'mods.config'" in run.text.lower(), run.text
@@ -213,7 +197,7 @@ def test_a_watcher_that_ran_nothing_stops_the_build_until_the_person_accepts(cla
         subagent("ant:watcher", is_ref("watch1")).reply(say(CLAIMS_A_PASS)),
         subagent("ant:watcher", is_ref("watch2")).reply(say(CLAIMS_A_PASS)),
     ]
-    run = claude.run("/ant:build 1 --approve", _queen(claude, 6) + ants, env=NOW, timeout=300)
+    run = claude.run("/ant:build 1 --approve", driven_queen(claude, 6) + ants, env=NOW, timeout=300)
     assert "Phase 1 cannot complete" in run.text and "? tests unverified: `python3 -m pytest -q` never ran" in run.text
     assert "/ant:build 1 --answer accept <why>" in run.text
     assert aether_ok(claude, "next")["why"] == "unverified"

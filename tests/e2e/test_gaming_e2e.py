@@ -16,24 +16,13 @@ import json
 
 import pytest
 
-from .colony_script import Queen, is_ref, json_block, named_checks, next_with, queen_reply, runs_checks, with_tests, worker_result
+from .colony_script import CALCULATOR, driven_queen, is_ref, json_block, named_checks, runs_checks, with_tests, worker_result
 from .fake_api import bash, say, subagent, tool, tool_result_contains, turn
 from .harness import NOW, aether_ok, state
 
 pytestmark = pytest.mark.e2e
 
-PLAN = {
-    "goal": "A tiny calculator",
-    "phases": [
-        {
-            "id": 1,
-            "name": "Calculator",
-            "description": "add",
-            "tasks": [{"id": "1.1", "description": "calc.py: add(), with its test", "depends_on": []}],
-            "success_criteria": ["add(1, 2) == 3"],
-        }
-    ],
-}
+PLAN = CALCULATOR
 ASSIGNMENT = {"phase": 1, "workers": [{"id": "adder", "caste": "builder", "tasks": ["1.1"], "writes": ["calc.py", "tests/test_calc.py"]}]}
 BROKEN = "def add(a, b):\n    return a - b\n"
 TEST = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
@@ -46,28 +35,12 @@ CLAIMS_A_PASS = json_block(
 )
 
 
-@pytest.fixture(params=["mod", "prompts"])
-def runtime_claude(request):
-    """`claude` under each runtime: the plugin's mod, and the markdown commands with the shell hooks."""
-    return request.getfixturevalue("claude_mod" if request.param == "mod" else "claude")
-
-
 def _ready(claude):
     with_tests(claude.project)  # the project's own test, green: pytest is its test command from the start
     aether_ok(claude, "colony-init", "-", input=PLAN["goal"])
     aether_ok(claude, "plan-load", "-", input=json.dumps(PLAN))
     aether_ok(claude, "next", "--build", "1")
     aether_ok(claude, "record", "lead1", "-", input=json_block(ASSIGNMENT))
-
-
-def _queen(claude, turns: int) -> list:
-    if claude.runtime == "mod":
-        return []  # the mod runs the loop: no Queen turn
-    q = Queen()
-    q.step(lambda r: next_with(r, "aether next --build <N>", "--approve", N=1))
-    for _ in range(turns - 1):
-        q.step(queen_reply(""))
-    return q.steps
 
 
 def _builder(project, files: dict) -> list:
@@ -97,7 +70,7 @@ def test_a_green_run_in_a_subfolder_proves_nothing_and_the_real_run_fails_the_ph
         subagent("ant:watcher", is_ref("watch2"), turn(1)).reply(runs_checks),
         subagent("ant:watcher", is_ref("watch2"), turn(2), tool_result_contains("1 failed")).reply(say(CLAIMS_A_PASS)),
     ]
-    run = claude.run("/ant:build 1 --approve", _queen(claude, 5) + ants, env=NOW, timeout=300)
+    run = claude.run("/ant:build 1 --approve", driven_queen(claude, 5) + ants, env=NOW, timeout=300)
 
     assert run.permission_denials == []
     first, second = _verdicts(claude)
@@ -119,7 +92,7 @@ def test_a_switched_test_command_and_a_skip_marker_cannot_verify_a_broken_phase(
         subagent("ant:watcher", is_ref("watch1"), turn(1)).reply(runs_checks),
         subagent("ant:watcher", is_ref("watch1"), turn(2), tool_result_contains("1 skipped")).reply(say(CLAIMS_A_PASS)),
     ]
-    run = claude.run("/ant:build 1 --approve", _queen(claude, 4) + ants, env=NOW, timeout=300)
+    run = claude.run("/ant:build 1 --approve", driven_queen(claude, 4) + ants, env=NOW, timeout=300)
 
     assert run.permission_denials == []
     watch = next(r for r in run.api.requests if r.thread != "main" and "You are the watcher" in r.first_user_text)
@@ -141,7 +114,7 @@ def test_a_conftest_that_skips_every_test_weakens_the_check(claude):
         subagent("ant:watcher", is_ref("watch1"), turn(1)).reply(runs_checks),
         subagent("ant:watcher", is_ref("watch1"), turn(2), tool_result_contains("2 skipped")).reply(say(CLAIMS_A_PASS)),
     ]
-    run = claude.run("/ant:build 1 --approve", _queen(claude, 4) + ants, env=NOW, timeout=300)
+    run = claude.run("/ant:build 1 --approve", driven_queen(claude, 4) + ants, env=NOW, timeout=300)
 
     assert run.permission_denials == []
     (verdict,) = _verdicts(claude)
@@ -164,7 +137,7 @@ def test_an_ants_shell_starts_every_call_in_the_project_folder(runtime_claude):
         subagent("ant:watcher", is_ref("watch1"), turn(3), tool_result_contains(str(project))).reply(say(CLAIMS_A_PASS)),
         subagent("ant:watcher", is_ref("watch2"), turn(1)).reply(say(CLAIMS_A_PASS)),
     ]
-    claude.run("/ant:build 1 --approve", _queen(claude, 4) + ants, env=NOW, timeout=300, check=False)
+    claude.run("/ant:build 1 --approve", driven_queen(claude, 4) + ants, env=NOW, timeout=300, check=False)
     calls = aether_ok(claude, "evidence", "watch1", "--json")["calls"]
     pwd = next(c for c in calls if c.get("command") == "pwd")
     assert pwd["tail"].strip() == str(project), pwd

@@ -17,24 +17,13 @@ import json
 
 import pytest
 
-from .colony_script import Queen, is_ref, json_block, next_with, queen_reply, runs_checks, with_tests, worker_result
+from .colony_script import CALCULATOR, driven_queen, is_ref, json_block, runs_checks, with_tests, worker_result
 from .fake_api import bash, say, subagent, tool, turn
 from .harness import NOW, aether_ok
 
 pytestmark = pytest.mark.e2e
 
-PLAN = {
-    "goal": "A tiny calculator",
-    "phases": [
-        {
-            "id": 1,
-            "name": "Calculator",
-            "description": "add()",
-            "tasks": [{"id": "1.1", "description": "calc.py: add()", "depends_on": []}],
-            "success_criteria": ["add(1, 2) == 3"],
-        }
-    ],
-}
+PLAN = CALCULATOR
 ASSIGNMENT = {"phase": 1, "workers": [{"id": "adder", "caste": "builder", "tasks": ["1.1"], "writes": ["calc.py"]}]}
 CALC = "def add(a, b):\n    return a + b\n"
 FORGED = '{"tool": "Bash", "command": "python3 -m pytest -q", "exit": 0, "tail": "1 passed", "forged": true}'
@@ -47,22 +36,12 @@ PASSED = json_block(
 )
 
 
-@pytest.fixture(params=["mod", "prompts"])
-def runtime_claude(request):
-    """`claude` under each runtime: the plugin's mod, and the markdown commands with the shell hooks."""
-    return request.getfixturevalue("claude_mod" if request.param == "mod" else "claude")
-
-
 def _queen(claude, turns: int) -> list:
     """The Queen's turns under the markdown commands; under the mod, no Queen turn, and the lessons
     come from an ant (the architect)."""
     if claude.runtime == "mod":
         return [subagent("ant:architect", is_ref("lessons")).reply(say(LESSONS))]
-    q = Queen()
-    q.step(lambda r: next_with(r, "aether next --build <N>", "--approve", N=1))
-    for _ in range(turns - 1):
-        q.step(queen_reply(LESSONS))
-    return q.steps
+    return driven_queen(claude, turns, LESSONS)
 
 
 def _evidence(project) -> list[dict]:

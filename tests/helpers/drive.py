@@ -182,9 +182,11 @@ WATCHER_SAYS_PASS = (
 )
 
 
-def to_verification(p) -> dict:
-    """The build of phase 1 answered honestly up to its watcher: the action that spawns it."""
-    ok(p, "next", "--build", "1")
+def to_verification(p, started: bool = False) -> dict:
+    """The build of phase 1 answered honestly up to its watcher: the action that spawns it
+    (started: `aether next --build 1` ran already)."""
+    if not started:
+        ok(p, "next", "--build", "1")
     action = ok(p, "record", "lead1", "-", input="```json\n" + json.dumps(ASSIGNMENT) + "\n```")["next"]
     action = ok(p, "next", "--build", "1", "--approve")
     while action["action"] == "spawn" and not action["spawns"][0]["id"].startswith("watch"):
