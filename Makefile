@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 BATS   := $(VENV)/bin/bats
 
-.PHONY: help install test test-py test-bats bench bench-queen lint readme clean
+.PHONY: help install test test-py test-bats bench bench-queen bench-guard lint readme clean
 
 install: $(VENV)/.installed ## set up the helper's venv (editable, with test tools); the plugin is then ready for `claude --plugin-dir .`
 	@echo "aether is ready: $(CURDIR)/bin/aether (in Claude Code: claude --plugin-dir $(CURDIR))"
@@ -53,6 +53,9 @@ bench: install ## latency of every subcommand through bin/aether (a measurement,
 
 bench-queen: install e2e-deps ## the Queen's turns and written tokens per slash command in the scripted colony session
 	$(PY) bench/queen_cost.py $(BENCH_ARGS)
+
+bench-guard: install ## the guard's cost per ant tool call, and what it decides for the write forms models use
+	$(PY) bench/guard_cost.py $(BENCH_ARGS)
 
 lint: install ## ruff and mypy (settings in pyproject.toml), the launcher's and CI's shell syntax
 	$(VENV)/bin/ruff check scripts tests bench hooks

@@ -1022,8 +1022,20 @@ def _code_refusal(code, form: str):
         return None
     if not code.static:
         return form, "runs code built at run time"
-    found = re.search(CODE_WRITES, code.text)
-    return (form, f"runs code that writes files or runs commands ({found.group(0).strip()[:40]})") if found else None
+    found = code_writes(code.text)
+    return (form, f"runs code that writes files or runs commands ({found[:40]})") if found else None
+
+
+_CODE_WRITES_FOUND: dict = {}  # code → what of it writes: one search per code a call runs, whichever rule asks
+
+
+def code_writes(text: str) -> str | None:
+    """The first thing in `text` that writes files or runs commands (CODE_WRITES), or None."""
+    if text not in _CODE_WRITES_FOUND:
+        found = re.search(CODE_WRITES, text)
+        _CODE_WRITES_FOUND.clear()  # one hook call runs through here: keep the newest only
+        _CODE_WRITES_FOUND[text] = found.group(0).strip() if found else None
+    return _CODE_WRITES_FOUND[text]
 
 
 def _requires(words, needed, form) -> str | None:
@@ -2261,7 +2273,7 @@ def _code_writes(text: str, language: str) -> bool:
     """Code that may write files: Python's and Node's as CODE_WRITES reads them, awk's `print >`,
     sed's `w`; Perl's, Ruby's, PHP's and a language the guard does not know are not read here."""
     if language in ("python", "node", "nodejs"):
-        return bool(re.search(CODE_WRITES, text) or language == "python" and re.search(MAY_WRITE, text))
+        return bool(code_writes(text) or language == "python" and re.search(MAY_WRITE, text))
     if language in AWKS:
         return bool(AWK_REFUSED.search(text))
     if language == "sed":

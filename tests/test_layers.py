@@ -66,6 +66,7 @@ LAYERS = {
     "steps": [
         "merge_back",
         "worktrees",
+        "isolation",
         "syntax_check",
         "checks",
         "spawning",

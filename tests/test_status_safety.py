@@ -12,7 +12,7 @@ import pytest
 
 from aether.core.exceptions import state_error
 from aether.state import checkpoints
-from aether.steps import worktrees
+from aether.steps import isolation
 
 from helpers.colony import ok, tree
 from helpers.worktrees import LEAD
@@ -24,7 +24,7 @@ def status(p) -> tuple:
     return view["text"], view["safety"]
 
 
-def isolation(p) -> dict:
+def decision(p) -> dict:
     return p.load("spawns.json")["runs"][-1]["isolation"]
 
 
@@ -34,7 +34,7 @@ def test_outside_git_the_status_says_both_nets_are_off(drive_colony):
     text, safety = status(p)
     assert safety == "⚠ no checkpoint · builders share one tree (not a git repository)"
     assert text.splitlines()[2] == safety  # under the colony's name and goal: seen first
-    assert isolation(p)["warning"] == safety
+    assert decision(p)["warning"] == safety
 
 
 def test_isolation_off_by_choice_says_only_the_checkpoint(drive_colony):
@@ -49,7 +49,7 @@ def test_a_build_with_both_nets_says_nothing(worktree_colony):
     ok(p, "next", "--build", "1")
     text, safety = status(p)
     assert safety is None and "⚠" not in text
-    assert isolation(p)["on"] is True and isolation(p)["warning"] is None
+    assert decision(p)["on"] is True and decision(p)["warning"] is None
 
 
 def test_git_missing_the_build_goes_on_and_says_why(worktree_colony, monkeypatch, tmp_path):
@@ -70,10 +70,10 @@ def test_a_failed_checkpoint_turns_isolation_off_and_says_so(worktree_colony, mo
 
     monkeypatch.setattr(checkpoints, "snapshot", fails)
     ok(p, "next", "--build", "1")
-    assert isolation(p)["on"] is False
+    assert decision(p)["on"] is False
     assert status(p)[1] == "⚠ no checkpoint · builders share one tree (the checkpoint could not be made)"
     monkeypatch.chdir(p.root)  # the library called in this process: the project is the working directory
-    decided = worktrees.decide("STANDARD", None, "b1-x", missing="`git add -A` failed: fatal: unable to write new index file")
+    decided = isolation.decide("STANDARD", None, "b1-x", missing="`git add -A` failed: fatal: unable to write new index file")
     assert decided["warning"] == "⚠ no checkpoint · builders share one tree (`git add -A` failed: fatal: unable to write new index file)"
 
 
@@ -81,7 +81,7 @@ def test_git_too_old_for_worktrees_keeps_the_checkpoint_and_says_builders_share(
     p = worktree_colony
     monkeypatch.setattr(checkpoints, "git_version", lambda cwd: (2, 16))
     ok(p, "next", "--build", "1")
-    iso = isolation(p)
+    iso = decision(p)
     assert iso["on"] is False and "git 2.16 is too old (the worktrees need git 2.17 or newer)" in iso["why"]
     assert status(p)[1] == "⚠ builders share one tree (git 2.16 is too old)"
     wave = ok(p, "record", "lead1", "-", input=LEAD)["next"]
@@ -103,8 +103,8 @@ def test_the_warning_goes_with_the_build(drive_colony):
     ok(p, "build-abort", "1", "--reason", "-", input="changed my mind")
     text, safety = status(p)
     assert safety is None and "⚠" not in text
-    assert worktrees.warning({"done": True, "isolation": {"warning": "⚠ no checkpoint (x)"}}) is None
-    assert worktrees.warning({"isolation": {"on": False, "why": "off (an older run)"}}) is None
+    assert isolation.warning({"done": True, "isolation": {"warning": "⚠ no checkpoint (x)"}}) is None
+    assert isolation.warning({"isolation": {"on": False, "why": "off (an older run)"}}) is None
 
 
 def test_the_git_version_is_read(tmp_path):
@@ -129,7 +129,7 @@ def test_the_git_version_is_read(tmp_path):
     ],
 )
 def test_the_warning_line(lost, shared, line):
-    assert worktrees.warning_line(lost, shared) == line
+    assert isolation.warning_line(lost, shared) == line
 
 
 def test_a_run_recorded_before_the_warning_existed_shows_none(drive_colony):

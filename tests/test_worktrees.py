@@ -167,14 +167,14 @@ def test_clean_removes_what_a_crash_left_and_never_the_users_own(worktree_colony
 
 def test_isolation_is_off_outside_git_in_lightweight_with_submodules_and_by_setting(worktree_colony, monkeypatch):
     from aether.core import paths
-    from aether.steps import worktrees
+    from aether.steps import isolation
 
     p = worktree_colony
     monkeypatch.chdir(p.root)  # the library called in this process: the project is the working directory
     for cached in (paths.project_root, paths.data_dir):
         cached.cache_clear()
     (p.root / ".aether" / "config.yaml").write_text("build:\n  isolation: off\n", "utf-8")
-    assert worktrees.decide("STANDARD", {"ref": "x"}, "b1-x") == {
+    assert isolation.decide("STANDARD", {"ref": "x"}, "b1-x") == {
         "on": False,
         "why": "off (build.isolation: off in config.yaml)",
         "scope": "b1-x",
@@ -182,13 +182,13 @@ def test_isolation_is_off_outside_git_in_lightweight_with_submodules_and_by_sett
     }
     (p.root / ".aether" / "config.yaml").write_text("build:\n  isolation: sometimes\n", "utf-8")
     with pytest.raises(AetherError) as exc:
-        worktrees.decide("STANDARD", {"ref": "x"}, "b1-x")
+        isolation.decide("STANDARD", {"ref": "x"}, "b1-x")
     assert exc.value.code == "invalid_config"
     (p.root / ".aether" / "config.yaml").unlink()
-    assert worktrees.decide("LIGHTWEIGHT", {"ref": "x"}, "s")["why"] == "off (LIGHTWEIGHT mode)"
-    assert worktrees.decide("FULL", None, "s")["why"].startswith("off: the build has no checkpoint")
+    assert isolation.decide("LIGHTWEIGHT", {"ref": "x"}, "s")["why"] == "off (LIGHTWEIGHT mode)"
+    assert isolation.decide("FULL", None, "s")["why"].startswith("off: the build has no checkpoint")
     (p.root / ".gitmodules").write_text("", "utf-8")
-    assert "submodules" in worktrees.decide("FULL", {"ref": "x"}, "s")["why"]
+    assert "submodules" in isolation.decide("FULL", {"ref": "x"}, "s")["why"]
 
 
 def test_outside_git_the_builders_share_the_tree(project, monkeypatch):

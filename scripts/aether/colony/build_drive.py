@@ -30,6 +30,7 @@ from aether.steps import (
     checks,
     completion,
     failures,
+    isolation,
     loops,
     review,
     spawning,
@@ -101,7 +102,7 @@ def _start_build(phase: int, resume: bool) -> dict:
     colony = store.read("colony")
     depth = modes.profile(colony.get("mode"))["watcher"]
     scope = ledger.new_scope("build", phase)
-    isolation = worktrees.decide(colony.get("mode"), started.get("checkpoint"), scope)  # made with the run, in one write
+    decided = isolation.decide(colony.get("mode"), started.get("checkpoint"), scope)  # made with the run, in one write
     fixed = _fixed_checks(phase, started)
     tests = (fixed or {}).get("tests")
     said = ""
@@ -118,9 +119,9 @@ def _start_build(phase: int, resume: bool) -> dict:
         answers=[],
         scored=0,
         actions=0,
-        isolation=isolation,
+        isolation=decided,
         verify=fixed,
-        started_text=started["text"] + f"\nBuilders: isolation {isolation['why']}" + said,
+        started_text=started["text"] + f"\nBuilders: isolation {decided['why']}" + said,
     )
     checks.prune_logs()  # the evidence of older runs goes (bounded per build)
     return run
@@ -132,7 +133,7 @@ def _isolation(run: dict) -> tuple:
     iso = run.get("isolation")
     if isinstance(iso, dict) and isinstance(iso.get("on"), bool):
         return iso, False
-    iso = worktrees.decide(store.read("colony").get("mode"), checkpoints.latest(run["phase"]), run["scope"])
+    iso = isolation.decide(store.read("colony").get("mode"), checkpoints.latest(run["phase"]), run["scope"])
     run["isolation"] = iso
     return iso, True
 
@@ -508,7 +509,7 @@ def _record_node(run: dict, local: str, text: str) -> str:
         return f"{label}: review round {out['round']} → {out['action']}"
     ref = f"{run['scope']}/{local}"
     calls = checks.calls_of(ref)  # what the ant really ran and wrote
-    tests = checks.test_command() if calls else None
+    tests = ((run.get("verify") or {}).get("tests") or checks.test_command()) if calls else None  # the build's fixed one
     try:
         out = spawning.finish(local, text, calls, tests)
     except AetherError as exc:

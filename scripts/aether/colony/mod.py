@@ -25,7 +25,7 @@ from aether.rules import spend
 from aether.rules import weather as weather_rules
 from aether.state import claim, costs, evidence, settings, store
 from aether.state import spawns as ledger
-from aether.steps import worktrees
+from aether.steps import isolation
 
 RUNTIME = handback.MOD
 LESSONS = "lessons"  # the local id of the ant that writes a phase's lessons in the mod
@@ -124,7 +124,7 @@ def for_mod(action: dict) -> dict:
         run = ledger.run_of(data, out.get("run") or "")
         out["again"] = claim.slash_of(run) if run else None
     out["progress"] = progress(data)
-    out["warning"] = worktrees.warning(ledger.current_run(data, "build"))
+    out["warning"] = isolation.warning(ledger.current_run(data, "build"))
     return out
 
 
@@ -498,7 +498,7 @@ def progress(data: dict | None = None) -> str:
     now = clock.now()
     ants = [deadline_rules.ant_line(s, now) for s in data["spawns"] if ledger.in_flight(s)]
     parts = [head, ("running " + ", ".join(ants)) if ants else "no ant running"]
-    warned = worktrees.warning(ledger.current_run(data, "build"))  # a safety net off: where the person looks
+    warned = isolation.warning(ledger.current_run(data, "build"))  # a safety net off: where the person looks
     if warned:
         parts.append(warned)
     held = dispatch.weather_now(data)

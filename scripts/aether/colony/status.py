@@ -18,7 +18,7 @@ from aether.rules import weather as weather_rules
 from aether.rules.lifecycle import next_step
 from aether.state import claim, costs, pheromones, store
 from aether.state import spawns as ledger
-from aether.steps import checks, recovery, worktrees
+from aether.steps import checks, isolation, recovery, worktrees
 
 BAR_WIDTH = 20
 RECENT_EVENTS = 5
@@ -121,7 +121,7 @@ def status_view() -> dict:
     stuck = state == "READY" and phase_now is not None and phase_now.get("status") in ("failed", "in_progress")
     result["recovery"] = recovery.options(current, plan) if stuck else None
     result["kept_results"] = worktrees.kept() if store.exists("worktrees") else []
-    result["safety"] = worktrees.warning(ledger.current_run(store.read("spawns"), "build"))  # a safety net the build goes without
+    result["safety"] = isolation.warning(ledger.current_run(store.read("spawns"), "build"))  # a safety net the build goes without
     result["running"] = running(clock.now())
     result.update(_autopilot_view(colony))
     if result["autopilot"] is not None:

@@ -94,11 +94,11 @@ def tests_command(root: str) -> str | None:
 
 
 def test_command() -> str | None:
-    """The project's test command: the running build's (fixed at its start), else `verify:
-    tests:`, else the one found (None: none)."""
+    """The project's test command: the running build's (fixed at its start), else — no tests at
+    its start — `verify: tests:`, else the one found (None: none)."""
     fixed = fixed_of_build()
-    if fixed is not None:
-        return fixed.get("tests")
+    if fixed is not None and fixed.get("tests"):
+        return fixed["tests"]
     try:
         configured = settings.verify().get("tests")
     except AetherError:
