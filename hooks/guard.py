@@ -6,12 +6,14 @@ Claude Code passes the tool call as JSON on stdin; inside a subagent the input c
 commands are read with tree-sitter-bash (hooks/shell.py): every command a line may run, in a
 pipeline, a list, `$(…)`, a function, an `sh -c '…'` body. The rules:
 
-1. Nobody in Claude Code approves a bug's fix plan, the Queen included: `aether bug approve`
-   is a person's act, in their own terminal. Also refused: the word spelled so the shell
-   builds it (`app""rove`, `a\\pprove`, `$'\\x61pprove'`, a variable), Claude Code's
-   variables unset or overridden (`env -u`, `env -i`, `unset`, `CLAUDECODE= aether`,
-   `export CLAUDECODE=`), and `aether` run through a pseudo-terminal (`script`, `expect`,
-   `unbuffer`, `socat`, python's pty, `ssh -t`) — the helper checks the same signals itself.
+1. Nobody in Claude Code approves a bug's fix plan, the Queen included: approval is a person's
+   typed `/ant:bug approve <id>` (hooks/approve.sh), and no thread writes its tickets
+   (`.aether/typed/`) or the Bug Bash state (`.aether/bugs/`) by a file tool or a write form this
+   guard reads. `aether bug approve` approves nothing, but is refused too (it says so sooner), and
+   so are the word spelled so the shell builds it (`app""rove`, `a\\pprove`, `$'\\x61pprove'`, a
+   variable), Claude Code's variables unset or overridden (`env -u`, `env -i`, `unset`,
+   `CLAUDECODE= aether`, `export CLAUDECODE=`), and `aether` run through a pseudo-terminal
+   (`script`, `expect`, `unbuffer`, `socat`, python's pty, `ssh -t`): attempts to step around it.
 2. The Queen's own helper: a main-thread Bash command made only of `aether …` calls (fed by a
    quoted here-document, or by `echo … |`) is allowed without a permission prompt — a slash
    command's `allowed-tools` lasts only its turn, and an ant's answer may arrive after it.
@@ -87,8 +89,8 @@ CLAUDE_CODE_VARS = {
 PTY_WRAPPERS = {"script", "expect", "unbuffer", "socat", "faketty", "empty", "ptyrun", "tmux", "screen", "zpty", "dtach", "abduco", "ssh"}
 DECLARERS = {"export", "declare", "typeset", "readonly", "local"}
 APPROVE_REFUSED = (
-    "Approving a fix plan is the user's decision, made outside Claude Code: tell "
-    "them to review the plan and run `aether bug approve <id>` in their own terminal."
+    "Approving a fix plan is the user's decision, and no command makes it: tell them to review "
+    "the plan and type `/ant:bug approve <id>` in Claude Code themselves."
 )
 ONLY_QUEEN = "Only the Queen runs `aether`. Finish your task and put what you found or did in your result block; the Queen records it."
 HELPER_ALLOWED = "Aether's own helper"
@@ -1908,12 +1910,36 @@ class Colony:
         return f"{what} is the colony's own ({shown}): {COLONY_ONLY}."
 
 
+class PersonOnly(Colony):
+    """What only a person's typed command writes, which no thread writes, the Queen's included:
+    the prompt hook's tickets (`.aether/typed/`) and the Bug Bash state (`.aether/bugs/`)."""
+
+    def __init__(self, event: dict):
+        super().__init__("", event)
+        self.roots = [os.path.join(self.root, "typed"), os.path.join(self.root, "bugs")]
+
+    def owns(self, full: str) -> bool:
+        return self.under(full) is not None
+
+
+PERSON_ONLY = "only Aether's helper writes the Bug Bash state, and only a person's typed `/ant:bug approve <id>` approves"
+
+
 def _colony_file(caste: str, tool_input: dict, event: dict) -> str | None:
     """A file tool aimed at the colony's own files."""
     path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "")
     if not path:
         return None
     return Colony(caste, event).refusal(path, os.path.realpath(os.path.join(_project(), os.path.expanduser(path))))
+
+
+def _person_only_file(tool_input: dict, event: dict) -> str | None:
+    """A main-thread file tool aimed at what only a person's typed command writes."""
+    path = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "")
+    if not path:
+        return None
+    why = PersonOnly(event).refusal(path, os.path.realpath(os.path.join(_project(), os.path.expanduser(path))))
+    return why.replace(COLONY_ONLY, PERSON_ONLY) if why else None
 
 
 def _pattern(text: str) -> bool:
@@ -2323,7 +2349,7 @@ def _spellings(texts: list, globs_changed: bool) -> list | None:
     return out
 
 
-def colony_bash(caste: str, script, event: dict) -> str | None:
+def colony_bash(caste: str, script, event: dict, colony: Colony | None = None) -> str | None:
     """Why an ant's command writes the colony's own files (None: it does not, as far as it shows).
     A path the guard cannot see (`$X`, `$(…)`, after `cd $X`) is refused only in a command that
     names the colony's files — spells `.aether` (in braces or a pattern too), or `cd`s into them:
@@ -2334,7 +2360,7 @@ def colony_bash(caste: str, script, event: dict) -> str | None:
     if script.errors:
         unreadable = "This command names the colony's files (.aether/) but is not plain shell the guard can read"
         return f"{unreadable}: split it into simpler commands — {COLONY_ONLY}." if named else None
-    colony = Colony(caste, event)
+    colony = colony or Colony(caste, event)
     cwds, lost = _colony_cwds(script, colony)
     named = named or any(colony.under(c) is not None for c in cwds)
     bindings = _bindings(script)
@@ -2458,7 +2484,7 @@ def decide(event: dict) -> dict | None:
     ours = agent.startswith("ant:")
     caste = agent.split(":", 1)[1] if ours else ""
     if tool in FILE_TOOLS:
-        why = _ant_file(caste, tool, tool_input, event) if ours else None
+        why = _ant_file(caste, tool, tool_input, event) if ours else _person_only_file(tool_input, event) if not agent else None
         return _deny(why) if why else (mod_grant(tool, event) if ours else None)
     if tool != "Bash":
         return None
@@ -2473,8 +2499,9 @@ def decide(event: dict) -> dict | None:
     why = bypass(script, command)
     if why:
         return _deny(f"{APPROVE_REFUSED} (This command {why}.)")
-    if not agent:
-        return queen(script)  # the Queen's own thread
+    if not agent:  # the Queen's own thread
+        why = colony_bash("", script, event, PersonOnly(event))
+        return _deny(why.replace(COLONY_ONLY, PERSON_ONLY)) if why else queen(script)
     if not ours:
         return None  # not one of ours
     why = _ant_bash(caste, script, {**event, "tool_input": tool_input})

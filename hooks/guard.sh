@@ -8,7 +8,8 @@
 # (`"agent_type": "ant:…"`), the Queen's other `aether …` calls, and any call that may step
 # around the approval gate — checked on the text with quotes and backslashes removed
 # (`app""rove`, `a\pprove` read as `approve`): `pprov`, Claude Code's variables, `unset`, or
-# `aether`/`bug` with `$`, a `bug` subcommand, `env`, `eval` or a pseudo-terminal wrapper.
+# `aether`/`bug` with `$`, a `bug` subcommand, `env`, `eval` or a pseudo-terminal wrapper —
+# and any call that names `typed` or `bugs` (what only a person's typed command writes).
 input=$(cat)
 ant=
 case $input in
@@ -32,7 +33,7 @@ case $input in
       *) flat=$input ;;
     esac
     case $flat in
-      *pprov* | *CLAUDE* | *unset* | *'$'*bug* | *bug*'$'* | *'aether '*) ;;
+      *pprov* | *CLAUDE* | *unset* | *'$'*bug* | *bug*'$'* | *'aether '* | *[Tt][Yy][Pp][Ee][Dd]* | *[Bb][Uu][Gg][Ss]*) ;;
       *aether*)
         case $flat in
           *bug* | *'$'* | *env\ * | *eval\ * | *script\ * | *expect\ * | *unbuffer* | *socat* | \

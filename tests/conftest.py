@@ -178,12 +178,7 @@ def project_venv(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def bugs(project, monkeypatch) -> bug_helpers.Bugs:
-    """`aether bug` on a project whose add() subtracts, run as by a person at a terminal."""
-    from aether.bugs import approval
-
+    """`aether bug` on a project whose add() subtracts (`Bugs.approve` stands for the person's
+    typed `/ant:bug approve`, as Aether's prompt hook hands it over)."""
     bug_helpers.make_calc(project.root)
-    # In-process runs stand for a person at a terminal, whoever runs pytest (the gate's own
-    # signals are tested in test_approval_gate.py).
-    monkeypatch.setattr(approval, "_terminals", lambda: (True, True))
-    monkeypatch.setattr(approval, "_parents", lambda proc="/proc": [])
     return bug_helpers.Bugs(project)

@@ -1,9 +1,11 @@
-"""The approval gate: only a person at a terminal approves a fix plan. The helper's own signals
-(terminals, Claude Code's variables here and in every parent, a claude parent) and the guard
-hook's refusals of the known ways around it."""
+"""The approval gate: only a person's typed `/ant:bug approve <id>` approves a fix plan. No
+command does — at a terminal, detached from every parent, with no variable of Claude Code's —
+nor a setting a model can write; the prompt hook's one-time ticket is what approves, and the guard
+refuses every thread's writes to it and to the Bug Bash state."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
@@ -14,199 +16,225 @@ import pytest
 from conftest import LAUNCHER
 
 from aether.bugs import approval
-from aether.core.exceptions import AetherError
 
-from helpers.bugs import LOW, set_config
+from helpers.bugs import FIX_PLAN, LOW, set_config
 from helpers.terminal import at_a_terminal
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "hooks"))
 import guard  # noqa: E402
 
-UNDER_CLAUDE_CODE = bool(approval.observe()["claude_code_parents"] or approval.observe()["claude_code_env_in_parents"])
-needs_a_clean_runner = pytest.mark.skipif(UNDER_CLAUDE_CODE, reason="these tests run under Claude Code here: the gate refuses them too")
+CLAUDE_CODE_VARS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID", "CLAUDE_PID")
 
 
 def clean_env(**extra) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in approval.CLAUDE_CODE_VARS}
+    env = {k: v for k, v in os.environ.items() if k not in CLAUDE_CODE_VARS}
     return {**env, **extra}
 
 
-# ---------------------------------------------------------------- the helper's signals
+# ---------------------------------------------------------------- no command approves
 
 
-def fake_proc(tmp_path, chain: list) -> str:
-    """A /proc with a parent chain: [(pid, name, argv, environ dict)], nearest first."""
-    root = tmp_path / "proc"
-    for i, (pid, name, argv, env) in enumerate(chain):
-        ppid = chain[i + 1][0] if i + 1 < len(chain) else 1
-        d = root / str(pid)
-        d.mkdir(parents=True)
-        (d / "stat").write_text(f"{pid} ({name}) S {ppid} 1 1 0 -1\n")
-        (d / "cmdline").write_bytes(b"\0".join(a.encode() for a in argv) + b"\0")
-        (d / "environ").write_bytes(b"\0".join(f"{k}={v}".encode() for k, v in env.items()))
-    return str(root)
+def test_the_command_never_approves(bugs):
+    bugs.drive("a", "planned")
+    err = bugs.run("approve", "a").error
+    assert err["code"] == "approval_requires_human" and "/ant:bug approve a" in err["error"]
+    assert bugs.phase("a") == "planned" and bugs.audit() == []
 
 
-def test_parents_are_read_from_proc(tmp_path, monkeypatch):
-    proc = fake_proc(
-        tmp_path,
-        [
-            (50, "bash", ["/bin/bash", "-c", "x"], {"CLAUDECODE": "1", "PATH": "/bin"}),
-            (40, "claude", ["claude", "-p", "hi"], {}),
-            (30, "sshd: ana (pri)", ["sshd"], {"CLAUDE_CODE_ENTRYPOINT": "0"}),
-        ],
+def test_an_orphaned_terminal_does_not_approve(bugs, tmp_path):
+    # What a model with Bash can do: fork twice, detach (setsid), clear the environment, open a
+    # pseudo-terminal and run the command there. Its only parent is init; the command refuses anyway.
+    bugs.drive("a", "planned")
+    script = tmp_path / "orphan.py"
+    script.write_text(
+        "import os, pty, sys\n"
+        "if os.fork(): os._exit(0)\n"
+        "os.setsid()\n"
+        "if os.fork(): os._exit(0)\n"
+        f"os.environ.clear(); os.environ['PATH'] = {os.environ['PATH']!r}; os.environ['HOME'] = {os.environ.get('HOME', '/')!r}\n"
+        f"out = open({str(tmp_path / 'out.txt')!r}, 'wb')\n"
+        "pid, fd = pty.fork()\n"
+        f"if pid == 0: os.execv({str(LAUNCHER)!r}, [{str(LAUNCHER)!r}, 'bug', 'approve', 'a'])\n"
+        "while True:\n"
+        "    try: chunk = os.read(fd, 4096)\n"
+        "    except OSError: break\n"
+        "    if not chunk: break\n"
+        "    out.write(chunk)\n"
+        "out.write(b'EXIT %d' % os.waitpid(pid, 0)[1]); out.close()\n"
     )
-    monkeypatch.setattr(os, "getppid", lambda: 50)
-    parents = approval._parents(proc)
-    assert [p["pid"] for p in parents] == [50, 40, 30]
-    assert parents[0]["env"] == ["CLAUDECODE"] and parents[2]["env"] == []  # "0" is off
-    assert [approval._is_claude(p) for p in parents] == [False, True, False]
-    node = {"pid": 9, "name": "node", "argv": ["node", "/x/@anthropic-ai/claude-code/cli.js"], "env": []}
-    assert approval._is_claude(node)
+    subprocess.run([sys.executable, str(script)], cwd=bugs.p.root, env=clean_env(), timeout=60, check=True)
+    out = tmp_path / "out.txt"
+    for _ in range(600):
+        if out.exists() and b"EXIT" in out.read_bytes():
+            break
+        import time
+
+        time.sleep(0.1)
+    said = out.read_text("utf-8", "replace")
+    assert "approval_requires_human" in said and "EXIT 512" in said, said  # exit 2
+    assert bugs.phase("a") == "planned" and bugs.audit() == []
 
 
-def test_a_loop_or_a_vanished_parent_ends_the_walk(tmp_path, monkeypatch):
-    proc = fake_proc(tmp_path, [(7, "sh", ["sh"], {})])
-    (Path(proc) / "7" / "stat").write_text("7 (sh) S 7 1 1\n")  # its own parent
-    monkeypatch.setattr(os, "getppid", lambda: 7)
-    assert len(approval._parents(proc)) == 1
-    monkeypatch.setattr(os, "getppid", lambda: 999)
-    assert approval._parents(proc) == []
+def test_a_person_at_a_real_terminal_is_told_where_to_approve(bugs):
+    bugs.drive("a", "planned")
+    code, out, err = at_a_terminal([str(LAUNCHER), "bug", "approve", "a"], bugs.p.root, clean_env())
+    assert code == 2 and out == "" and "/ant:bug approve a" in err
+    assert bugs.phase("a") == "planned"
+
+
+@pytest.mark.parametrize("how", ["env", "config"])
+def test_no_setting_hands_the_approval_to_a_rule(bugs, how, monkeypatch):
+    # A model can set a variable for its command or edit the config file: neither approves.
+    if how == "env":
+        monkeypatch.setenv("AETHER_BUG_AUTO_APPROVE_LOW", "1")
+    else:
+        set_config(bugs.p, auto_approve_low_risk=True)
+    bugs.drive("a", "planning")
+    out = bugs.record("a", "fix-plan", LOW).json
+    assert out["phase"] == "PLANNED" and out["low_risk"]["eligible"] and "approval" not in out
+    assert bugs.state("a")["approval_record"] is None and bugs.audit() == []
+    assert ("no longer" in out["text"] or "nothing approves" in out["text"]) == (how == "config")
+    assert "/ant:bug approve a" in out["text"]
+
+
+# ---------------------------------------------------------------- the person's typed command
+
+
+def test_the_typed_command_approves_and_says_how(bugs):
+    bugs.drive("a", "planned")
+    said = bugs.approve("a", "reviewed the diff")
+    assert "/ant:bug fix a" in said
+    rec = bugs.state("a")["approval_record"]
+    assert rec["given_via"] == "typed_command" and rec["reason"] == "reviewed the diff" and rec["prompt_id"]
+    assert rec["fix_plan_hash"] == approval.plan_hash(bugs.state("a")["fix_plan"]) and bugs.audit() == [rec]
+    assert not list((bugs.p.root / ".aether" / "typed").iterdir())  # the ticket is used up
+    status = bugs.p.run("bug", "status", "a").stdout
+    assert "(given via typed_command)" in status
+    assert bugs.ok("fix", "a", "--dry-run")["dry_run"] is True
+
+
+def test_a_ticket_approves_once(bugs):
+    bugs.drive("a", "planned")
+    folder = bugs.p.root / ".aether" / "typed"
+    bugs.approve("a")
+    kept = {"session_id": "s", "prompt_id": "p-again", "hook_event_name": "UserPromptSubmit", "prompt": "/ant:bug approve a"}
+    folder.joinpath("1-1.json").write_text(json.dumps(kept))
+    said = bugs.run("typed-approval", str(folder / "1-1.json")).stdout
+    assert "✗ Not approved" in said  # APPROVED already
+    said = bugs.run("typed-approval", str(folder / "1-1.json")).stdout
+    assert "✗ Not approved" in said and "gone" in said
+
+
+def test_a_prompt_approves_once(bugs):
+    bugs.drive("a", "planned")
+    bugs.approve("a")
+    bugs.typed("/ant:bug reject a")  # not an approval: nothing happens to it
+    state = bugs.state("a")
+    state["phase"], state["approval_record"] = "planned", None  # as if the approval were undone
+    bugs.write_state("a", state)
+    said, _ = bugs.typed("/ant:bug approve a", prompt_id=bugs.audit()[0]["prompt_id"])
+    assert "✗ Not approved" in said and bugs.phase("a") == "planned"
 
 
 @pytest.mark.parametrize(
-    "signals, says",
+    "prompt, says",
     [
-        ({"env": {"CLAUDECODE": "1"}}, "Claude Code's variables are set (CLAUDECODE)"),
-        ({"env": {"CLAUDE_CODE_ENTRYPOINT": "cli"}}, "CLAUDE_CODE_ENTRYPOINT"),
-        ({"parent_env": ["CLAUDECODE"]}, "a parent process runs with Claude Code's variables"),
-        ({"claude_parent": True}, "it runs under Claude Code"),
-        ({"tty": (False, True)}, "not both a terminal"),
-        ({"tty": (True, False)}, "not both a terminal"),
+        ("/ant:bug approve", "no bug id was typed"),
+        ("/ant:bug status a", "does not carry a typed"),
+        ("please /ant:bug approve a", "does not carry a typed"),
+        ("/ant:bug approve ../../etc", "bug id"),
     ],
 )
-def test_each_signal_alone_refuses(monkeypatch, signals, says):
-    for var in approval.CLAUDE_CODE_VARS:
-        monkeypatch.delenv(var, raising=False)
-    for k, v in signals.get("env", {}).items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.setattr(approval, "_terminals", lambda: signals.get("tty", (True, True)))
-    parent = {
-        "pid": 5,
-        "name": "claude" if signals.get("claude_parent") else "bash",
-        "argv": ["bash"],
-        "env": signals.get("parent_env", []),
-    }
-    monkeypatch.setattr(approval, "_parents", lambda proc="/proc": [parent])
-    with pytest.raises(AetherError) as caught:
-        approval.require_human("b")
-    assert caught.value.code == "approval_requires_human" and says in caught.value.message
-    assert caught.value.details["signals"]["parents_checked"] == 1
-
-
-def test_a_person_at_a_terminal_is_recorded_with_the_signals(monkeypatch):
-    for var in approval.CLAUDE_CODE_VARS:
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr(approval, "_terminals", lambda: (True, True))
-    monkeypatch.setattr(approval, "_parents", lambda proc="/proc": [{"pid": 5, "name": "bash", "argv": ["-bash"], "env": []}])
-    how = approval.require_human("b")
-    assert how == {
-        "given_via": "terminal",
-        "signals": {
-            "stdin_tty": True,
-            "stderr_tty": True,
-            "claude_code_env": [],
-            "claude_code_env_in_parents": [],
-            "claude_code_parents": [],
-            "parents_checked": 1,
-        },
-    }
-    rec = approval.record("b", {"summary": "s"}, "ana", "2026-03-01T10:00:00Z", None, how)
-    assert rec["given_via"] == "terminal" and rec["signals"]["stdin_tty"] is True
-
-
-# ---------------------------------------------------------------- real processes
-
-
-@needs_a_clean_runner
-def test_a_person_at_a_terminal_approves_and_status_shows_how(bugs):
+def test_a_ticket_must_carry_the_typed_command(bugs, prompt, says):
     bugs.drive("a", "planned")
-    code, out, err = at_a_terminal([str(LAUNCHER), "bug", "approve", "a", "--by", "ana"], bugs.p.root, clean_env())
-    assert code == 0, err
-    rec = json.loads(out)["result"]["approval"]
-    assert rec["given_via"] == "terminal" and rec["signals"]["stdin_tty"] and rec["signals"]["stderr_tty"]
-    assert rec["signals"]["parents_checked"] >= 1 and rec["signals"]["claude_code_parents"] == []
-    assert bugs.audit()[0]["given_via"] == "terminal"
-    status = bugs.p.sh("bug", "status", "a")
-    assert "Approved by ana" in status.stdout and "(given via terminal)" in status.stdout
-    assert bugs.p.sh("bug", "status", "a", "--json").json["approval"]["given_via"] == "terminal"
-
-
-def test_piped_stdin_without_claude_code_is_refused(bugs):
-    bugs.drive("a", "planned")
-    proc = bugs.p.sh("bug", "approve", "a", env={"CLAUDECODE": ""})
-    assert proc.code == 2 and proc.error["code"] == "approval_requires_human"
-    assert "not both a terminal" in proc.error["error"] and bugs.phase("a") == "planned"
-
-
-@needs_a_clean_runner
-def test_hole_6_unsetting_the_variable_does_not_approve(bugs):
-    # What a model's Bash call does: CLAUDECODE=1 in its shell, `env -u CLAUDECODE` for aether.
-    bugs.drive("a", "planned")
-    proc = subprocess.run(
-        ["sh", "-c", f"env -u CLAUDECODE {LAUNCHER} bug approve a; exit $?"],
-        cwd=bugs.p.root,
-        env=clean_env(CLAUDECODE="1"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 2 and proc.stdout == ""
-    env = json.loads(proc.stderr)
-    assert env["code"] == "approval_requires_human" and env["signals"]["claude_code_env_in_parents"] == ["CLAUDECODE"]
+    said, code = bugs.typed(prompt)
+    assert code == 0 and "✗ Not approved" in said and says in said, said
     assert bugs.phase("a") == "planned" and bugs.audit() == []
 
 
-@needs_a_clean_runner
-def test_a_pseudo_terminal_and_no_variables_under_a_claude_process_is_refused(bugs, tmp_path):
+def test_an_old_ticket_approves_nothing(bugs):
     bugs.drive("a", "planned")
-    claude = tmp_path / "bin" / "claude"  # a process named claude, as Claude Code's is
-    claude.parent.mkdir()
-    claude.symlink_to("/bin/sh")
-    code, out, err = at_a_terminal([str(claude), "-c", f"env -u CLAUDECODE {LAUNCHER} bug approve a; exit $?"], bugs.p.root, clean_env())
-    assert code == 2 and out == ""
-    env = json.loads(err.strip().splitlines()[-1])
-    assert env["code"] == "approval_requires_human" and env["signals"]["claude_code_parents"]
-    assert env["signals"]["stdin_tty"] and env["signals"]["stderr_tty"]
+    said, _ = bugs.typed("/ant:bug approve a", age=600)
+    assert "older than" in said and bugs.phase("a") == "planned"
+    assert not list((bugs.p.root / ".aether" / "typed").iterdir())
+
+
+def test_only_the_hooks_tickets_count_and_nothing_else_is_touched(bugs, tmp_path):
+    bugs.drive("a", "planned")
+    event = {"hook_event_name": "UserPromptSubmit", "prompt": "/ant:bug approve a", "prompt_id": "x"}
+    elsewhere = bugs.p.root / "1-1.json"
+    elsewhere.write_text(json.dumps(event))
+    folder = bugs.p.root / ".aether" / "typed"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "2-2.json").symlink_to(elsewhere)
+    (folder / "note.json").write_text(json.dumps(event))
+    for path in (elsewhere, folder / "2-2.json", folder / "note.json", bugs.p.root / "calc.py"):
+        said = bugs.run("typed-approval", str(path)).stdout
+        assert "✗ Not approved" in said, path
+    assert elsewhere.exists() and (bugs.p.root / "calc.py").exists() and (folder / "note.json").exists()
     assert bugs.phase("a") == "planned" and bugs.audit() == []
 
 
-@needs_a_clean_runner
-def test_script_gives_a_terminal_but_not_an_approval(bugs):
+def test_the_prompt_hook_end_to_end(bugs):
     bugs.drive("a", "planned")
-    proc = subprocess.run(
-        ["sh", "-c", f"script -qec '{LAUNCHER} bug approve a' /dev/null; exit $?"],
-        cwd=bugs.p.root,
-        env=clean_env(CLAUDECODE="1"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
-    assert proc.returncode != 0 and "approval_requires_human" in proc.stdout + proc.stderr
-    assert bugs.phase("a") == "planned" and bugs.audit() == []
+    hook = REPO / "hooks" / "approve.sh"
+
+    def submit(prompt: str):
+        event = {"session_id": "s", "prompt_id": "p9", "hook_event_name": "UserPromptSubmit", "prompt": prompt, "cwd": str(bugs.p.root)}
+        env = clean_env(CLAUDE_PROJECT_DIR=str(bugs.p.root))
+        return subprocess.run(
+            ["sh", str(hook)], input=json.dumps(event, separators=(",", ":")), env=env, capture_output=True, text=True, timeout=60
+        )
+
+    assert submit("/ant:bug status a").stdout == ""  # any other prompt: no answer, no ticket
+    assert not (bugs.p.root / ".aether" / "typed").exists()
+    done = submit("/ant:bug approve a looks right")
+    answer = json.loads(done.stdout)
+    assert done.returncode == 0 and answer["decision"] == "block" and "✓ Fix plan approved" in answer["reason"]
+    assert bugs.phase("a") == "approved" and bugs.audit()[0]["reason"] == "looks right"
 
 
-def test_auto_approve_low_risk_still_works_and_says_so(bugs):
-    set_config(bugs.p, auto_approve_low_risk=True)
-    bugs.drive("a", "planning")
-    assert bugs.record("a", "fix-plan", LOW).json["phase"] == "APPROVED"
-    state = bugs.state("a")
-    assert state["phase"] == "approved"
-    assert state["approval_record"]["approved_by"] == "auto:low_risk"
-    assert state["approval_record"]["given_via"] == "auto_approve_low_risk"
-    assert bugs.ok("fix", "a", "--dry-run")["dry_run"] is True
+# ---------------------------------------------------------------- what LOW risk means (shown, not acted on)
+
+
+def _modify(current: str, proposed: str) -> dict:
+    plan = copy.deepcopy(FIX_PLAN)
+    plan.update(risk_level="low")
+    plan["changes"] = [
+        {"file_path": "calc.py", "change_type": "modify", "current_code": current, "proposed_code": proposed, "explanation": "x"}
+    ]
+    return plan
+
+
+OLD = "def add(a, b):\n    total = a - b\n    return total\n"
+
+
+@pytest.mark.parametrize(
+    "proposed",
+    [
+        "def add(a, b):\n    return a + b\n    total = a - b\n    return total\n",  # a return above the old line, which is kept (dead)
+        "def add(a, b):\n    if a:\n        return a + b\n    total = a - b\n    return total\n",  # a new branch taken
+        "def add(a, b):\n    total = a - b\n    raise ValueError(total)\n    return total\n",  # it leaves early
+        "def add(a, b):\n    for _ in range(2):\n        total = a - b\n    return total\n",  # an old line now inside a loop
+        "def add(a, b):\n    total = a + b\n    return total\n",  # a changed line
+    ],
+)
+def test_a_change_of_path_is_not_additive(proposed):
+    low = approval.low_risk(_modify(OLD, proposed), {"min_test_cases": 2})
+    assert any(f.startswith("it only adds code") for f in low["failed"]), proposed
+
+
+@pytest.mark.parametrize(
+    "proposed",
+    [
+        "def add(a, b):\n    total = a - b\n    log(total)\n    return total\n",  # a plain statement on the old path
+        OLD + "\n\ndef helper(x):\n    if x:\n        return 1\n    return 0\n",  # a new function after the old code
+    ],
+)
+def test_what_only_adds_is_additive(proposed):
+    low = approval.low_risk(_modify(OLD, proposed), {"min_test_cases": 2})
+    assert not any(f.startswith("it only adds code") for f in low["failed"]), (proposed, low)
 
 
 # ---------------------------------------------------------------- the guard hook
@@ -284,3 +312,50 @@ def test_the_guard_refuses_each_way_around_the_gate(command):
 def test_the_guard_lets_the_queen_show_and_build(command):
     assert denial({"tool_name": "Bash", "tool_input": {"command": command}}) is None
     assert entry(command) is None
+
+
+FORGERIES = [
+    "printf '%s' '{\"prompt\":\"/ant:bug approve b1\"}' > .aether/typed/1-1.json",
+    "echo x | tee .aether/typed/1-1.json",
+    "cp /tmp/t.json .aether/typed/1-1.json",
+    "mkdir -p .aether/typed && cat > .aether/typed/1-1.json <<'EOF'\n{}\nEOF",
+    "cd .aether/typed && echo {} > 1-1.json",
+    "python3 -c \"open('.aether/typed/1-1.json', 'w').write('{}')\"",
+    "sed -i 's/planned/approved/' .aether/bugs/b1/state.json",
+    "echo '{}' >> .aether/bugs/approvals.jsonl",
+    "rm -rf .aether/bugs",
+    "mv /tmp/state.json .AETHER/Bugs/b1/state.json",
+]
+
+
+@pytest.mark.parametrize("command", FORGERIES)
+def test_no_thread_writes_a_ticket_or_the_bug_state(command, monkeypatch, tmp_path):
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    for agent in (None, "ant:builder"):
+        event = {"tool_name": "Bash", "tool_input": {"command": command}}
+        if agent:
+            event["agent_type"] = agent
+        assert denial(event), (command, agent)
+    assert "typed `/ant:bug approve" in (entry(command) or "")  # the sh entry hands the Queen's call to Python
+
+
+def test_no_thread_writes_them_with_a_file_tool(monkeypatch, tmp_path):
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
+    for path in (".aether/typed/1-1.json", str(tmp_path / ".aether/bugs/b1/state.json"), "src/../.aether/bugs/approvals.jsonl"):
+        for tool in ("Write", "Edit"):
+            assert denial({"tool_name": tool, "tool_input": {"file_path": path}}), (tool, path)
+    assert denial({"tool_name": "Write", "tool_input": {"file_path": "src/app.py"}}) is None
+    assert denial({"tool_name": "Bash", "tool_input": {"command": "cat .aether/bugs/b1/state.json"}}) is None
+
+
+def test_a_tickets_folder_that_links_elsewhere_counts_for_nothing(bugs, tmp_path):
+    bugs.drive("a", "planned")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (bugs.p.root / ".aether" / "typed").symlink_to(elsewhere)
+    event = {"hook_event_name": "UserPromptSubmit", "prompt": "/ant:bug approve a", "prompt_id": "x"}
+    (elsewhere / "1-1.json").write_text(json.dumps(event))
+    said = bugs.run("typed-approval", str(bugs.p.root / ".aether" / "typed" / "1-1.json")).stdout
+    assert "✗ Not approved" in said and "not one of the prompt hook's tickets" in said
+    assert bugs.phase("a") == "planned" and (elsewhere / "1-1.json").exists()

@@ -157,7 +157,7 @@ def test_dry_run_changes_nothing(bugs):
     test = next(c for c in out["changes"] if c["test"])
     assert test["path"] == "tests/test_bug_d.py" and "--- /dev/null" in test["diff"]
     assert out["text"].endswith("No changes applied. Run without --dry-run to apply.")
-    bugs.ok("approve", "d", "--by", "x")
+    bugs.approve("d")
     before = snapshot()
     bugs.ok("fix", "d", "--dry-run")
     assert snapshot() == before and bugs.phase("d") == "approved"
@@ -244,7 +244,7 @@ def test_concurrent_commands_never_corrupt_the_state(bugs):
         procs.append(("cost", start("cost", "c", "--agent", f"a{n}", "--input-tokens", "1000", "--output-tokens", "100")))
     for _ in range(3):
         procs.append(("status", start("status", "c", "--json")))
-        procs.append(("approve", start("approve", "c", "--by", "x")))
+        procs.append(("approve", start("approve", "c")))
     codes = {}
     for kind, proc in procs:
         out, err = proc.communicate(timeout=120)
@@ -254,7 +254,7 @@ def test_concurrent_commands_never_corrupt_the_state(bugs):
             assert env["ok"] is False and env["code"]
     assert sorted(codes["fix"]) in ([0, 2], [0, 5])
     assert codes["cost"] == [0] * 8
-    assert set(codes["approve"]) == {2}  # it is past PLANNED
+    assert set(codes["approve"]) == {2}  # never by a command
     assert set(codes["status"]) == {0}
     state = bugs.state("c")  # parses, and the CLI reads it as valid
     assert bugs.ok("status", "c", "--json")["phase"] == "FIXED"

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aether.bugs import phases
-from aether.bugs.approval import low_risk, plan_hash
+from aether.bugs.approval import plan_hash
 
 from helpers.bugs import FIX_PLAN, NOT_REPRODUCED, REPRODUCTION, ROOT_CAUSE, Bugs, make_calc, set_config
 
@@ -24,7 +24,7 @@ OPS = {
     "record-reproduction": ("record", "{id}", "reproduction", "-"),
     "record-root-cause": ("record", "{id}", "root-cause", "-"),
     "record-fix-plan": ("record", "{id}", "fix-plan", "-"),
-    "approve": ("approve", "{id}", "--by", "tester"),
+    "approve": ("typed", "/ant:bug approve {id}"),
     "reject": ("reject", "{id}", "--reason", "not worth it"),
     "fix": ("fix", "{id}"),
 }
@@ -66,8 +66,15 @@ def test_every_operation_in_every_phase(bugs, monkeypatch, phase):
         set_config(bugs.p, test_command="true")
         before = bugs.state(bug_id)
         text = json.dumps(INPUTS[op]) if op in INPUTS else None
-        result = bugs.run(*[a.format(id=bug_id) for a in args], input=text)
         expected = LEGAL.get((phase, op), 2)
+        if op == "approve":  # the person's typed command: the prompt hook's answer, never an error envelope
+            said, code = bugs.typed(f"/ant:bug approve {bug_id}")
+            assert code == 0 and ("✓ Fix plan approved" in said) == isinstance(expected, str), (phase, said)
+            assert bugs.phase(bug_id) == (expected if isinstance(expected, str) else phase), (phase, op)
+            if not isinstance(expected, str):
+                assert bugs.state(bug_id) == before and "✗ Not approved" in said, (phase, said)
+            continue
+        result = bugs.run(*[a.format(id=bug_id) for a in args], input=text)
         if isinstance(expected, str):
             assert result.code == 0, (phase, op, result.stderr)
             assert bugs.phase(bug_id) == expected, (phase, op)
@@ -117,9 +124,9 @@ def test_refusal_names_the_legal_command(bugs):
     bugs.drive("b", "planned")
     err = bugs.run("fix", "b").error
     assert err["code"] == "approval_required"
-    assert "aether bug approve b" in err["error"]
+    assert "/ant:bug approve b" in err["error"]
     err = bugs.run("analyze", "b").error
-    assert err["code"] == "invalid_phase" and "`aether bug approve b`" in err["error"]
+    assert err["code"] == "invalid_phase" and "`/ant:bug approve b`" in err["error"]
 
 
 # ---------------------------------------------------------------- the approval gate, as a property
@@ -139,7 +146,7 @@ STEPS = [
     "plan-low",
     "plan-bad",
     "approve",
-    "approve-in-claude",
+    "approve-by-command",
     "reject",
     "fix",
     "fix-dry",
@@ -193,13 +200,9 @@ def _step(b: Bugs, name: str, monkeypatch) -> None:
         doc = {"plan": FIX_PLAN, "plan-low": LOW_PLAN, "plan-bad": dict(FIX_PLAN, changes=[])}[name]
         b.record(i, "fix-plan", doc)
     elif name == "approve":
-        b.run("approve", i, "--by", "human")
-    elif name == "approve-in-claude":
-        monkeypatch.setenv("CLAUDECODE", "1")
-        try:
-            assert b.run("approve", i).code != 0
-        finally:
-            monkeypatch.delenv("CLAUDECODE")
+        b.typed(f"/ant:bug approve {i}")
+    elif name == "approve-by-command":  # what a model could run: never an approval
+        assert b.run("approve", i).code != 0
     elif name == "reject":
         b.run("reject", i, "--reason", "no")
     elif name in ("fix", "fix-dry"):
@@ -276,10 +279,7 @@ def test_no_sequence_reaches_implementing_without_a_matching_approval(monkeypatc
                     and e["approved_by"] == approval["approved_by"]
                     for e in b.audit()
                 )
-                assert approval["approved_by"] in ("human", "auto:low_risk")
-                if approval["approved_by"] == "auto:low_risk":
-                    assert low_risk(before["fix_plan"], {"min_test_cases": 2})["eligible"]
-                    assert [c["file_path"] for c in before["fix_plan"]["changes"]] == ["extra.py"]
+                assert approval["given_via"] == "typed_command"  # a person's, never a rule's (auto-approve-on is a step)
             assert after["phase"] in phases.PHASES
         for t in b.history("p"):
             if t["to_phase"] == "implementing":

@@ -126,6 +126,7 @@ def test_hooks_wire_the_guard_the_agent_hooks_and_the_bootstrap():
         'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" denied',
         'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" start',
         'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" stop',
+        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/approve.sh"',  # a person's typed /ant:bug approve
         'sh "${CLAUDE_PLUGIN_ROOT}/hooks/agent.sh" prompt',
         'python3 "${CLAUDE_PLUGIN_ROOT}/hooks/bootstrap.py"',
         'sh "${CLAUDE_PLUGIN_ROOT}/hooks/session.sh"',
@@ -185,7 +186,8 @@ def test_claude_plugin_validate_passes_strict(claude_cli, profile):
         ("SessionStart", "clear|compact|resume"),
         ("SubagentStart", ""),
         ("SubagentStop", ""),
-        ("UserPromptSubmit", ""),
+        ("UserPromptSubmit", ""),  # a person's typed /ant:bug approve
+        ("UserPromptSubmit", ""),  # the notifications that carry ants' answers
     ]
     if profile:
         directory = report["directory"]

@@ -1,5 +1,5 @@
 """The Bug Bash sessions' fixture project (`last_n` slices one item too early, and a pytest test
-exposes it), the agents' valid answers for it, and `aether` run in it at a terminal."""
+exposes it), and the agents' valid answers for it."""
 
 from __future__ import annotations
 
@@ -8,9 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from .harness import REPO
-from helpers.terminal import at_a_terminal
 
 BUG = "last-n"
 CALC = '''def last_n(items, n):
@@ -98,9 +95,3 @@ def make_project(root: Path) -> None:
     subprocess.run([base, "-m", "venv", "--without-pip", str(root / ".venv")], check=True, timeout=120)
     site = next((root / ".venv" / "lib").glob("python*/site-packages"))
     (site / "e2e_test_tools.pth").write_text(str(Path(pytest.__file__).parents[1]) + "\n", "utf-8")
-
-
-def aether_at_a_terminal(claude, *args, env=None) -> tuple:
-    """`aether ARGS` in the fixture project with a pseudo-terminal on stdin and stderr, as a
-    person runs it: (exit code, stdout, stderr)."""
-    return at_a_terminal([str(REPO / "bin" / "aether"), *map(str, args)], claude.project, claude.env(extra=env))

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from .bug_project import BUG, CALC, CALC_FIXED, ERROR, FIX_PLAN, REPRODUCTION, ROOT_CAUSE, aether_at_a_terminal, make_project
+from .bug_project import BUG, CALC, CALC_FIXED, ERROR, FIX_PLAN, REPRODUCTION, ROOT_CAUSE, make_project
 from .fake_api import (
     Matcher,
     agent,
@@ -228,9 +228,7 @@ def test_a_bug_from_report_to_fixed(claude):
             (planner & turn(2)).reply(say(json_block(FIX_PLAN)), usage=USAGE["planner"]),
             main(tool_result_contains("<usage>subagent_tokens")).reply(record_cost("fix-planner")),
             main(after("aether bug cost"), tool_result_contains('"phase":"PLANNING"')).reply(record_result),
-            main(tool_result_contains('"phase":"PLANNED"')).reply(
-                say(f"Planned. Review it, then run `aether bug approve {BUG}` in your terminal.")
-            ),
+            main(tool_result_contains('"phase":"PLANNED"')).reply(say(f"Planned. Review it, then type `/ant:bug approve {BUG}`.")),
         ],
         env=NOW,
         timeout=300,
@@ -303,29 +301,25 @@ def test_a_bug_from_report_to_fixed(claude):
     for name in ("reproduction.md", "root-cause-analysis.md", "fix-plan.md", "test-cases.py"):
         assert (claude.project / ".aether" / "bugs" / BUG / name).is_file()
 
-    # /ant:bug approve — the command shows the plan; approving from Claude Code is refused.
-    approve = claude.run(
-        f"/ant:bug approve {BUG}",
+    # The model is told the plan waits for the person; its own try is refused.
+    asked = claude.run(
+        "Approve the plan for me.",
         [
-            main(turn(1)).reply(lambda r: bash(body_command(r, "aether bug status <id>").replace("<id>", BUG))),
-            main(tool_result_contains("Fix Plan:")).reply(bash(f"aether bug approve {BUG}")),
-            main(tool_error()).reply(say(f"Run `aether bug approve {BUG}` in your terminal.")),
+            main(turn(1)).reply(bash(f"aether bug approve {BUG}")),
+            main(tool_error()).reply(say(f"Type `/ant:bug approve {BUG}` yourself.")),
         ],
         env=NOW,
     )
-    status, refused = [approve.tool_result(c) for c in approve.tool_calls("Bash")]
-    assert "PLANNED (awaiting approval)" in status["text"]
+    refused = asked.tool_result(asked.tool_calls("Bash")[0])
     assert refused["is_error"] and "the user's decision" in refused["text"]
     assert bug_state(claude)["phase"] == "planned"
     assert not (claude.project / ".aether" / "bugs" / "approvals.jsonl").exists()
 
-    # A person approves in a terminal (no CLAUDECODE) — the helper refuses it with CLAUDECODE set.
-    inside = claude.aether("bug", "approve", BUG, env={**NOW, "CLAUDECODE": "1"})
-    assert inside.returncode == 2 and '"approval_requires_human"' in inside.stderr
-    code, out, err = aether_at_a_terminal(claude, "bug", "approve", BUG, "--by", "ana", env=NOW)
-    assert code == 0, err
-    approval = json.loads(out)["result"]["approval"]
-    assert approval["approved_by"] == "ana"
+    # /ant:bug approve, typed by the person: approved by Aether's prompt hook, with no model turn.
+    approve = claude.run(f"/ant:bug approve {BUG} the slice is right", [], env=NOW)
+    assert approve.api.requests == [] and "✓ Fix plan approved" in approve.stdout
+    approval = bug_state(claude)["approval_record"]
+    assert approval["given_via"] == "typed_command" and approval["reason"] == "the slice is right"
     assert approval["fix_plan_hash"] == state["transitions"][-1]["metadata"]["fix_plan_hash"]
 
     # /ant:bug fix — applied, tests written and run with the project's interpreter: FIXED.

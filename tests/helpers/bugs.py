@@ -136,6 +136,9 @@ def tree(root: Path) -> dict:
     return out
 
 
+_TICKETS = 0
+
+
 class Bugs:
     """The `aether bug` CLI on one fixture project."""
 
@@ -151,6 +154,29 @@ class Bugs:
     def record(self, bug_id, kind, doc):
         text = doc if isinstance(doc, str) else json.dumps(doc)
         return self.run("record", bug_id, kind, "-", input=text)
+
+    def typed(self, prompt: str, *, prompt_id: str = "", age: float = 0) -> tuple[str, int]:
+        """What Aether's prompt hook does when the person types PROMPT in Claude Code: keep the
+        hook's input as a ticket and run `bug typed-approval`. (the text the person sees, exit)"""
+        global _TICKETS
+        _TICKETS += 1
+        folder = self.p.root / ".aether" / "typed"
+        folder.mkdir(parents=True, exist_ok=True)
+        ticket = folder / f"{os.getpid()}-{_TICKETS}.json"
+        event = {"session_id": "s1", "prompt_id": prompt_id or f"p{_TICKETS}", "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+        ticket.write_text(json.dumps(event, separators=(",", ":")))
+        if age:
+            os.utime(ticket, (ticket.stat().st_atime - age, ticket.stat().st_mtime - age))
+        result = self.run("typed-approval", str(ticket))
+        answer = json.loads(result.stdout)
+        assert answer["decision"] == "block" and result.stderr == "", result
+        return answer["reason"], result.code
+
+    def approve(self, bug_id: str, reason: str = "") -> str:
+        """The person types `/ant:bug approve BUG_ID [REASON]`; asserts it approved."""
+        text, _ = self.typed(f"/ant:bug approve {bug_id}" + (f" {reason}" if reason else ""))
+        assert "✓ Fix plan approved" in text, text
+        return text
 
     def state(self, bug_id) -> dict:
         return json.loads((self.p.root / ".aether" / "bugs" / bug_id / "state.json").read_text())
@@ -195,7 +221,7 @@ class Bugs:
         if target == "wont_fix":
             self.ok("reject", bug_id, "--reason", "not worth it")
             return
-        self.ok("approve", bug_id, "--by", "tester")
+        self.approve(bug_id)
         if target == "approved":
             return
         if target in ("fixed", "blocked"):

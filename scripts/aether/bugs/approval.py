@@ -1,46 +1,37 @@
 """The approval gate: who may approve, what an approval records, and what `bug fix` demands.
 
-- Approval is a human act: `bug approve` is refused unless stdin and stderr are terminals and
-  no sign of Claude Code is seen — its variables (CLAUDE_CODE_VARS) in this process or in the
-  initial environment of any parent, or a `claude` process among the parents (Linux /proc).
-  The approval records how it was given (`given_via`, `signals`). A process with the user's
-  own rights can still fake all of this; the gate stops a model's casual or clever call.
+- Approval is a person's act: they type `/ant:bug approve <id> [reason]` in Claude Code. The
+  plugin's prompt hook (hooks/approve.sh), which Claude Code runs for what the person submits and
+  never for a model's tool call, writes the hook's input as a one-time ticket under
+  `.aether/typed/` and hands it to `aether bug typed-approval`; only a fresh, unused ticket
+  approves. No `aether` command approves on its own — not in a terminal, not under a
+  pseudo-terminal, not with Claude Code's variables cleared: what a model could run, it could fake.
+  What is left to a model with the user's rights is writing the ticket or the state itself, which
+  the guard refuses for every thread (docs/decisions/bug-bash-gate.md says what it cannot stop).
 - An approval records who, when and the SHA-256 of the fix plan (canonical JSON: sorted keys,
   compact separators, UTF-8) in the bug's state and, first, in the append-only audit log.
 - `bug fix` needs the bug APPROVED, a complete approval record, a plan whose hash still
   matches it, and the same approval in the audit log.
-- With `bug_bash.auto_approve_low_risk`, a plan that meets every LOW criterion (checked here,
-  not taken from the plan's own `risk_level` alone) is approved as `auto:low_risk`.
+- Nothing approves by rule: the LOW-risk assessment is shown to the person, never acted on.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sys
+import re
+import time
 
 from aether.bugs.exit_codes import BUG_EXIT_INPUT, BUG_EXIT_PHASE, bug_error
 from aether.state import store
 
-AUTO_APPROVER = "auto:low_risk"
-RESERVED_PREFIX = "auto:"  # approvers a person cannot claim
-IN_CLAUDE_CODE = "CLAUDECODE"
-# Variables Claude Code sets for the commands it runs (checked here and in every parent).
-CLAUDE_CODE_VARS = (
-    "CLAUDECODE",
-    "CLAUDE_CODE_ENTRYPOINT",
-    "CLAUDE_CODE_SESSION_ID",
-    "CLAUDE_CODE_EXECPATH",
-    "CLAUDE_CODE_CHILD_SESSION",
-    "CLAUDE_PID",
-    "CLAUDE_CODE_SSE_PORT",
-    "CLAUDE_AGENT_SDK_VERSION",
-)
-CLAUDE_NAMES = ("claude", "claude.exe")  # Claude Code's executable, as a process name
-CLAUDE_PACKAGE = "claude-code"  # …or node running @anthropic-ai/claude-code
-MAX_PARENTS = 64
-GIVEN_VIA_TERMINAL = "terminal"
-GIVEN_VIA_AUTO = "auto_approve_low_risk"
+RESERVED_PREFIX = "auto:"  # approvers a person cannot claim (earlier automatic approvals used it)
+GIVEN_VIA_TYPED = "typed_command"
+TICKETS = os.path.join(".aether", "typed")  # the prompt hook's tickets, from the project root
+TICKET_NAME = re.compile(r"[0-9]{1,12}-[0-9]{1,20}\.json")
+TICKET_MAX_AGE_SECONDS = 120
+TICKET_MAX_BYTES = 64 * 1024
+TYPED = re.compile(r"\s*/ant:bug\s+approve(?:\s+(?P<id>\S+))?(?:\s+(?P<reason>.*))?\s*", re.S)
 MAX_APPROVER_LENGTH = 100
 MAX_REASON_LENGTH = 2000
 
@@ -52,96 +43,92 @@ def plan_hash(plan: dict) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def _isatty(stream) -> bool:
+def how_to_approve(bug_id: str) -> str:
+    return (
+        f"approving a fix plan is a person's act: type `/ant:bug approve {bug_id}` in Claude Code "
+        f"(review it first: `aether bug status {bug_id}`, `aether bug fix {bug_id} --dry-run`). "
+        f"No command approves on its own, in a terminal or a script"
+    )
+
+
+def refuse_command(bug_id: str):
+    """`aether bug approve` run as a command: never an approval (what a model could run, it could fake)."""
+    return bug_error("approval_requires_human", how_to_approve(bug_id), BUG_EXIT_PHASE, bug_id=bug_id)
+
+
+def _ticket_problem(root: str, path: str) -> str | None:
+    folder = os.path.join(os.path.realpath(root), TICKETS)  # the folder itself, never a link to elsewhere
+    if os.path.realpath(folder) != folder or os.path.realpath(os.path.dirname(os.path.abspath(path))) != folder:
+        return "it is not one of the prompt hook's tickets"
+    if not TICKET_NAME.fullmatch(os.path.basename(path)):
+        return "it is not one of the prompt hook's tickets"
     try:
-        return stream is not None and stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-def _terminals() -> tuple:
-    """(stdin is a terminal, stderr is a terminal)."""
-
-    return _isatty(sys.stdin), _isatty(sys.stderr)
-
-
-def _read(path: str) -> bytes:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
+        st = os.lstat(path)
     except OSError:
-        return b""
+        return "it is gone (a ticket is used once)"
+    import stat  # noqa: PLC0415 — start-up: only where a ticket is read
+
+    if not stat.S_ISREG(st.st_mode) or st.st_size > TICKET_MAX_BYTES:
+        return "it is not a plain file of the prompt hook's"
+    if abs(time.time() - st.st_mtime) > TICKET_MAX_AGE_SECONDS:
+        return f"it is older than {TICKET_MAX_AGE_SECONDS} s"
+    return None
 
 
-def _parents(proc: str = "/proc") -> list:
-    """This process's parents, nearest first: [{pid, name, argv, env (Claude Code vars set)}]
-    from /proc (empty where there is none)."""
-    out: list = []
-    pid, seen = os.getppid(), set()
-    while pid > 1 and pid not in seen and len(out) < MAX_PARENTS:
-        seen.add(pid)
-        stat = _read(f"{proc}/{pid}/stat").decode("utf-8", "replace")
-        if ")" not in stat:
-            break
-        name = stat[stat.find("(") + 1 : stat.rfind(")")]
-        fields = stat[stat.rfind(")") + 2 :].split()
-        argv = [a.decode("utf-8", "replace") for a in _read(f"{proc}/{pid}/cmdline").split(b"\0") if a]
-        env = set()
-        for item in _read(f"{proc}/{pid}/environ").split(b"\0"):
-            key, _, value = item.partition(b"=")
-            if key.decode("utf-8", "replace") in CLAUDE_CODE_VARS and value not in (b"", b"0"):
-                env.add(key.decode())
-        out.append({"pid": pid, "name": name, "argv": argv, "env": sorted(env)})
+def take_ticket(root: str, path: str) -> dict:
+    """The typed command a prompt-hook ticket carries — {bug_id, reason, prompt_id, session_id} —
+    read once: the ticket is removed whatever it holds. Raises `approval_requires_human`."""
+    problem = _ticket_problem(root, path)
+    data: object = None
+    if problem is None:
         try:
-            pid = int(fields[1])
-        except (IndexError, ValueError):
-            break
-    return out
-
-
-def _is_claude(process: dict) -> bool:
-    names = [process["name"]] + [os.path.basename(a) for a in process["argv"][:1]]
-    return any(n in CLAUDE_NAMES for n in names) or any(CLAUDE_PACKAGE in a for a in process["argv"][:3])
-
-
-def observe() -> dict:
-    """Every signal of who runs this process that it can check (shown in the approval)."""
-    stdin_tty, stderr_tty = _terminals()
-    parents = _parents()
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, "rb") as fh:
+                data = json.loads(fh.read(TICKET_MAX_BYTES + 1).decode("utf-8"))
+        except (OSError, ValueError):
+            problem = "it is not the prompt hook's JSON"
+    if problem is None or problem.startswith(("it is older", "it is not the prompt hook's JSON", "it is not a plain")):
+        try:  # one use: whatever it held (a path outside the tickets' folder is never touched)
+            os.unlink(path)
+        except OSError:
+            pass
+    event = data if isinstance(data, dict) else {}
+    prompt = event.get("prompt")
+    found = TYPED.fullmatch(prompt) if problem is None and isinstance(prompt, str) else None
+    if problem is None and (event.get("hook_event_name") != "UserPromptSubmit" or found is None):
+        problem = "it does not carry a typed `/ant:bug approve <id>`"
+    if problem is None and not (found and found.group("id")):
+        problem = "no bug id was typed"
+    if problem:
+        raise bug_error(
+            "approval_requires_human",
+            f"no approval: the ticket {os.path.basename(path)!r} does not hold ({problem}); type `/ant:bug approve <id>` again",
+            BUG_EXIT_PHASE,
+        )
+    assert found is not None
+    reason = (found.group("reason") or "").strip() or None
     return {
-        "stdin_tty": stdin_tty,
-        "stderr_tty": stderr_tty,
-        "claude_code_env": [k for k in CLAUDE_CODE_VARS if os.environ.get(k, "") not in ("", "0")],
-        "claude_code_env_in_parents": sorted({k for p in parents for k in p["env"]}),
-        "claude_code_parents": [f"{p['pid']} {p['name']}" for p in parents if _is_claude(p)],
-        "parents_checked": len(parents),
+        "bug_id": found.group("id"),
+        "reason": reason,
+        "prompt_id": str(event.get("prompt_id") or "")[:100],
+        "session_id": str(event.get("session_id") or "")[:100],
     }
 
 
-def require_human(bug_id: str) -> dict:
-    """Refuse an approval that does not come from a person at a terminal; answers how it
-    was given ({given_via, signals}) for the record."""
-    seen = observe()
-    why = []
-    if seen["claude_code_env"]:
-        why.append(f"Claude Code's variables are set ({', '.join(seen['claude_code_env'])})")
-    if seen["claude_code_env_in_parents"]:
-        why.append(f"a parent process runs with Claude Code's variables ({', '.join(seen['claude_code_env_in_parents'])})")
-    if seen["claude_code_parents"]:
-        why.append(f"it runs under Claude Code ({', '.join(seen['claude_code_parents'])})")
-    if not (seen["stdin_tty"] and seen["stderr_tty"]):
-        why.append("stdin and stderr are not both a terminal")
-    if why:
-        raise bug_error(
-            "approval_requires_human",
-            f"approving a fix plan is a human decision: run `aether bug approve {bug_id}` "
-            f"yourself in a terminal (review it first with `aether bug status {bug_id}` and "
-            f"`aether bug fix {bug_id} --dry-run`); refused because " + "; ".join(why),
-            BUG_EXIT_PHASE,
-            bug_id=bug_id,
-            signals=seen,
-        )
-    return {"given_via": GIVEN_VIA_TERMINAL, "signals": seen}
+def clear_stale_tickets(root: str) -> None:
+    """Remove tickets no approval took (a hook stopped half-way): they approve nothing once old."""
+    folder = os.path.join(root, TICKETS)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            if time.time() - os.lstat(path).st_mtime > TICKET_MAX_AGE_SECONDS:
+                os.unlink(path)
+        except OSError:
+            pass
 
 
 def check_approver(name: str | None) -> str:
@@ -186,7 +173,7 @@ def check_reason(reason: str | None, *, required: bool, what: str, bug_id: str, 
 
 def record(bug_id: str, plan: dict, approved_by: str, now: str, reason: str | None = None, how: dict | None = None) -> dict:
     """The ApprovalRecord (docs/decisions/bug-bash-gate.md) for this plan, with how it was given (`how`:
-    {given_via, signals})."""
+    {given_via, prompt_id, session_id})."""
     rec = {"bug_id": bug_id, "approved_by": approved_by, "approved_at": now, "fix_plan_hash": plan_hash(plan)}
     if reason:
         rec["reason"] = reason
@@ -194,15 +181,21 @@ def record(bug_id: str, plan: dict, approved_by: str, now: str, reason: str | No
     return rec
 
 
-# ---------------------------------------------------------------- LOW risk (docs/decisions/bug-bash-gate.md)
+# ---------------------------------------------------------------- LOW risk (shown, never acted on)
 
 LOW_CRITERIA = {
     "declared_low": "the plan's risk_level is low",
     "single_file": "it changes a single file",
-    "additive": "it only adds code (no file deleted, no existing line removed)",
+    "additive": "it only adds code that changes no path through the old (no line removed, no early return, branch or changed condition)",
     "isolated": "the added code touches at most one function or class definition",
     "tested": "it has at least min_test_cases tests, one of them a regression test",
 }
+# An added line that can change what the code around it does: it leaves, or chooses a path.
+FLOW = re.compile(
+    r"^\s*(?:return\b|raise\b|yield\b|break\b|continue\b|goto\b|throw\b|exit\b|sys\.exit\b|os\._exit\b"
+    r"|if\b|elif\b|else\b|while\b|for\b|try\b|except\b|finally\b|with\b|match\b|case\b|switch\b|catch\b"
+    r"|\}?\s*else\b|assert\b|del\b|global\b|nonlocal\b)"
+)
 
 
 def _def_lines(lines) -> int:
@@ -214,8 +207,35 @@ def _def_lines(lines) -> int:
     return n
 
 
+def _changes_flow(old: list[str], new: list[str]) -> bool:
+    """True when the new code is not the old with lines added that only add: a line removed or
+    changed, or an added line that returns, raises, branches or loops — inside the old code (a
+    new function's own body, added after the old code ends, is kept apart by the `isolated` check)."""
+    import difflib  # noqa: PLC0415 — start-up: difflib only where text is compared
+
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    for tag, i1, _i2, j1, j2 in matcher.get_opcodes():
+        if tag in ("replace", "delete"):
+            return True
+        if tag == "insert":
+            added = new[j1:j2]
+            inside = i1 < len(old)  # before some old line: it runs on the old path
+            body = [x for x in added if x.strip()]
+            starts_def = bool(body) and body[0].lstrip().startswith(("def ", "async def ", "class ", "@"))
+            if inside and not starts_def and any(FLOW.match(x) for x in added):
+                return True
+            if inside and not starts_def and any(x.strip() and _indent(x) > _indent(old[i1]) for x in added):
+                return True  # deeper than the line it comes before: it sits inside a block of the old code
+    return False
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
 def low_risk(plan: dict, cfg: dict) -> dict:
-    """Whether the plan meets every LOW criterion: {eligible, met: [...], failed: [...]}."""
+    """How the plan measures against every LOW criterion: {eligible, met: [...], failed: [...]}.
+    Shown to the person who approves; nothing is approved by it."""
     import difflib  # noqa: PLC0415 — start-up: difflib only where text is compared
 
     changes = plan.get("changes", [])
@@ -230,11 +250,9 @@ def low_risk(plan: dict, cfg: dict) -> dict:
         elif kind == "modify":
             old = (change.get("current_code") or "").splitlines()
             new = (change.get("proposed_code") or "").splitlines()
-            for line in difflib.ndiff(old, new):
-                if line.startswith("- "):
-                    additive = False
-                elif line.startswith("+ "):
-                    added.append(line[2:])
+            if _changes_flow(old, new):
+                additive = False
+            added += [line[2:] for line in difflib.ndiff(old, new) if line.startswith("+ ")]
     tests = plan.get("test_cases", [])
     checks = {
         "declared_low": plan.get("risk_level") == "low",

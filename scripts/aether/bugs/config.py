@@ -26,7 +26,7 @@ DEFAULTS = {
     # planning
     "planning_timeout_seconds": 300,
     "min_test_cases": 2,
-    # approval
+    # approval (`auto_approve_low_risk` is read only to say that it no longer approves)
     "auto_approve_low_risk": False,
     "require_approval_reason": False,
     # storage (relative paths are taken from the project root)
@@ -73,10 +73,15 @@ MAXIMA = {  # key → largest value
 # environment variable → key (the design's SWARM_BUG_* names, as AETHER_BUG_*)
 ENV_OVERRIDES = {
     "AETHER_BUG_MAX_REPRO_ATTEMPTS": "max_reproduction_attempts",
-    "AETHER_BUG_AUTO_APPROVE_LOW": "auto_approve_low_risk",
     "AETHER_BUG_STORAGE_PATH": "storage_path",
     "AETHER_BUG_AGENT_MODEL": "agent_model",
 }
+# A setting that handed the person's approval to a rule: a file or a variable a model can write
+# cannot stand for a person, so it is kept readable (old configs load) and approves nothing.
+AUTO_APPROVE_IGNORED = (
+    "bug_bash.auto_approve_low_risk is set, but nothing approves a fix plan by rule: "
+    "a person types `/ant:bug approve <id>` (the plan's LOW-risk assessment is shown to help them)"
+)
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 

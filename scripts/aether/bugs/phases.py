@@ -60,7 +60,7 @@ LEGAL_COMMANDS = {
     "analyzing": ["aether bug record {id} root-cause -"],
     "analyzed": ["aether bug analyze {id}"],
     "planning": ["aether bug record {id} fix-plan -"],
-    "planned": ["aether bug approve {id}", "aether bug reject {id} --reason -", "aether bug fix {id} --dry-run"],
+    "planned": ["/ant:bug approve {id}", "aether bug reject {id} --reason -", "aether bug fix {id} --dry-run"],
     "approved": ["aether bug fix {id}", "aether bug fix {id} --dry-run"],
     "implementing": ["aether bug fix {id}"],
     "verifying": ["aether bug fix {id}"],

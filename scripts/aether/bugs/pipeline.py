@@ -315,14 +315,6 @@ def _record_result(state, cfg, kind, rec, defects, low, audit):
     else:
         digest = approval.plan_hash(rec)
         phases.move(state, "planned", "agent_output", command, fix_plan_hash=digest, risk_level=rec["risk_level"])
-        if cfg["auto_approve_low_risk"] and low["eligible"]:
-            approved = approval.record(
-                state["bug_id"], rec, approval.AUTO_APPROVER, clock.iso(), how={"given_via": approval.GIVEN_VIA_AUTO}
-            )
-
-            store.append_jsonl(audit, [approved])  # the audit entry first, then the state
-            state["approval_record"] = approved
-            phases.move(state, "approved", "auto", command, approved_by=approval.AUTO_APPROVER, fix_plan_hash=digest)
     return {"rejected": 0}
 
 
@@ -425,16 +417,15 @@ def record(bug_id: str, kind: str, text: str) -> dict:
             f"      Risk: {rec['risk_level'].upper()}",
         ]
         extra.update(fix_plan_hash=digest, low_risk=low)
-        if state["phase"] == "approved":
-            extra["approval"] = state["approval_record"]
-            lines += ["", f"✓ Auto-approved ({approval.AUTO_APPROVER}): every LOW criterion is met."]
+        if cfg["auto_approve_low_risk"]:
+            lines += ["", f"Note: {config.AUTO_APPROVE_IGNORED}"]
     lines += ["", f"Total cost: {reports.usd(costs.totals(state)['total_usd'])}"]
     step = agent_step(state, cfg)
     if step:
         lines += ["", f"Next: run the {step['agent']} agent, then `{step['record']}`"]
     elif state["phase"] == "planned":
         lines += reports.next_steps(
-            [(f"aether bug status {bug_id}", "Review details"), (f"aether bug approve {bug_id}", "Approve fix plan")]
+            [(f"aether bug status {bug_id}", "Review details"), (f"/ant:bug approve {bug_id}", "Approve fix plan (type it in Claude Code)")]
         )
     else:
         lines += reports.next_steps([(c, "") for c in phases.legal_commands(state["phase"], bug_id)])
@@ -448,6 +439,9 @@ def _approve(state, bug_id, approver, reason, how, audit):
     """Approve the PLANNED fix plan: the audit entry first, then the state; the approval record."""
     if state["phase"] != "planned":
         raise phases.refuse(state, "bug approve")
+    prompt_id = how.get("prompt_id")
+    if prompt_id and any(e.get("prompt_id") == prompt_id for e in approval.audit_entries(audit)):
+        raise approval.refuse_command(bug_id)  # a ticket of a prompt that approved already
     rec = approval.record(bug_id, state["fix_plan"], approver, clock.iso(), reason, how)
 
     store.append_jsonl(audit, [rec])  # the audit entry first, then the state
@@ -456,17 +450,27 @@ def _approve(state, bug_id, approver, reason, how, audit):
     return rec
 
 
-def approve(bug_id: str, by: str | None = None, reason: str | None = None) -> dict:
-    """A person approves the fix plan of a PLANNED bug (recorded with the plan's SHA-256)."""
+def approve(bug_id: str) -> dict:
+    """`aether bug approve`: never an approval — the person types `/ant:bug approve <id>`."""
     storage.check_id(bug_id)
-    how = approval.require_human(bug_id)
-    cfg = config.load()
-    approver = approval.check_approver(by)
-    reason = approval.check_reason(
-        reason, required=cfg["require_approval_reason"], what="approving a fix plan", bug_id=bug_id, setting="require_approval_reason"
-    )
-    audit = storage.audit_path(cfg)
+    storage.load(config.load(), bug_id)  # an unknown bug is `bug_not_found`
+    raise approval.refuse_command(bug_id)
 
+
+def typed_approval(ticket: str) -> dict:
+    """The person typed `/ant:bug approve <id> [reason]` in Claude Code: the prompt hook's ticket
+    names the bug; approve its PLANNED fix plan (recorded with the plan's SHA-256)."""
+    root = _root()
+    typed = approval.take_ticket(root, ticket)
+    approval.clear_stale_tickets(root)
+    bug_id = storage.check_id(typed["bug_id"])
+    cfg = config.load()
+    approver = approval.check_approver(None)
+    required = cfg["require_approval_reason"]
+    what = "approving a fix plan"
+    reason = approval.check_reason(typed["reason"], required=required, what=what, bug_id=bug_id, setting="require_approval_reason")
+    audit = storage.audit_path(cfg)
+    how = {"given_via": approval.GIVEN_VIA_TYPED, "prompt_id": typed["prompt_id"], "session_id": typed["session_id"]}
     rec = storage.update(cfg, bug_id, functools.partial(_approve, bug_id=bug_id, approver=approver, reason=reason, how=how, audit=audit))
     state = storage.load(cfg, bug_id)
     plan = state["fix_plan"]
@@ -478,10 +482,11 @@ def approve(bug_id: str, by: str | None = None, reason: str | None = None) -> di
         f"Risk: {plan['risk_level'].upper()}",
         f"Changes: {files} file{'s' if files != 1 else ''}",
         f"Tests: {len(plan['test_cases'])} new test case{'s' if len(plan['test_cases']) != 1 else ''}",
+        f"Plan: sha256 {rec['fix_plan_hash'][:12]}… (a plan changed after this is not applied)",
         "",
-        "✓ Fix plan approved!",
+        f"✓ Fix plan approved by {approver}.",
     ]
-    lines += reports.next_steps([(f"aether bug fix {bug_id}", ""), (f"aether bug fix {bug_id} --dry-run", "Preview changes")])
+    lines += reports.next_steps([(f"/ant:bug fix {bug_id}", ""), (f"aether bug fix {bug_id} --dry-run", "Preview changes")])
     return _answer(state, cfg, approval=rec, text="\n".join(lines))
 
 
@@ -674,7 +679,7 @@ def _fix_locked(cfg: dict, bug_id: str, root: str, bdir: str) -> dict:
     if phase == "planned":
         raise bug_error(
             "approval_required",
-            f"Bug must be APPROVED before implementation. Current phase: PLANNED. Run: aether bug approve {bug_id}",
+            f"Bug must be APPROVED before implementation. Current phase: PLANNED. Type in Claude Code: /ant:bug approve {bug_id}",
             BUG_EXIT_PHASE,
             bug_id=bug_id,
             phase="PLANNED",

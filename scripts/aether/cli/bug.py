@@ -36,7 +36,7 @@ def bug():
       aether bug analyze <id>            (then record each agent's result:)
       aether bug record <id> reproduction|root-cause|fix-plan -  < result.json
       aether bug status <id>             (review)
-      aether bug approve <id>            (a person, in a terminal)
+      /ant:bug approve <id> [reason]     (typed by a person in Claude Code)
       aether bug fix <id> [--dry-run]
 
     \b
@@ -187,14 +187,33 @@ def list_cmd(phase, limit):
 
 @command("approve", text=True)
 @click.argument("bug_id", type=TEXT)
-@click.option("--by", type=TEXT, help="Who approves (default: your login name).")
-@click.option("--reason", type=CONTENT, help="Why (required when bug_bash.require_approval_reason is on).")
-def approve_cmd(bug_id, by, reason):
-    """Approve the fix plan of a PLANNED bug. Only a person does this: inside Claude Code
-    (CLAUDECODE set) it must run in a terminal. Records who, when and the plan's SHA-256."""
+def approve_cmd(bug_id):
+    """Say how a fix plan is approved: by a person typing `/ant:bug approve <id> [reason]` in
+    Claude Code. This command never approves (exit 2, `approval_requires_human`): anything a
+    command can do, a model with Bash could do too."""
     from aether.bugs import pipeline
 
-    return pipeline.approve(bug_id, by, reason)
+    return pipeline.approve(bug_id)
+
+
+@click.command("typed-approval", hidden=True)
+@click.argument("ticket", type=TEXT)
+def typed_approval_cmd(ticket):
+    """The prompt hook's step (hooks/approve.sh): approve what the person typed, as the ticket
+    says. Prints the hook's answer — the prompt blocked, with what happened as its reason, so no
+    model turn follows — and exits 0 whatever happened."""
+    import json
+    import sys
+
+    from aether.bugs import pipeline
+
+    try:
+        text = pipeline.typed_approval(ticket)["text"]
+    except AetherError as exc:
+        text = f"✗ Not approved: {exc.message}"
+    except Exception as exc:  # noqa: BLE001 — the person is told; a hook must not fail silently
+        text = f"✗ Not approved: the helper failed ({type(exc).__name__}: {exc})"
+    sys.stdout.write(json.dumps({"decision": "block", "reason": text}, ensure_ascii=False) + "\n")
 
 
 @command("reject", text=True)
@@ -280,6 +299,7 @@ for _cmd in (
     status_cmd,
     list_cmd,
     approve_cmd,
+    typed_approval_cmd,
     reject_cmd,
     fix_cmd,
     rollback_cmd,

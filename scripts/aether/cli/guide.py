@@ -52,7 +52,7 @@ GROUPS = (
             "run",
         ),
     ),
-    ("Bug Bash", "one bug at a time; `aether bug approve <id>` is a person's act, in a terminal", ("bug",)),
+    ("Bug Bash", "one bug at a time; approving a fix plan is a person's act: `/ant:bug approve <id>`, typed in Claude Code", ("bug",)),
     (
         "The Queen's protocol",
         "the slash commands run these; `aether next` takes every other step itself",
