@@ -6,7 +6,19 @@ import json
 from aether.rules import drive as rules
 
 from helpers.colony import PHASE_PLAN, ok, write
-from helpers.drive import ASSIGNMENT, approved_wave, brief_at, drive, ran_checks, result, scope_of, verification, with_tests
+from helpers.drive import (
+    ASSIGNMENT,
+    approved_wave,
+    brief_at,
+    drive,
+    ran_checks,
+    result,
+    scope_of,
+    to_verification,
+    verification,
+    watcher,
+    with_tests,
+)
 
 
 def ids(action):
@@ -176,6 +188,11 @@ def test_rules_verification_code_loop_and_the_end():
         "why": "code_loop",
     }
     assert step(done, verification={**answered, "scored": True}) == {"do": "finish"}
+    # an answer the loop could not score: the watcher once more, then the person
+    unscored = {**answered, "scored": True, "unscored": 1}
+    assert step(done, verification=unscored, code_loop={"open": True}) == {"do": "spawn_watcher"}
+    unscored["unscored"] = rules.MAX_SCORE_ATTEMPTS
+    assert step(done, verification=unscored, code_loop={"open": True}) == {"do": "ask", "why": "unscored"}
     assert rules.next_build_step({"building": False, "run": {"finished": True, "lessons_due": True}}) == {"do": "lessons"}
     assert rules.next_build_step({"building": False, "run": {"finished": True}}) == {"do": "done"}
 
@@ -255,6 +272,90 @@ def test_a_stalled_code_loop_asks_for_the_answer_command_and_the_finish_asks_les
         (73.5, "user_input"),
         (100, "complete"),
     ]
+
+
+GARBAGE = "LGTM!!! Everything checks out, ship it. {not json"
+
+
+def full_colony(p, monkeypatch):
+    monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
+    with_tests(p)
+    ok(p, "colony-init", "Build a todo API", "--mode", "FULL")
+    ok(p, "plan-load", "-", input=json.dumps(PHASE_PLAN))
+    return p
+
+
+def build_state(p):
+    loop = json.loads((p.data / "loops.json").read_text("utf-8"))["loops"][-1]
+    tree = json.loads((p.data / "COLONY_STATE.json").read_text("utf-8"))["spawn_tree"]
+    return loop, tree
+
+
+def test_a_verification_the_code_loop_cannot_score_is_asked_again_and_a_good_answer_goes_on(project, monkeypatch):
+    p = full_colony(project, monkeypatch)
+    to_verification(p)
+    again = watcher(p, "watch1", GARBAGE)["next"]  # its checks ran honestly; its answer is garbage
+    # the watcher is asked again, told why: no builder is sent with nothing to fix
+    assert again["action"] == "spawn" and ids(again) == ["watch2"]
+    brief = brief_at(p, f"{scope_of(p)}/watch2")
+    assert "--- VERIFICATION ---" in brief and "Your last answer was refused — the watcher's answer is not valid JSON" in brief
+    loop, tree = build_state(p)
+    assert loop["iterations"] == [] and "refinements" not in tree
+    assert ok(p, "next")["spawns"][0]["id"] == "watch2"  # asked again: the same spawn
+    # a good second answer: the loop scores it as always (here it completes)
+    lessons = watcher(p, "watch2", verification(1, 0, []))["next"]
+    assert lessons["action"] == "lessons"
+    loop, tree = build_state(p)
+    assert [(i["score"], i["decision"]) for i in loop["iterations"]] == [(100, "complete")] and tree["status"] == "finished"
+    assert json.loads((p.data / "PROJECT_PLAN.json").read_text("utf-8"))["phases"][0]["status"] == "completed"
+
+
+def test_a_verification_unscored_twice_asks_the_person(project, monkeypatch):
+    p = full_colony(project, monkeypatch)
+    to_verification(p)
+    watcher(p, "watch1", GARBAGE)
+    asked = watcher(p, "watch2", '```json\n["all good"]\n```')["next"]
+    assert asked["action"] == "ask" and asked["why"] == "unscored"
+    assert asked["command"] == "/ant:build 1 --answer <your choice, and guidance>"
+    assert rules.exit_status("ask", asked["why"]) == rules.EXIT_STATUS["question"]
+    text = asked["text"]
+    assert text.startswith("Phase 1's code loop could not score its verification: watch1 and watch2 answered")
+    assert "no builder was sent" in text and "must be a JSON object" in text and "✓ tests:" in text
+    assert "Answer with /ant:build 1 --answer <your choice, and guidance>" in text
+    for choice in ("refine <words>", "accept <why>", "stop <why>"):
+        assert f"  {choice}" in text, choice
+    assert {k: v for k, v in ok(p, "next").items() if k in asked} == asked  # asked again: the same question
+    loop, tree = build_state(p)
+    assert loop["iterations"] == [] and "refinements" not in tree
+    assert all(n["role"] != "refine" for n in tree["nodes"].values())
+    # refine: one more watcher, told the person's words (garbage again: the person again)
+    more = ok(p, "next", "--build", "1", "--answer", "refine", "-", input="run the launch check too")
+    assert ids(more) == ["watch3"]
+    brief = brief_at(p, f"{scope_of(p)}/watch3")
+    assert "The user asked for this verification: run the launch check too" in brief and "Your last answer was refused" in brief
+    assert watcher(p, "watch3", GARBAGE)["next"]["why"] == "unscored"
+    # accept: the build finishes on what the checks proved, the person's word recorded
+    lessons = ok(p, "next", "--build", "1", "--answer", "accept", "-", input="the checks are green, good enough")
+    assert lessons["action"] == "lessons"
+    record = json.loads((p.data / "phase_records.json").read_text("utf-8"))["records"][-1]
+    assert record["status"] == "completed" and record["watcher"]["passed"] is True
+    assert "accepted by the user: the checks are green, good enough" in record["watcher"]["summary"]
+    loop, _ = build_state(p)
+    assert loop["iterations"] == []
+
+
+def test_a_re_verification_without_a_score_is_asked_again_then_the_person_may_stop(project, monkeypatch):
+    p = full_colony(project, monkeypatch)
+    ok(p, "next", "--build", "1")
+    ok(p, "record", "lead1", "-", input=json.dumps(ASSIGNMENT))
+    finding = ["src/todo.py:1 F401 `os` imported but unused"]
+    asked = drive(p, ok(p, "next", "--build", "1", "--approve"), [verification(0.6, 1, finding), GARBAGE, GARBAGE])
+    # the refinement's verify ant y1 held no score: a watcher was asked again, then the person
+    assert asked["action"] == "ask" and asked["why"] == "unscored" and "y1 and watch3 answered" in asked["text"]
+    loop, tree = build_state(p)
+    assert [(i["score"], i["decision"]) for i in loop["iterations"]] == [(69, "refine")] and list(tree["refinements"]) == ["3"]
+    stopped = ok(p, "next", "--build", "1", "--answer", "stop", "-", input="re-plan it")
+    assert stopped["action"] == "stop" and stopped["text"] == "Build of phase 1 stopped: re-plan it"
 
 
 # ---------------------------------------------------------------- the failure ladder, abort and resume, through the driver

@@ -14,6 +14,7 @@ import pytest
 from .bug_project import BUG, FIX_PLAN, REPRODUCTION, ROOT_CAUSE, make_project
 from .fake_api import bash, main, say, tool, turn
 from .harness import NOW
+from .interactive import interactive
 
 pytestmark = pytest.mark.e2e
 
@@ -134,3 +135,15 @@ def test_the_person_types_the_approval(runtime_claude):
     assert again.api.requests == [] and "✗ Not approved" in again.stdout
     status = claude.aether("bug", "status", BUG, env=NOW)
     assert "(given via typed_command)" in status.stdout
+
+
+def test_the_person_types_it_in_an_interactive_session(claude):
+    # Where users are: the TUI (tmux, auto mode), the command typed at the prompt.
+    planning_bugs(claude)
+    done = claude.aether("bug", "record", BUG, "fix-plan", "-", input=json.dumps(FIX_PLAN), env=NOW)
+    assert done.returncode == 0, done.stderr
+    session = interactive(claude, [f"/ant:bug approve {BUG} looks right"], [], env=NOW, check=False, quiet=3)
+    assert session.api.requests == [], session.report()  # no model turn
+    assert "Fix plan approved" in session.screen, session.screen
+    rec = bug_state(claude, BUG)["approval_record"]
+    assert rec["given_via"] == "typed_command" and rec["reason"] == "looks right"

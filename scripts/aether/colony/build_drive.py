@@ -28,6 +28,7 @@ from aether.steps import (
     build_finish,
     build_start,
     checks,
+    code_loop,
     completion,
     failures,
     isolation,
@@ -63,6 +64,7 @@ def _view(run: dict, approve: bool) -> dict:
     latest = _latest_verdict(run)
     unverified = bool(latest and (latest.get("needs_watcher") or latest.get("weakened")))
     accepted = (run.get("accepted") or {}).get("ref")
+    refused = _unscored(run)
     view_run = {
         **run,
         "code_loop": {
@@ -76,6 +78,7 @@ def _view(run: dict, approve: bool) -> dict:
             "unverified": unverified and not (latest and accepted == latest.get("ref")),
             "unverified_rounds": run.get("unverified_rounds", 0),
             "weakened": bool(latest and latest.get("weakened")),
+            "unscored": 0 if not refused or refused[-1].get("accepted") else len(refused),
         },
     }
     return {"building": building, "tree": tree, "run": view_run, "approve": approve}
@@ -85,6 +88,12 @@ def _latest_verdict(run: dict) -> dict | None:
     """The verdicts of the build's latest verification (None: not judged — an older run record)."""
     verdicts, answers = run.get("verdicts") or [], run.get("answers") or []
     return verdicts[-1] if verdicts and answers and verdicts[-1].get("ref") == answers[-1] else None
+
+
+def _unscored(run: dict) -> list:
+    """The answers in a row the code loop could not score, up to the latest ([] when it scored)."""
+    refused, answers = run.get("unscored") or [], run.get("answers") or []
+    return refused if refused and answers and refused[-1]["ref"] == answers[-1] else []
 
 
 def _bound_loop(colony: dict, phase: int) -> dict | None:
@@ -219,14 +228,14 @@ def _score(run: dict) -> None:
     loop = _bound_loop(store.read("colony"), run["phase"])
     assert loop is not None  # `score` comes only while the code loop is open (rules/drive.py)
     try:
-        answer = contracts.extract_json(text, "the watcher's answer")
-        latest = _latest_verdict(run)
-        if isinstance(answer, dict) and latest is not None:  # the tests part is what the tests run said, not a typed number
-            parts = raw if isinstance(raw := answer.get("score_parts"), dict) else {}
-            answer["score_parts"] = {**parts, "tests": checks.tests_part(latest)}
+        answer = code_loop.readable(text, _latest_verdict(run))
+    except AetherError as exc:  # no score in it: never a 0 (a fix-up with nothing to fix); asked again, then the person
+        before = run.get("unscored") or []
+        chain = before if before and run["answers"][-2:-1] == [before[-1]["ref"]] else []  # the answer before held none either
+        run["unscored"] = [*chain, {"ref": run["answers"][-1], "why": one_line(exc.message, 300)}]
+    else:
+        run["unscored"] = []
         loops.score_answer(loop["id"], answer)
-    except AetherError:
-        loops.decide(loop["id"], 0, None, None)  # an unreadable verification scores 0: the loop refines or asks
     run["scored"] = len(run["answers"])
     dispatch.save_run(run)
 
@@ -244,6 +253,9 @@ def _finish(run: dict) -> None:
     if latest is not None:
         accepted = run.get("accepted") if (run.get("accepted") or {}).get("ref") == latest.get("ref") else None
         results["evidence"] = checks.settle(latest, accepted)
+    refused = _unscored(run)
+    if refused and refused[-1].get("accepted"):  # no answer held a score: what the checks proved, the person's word
+        results["watcher"] = code_loop.accepted_report(results.get("evidence"), refused[-1]["accepted"]["why"])
     out = build_finish.finish(run["phase"], results, lessons_asked=True)  # the lessons action asks for them
     learn = out.get("learnings") or {}
     extra = []
@@ -347,9 +359,12 @@ def _queen_action(run: dict, step: dict) -> dict:
     if do == "spawn_watcher":
         latest = _latest_verdict(run)
         missing = latest if latest and latest["needs_watcher"] else None  # told what the last one left unproven
-        brief = verification.brief(run["phase"], missing=missing, note=run.get("watcher_note") if missing else None)
+        refused = _unscored(run)  # its answer held no score: asked again, told why
+        note = run.get("watcher_note") if missing else (refused[-1].get("note") if refused else None)
+        brief = verification.brief(run["phase"], missing=missing, note=note)
+        text = brief["text"] + ("\n" + code_loop.refused_line(refused[-1]["why"]) if refused else "")
         local = next(iter(_locals(run, step)))
-        return dispatch.dispatch(run, [(local, "watcher", brief["subagent_type"], brief["text"])])
+        return dispatch.dispatch(run, [(local, "watcher", brief["subagent_type"], text)])
     if do == "ask":
         return _ask(run, step)
     if do == "abort":
@@ -382,6 +397,11 @@ def _ask(run: dict, step: dict) -> dict:
             "command": f"/ant:build {phase} --answer accept <why>",
             "text": checks.unverified_text(phase, verdict, run.get("unverified_rounds", 0)),
         }
+    if step["why"] == "unscored":
+        refused = _unscored(run)
+        watchers = [r["ref"].rsplit("/", 1)[-1] for r in refused]
+        text = code_loop.unscored_text(phase, watchers, refused[-1]["why"], _latest_verdict(run))
+        return {"action": "ask", "why": "unscored", "command": f"/ant:build {phase} --answer <your choice, and guidance>", "text": text}
     loop = _bound_loop(store.read("colony"), phase)
     assert loop is not None  # asked only while the code loop waits for the user (rules/drive.py)
     command = f"/ant:build {phase} --answer <your choice, and guidance>"
@@ -586,28 +606,30 @@ ANSWERS = ("refine", "accept", "stop")
 
 
 def awaits_answer(run: dict) -> bool:
-    """Does a code loop of the build, or its unverified checks, wait for the user's answer?"""
-    if _unverified_ask(run):
+    """Does a code loop of the build, its unverified checks, or a verification no answer scored,
+    wait for the user's answer?"""
+    if _asked(run, "unverified") or _asked(run, "unscored"):
         return True
     loop = _bound_loop(store.read("colony"), run["phase"])
     return loop is not None and loop["status"] == "awaiting_user"
 
 
-def _unverified_ask(run: dict) -> bool:
+def _asked(run: dict, why: str) -> bool:
     view = _view(run, False)
-    return view["building"] and view["tree"] is not None and drive_rules.next_build_step(view) == {"do": "ask", "why": "unverified"}
+    return view["building"] and view["tree"] is not None and drive_rules.next_build_step(view) == {"do": "ask", "why": why}
 
 
 def answer_loop(run: dict, choice: str, text: str) -> dict | None:
     """The user's answer to the code loop waiting in the build (under the driver's lock) —
-    refine: another round with their guidance; accept: finish as it is; stop: abort the build,
-    answered as a stop action. None: the caller answers the next action."""
+    refine: another round with their guidance (unverified or unscored: one more watcher); accept:
+    finish as it is; stop: abort the build, answered as a stop action. None: the caller answers the
+    next action."""
     if choice not in ANSWERS:
         raise input_error("invalid_argument", f"--answer takes {', '.join(ANSWERS)}, not {choice!r}")
     phase = run["phase"]
     if not awaits_answer(run):
         raise state_error("nothing_to_answer", f"no code loop of phase {phase} waits for an answer")
-    if _unverified_ask(run):
+    if _asked(run, "unverified"):
         if choice == "accept":  # the person's word, recorded with the phase: accepted, not verified
             verdict = run["verdicts"][-1]  # the latest: the ask is on it
             run["accepted"] = {
@@ -623,6 +645,15 @@ def answer_loop(run: dict, choice: str, text: str) -> dict | None:
         if choice != "stop":
             dispatch.save_run(run)
             return None
+    if choice != "stop" and _asked(run, "unscored"):
+        refused = _unscored(run)
+        if choice == "accept":  # finished on what the checks proved, the person's word kept
+            refused[-1]["accepted"] = {"by": "user", "why": one_line(text, 500) or "(no reason given)", "at": clock.iso()}
+        else:  # one more watcher, told the person's words
+            refused[-1]["note"] = one_line(text, 500)
+            run["unscored"] = refused[len(refused) - drive_rules.MAX_SCORE_ATTEMPTS + 1 :]
+        dispatch.save_run(run)
+        return None
     loop = _bound_loop(store.read("colony"), phase)
     if choice == "stop":
         build_finish.abort(phase, text)

@@ -22,6 +22,7 @@ from aether.rules import worktrees as worktree_rules
 
 MAX_LEAD_ATTEMPTS = 2  # Phase Lead plans tried before the build stops (a refused plan is sent back once)
 MAX_WATCHERS = 2  # verifications in a row that leave a check unverified before the person is asked
+MAX_SCORE_ATTEMPTS = 2  # verifications in a row the code loop cannot score before the person is asked
 
 
 def _finished(tree: dict, ids) -> bool:
@@ -93,7 +94,8 @@ def _lead_step(run: dict) -> dict:
 
 def _verification_step(run: dict) -> dict:
     """After the waves: the watcher (again while a check is unverified, then the person's word),
-    the code loop's score of its answer, the finish."""
+    the code loop's score of its answer (the watcher again when it holds none, then the person),
+    the finish."""
     verify = run.get("verification") or {}
     if verify.get("spawn") and not verify.get("answered"):
         return {"do": "spawn_watcher"}
@@ -104,6 +106,9 @@ def _verification_step(run: dict) -> dict:
     loop = run.get("code_loop") or {}
     if loop.get("open") and verify.get("answered") and not verify.get("scored"):
         return {"do": "score"}
+    unscored = verify.get("unscored", 0)
+    if loop.get("open") and unscored:  # no score in the answer: asked again once, never a fix-up with nothing to fix
+        return {"do": "spawn_watcher"} if unscored < MAX_SCORE_ATTEMPTS else {"do": "ask", "why": "unscored"}
     if loop.get("awaiting_user"):
         return {"do": "ask", "why": "code_loop"}
     return {"do": "finish"}
@@ -230,6 +235,7 @@ STOP_KIND = {
     "approval": "approval",
     "code_loop": "question",
     "unverified": "question",
+    "unscored": "question",
     "abort_phase": "abort",
     "phase_failed": "abort",
     "budget": "cap",

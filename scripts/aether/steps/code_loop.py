@@ -8,17 +8,22 @@ none), at most the wave size of the mode, each brief holding the critic's findin
 `verify` watcher that waits for them. Every iteration is already a checkpoint ref (loops.py);
 a real commit `build iteration N: <summary>` is made only when `.aether/config.yaml` says
 `code_loop: {commit_iterations: true}` (default off).
+
+A verification whose answer holds no score (no readable result block, or score parts that cannot
+be read) is never scored 0: the driven build asks a watcher again, then the person
+(`readable`, `unscored_text`).
 """
 
 from __future__ import annotations
 
 import re
 
-from aether.core.exceptions import AetherError
+from aether.core.exceptions import AetherError, input_error
 from aether.core.vocabulary import NO_CODE_ROLES
 from aether.rules import contracts, modes, spawn_tree
 from aether.rules import loops as loops_rules
 from aether.state import checkpoints, settings
+from aether.steps import checks
 
 COMMIT_MESSAGE = "build iteration {n}: {summary}"
 COMMIT_SUMMARY_LENGTH = 72
@@ -243,3 +248,56 @@ def plan_refinement(colony: dict, loop: dict, entry: dict, user: str | None = No
     if tree.get("status") == "approved":
         tree["status"] = "running"
     return {"wave": wave, "spawns": spawns, "verify": verify["id"], "files": sorted({f for _, _, fs in involved for f in fs})}, []
+
+
+# ---------------------------------------------------------------- a verification the loop cannot score
+
+
+def readable(text: str, verdict: dict | None) -> dict:
+    """The watcher's answer as the code loop scores it, its `tests` part what the tests run counted
+    (when the verification was judged); raises the input error that says why it holds no score."""
+    answer = contracts.extract_json(text, "the watcher's answer")
+    if not isinstance(answer, dict):
+        raise input_error("invalid_score", "the watcher's answer must be a JSON object: the result block its brief ends with")
+    if verdict is not None:
+        parts = raw if isinstance(raw := answer.get("score_parts"), dict) else {}
+        answer["score_parts"] = {**parts, "tests": checks.tests_part(verdict)}
+    loops_rules.score(answer)  # every part readable, or the error that names the one that is not
+    return answer
+
+
+def refused_line(why: str) -> str:
+    """What a watcher asked again is told (as the plan loop tells its critic)."""
+    return f"Your last answer was refused — {why}; end this one with the result block above, `score_parts` filled."
+
+
+def unscored_text(phase: int, watchers: list, why: str, verdict: dict | None) -> str:
+    """The person's question when verifications in a row held no score: what happened, what the
+    watchers' runs proved, and the answers that go on."""
+    names = " and ".join([", ".join(watchers[:-1]), watchers[-1]] if len(watchers) > 1 else watchers)
+    lines = [
+        f"Phase {phase}'s code loop could not score its verification: {names} answered without a score it can read, "
+        "so no builder was sent to fix anything.",
+        f"The last answer: {why}",
+    ]
+    if verdict is not None:
+        lines += ["", "What the watchers' runs proved:", *[checks.line(v) for v in verdict["checks"]]]
+    lines += [
+        "",
+        f"Answer with /ant:build {phase} --answer <your choice, and guidance>:",
+        "  refine <words> — one more watcher, told your words",
+        "  accept <why>   — finish the build on what its checks proved (recorded as accepted by you)",
+        "  stop <why>     — give up this build",
+    ]
+    return "\n".join(lines)
+
+
+def accepted_report(evidence: dict | None, why: str) -> dict:
+    """The watcher report a build finishes with when the person accepted a verification no answer
+    scored: it passes only when the checks' runs passed."""
+    return {
+        "passed": bool(evidence and evidence["passed"]),
+        "score": None,
+        "checks": [],
+        "summary": f"the watcher's answer could not be read; accepted by the user: {why} (judged by what the checks' runs proved)",
+    }
