@@ -10,7 +10,8 @@ pipeline, a list, `$(…)`, a function, an `sh -c '…'` body. The rules:
    typed `/ant:bug approve <id>` (hooks/approve.sh), and no thread writes its tickets
    (`.aether/typed/`) or the Bug Bash state (`.aether/bugs/`) by a file tool or a write form this
    guard reads. `aether bug approve` approves nothing, but is refused too (it says so sooner), and
-   so are the word spelled so the shell builds it (`app""rove`, `a\\pprove`, `$'\\x61pprove'`, a
+   so are the prompt hook's step run by hand (`hooks/approve.sh`, `aether bug typed-approval`),
+   the word spelled so the shell builds it (`app""rove`, `a\\pprove`, `$'\\x61pprove'`, a
    variable), Claude Code's variables unset or overridden (`env -u`, `env -i`, `unset`,
    `CLAUDECODE= aether`, `export CLAUDECODE=`), and `aether` run through a pseudo-terminal
    (`script`, `expect`, `unbuffer`, `socat`, python's pty, `ssh -t`): attempts to step around it.
@@ -595,14 +596,22 @@ def _args(words) -> list:
     return [w for w in words if not w.text.startswith("-")]
 
 
+APPROVING = {"approve", "typed-approval"}  # the `bug` subcommands: the refusal, and the prompt hook's step
+APPROVE_HOOK = "approve.sh"  # the prompt hook that writes a typed approval's ticket
+
+
 def approves_bug(script) -> bool:
-    """True when a command runs `aether bug approve` (asking for its --help is fine)."""
+    """True when a command runs `aether bug approve` or the prompt hook's step (`bug
+    typed-approval`, `hooks/approve.sh`) by hand; asking for --help is fine."""
     for cmd in script.commands:
         at, _, _ = shell.unwrap(cmd.words)
         words = cmd.words[at:]
+        if any(os.path.basename(w.text) == APPROVE_HOOK for w in words):
+            return True
         if not words or shell.name_of(words[0]) != "aether" or {"-h", "--help"} & {w.text for w in words}:
             continue
-        if [w.text for w in _args(words[1:])][:2] == ["bug", "approve"]:
+        bug = [w.text for w in _args(words[1:])][:2]
+        if bug[:1] == ["bug"] and bug[1:] and bug[1] in APPROVING:
             return True
     return False
 

@@ -13,7 +13,7 @@ import pytest
 
 from .bug_project import BUG, FIX_PLAN, REPRODUCTION, ROOT_CAUSE, make_project
 from .fake_api import bash, main, say, tool, turn
-from .harness import NOW
+from .harness import NOW, REPO
 from .interactive import interactive
 
 pytestmark = pytest.mark.e2e
@@ -57,6 +57,7 @@ ATTEMPTS = [
     f"aether bug approve {BUG}",
     f'env -u CLAUDECODE aether bug app""rove {BUG}',
     f"script -qec 'aether bug approve {BUG}' /dev/null",
+    f"echo '{TICKET}' | CLAUDE_PROJECT_DIR=$PWD sh {REPO}/hooks/approve.sh",  # the prompt hook's step by hand
     f"echo {ORPHAN} | base64 -d | python3; sleep 3; cat orphan.txt",
     # the prompt hook's ticket, written by hand; the slash command through the hook script
     f"mkdir -p .aether/typed && printf '%s' '{TICKET}' > .aether/typed/1-1.json",
@@ -101,11 +102,11 @@ def test_no_route_a_model_has_approves(claude):
     assert low["failed"] and low["failed"][0].startswith("it only adds code")  # a dead return is not additive
     # 2. No command approves, disguised or orphaned; the ticket cannot be written.
     assert "approval_requires_human" in results[ATTEMPTS[3]]["text"] or "the user's decision" in results[ATTEMPTS[3]]["text"]
-    for cmd in ATTEMPTS[4:6]:
+    for cmd in ATTEMPTS[4:7]:
         assert results[cmd]["is_error"] and "the user's decision" in results[cmd]["text"], results[cmd]
-    orphan = results[ATTEMPTS[6]]["text"]
+    orphan = results[ATTEMPTS[7]]["text"]
     assert "approval_requires_human" in orphan and "EXIT 2" in orphan, orphan  # past the guard, the helper refuses
-    for cmd in ATTEMPTS[7:]:
+    for cmd in ATTEMPTS[8:]:
         assert results[cmd]["is_error"] and "typed `/ant:bug approve" in results[cmd]["text"], results[cmd]
     assert not list((claude.project / ".aether" / "typed").glob("*.json"))
     # The slash command is the person's: Claude Code does not let the model invoke it.
