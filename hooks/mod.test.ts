@@ -144,6 +144,29 @@ test("a report of the mod's own ant is dropped even once Claude Code's list has 
   on('prompt.submit', () => ({ text: 'the model reads it' }))
   await $.command.run({ command: 'ant:build', args: '1' })
   const late = '<agent-message from="w1">\n[Subagent hand-back] The report follows:\n  done\n</agent-message>'
-  expect(await $.prompt.submit({ text: late })).toEqual({ drop: "Aether recorded this ant's report" })
+  // headless (no surface): the reason, which -p prints last, is the command's own end again
+  expect(await $.prompt.submit({ text: late })).toEqual({ drop: 'done' })
   expect(await $.prompt.submit({ text: late.replace('w1', 'w9') })).toEqual({ text: 'the model reads it' })
+})
+
+test("a task notification of the mod's own ant is dropped (its answer came by turn.complete); another agent's goes on", async ($: Json, on: Json) => {
+  on('agent.list', () => ({ value: [{ id: 'a1', name: 'critic1-2', spawnedBy: 'ant' }, { id: 'a2', name: 'other', type: 'Explore' }] }))
+  on('prompt.submit', () => ({ text: 'the model reads it' }))
+  const note = (id: string) =>
+    `<task-notification>\n<task-id>${id}</task-id>\n<tool-use-id>toolu_plugin_1</tool-use-id>\n<status>completed</status>\n` +
+    `<summary>Agent "critic1-2 watcher" finished</summary>\n<result>### Overall Score\n60</result>\n</task-notification>`
+  expect(await $.prompt.submit({ text: note('a1') })).toEqual({ drop: "Aether recorded this ant's report" })
+  expect(await $.prompt.submit({ text: note('a2') })).toEqual({ text: 'the model reads it' })
+  expect(await $.prompt.submit({ text: note('a1') + '\n' + note('a2') })).toEqual({ text: 'the model reads it' })
+})
+
+test('a late task notification after a headless stop is dropped with the stop text, which -p prints last', async ($: Json, on: Json) => {
+  const stop = 'The plan loop stopped: Aether refused the critic\'s answer twice. No plan was loaded.\nTo go on: run /ant:plan again.'
+  helper(on, { serve: () => ({ serve: 'loop', action: { action: 'stop', why: 'refused', text: stop, exit_code: 14 } }) })
+  on('agent.list', () => ({ value: [{ id: 'a1', name: 'critic1-2', spawnedBy: 'ant' }] }))
+  on('prompt.submit', () => ({ text: 'the model reads it' }))
+  expect(await $.command.run({ command: 'ant:plan', args: '' })).toEqual({ text: stop, exitCode: 14 })
+  const late = '<task-notification>\n<task-id>a1</task-id>\n<status>completed</status>\n<result>no score</result>\n</task-notification>'
+  expect(await $.prompt.submit({ text: late })).toEqual({ drop: stop.replace('\n', ' ') }) // a reason keeps no line break
+  expect(await $.prompt.submit({ text: 'hello' })).toEqual({ text: 'the model reads it' })
 })

@@ -15,12 +15,14 @@ const RETRY_SECONDS = [1, 2, 4, 8] // the pause before each try again (the last 
 const RUNNING_POLL_SECONDS = 5 // while ants of the loop still run, a failing helper is asked again this often
 
 const AGENT_MESSAGE = /<agent-message from="([^"<>]{1,120})">/g // Claude Code's hand-back delivery
+const TASK_NOTIFICATION = /<task-notification>\s*<task-id>([^<>\s]{1,120})<\/task-id>/g // a background agent's end, by agent id
 
 const refOf: Record<string, string> = {} // Claude Code's agent id → the spawn it runs (until its answer came)
 const sentHere = new Set<string>() // the names and agent ids of every ant this mod spawned in this session
 const TAIL_CHARS = 4000 // of a call's output handed to the helper (it keeps less)
 const callsOf: Record<string, Json[]> = {} // the calls of the mod's ants not handed to the helper yet
 let spoolDir: string | undefined // where an answer waits until the helper took it (`aether mod serve` says)
+let lastEnd: string | undefined // the text a headless loop ended with (see prompt.submit)
 
 // The calls of these agents (all, when none named), taken: the helper keeps them as evidence.
 function takeCalls(ids?: string[]): Record<string, Json[]> {
@@ -168,11 +170,13 @@ export const register: Register = on => {
   })
 
   // In an interactive session an ant hands its report back through SubagentHandback, and Claude
-  // Code also queues it for the main conversation as a message — a Queen turn. turn.complete
-  // brought the report here already: a message that only carries the mod's own ants' reports is
-  // dropped before it starts a turn (the session shows one line for it).
+  // Code also queues it for the main conversation as a message — a Queen turn; a task
+  // notification of a mod's ant that comes once the loop has stopped would start one too.
+  // turn.complete brought the report here already: a message that only carries the mod's own
+  // ants' reports is dropped before it starts a turn (the session shows one line for it). Under
+  // -p a dropped prompt's reason is what the run prints last: there it is the loop's own end.
   on('prompt.submit', async ($: Json, e: Json, next: Json) =>
-    (await onlyOurReports($, e.text)) ? { drop: "Aether recorded this ant's report" } : next(e),
+    (await onlyOurReports($, e.text)) ? { drop: lastEnd ?? "Aether recorded this ant's report" } : next(e),
   )
 
   on('command.run', { command: /^ant:/ }, async ($: Json, e: Json, next: Json) => {
@@ -191,11 +195,13 @@ export const register: Register = on => {
   }).catch(($: Json, e: Json, next: Json) => next(e)) // the loop failed: the markdown command goes on from state
 }
 
-// Does `text` carry hand-back reports, and only from ants this plugin spawned? Claude Code's list
-// says who spawned an agent while it keeps it; a report delivered after a long command (a run that
-// waited hours) may come once the list has dropped its agent: the names this mod gave count then.
+// Does `text` carry hand-back reports or task notifications, and only of ants this plugin spawned?
+// Claude Code's list says who spawned an agent while it keeps it; a report delivered after a long
+// command (a run that waited hours) may come once the list has dropped its agent: the names and
+// agent ids this mod gave count then.
 async function onlyOurReports($: Json, text: unknown): Promise<boolean> {
-  const senders = [...String(text ?? '').matchAll(AGENT_MESSAGE)].map(m => String(m[1]))
+  const said = String(text ?? '')
+  const senders = [...said.matchAll(AGENT_MESSAGE), ...said.matchAll(TASK_NOTIFICATION)].map(m => String(m[1]))
   if (senders.length === 0) return false
   const listed: Json[] = await $.agent.list().catch(() => [])
   return senders.every(name => {
@@ -212,6 +218,12 @@ async function loop($: Json, env: Record<string, string>, first: Json, signal: A
   }
   const draw = (progress: string | undefined) => {
     if (!headless) $.ui.status(progress || undefined)
+  }
+  lastEnd = undefined // a new command: its own end, once it comes
+  const end = (out: Json): Json => {
+    // said again should a late report be dropped (one line: a reason's line breaks do not survive)
+    if (headless && out.text) lastEnd = String(out.text).replace(/\s*\n\s*/g, ' ').trim()
+    return out
   }
   const mine = new Set<string>() // the agents this loop started
   let serial = 0 // names each helper call of the loop: asked again after a failure, it is the same call
@@ -236,7 +248,7 @@ async function loop($: Json, env: Record<string, string>, first: Json, signal: A
         warned = action.warning
         await say(action.warning)
       }
-      if (signal.aborted) return interrupted(action)
+      if (signal.aborted) return end(interrupted(action))
       if (action.action === 'spawn') {
         const sent = await Promise.all(action.spawns.map((s: Json) => spawn($, s)))
         for (const s of sent) if (s.agent_id) mine.add(s.agent_id)
@@ -250,14 +262,13 @@ async function loop($: Json, env: Record<string, string>, first: Json, signal: A
         action = await wait({ refs: action.refs, scope: action.run, statuses, stopped })
       } else {
         draw(undefined)
-        return { text: action.text, exitCode: action.exit_code }
+        return end({ text: action.text, exitCode: action.exit_code })
       }
     }
-    return { text: 'Aether: the loop did not end; `aether next` says where the run stands.', exitCode: 1 }
+    return end({ text: 'Aether: the loop did not end; `aether next` says where the run stands.', exitCode: 1 })
   } catch (err) {
     draw(undefined)
-    if (signal.aborted) return interrupted(action)
-    return failed(action, err)
+    return end(signal.aborted ? interrupted(action) : failed(action, err))
   }
 }
 

@@ -189,3 +189,70 @@ def test_a_stalled_plan_loop_asks_and_accept_loads_the_draft(project, monkeypatc
     done = ok(p, "next", "--plan", "--accept")
     assert done["action"] == "done" and done["command"] == "/ant:build 1"
     assert [ph["name"] for ph in json.loads((p.data / "PROJECT_PLAN.json").read_text("utf-8"))["phases"]] == ["Core", "CLI"]
+
+
+def _to_the_planner(p):
+    ok(p, "colony-init", "Build a todo API")
+    action = ok(p, "next", "--plan")
+    while ids(action)[0].startswith("scout"):
+        for sid in ids(action):
+            action = ok(p, "record", sid, "-", input="nothing found")["next"] or action
+    return action
+
+
+def _stop_of(p, answers):
+    """The action after each answer in turn (a refused answer is asked for once more)."""
+    action = _to_the_planner(p)
+    for text in answers:
+        action = ok(p, "record", ids(action)[0], "-", input=text)["next"]
+    return action
+
+
+def _with(phases=None, task=None):
+    plan = json.loads(json.dumps(PLAN))
+    if phases:
+        plan["phases"] = [{**plan["phases"][1], "id": n, "name": f"Phase {n}"} for n in range(1, phases + 1)]
+    if task:
+        plan["phases"][0]["tasks"][0].update(task)
+    return json.dumps(plan)
+
+
+def test_a_draft_refused_twice_tells_the_person_what_was_wrong_and_how_to_go_on(project, monkeypatch):
+    """The planner's brief says what to fix; the stop's text is the person's: what was wrong, how to go on."""
+    monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
+    p = project
+    over = _with(phases=51)
+    action = _to_the_planner(p)
+    again = ok(p, "record", ids(action)[0], "-", input=over)["next"]
+    assert "fix them all and store it again" in brief_of(p, again)  # the planner's own instruction stays
+    stop = ok(p, "record", ids(again)[0], "-", input=over)["next"]
+    assert (stop["action"], stop["why"], stop["command"]) == ("stop", "refused", "/ant:plan")
+    text = stop["text"]
+    assert "fix them all" not in text and "store it again" not in text, text
+    assert "The plan loop stopped: Aether refused the planner's draft twice" in text
+    assert "What was wrong: its last draft has 1 defect: phases: has 51 phases; the limit is 50." in text
+    assert "No plan was loaded" in text and "run /ant:plan again" in text and "/ant:plan <" in text
+    assert not (p.data / "PROJECT_PLAN.json").exists() or not json.loads((p.data / "PROJECT_PLAN.json").read_text("utf-8")).get("phases")
+
+
+def test_a_task_that_depends_on_itself_stops_the_loop_with_the_persons_text(project, monkeypatch):
+    monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
+    itself = _with(task={"depends_on": ["1.1"]})
+    stop = _stop_of(project, [itself, itself])
+    assert stop["action"] == "stop" and "fix them all" not in stop["text"]
+    assert "phases[0].tasks[0].depends_on[0]: a task cannot depend on itself." in stop["text"], stop["text"]
+
+
+def test_a_critic_without_a_score_twice_stops_the_loop_with_the_persons_text(project, monkeypatch):
+    monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
+    p = project
+    action = _to_the_planner(p)
+    critic = ok(p, "record", ids(action)[0], "-", input=json.dumps(PLAN))["next"]
+    again = ok(p, "record", ids(critic)[0], "-", input="Looks fine to me.")["next"]
+    assert ids(again) == ["critic1-2"] and "start it with a `### Overall Score` heading" in brief_of(p, again)
+    stop = ok(p, "record", "critic1-2", "-", input="Still fine.")["next"]
+    assert (stop["action"], stop["why"]) == ("stop", "refused")
+    text = stop["text"]
+    assert "The plan loop stopped: Aether refused the critic's answer twice" in text and "start it with" not in text, text
+    assert "What was wrong: it gave no score Aether can read (an Overall Score from 0 to 100)." in text
+    assert "run /ant:plan again" in text

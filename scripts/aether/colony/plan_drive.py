@@ -15,6 +15,7 @@ from aether.colony import dispatch, research
 from aether.core.exceptions import EXIT_INPUT, AetherError, state_error
 from aether.core.text import one_line
 from aether.rules import drive as drive_rules
+from aether.rules import plans as plans_rules
 from aether.state import spawns as ledger
 from aether.state import store
 from aether.steps import critique as critique_view
@@ -200,8 +201,40 @@ def _queen_action(run: dict, step: dict) -> dict:
             "text": critique_view.present(run["loop_id"], answer=answer)["text"],
         }
     if do == "stop":
-        return _stop(run, f"the plan loop stopped: {run.get('refused') or 'answers were refused twice'}; run /ant:plan again", "/ant:plan")
+        return {**_stop(run, _refused_text(run), "/ant:plan"), "why": step.get("why")}
     return _done(run)
+
+
+def _refused_text(run: dict) -> str:
+    """The person's text when the plan loop stops on answers refused again and again: what was
+    wrong and how to go on (the ant's own instruction stays in its brief)."""
+    said = run.get("refused_said") or {}
+    who = "critic's answer" if said.get("by") == "critic" else "planner's draft"
+    times = "twice" if drive_rules.MAX_ANSWER_ATTEMPTS == 2 else f"{drive_rules.MAX_ANSWER_ATTEMPTS} times"
+    lines = [f"The plan loop stopped: Aether refused the {who} {times}. No plan was loaded."]
+    if said.get("what"):
+        lines.append(f"What was wrong: {said['what']}.")
+    if said.get("by") == "critic":
+        lines.append("To go on: run /ant:plan again (a new plan run: research, planner, critic).")
+    else:
+        lines.append(
+            "To go on: run /ant:plan again, or tell the planner what to do differently with "
+            "/ant:plan <your guidance> (/ant:focus and /ant:redirect steer it too)."
+        )
+    return "\n".join(lines)
+
+
+def _what_was_wrong(kind: str, exc: AetherError) -> str:
+    """A refused answer's fault in the person's words (no instruction to the ant)."""
+    defects = exc.details.get("defects")
+    if kind == "planner" and isinstance(defects, list) and defects:
+        shown = "; ".join(f"{d['path']}: {d['problem']}" for d in defects[: plans_rules.MAX_DEFECTS_IN_MESSAGE])
+        more = len(defects) - plans_rules.MAX_DEFECTS_IN_MESSAGE
+        noun = "defect" if len(defects) == 1 else "defects"
+        return f"its last draft has {len(defects)} {noun}: {shown}" + (f" (and {more} more)" if more > 0 else "")
+    if exc.code == "critic_score_missing":
+        return "it gave no score Aether can read (an Overall Score from 0 to 100)"
+    return exc.message.rstrip(".")
 
 
 def _stop(run: dict, text: str, command: str | None) -> dict:
@@ -256,10 +289,12 @@ def apply(run: dict, record: dict, text: str) -> str:
         if exc.exit_code != EXIT_INPUT:  # the state, not the answer: raised
             raise
         run["refusals"] = run.get("refusals", 0) + 1
-        run["refused"] = one_line(exc.message, 600)
+        run["refused"] = one_line(exc.message, 600)  # the ant's brief: what to fix
+        run["refused_said"] = {"by": kind, "what": one_line(_what_was_wrong(kind, exc), 600)}  # the person's stop text
         dispatch.save_run(run)
         return f"{kind}: answer refused — {one_line(exc.message, 200)}"
     run["refusals"] = 0
     run["refused"] = None
+    run.pop("refused_said", None)
     dispatch.save_run(run)
     return line
