@@ -31,9 +31,14 @@ def rows() -> list[str]:
             summary = cmd.get_short_help_str(limit=110).replace("|", "\\|")
             lines.append(f"| `{name}` | {f'`{usage}`' if usage else ''} | {summary} |")
         lines.append("")
+    original = [n for n in guide.ORIGINAL if guide.hidden(n)]
     lines += [
-        "**The steps `aether next` takes itself** — hidden from `aether help`, kept for the tests and "
-        "for recovery by hand (each has its own `--help`): " + ", ".join(f"`{n}`" for n in hidden) + "."
+        f"**{guide.ORIGINAL_TITLE[0]}**, hidden from `aether help` (the helper runs them itself; "
+        "`aether help --all` lists them): " + ", ".join(f"`{n}`" for n in original) + ".",
+        "",
+        f"**{guide.OTHER_STEPS[0]}** — {guide.OTHER_STEPS[1]} (each has its own `--help`): "
+        + ", ".join(f"`{n}`" for n in hidden if n not in original)
+        + ".",
     ]
     return lines
 

@@ -189,7 +189,23 @@ def test_help_shows_what_a_person_runs_and_what_the_slash_commands_run(project):
         assert guide.hidden(name) and name not in shown and f"  {name} " not in listing
         out = project.run(name, "--help")
         assert out.code == 0 and "Usage: aether " + name in out.stdout
-    assert len(shown) <= 50 and "  status " in listing and "  next " in listing
+    assert len(shown) <= 35 and "  status " in listing and "  next " in listing
+
+
+def test_help_all_lists_every_command_and_the_originals_under_their_heading(project):
+    from aether.cli import COMMANDS, guide
+
+    every = project.run("help", "--all", "--json").json
+    assert sorted(every["commands"]) == sorted(COMMANDS)
+    listed = [n for g in every["groups"] for n in g["commands"]]
+    assert set(listed) == set(COMMANDS)  # each under a heading
+    original = next(g for g in every["groups"] if g["title"] == guide.ORIGINAL_TITLE[0])
+    assert original["commands"] == list(guide.ORIGINAL) and {"pheromone-decay", "spawn-check", "learning-promote"} <= set(
+        original["commands"]
+    )
+    text = project.run("help", "--all").stdout
+    assert "From the original aether-utils.sh:" in text and "  pheromone-decay " in text and "  spawn-start " in text
+    assert "aether help --all" in project.run("help").stdout and "  pheromone-decay " not in project.run("help").stdout
 
 
 def test_no_hint_names_a_hidden_step(project):

@@ -21,8 +21,6 @@ GROUPS = (
             "state-restore",
             "activity-log-read",
             "error-summary",
-            "error-pattern-check",
-            "friction-summary",
             "completion-summary",
             "abort-report",
             "checkpoint-list",
@@ -30,7 +28,6 @@ GROUPS = (
             "build-abort",
             "worktrees",
             "memory-compress",
-            "learning-load",
             "mode-profile",
             "uninstall",
             "help",
@@ -58,6 +55,40 @@ GROUPS = (
         "the slash commands run these; `aether next` takes every other step itself",
         ("next", "record", "colony-init", "hygiene-check", "event-add"),
     ),
+)
+
+
+# The subcommands of the original `aether-utils.sh` that this helper replaces: most are now steps it
+# takes itself, so `aether help` hides them; `aether help --all` lists them under their own heading,
+# for whoever comes from the original.
+ORIGINAL = (
+    "pheromone-decay",
+    "pheromone-effective",
+    "pheromone-batch",
+    "pheromone-cleanup",
+    "pheromone-validate",
+    "validate-state",
+    "spawn-check",
+    "memory-compress",
+    "error-add",
+    "error-pattern-check",
+    "error-summary",
+    "activity-log",
+    "activity-log-init",
+    "activity-log-read",
+    "learning-promote",
+    "learning-inject",
+    "learning-load",
+    "help",
+    "version",
+)
+OTHER_STEPS = (
+    "The helper's own steps",
+    "hidden from `aether help`: `aether next` and the hooks run them; kept for the tests and recovery by hand",
+)
+ORIGINAL_TITLE = (
+    "From the original aether-utils.sh",
+    "its subcommands, kept under their names; those not listed above are steps the helper takes itself",
 )
 
 
