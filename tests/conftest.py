@@ -177,8 +177,10 @@ def project_venv(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def bugs(project, monkeypatch) -> bug_helpers.Bugs:
+def bugs(project, project_venv, monkeypatch) -> bug_helpers.Bugs:
     """`aether bug` on a project whose add() subtracts (`Bugs.approve` stands for the person's
-    typed `/ant:bug approve`, as Aether's prompt hook hands it over)."""
+    typed `/ant:bug approve`, as Aether's prompt hook hands it over). Its tests run with a venv
+    of its own that has pytest ($VIRTUAL_ENV), whatever `python3` on PATH holds."""
     bug_helpers.make_calc(project.root)
+    monkeypatch.setenv("VIRTUAL_ENV", str(project_venv))
     return bug_helpers.Bugs(project)

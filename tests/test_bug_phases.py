@@ -5,6 +5,7 @@ of the current plan."""
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 from pathlib import Path
 
@@ -29,6 +30,8 @@ OPS = {
     "fix": ("fix", "{id}"),
 }
 INPUTS = {"record-reproduction": REPRODUCTION, "record-root-cause": ROOT_CAUSE, "record-fix-plan": FIX_PLAN}
+# A runner whose run has one failing test: what a confirmed reproduction needs (the phases, not the run, are tested here).
+ONE_FAILING = [sys.executable, "-c", "print('1 failed in 0.01s'); raise SystemExit(1)"]
 
 # (phase, operation) → the phase it leads to, or the exit code of the refusal.
 # Anything not listed is refused with exit 2 (invalid phase, naming the legal commands).
@@ -62,8 +65,9 @@ def test_every_operation_in_every_phase(bugs, monkeypatch, phase):
     for op, args in OPS.items():
         bug_id = f"b-{phases.PHASES.index(phase)}-{list(OPS).index(op)}"
         make_calc(bugs.p.root)  # undo what an earlier bug's fix changed
+        set_config(bugs.p, test_command=ONE_FAILING)  # the reproduction the drive records
         bugs.drive(bug_id, phase, monkeypatch=monkeypatch)
-        set_config(bugs.p, test_command="true")
+        set_config(bugs.p, test_command=ONE_FAILING if op == "record-reproduction" else "true")
         before = bugs.state(bug_id)
         text = json.dumps(INPUTS[op]) if op in INPUTS else None
         expected = LEGAL.get((phase, op), 2)

@@ -157,10 +157,12 @@ def test_retry_from_blocked(bugs):
     for key in ("reproduction", "root_cause", "fix_plan", "approval_record", "blocked_reason"):
         assert state[key] is None, key
     assert state["previous_attempts"][-1]["fix_plan"] == old["fix_plan"]
-    # the new plan needs a new approval
+    # the new plan needs a new approval; the failed fix is rolled back first (with it applied
+    # the bug's test passes, and a reproduction that passes is no reproduction)
+    bugs.ok("rollback", "r")
+    set_config(bugs.p)
     bugs.record("r", "reproduction", REPRODUCTION).json
     bugs.record("r", "root-cause", ROOT_CAUSE).json
-    bugs.run("rollback", "r")
     bugs.record("r", "fix-plan", FIX_PLAN).json
     assert bugs.run("fix", "r").error["code"] == "approval_required"
 

@@ -1,8 +1,8 @@
 """The helper's imports point one way: core → rules → state → steps → colony → cli.
 
 LAYERS lists every library module, bottom first. A module may import a module of a lower layer,
-or a module listed before it in its own layer; never one above or after it. `bugs/` uses core
-and state only. Imports of Aether modules sit at the top of a module (a function-local import
+or a module listed before it in its own layer; never one above or after it. `bugs/` uses core,
+rules and state only. Imports of Aether modules sit at the top of a module (a function-local import
 is how cycles hide); only `cli/` imports lazily, so that a command loads only what it runs.
 docs/architecture.md draws the same picture.
 """
@@ -110,7 +110,7 @@ LAYERS = {
         "uninstall",
         "watch",
     ],
-    "bugs": ["exit_codes", "phases", "costs", "config", "fixer", "models", "reports", "storage", "approval", "pipeline"],
+    "bugs": ["exit_codes", "phases", "costs", "config", "fixer", "models", "reports", "storage", "approval", "runs", "pipeline"],
 }
 # What each layer may use below itself (besides its own earlier modules).
 BELOW = {
@@ -119,7 +119,7 @@ BELOW = {
     "state": ["core", "rules"],
     "steps": ["core", "rules", "state"],
     "colony": ["core", "rules", "state", "steps"],
-    "bugs": ["core", "state"],
+    "bugs": ["core", "rules", "state"],
 }
 TOP = {"aether", "aether.__main__", "aether.startup"}  # the entry points and the CLI: anything below
 

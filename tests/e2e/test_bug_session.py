@@ -164,7 +164,10 @@ def retry_agent(request):
 # ---------------------------------------------------------------- the session
 
 
-def test_a_bug_from_report_to_fixed(claude):
+def test_a_bug_from_report_to_fixed(runtime_claude):
+    # Under the mod, /ant:bug is a command for the model (the mod serves it to the markdown body),
+    # and the typed approval is the prompt hook's: the same session runs under both runtimes.
+    claude = runtime_claude
     make_project(claude.project)
     assert project_tests(claude.project).returncode == 1  # the bug is real
 

@@ -391,36 +391,28 @@ def _parse_junit(path: str) -> list[dict] | None:
     return tests
 
 
-def verify(root: str, bug_dir: str, cfg: dict, test_paths: list[str]) -> dict:
-    """Run the tests; returns {command, exit_code, tests_passed, tests_failed, tests, timed_out,
-    output_tail, reason (None when they all passed)}."""
+NO_INTERPRETER = (
+    "no Python interpreter found for the project (looked for .venv, venv, $VIRTUAL_ENV and python3 on PATH); set bug_bash.test_command"
+)
+
+
+def runner_argv(root: str, cfg: dict, test_paths: list[str], junit: str | None = None) -> tuple[list[str] | None, str | None]:
+    """The command that runs these tests, as `bug fix` runs them: `bug_bash.test_command` with the
+    paths appended, else `<project python> -m pytest -v …`. (argv, None) or (None, why not)."""
+    if cfg["test_command"]:
+        return list(cfg["test_command"]) + list(test_paths), None
+    python = project_python(root)
+    if python is None:
+        return None, NO_INTERPRETER
+    junit_opt = [f"--junitxml={junit}"] if junit else []
+    return [python, "-m", "pytest", "-v", "--tb=short", "-p", "no:cacheprovider", *junit_opt, *test_paths], None
+
+
+def run_command(command: list[str], root: str, timeout: float) -> dict:
+    """Run an argv list (never a shell) in the project root with the project's environment, for at
+    most `timeout` seconds: {exit_code, timed_out, output, error (it could not start)}."""
     import subprocess  # noqa: PLC0415 — start-up: subprocess only where a program runs
 
-    timeout = cfg["verification_timeout_seconds"]
-    log_path = os.path.join(bug_dir, "verification.log")
-    junit = os.path.join(bug_dir, "verification.xml")
-    for stale in (junit, log_path):  # a link left in their place is removed, never followed
-        try:
-            os.unlink(stale)
-        except OSError:
-            pass
-    if cfg["test_command"]:
-        command = list(cfg["test_command"]) + test_paths
-        use_junit = False
-    else:
-        python = project_python(root)
-        if python is None:
-            return _verdict(
-                None,
-                None,
-                [],
-                False,
-                "",
-                "no Python interpreter found for the project (looked for .venv, "
-                "venv, $VIRTUAL_ENV and python3 on PATH); set bug_bash.test_command",
-            )
-        command = [python, "-m", "pytest", "-v", "--tb=short", "-p", "no:cacheprovider", f"--junitxml={junit}", *test_paths]
-        use_junit = True
     try:
         proc = subprocess.Popen(
             command,
@@ -432,7 +424,7 @@ def verify(root: str, bug_dir: str, cfg: dict, test_paths: list[str]) -> dict:
             start_new_session=True,
         )
     except OSError as exc:
-        return _verdict(command, None, [], False, "", f"cannot run {command[0]}: {exc.strerror or exc}")
+        return {"exit_code": None, "timed_out": False, "output": "", "error": f"cannot run {command[0]}: {exc.strerror or exc}"}
     timed_out = False
     try:
         out, _ = proc.communicate(timeout=timeout)
@@ -443,7 +435,28 @@ def verify(root: str, bug_dir: str, cfg: dict, test_paths: list[str]) -> dict:
         except OSError:
             pass
         out, _ = proc.communicate()
-    text = out.decode("utf-8", "replace")
+    return {"exit_code": proc.returncode, "timed_out": timed_out, "output": out.decode("utf-8", "replace"), "error": None}
+
+
+def verify(root: str, bug_dir: str, cfg: dict, test_paths: list[str]) -> dict:
+    """Run the bug's own tests; returns {command, exit_code, tests_passed, tests_failed, tests,
+    timed_out, output_tail, reason (None when they all passed)}."""
+    timeout = cfg["verification_timeout_seconds"]
+    log_path = os.path.join(bug_dir, "verification.log")
+    junit = os.path.join(bug_dir, "verification.xml")
+    for stale in (junit, log_path):  # a link left in their place is removed, never followed
+        try:
+            os.unlink(stale)
+        except OSError:
+            pass
+    command, why = runner_argv(root, cfg, test_paths, None if cfg["test_command"] else junit)
+    if command is None:
+        return _verdict(None, None, [], False, "", why)
+    use_junit = not cfg["test_command"]
+    ran = run_command(command, root, timeout)
+    if ran["error"]:
+        return _verdict(command, None, [], False, "", ran["error"])
+    text, timed_out, returncode = ran["output"], ran["timed_out"], ran["exit_code"]
     store.write_text_atomic(log_path, text)
     tests = (_parse_junit(junit) or []) if use_junit else []
     failed = sum(t["outcome"] == "failed" for t in tests)
@@ -454,15 +467,15 @@ def verify(root: str, bug_dir: str, cfg: dict, test_paths: list[str]) -> dict:
         failed = max(failed, 1)
     elif failed:
         reason = f"Verification failed - {failed} of {len(tests)} tests failed"
-    elif proc.returncode != 0:
+    elif returncode != 0:
         failed = 1
-        reason = f"Verification failed - the test command exited with status {proc.returncode}"
+        reason = f"Verification failed - the test command exited with status {returncode}"
     elif use_junit and passed == 0:
         failed = 1
         reason = "Verification failed - no test passed (none ran, or all were skipped)"
     if not use_junit and reason is None:
         passed = max(passed, 1)
-    return _verdict(command, proc.returncode, tests, timed_out, text, reason, passed=passed, failed=failed)
+    return _verdict(command, returncode, tests, timed_out, text, reason, passed=passed, failed=failed)
 
 
 def _verdict(command, exit_code, tests, timed_out, output, reason, passed=0, failed=None):

@@ -148,12 +148,14 @@ REPRODUCTION_FIELDS = (
     "notes",
     "attempts",
     "environment",
+    "reproduction_test",
 )
 
 
 def check_reproduction(doc, cfg: dict) -> tuple[dict | None, list[str]]:
     """ReproductionResult: confirmed ⇒ ≥ 1 step and ≥ 1 affected file; confidence high|medium|low;
-    1 ≤ attempts ≤ max_reproduction_attempts."""
+    1 ≤ attempts ≤ max_reproduction_attempts; reproduction_test null or one line. (That a
+    confirmed one really fails is checked by running it: bugs/runs.py.)"""
     bad = _not_object(doc, "reproduction result")
     if bad:
         return None, bad
@@ -179,6 +181,8 @@ def check_reproduction(doc, cfg: dict) -> tuple[dict | None, list[str]]:
         "notes": c.text("notes"),
         "attempts": c.integer("attempts", minimum=1, maximum=cfg["max_reproduction_attempts"], default=1),
         "environment": c.mapping("environment"),
+        # the test Aether runs to confirm it (bugs/runs.py): a test file or `path::test`
+        "reproduction_test": c.text("reproduction_test", nullable=True, one_line=True, max_length=1000),
     }
     return result, c.defects
 

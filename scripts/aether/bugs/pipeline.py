@@ -14,7 +14,7 @@ import functools
 import os
 import re
 
-from aether.bugs import approval, config, costs, fixer, models, phases, reports, storage
+from aether.bugs import approval, config, costs, fixer, models, phases, reports, runs, storage
 from aether.bugs.exit_codes import (
     BUG_EXIT_AGENT,
     BUG_EXIT_FAILED,
@@ -290,16 +290,24 @@ def _attempt_limit(kind: str, cfg: dict) -> int:
     ]
 
 
-def _record_result(state, cfg, kind, rec, defects, low, audit):
-    """Count a rejected result of KIND, or store REC and move the bug on (auto-approving a low-risk plan)."""
+def _record_result(state, cfg, kind, rec, defects, low, audit, observed=None):
+    """Count a rejected result of KIND, or store REC and move the bug on (auto-approving a low-risk plan).
+    OBSERVED: why the run of a confirmed reproduction did not confirm it; with no attempts left
+    the reproduction is stored unconfirmed and the bug ends NOT_REPRODUCIBLE."""
     phase_needed, field, _agent = RECORD_KINDS[kind]
     command = f"bug record {kind}"
     if state["phase"] != phase_needed:
         raise phases.refuse(state, command)
     costs.check(state, cfg)
-    if defects:
+    if defects or observed:
         n = state["agent_rejections"].get(kind, 0) + 1
         state["agent_rejections"][kind] = n
+        if observed and not defects and n >= _attempt_limit(kind, cfg):
+            state["agent_rejections"].pop(kind, None)
+            state[field] = {**rec, "confirmed": False, "claimed_confirmed": True}
+            run = rec.get("run") or {}
+            phases.move(state, "not_reproducible", "agent_output", command, confirmed=False, observed=run.get("outcome"), attempts=n)
+            return {"rejected": n, "ended": True}
         return {"rejected": n}
     state["agent_rejections"].pop(kind, None)
     state[field] = rec
@@ -336,6 +344,9 @@ def record(bug_id: str, kind: str, text: str) -> dict:
             rec, defects, warnings = models.check_root_cause(doc, root)
         else:
             rec, defects = models.check_fix_plan(doc, cfg, root, bug_id)
+    observed = None
+    if kind == "reproduction" and not defects and rec and rec["confirmed"]:
+        observed = runs.observe(cfg, bug_id, root, rec)
     audit = storage.audit_path(cfg)
     low = None
     if kind == "fix-plan" and not defects:
@@ -343,13 +354,21 @@ def record(bug_id: str, kind: str, text: str) -> dict:
         low = approval.low_risk(rec, cfg)
 
     outcome = storage.update(
-        cfg, bug_id, functools.partial(_record_result, cfg=cfg, kind=kind, rec=rec, defects=defects, low=low, audit=audit)
+        cfg,
+        bug_id,
+        functools.partial(_record_result, cfg=cfg, kind=kind, rec=rec, defects=defects, low=low, audit=audit, observed=observed),
     )
     if outcome["rejected"]:
         n, limit = outcome["rejected"], _attempt_limit(kind, cfg)
-        allowed = n < limit
+        allowed = n < limit and not outcome.get("ended")
         wait = RETRY_BACKOFF_SECONDS * 2 ** (n - 1)
-        if allowed:
+        defects = defects + ([observed] if observed else [])
+        seen = runs.rejected_details(rec, outcome)
+        if outcome.get("ended"):
+            report = os.path.join(storage.bug_dir(cfg, bug_id), REPORT_FILES["reproduction"])
+            storage.write_text(report, reports.reproduction_md(storage.load(cfg, bug_id)))
+            todo = f"no attempts left: the bug is now NOT_REPRODUCIBLE (see {storage.display_path(report)}); show this to the user"
+        elif allowed:
             todo = f"send the defects back to the {agent} agent and try again in {wait:g}s (attempt {n} of {limit})"
         elif kind == "reproduction":
             todo = 'no attempts left: record a result with "confirmed": false and the reason in notes, so the bug becomes NOT_REPRODUCIBLE'
@@ -370,6 +389,7 @@ def record(bug_id: str, kind: str, text: str) -> dict:
             max_attempts=limit,
             retry_allowed=allowed,
             retry_in_seconds=wait if allowed else None,
+            **seen,
         )
     assert rec is not None  # recorded: the checks found no defect
 
@@ -393,7 +413,9 @@ def record(bug_id: str, kind: str, text: str) -> dict:
                 f"      Evidence: {len(rec['affected_files'])} file"
                 f"{'s' if len(rec['affected_files']) != 1 else ''}, {traces} stack trace"
                 f"{'s' if traces != 1 else ''}",
+                f"      Reproduced by: {runs.line(rec['run'])}",
             ]
+            extra["reproduced_by"] = runs.line(rec["run"])
         else:
             lines += [
                 f"      ✗ Could not reproduce after {rec['attempts']} attempt{'s' if rec['attempts'] != 1 else ''}",
@@ -624,8 +646,8 @@ def _mark_applied(data, created_dirs):
     data["applied_at"] = clock.iso()
 
 
-def _start_verifying(s, files):
-    """Move the bug to VERIFYING with a pending implementation of FILES."""
+def _start_verifying(s, files, baseline):
+    """Move the bug to VERIFYING with a pending implementation of FILES and the suite's BASELINE run."""
     s["implementation"] = {
         "success": None,
         "files_changed": files,
@@ -633,6 +655,7 @@ def _start_verifying(s, files):
         "tests_failed": 0,
         "commit_hash": None,
         "error": None,
+        "baseline": runs.kept(baseline),
     }
     phases.move(s, "verifying", "auto", "bug fix", files=files)
 
@@ -654,6 +677,7 @@ def _finish_fix(s, verdict, files, rollback_cmd, git_cmd):
         "rollback": rollback_cmd,
         "git_rollback": git_cmd,
         "verified_at": clock.iso(),
+        **{k: verdict[k] for k in runs.SUITE_FIELDS},
     }
     s["implementation"] = impl
     if verdict["reason"] is None:
@@ -669,6 +693,7 @@ def _finish_fix(s, verdict, files, rollback_cmd, git_cmd):
             reason=verdict["reason"],
             tests_passed=verdict["tests_passed"],
             tests_failed=verdict["tests_failed"],
+            broken_tests=verdict["broken_tests"],
         )
 
 
@@ -701,6 +726,7 @@ def _fix_locked(cfg: dict, bug_id: str, root: str, bdir: str) -> dict:
         if defects:
             raise _cannot_apply(bug_id, defects)
         files = [op["path"] for op in ops]
+        baseline: dict | None = runs.suite(root, bdir, cfg, "before")  # the whole suite before anything is applied
 
         store.update_file(rollback_path, rspec, functools.partial(_prepare_rollback, spec=rspec, ops=ops))
         if phase == "approved":
@@ -715,11 +741,12 @@ def _fix_locked(cfg: dict, bug_id: str, root: str, bdir: str) -> dict:
             raise
 
         store.update_file(rollback_path, rspec, functools.partial(_mark_applied, created_dirs=created_dirs))
-        storage.update(cfg, bug_id, functools.partial(_start_verifying, files=files))
+        storage.update(cfg, bug_id, functools.partial(_start_verifying, files=files, baseline=baseline))
     else:
         snapshot = store.read_file(rollback_path, rspec)
         ops = snapshot["files"]
         files = [op["path"] for op in ops]
+        baseline = (state.get("implementation") or {}).get("baseline")
         lines.append("(re-running the verification of the applied fix)")
 
     code_ops = [op for op in ops if not op.get("test")]
@@ -734,7 +761,7 @@ def _fix_locked(cfg: dict, bug_id: str, root: str, bdir: str) -> dict:
         lines.append("")
 
     test_paths = _test_paths(state, root, ops)
-    verdict = fixer.verify(root, bdir, cfg, test_paths)
+    verdict = runs.judge_fix(fixer.verify(root, bdir, cfg, test_paths), baseline, runs.suite(root, bdir, cfg, "after"), test_paths)
     rollback_cmd = f"aether bug rollback {bug_id}"
     git_cmd = fixer.git_rollback(ops)
 
@@ -749,9 +776,10 @@ def _fix_locked(cfg: dict, bug_id: str, root: str, bdir: str) -> dict:
             lines.append(f"    {t['message']}")
     if not verdict["tests"] and verdict["command"]:
         lines.append(f"  ran: {' '.join(verdict['command'])} (exit {verdict['exit_code']})")
-    lines.append("")
+    lines += ["", *runs.suite_lines(verdict), ""]
     if verdict["reason"] is None:
-        lines += ["All tests passed!", "", "✓ Bug fixed!"]
+        passed = "All tests passed!" if not verdict["already_failing"] else "The bug's tests pass; nothing that passed before fails."
+        lines += [passed, "", "✓ Bug fixed!"]
         return _answer(state, cfg, implementation=state["implementation"], text="\n".join(lines))
     n = verdict["tests_failed"]
     lines += [
@@ -766,6 +794,8 @@ def _fix_locked(cfg: dict, bug_id: str, root: str, bdir: str) -> dict:
     if git_cmd:
         lines.append(f"  (or: {git_cmd})")
     lines += ["", f"To investigate again: aether bug analyze {bug_id} --retry"]
+    if verdict["broken_tests"]:
+        lines.append(runs.BROKEN_ADVICE)
     raise bug_error(
         "verification_failed",
         f"bug {bug_id} is BLOCKED: {verdict['reason']}. The changes are applied; roll them back "
@@ -778,6 +808,8 @@ def _fix_locked(cfg: dict, bug_id: str, root: str, bdir: str) -> dict:
         git_rollback=git_cmd,
         tests_passed=verdict["tests_passed"],
         tests_failed=verdict["tests_failed"],
+        broken_tests=verdict["broken_tests"],
+        already_failing=verdict["already_failing"],
         text="\n".join(lines),
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from aether.bugs import phases
 from aether.core.text import one_line
+from aether.rules import runner_summary
 
 PANEL_WIDTH = 70  # characters between the panel's borders
 LIST_COLUMNS = (("ID", 22), ("Phase", 16), ("Created", 13), ("Cost", 8), ("Next", 10))
@@ -85,7 +86,21 @@ def reproduction_md(state: dict) -> str:
         lines += ["", f"## `{path}`", "", fence(code)]
     if rep.get("notes"):
         lines += ["", "## Notes", "", rep["notes"]]
+    run = rep.get("run")
+    if run:  # the run Aether made itself, which decided the verdict
+        said = ["", "The researcher said confirmed; this run did not show the bug."] if rep.get("claimed_confirmed") else []
+        lines += ["", "## What Aether ran", "", f"`{run['shown']}` → {run_result(run)}", *said]
+        lines += ["", fence(run.get("output_tail") or "(no output)")]
     return "\n".join(lines) + "\n"
+
+
+def run_result(run: dict) -> str:
+    """`exit 1 (1 ran: 1 failed)`, or how the run could not happen."""
+    if run.get("exit_code") is None:
+        return run.get("why") or run.get("error") or "did not run"
+    if run.get("timed_out"):
+        return f"timed out after {run.get('timeout_seconds')}s"
+    return f"exit {run['exit_code']} ({runner_summary.short(run.get('counts')) or 'no runner summary'})"
 
 
 def root_cause_md(state: dict) -> str:
@@ -186,6 +201,7 @@ def status_summary(state: dict, cost_usd: float) -> dict:
             "confidence": rep["confidence"],
             "steps": len(rep["reproduction_steps"]),
             "affected_files": len(rep["affected_files"]),
+            "run": _run_summary(rep.get("run")),
         },
         "root_cause": None
         if rc is None
@@ -206,11 +222,28 @@ def status_summary(state: dict, cost_usd: float) -> dict:
     }
 
 
+def _run_summary(run):
+    if not run:
+        return None
+    return {
+        "command": run.get("command"),
+        "shown": run.get("shown"),
+        "exit_code": run.get("exit_code"),
+        "counts": run.get("counts"),
+        "outcome": run.get("outcome"),
+        "result": run_result(run),
+    }
+
+
 def _implementation_summary(impl):
     if not impl:
         return None
-    keys = ("success", "files_changed", "tests_passed", "tests_failed", "error", "rollback")
-    return {k: impl.get(k) for k in keys if k in impl}
+    keys = ("success", "files_changed", "tests_passed", "tests_failed", "error", "rollback", "broken_tests", "already_failing")
+    out = {k: impl.get(k) for k in keys if k in impl}
+    for key in ("suite", "baseline"):
+        if impl.get(key):
+            out[key] = _run_summary(impl[key])
+    return out
 
 
 def status_text(summary: dict) -> str:
@@ -232,6 +265,8 @@ def status_text(summary: dict) -> str:
             f"  Steps: {rep['steps']}",
             f"  Affected files: {rep['affected_files']}",
         ]
+        if rep.get("run"):
+            rows += [f"  Reproduced by: {rep['run']['shown']}", f"    → {rep['run']['result']}"]
     rc = summary["root_cause"]
     if rc:
         where = rc["file"] + (f":{rc['line']}" if rc["line"] else "")
@@ -256,6 +291,12 @@ def status_text(summary: dict) -> str:
     impl = summary["implementation"]
     if impl and "tests_passed" in impl:
         rows.append(f"Verification: {impl['tests_passed']} passed, {impl['tests_failed']} failed")
+    for key, label in (("baseline", "before the fix"), ("suite", "after the fix")):
+        if impl and impl.get(key):
+            rows.append(f"  Whole suite {label}: {impl[key]['result']}")
+    for key, label in (("broken_tests", "Broken by the fix"), ("already_failing", "Already failing before the fix")):
+        if impl and impl.get(key):
+            rows.append(f"  {label}: {', '.join(impl[key])}")
     if summary["blocked_reason"]:
         rows += ["", f"Blocked: {summary['blocked_reason']}"]
     if summary["rejection"]:
