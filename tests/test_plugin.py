@@ -440,3 +440,14 @@ def test_the_hooks_build_is_ready_only_when_the_self_check_passes(install_missin
     assert str(failed.value).startswith("the installed helper's self-check failed (exit 3): ")
     assert "(missing: aether.rules.waves; " in str(failed.value)
     assert "aether.steps.waves (ModuleNotFoundError: No module named 'aether.rules.waves')" in str(failed.value)
+
+
+def test_one_version_everywhere_and_changes_md_names_it():
+    import re
+    import tomllib
+
+    version = load("plugin.json")["version"]
+    assert tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["project"]["version"] == version
+    changes = (REPO / "CHANGES.md").read_text("utf-8")
+    first = re.search(r"^## Version (\S+)$", changes, re.M)
+    assert first and first.group(1) == version, "CHANGES.md's newest entry is the current version"
