@@ -6,7 +6,7 @@
 # its answer blocks the prompt, so the person sees what happened and no model turn follows.
 # Any other prompt passes without Python.
 input=$(cat)
-case $input in *'"prompt":"/ant:bug approve'* | *'"prompt":" /ant:bug approve'*) ;; *) exit 0 ;; esac
+case $input in *'"prompt":"'*'/ant:bug'*'approve'*) ;; *) exit 0 ;; esac # the helper says if it is the command
 dir=${CLAUDE_PROJECT_DIR:-$PWD}
 cd "$dir" 2>/dev/null && [ -d .aether ] || exit 0 # no Bug Bash here: the command says so
 umask 077

@@ -598,6 +598,26 @@ def _args(words) -> list:
 
 APPROVING = {"approve", "typed-approval"}  # the `bug` subcommands: the refusal, and the prompt hook's step
 APPROVE_HOOK = "approve.sh"  # the prompt hook that writes a typed approval's ticket
+BUG_SETTINGS = "AETHER_BUG_"  # Bug Bash's settings from the environment: where its state lives, what it runs
+SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "busybox", "source", "."}
+
+
+def _runs_hook(words) -> bool:
+    """The command runs the plugin's prompt hook (hooks/approve.sh) — as its program or as the
+    script a shell runs — by any spelling that reaches it: a pattern, braces, a link, another
+    name of the plugin's folder."""
+    import glob  # noqa: PLC0415 — only for a command that may name the hook
+
+    hook = os.path.realpath(os.path.join(HERE, APPROVE_HOOK))
+    name = shell.name_of(words[0]) if words else ""
+    scripts = [words[0]] if name not in SHELLS else [w for w in words[1:] if not w.text.startswith("-")][:1]
+    for word in scripts:
+        for text in _braces(word.text) or []:
+            path = os.path.join(_project(), os.path.expanduser(text))
+            found = glob.glob(path) if _pattern(text) else [path]
+            if any(os.path.realpath(p) == hook for p in found):
+                return True
+    return False
 
 
 def approves_bug(script) -> bool:
@@ -606,7 +626,7 @@ def approves_bug(script) -> bool:
     for cmd in script.commands:
         at, _, _ = shell.unwrap(cmd.words)
         words = cmd.words[at:]
-        if any(os.path.basename(w.text) == APPROVE_HOOK for w in words):
+        if words and _runs_hook(words):
             return True
         if not words or shell.name_of(words[0]) != "aether" or {"-h", "--help"} & {w.text for w in words}:
             continue
@@ -617,13 +637,18 @@ def approves_bug(script) -> bool:
 
 
 def _overrides(cmd, seen) -> str | None:
-    """Claude Code's variables assigned (`X= cmd`, `export X=`, `env X=`) or unset."""
+    """Claude Code's variables assigned (`X= cmd`, `export X=`, `env X=`) or unset; a Bug Bash
+    setting (`AETHER_BUG_…`) given to a command: where its state lives and what it runs are the person's."""
     for name, _ in cmd.assigns + seen["assigns"]:
         if name in CLAUDE_CODE_VARS:
             return "overrides " + name
+        if name.startswith(BUG_SETTINGS):
+            return f"sets {name}, a Bug Bash setting (the person's, in their own environment)"
     texts = cmd.texts()
     if texts and texts[0] in ("unset", *DECLARERS):
         for text in texts[1:]:
+            if text.split("=", 1)[0].startswith(BUG_SETTINGS) and "=" in text:
+                return f"sets {text.split('=', 1)[0]}, a Bug Bash setting (the person's, in their own environment)"
             if text.split("=", 1)[0] in CLAUDE_CODE_VARS:
                 return ("overrides " if "=" in text else "unsets ") + text.split("=", 1)[0]
     if set(seen["unset"]) & CLAUDE_CODE_VARS:
@@ -1925,13 +1950,20 @@ class PersonOnly(Colony):
 
     def __init__(self, event: dict):
         super().__init__("", event)
-        self.roots = [os.path.join(self.root, "typed"), os.path.join(self.root, "bugs")]
+        self.roots = [os.path.join(self.root, "typed"), os.path.join(self.root, "bugs"), os.path.join(self.root, "config.yaml")]
+        self.program = ""  # the command being judged (colony_bash sets it)
 
     def owns(self, full: str) -> bool:
+        if self.program in REPLACERS and full.lower().rstrip(os.sep) == self.root.lower():
+            return True  # `.aether` itself moved away, linked or copied over: what it holds with it
         return self.under(full) is not None
 
 
-PERSON_ONLY = "only Aether's helper writes the Bug Bash state, and only a person's typed `/ant:bug approve <id>` approves"
+PERSON_ONLY = (
+    "only Aether's helper writes the Bug Bash state, only the person edits `.aether/config.yaml`, and only a "
+    "person's typed `/ant:bug approve <id>` approves"
+)
+REPLACERS = {"mv", "ln", "cp", "rsync", "install", "rm", "rmdir", "unlink", "tar", "unzip", "ditto", "rename"}
 
 
 def _colony_file(caste: str, tool_input: dict, event: dict) -> str | None:
@@ -2375,6 +2407,9 @@ def colony_bash(caste: str, script, event: dict, colony: Colony | None = None) -
     bindings = _bindings(script)
     for cmd in script.commands:
         read_only = _read_only_program(cmd, False) is None
+        if isinstance(colony, PersonOnly):
+            at, _, _ = shell.unwrap(cmd.words)
+            colony.program = shell.name_of(cmd.words[at]) if at < len(cmd.words) else ""
         why = _colony_code_refusal(cmd, script, bindings, colony, cwds, read_only, named)
         if why:
             return why

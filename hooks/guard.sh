@@ -9,7 +9,8 @@
 # around the approval gate — checked on the text with quotes and backslashes removed
 # (`app""rove`, `a\pprove` read as `approve`): `pprov`, Claude Code's variables, `unset`, or
 # `aether`/`bug` with `$`, a `bug` subcommand, `env`, `eval` or a pseudo-terminal wrapper —
-# and any call that names `typed` or `bugs` (what only a person's typed command writes).
+# and any call that names `typed`, `bugs`, `config.yaml`, a `hooks/` folder or `AETHER_BUG_` (what only
+# the person writes or runs); in a project with Bug Bash state, every call of the Queen's thread.
 input=$(cat)
 ant=
 case $input in
@@ -25,15 +26,20 @@ case $input in
         exit 0 ;;
     esac ;;
 esac
+bugbash= # a project with Bug Bash state: every call of the Queen's thread is judged
+case $input in *'"agent_type"'*) ;; *) [ -d "${CLAUDE_PROJECT_DIR:-.}/.aether/bugs" ] && bugbash=1 ;; esac
 case $input in
   *'"agent_type"'*'"ant:'*) ;;
   *)
+    [ -n "$bugbash" ] ||
     case $input in  # quotes or backslashes in the call: read it without them (one `tr`)
       *\\* | *\'*) flat=$(printf '%s' "$input" | tr -d "\"'\\\\") ;;
       *) flat=$input ;;
     esac
+    [ -n "$bugbash" ] ||
     case $flat in
-      *pprov* | *CLAUDE* | *unset* | *'$'*bug* | *bug*'$'* | *'aether '* | *[Tt][Yy][Pp][Ee][Dd]* | *[Bb][Uu][Gg][Ss]*) ;;
+      *pprov* | *CLAUDE* | *unset* | *'$'*bug* | *bug*'$'* | *'aether '* | *[Tt][Yy][Pp][Ee][Dd]* | *[Bb][Uu][Gg][Ss]* | \
+        *hooks/* | *AETHER_BUG* | *config.yaml*) ;;
       *aether*)
         case $flat in
           *bug* | *'$'* | *env\ * | *eval\ * | *script\ * | *expect\ * | *unbuffer* | *socat* | \

@@ -141,16 +141,22 @@ def test_a_prompt_approves_once(bugs):
     "prompt, says",
     [
         ("/ant:bug approve", "no bug id was typed"),
-        ("/ant:bug status a", "does not carry a typed"),
-        ("please /ant:bug approve a", "does not carry a typed"),
+        ("/ant:bug  approve\ta", None),  # spaces as typed: it is the command
+        ("/ant:bug status a", ""),  # another command, another prompt: no answer, it goes on
+        ("please /ant:bug approve a", ""),
         ("/ant:bug approve ../../etc", "bug id"),
     ],
 )
 def test_a_ticket_must_carry_the_typed_command(bugs, prompt, says):
     bugs.drive("a", "planned")
     said, code = bugs.typed(prompt)
-    assert code == 0 and "✗ Not approved" in said and says in said, said
+    if says is None:
+        assert "✓ Fix plan approved" in said and bugs.phase("a") == "approved"
+        return
+    assert code == 0 and (says in said if says else said == ""), said
+    assert ("✗ Not approved" in said) == bool(says)
     assert bugs.phase("a") == "planned" and bugs.audit() == []
+    assert not list((bugs.p.root / ".aether" / "typed").iterdir())  # used up either way
 
 
 def test_an_old_ticket_approves_nothing(bugs):
@@ -228,6 +234,18 @@ def test_a_change_of_path_is_not_additive(proposed):
 @pytest.mark.parametrize(
     "proposed",
     [
+        OLD + "    return 42\n",  # after the snippet's last line: the function may go on there
+        "def add(a, b):\n    total = a - b; return 5\n    return total\n",  # two statements on a line
+    ],
+)
+def test_a_change_at_the_snippets_end_or_after_a_semicolon_is_not_additive(proposed):
+    low = approval.low_risk(_modify(OLD, proposed), {"min_test_cases": 2})
+    assert any(f.startswith("it only adds code") for f in low["failed"]), proposed
+
+
+@pytest.mark.parametrize(
+    "proposed",
+    [
         "def add(a, b):\n    total = a - b\n    log(total)\n    return total\n",  # a plain statement on the old path
         OLD + "\n\ndef helper(x):\n    if x:\n        return 1\n    return 0\n",  # a new function after the old code
     ],
@@ -290,9 +308,12 @@ def denial(event: dict) -> str | None:
     return decision["permissionDecisionReason"] if decision and decision["permissionDecision"] == "deny" else None
 
 
-def entry(command: str) -> str | None:
+def entry(command: str, project=None) -> str | None:
     event = {"tool_name": "Bash", "tool_input": {"command": command, "description": "a step"}}
-    proc = subprocess.run(["sh", str(REPO / "hooks" / "guard.sh")], input=json.dumps(event), capture_output=True, text=True)
+    env = {**os.environ, **({"CLAUDE_PROJECT_DIR": str(project)} if project else {})}
+    proc = subprocess.run(
+        ["sh", str(REPO / "hooks" / "guard.sh")], input=json.dumps(event), capture_output=True, text=True, env=env, cwd=project
+    )
     assert proc.returncode == 0 and proc.stderr == ""
     out = json.loads(proc.stdout)["hookSpecificOutput"] if proc.stdout else {}
     return out["permissionDecisionReason"] if out.get("permissionDecision") == "deny" else None
@@ -314,12 +335,27 @@ def test_the_guard_lets_the_queen_show_and_build(command):
     assert entry(command) is None
 
 
+HOOK = REPO / "hooks" / "approve.sh"
 BY_HAND = [
     "aether bug typed-approval /p/.aether/typed/1-1.json",
-    'echo \'{"prompt":"/ant:bug approve b1"}\' | sh /opt/ant/hooks/approve.sh',
-    "CLAUDE_PROJECT_DIR=. sh hooks/approve.sh < forged.json",
-    "bash ./approve.sh",
+    f'echo \'{{"prompt":"/ant:bug approve b1"}}\' | sh {HOOK}',
+    f"CLAUDE_PROJECT_DIR=. sh {HOOK} < forged.json",
+    f"sh {HOOK.parent}/appro?e.sh < forged.json",
+    f"sh {HOOK.parent}/a*.sh < forged.json",
+    f"bash {HOOK.parent}/appro{{v,}}e.sh",
+    f". {HOOK}",
+    f"{HOOK}",
+    "AETHER_BUG_STORAGE_PATH=/tmp/fb aether bug fix a",
+    "export AETHER_BUG_STORAGE_PATH=/tmp/fb; aether bug status a",
+    "env AETHER_BUG_AGENT_MODEL=x aether bug analyze a",
 ]
+NOT_RUNNING_IT = [f"cat {HOOK}", f"git add {HOOK}", "shellcheck hooks/approve.sh", "./scripts/approve.sh --env staging", "git add .aether"]
+
+
+@pytest.mark.parametrize("command", NOT_RUNNING_IT)
+def test_reading_or_naming_the_hook_is_fine(command, monkeypatch, tmp_path):
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
+    assert denial({"tool_name": "Bash", "tool_input": {"command": command}}) is None
 
 
 @pytest.mark.parametrize("command", BY_HAND)
@@ -343,6 +379,15 @@ FORGERIES = [
     "echo '{}' >> .aether/bugs/approvals.jsonl",
     "rm -rf .aether/bugs",
     "mv /tmp/state.json .AETHER/Bugs/b1/state.json",
+    "printf 'bug_bash:\\n  test_command: true\\n' >> .aether/config.yaml",
+]
+# `.aether` itself replaced: refused where every call of the Queen's thread is judged (a project
+# with Bug Bash state), and to every ant.
+REPLACING = [
+    "mv .aether /tmp/old && mv /tmp/fake .aether",
+    "ln -s /tmp/fake .aether",
+    "cp -r /tmp/fake .aether",
+    "rsync -a --delete /tmp/fake/ .aether/",
 ]
 
 
@@ -356,6 +401,10 @@ def test_no_thread_writes_a_ticket_or_the_bug_state(command, monkeypatch, tmp_pa
             event["agent_type"] = agent
         assert denial(event), (command, agent)
     assert "typed `/ant:bug approve" in (entry(command) or "")  # the sh entry hands the Queen's call to Python
+    (tmp_path / ".aether" / "bugs" / "b1").mkdir(parents=True)  # a project with Bug Bash state: every Queen call is judged
+    (tmp_path / ".aether" / "bugs" / "b1" / "state.json").write_text("{}")
+    for sneaky in ("tar -xf /tmp/forged.tar", "cd .aether/b* && cp /tmp/s state.json", "cp /tmp/t .aether/*/b1/state.json", *REPLACING):
+        assert "typed `/ant:bug approve" in (entry(sneaky, tmp_path) or ""), sneaky
 
 
 def test_no_thread_writes_them_with_a_file_tool(monkeypatch, tmp_path):

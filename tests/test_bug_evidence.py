@@ -111,6 +111,8 @@ def test_the_test_comes_from_reproduction_test_then_the_report_then_the_steps(ca
         ("/etc/passwd", "reproduction_test: '/etc/passwd' is outside the project"),
         ("--collect-only", "reproduction_test: must name a test of the project"),
         (".aether/bugs/x/state.json", "is inside .aether/"),
+        ("tests", "is not a test file of the project"),  # a folder: any failing test in it would do
+        ("node_modules/pkg/test_x.py", "is installed code"),
     ],
 )
 def test_a_reproduction_test_outside_the_project_or_missing_is_refused_unrun(calc, named, said):
@@ -308,3 +310,52 @@ def test_failing_tests_are_read_from_pytests_summary_lines():
     assert runs.failing(out, counts) == ["tests/test_a.py::test_x[a - b]", "tests/test_b.py"]
     assert runs.failing("3 passed in 0.1s", {**counts, "failed": 0, "errors": 0}) == []
     assert runs.failing("FAILED (failures=1)", counts) is None  # no names to read: counts decide
+
+
+# ---------------------------------------------------------------- what a fix cannot get past
+
+
+def test_a_fix_that_leaves_the_reproduced_test_failing_is_blocked(calc):
+    # The report names no test; the reproduction's run does. A plan that fixes nothing (a docstring
+    # and two tests that pass anyway) may not end FIXED with the reproduced test "already failing".
+    harmless = plan(
+        changes=[
+            {
+                "file_path": "calc.py",
+                "change_type": "modify",
+                "current_code": '    """Sum of a and b."""\n',
+                "proposed_code": '    """The sum of a and b."""\n',
+                "explanation": "words only",
+            }
+        ],
+        test_cases=[dict(t, test_code=f"def {t['name']}():\n    assert True\n") for t in FIX_PLAN["test_cases"]],
+    )
+    calc.ok("init", "add() returns the wrong sum", "--id", "nofix")
+    calc.ok("analyze", "nofix")
+    calc.record("nofix", "reproduction", dict(REPRODUCTION, reproduction_test="tests/test_calc.py::test_add")).json
+    calc.record("nofix", "root-cause", ROOT_CAUSE).json
+    calc.record("nofix", "fix-plan", harmless).json
+    calc.approve("nofix")
+    err = calc.run("fix", "nofix").error
+    assert err["code"] == "verification_failed" and calc.phase("nofix") == "blocked"
+    assert "tests/test_calc.py::test_add" not in (err.get("already_failing") or [])
+
+
+@pytest.mark.parametrize("how", ["delete", "skip"])
+def test_a_fix_that_makes_a_passing_test_vanish_is_blocked(calc, how):
+    extra = (
+        {"file_path": "tests/test_first.py", "change_type": "delete", "explanation": "gone"}
+        if how == "delete"
+        else {
+            "file_path": "tests/test_first.py",
+            "change_type": "modify",
+            "current_code": "def test_first():\n",
+            "proposed_code": "import pytest\n\n\n@pytest.mark.skip\ndef test_first():\n",
+            "explanation": "skipped",
+        }
+    )
+    _approved(calc, how, plan(changes=BREAKS_SUB["changes"] + [extra]))
+    err = calc.run("fix", how).error
+    assert err["code"] == "verification_failed" and calc.phase(how) == "blocked", err
+    assert err["broken_tests"] == ["tests/test_first.py::test_first"]
+    assert "no longer pass (removed, skipped or deselected)" in err["reason"]

@@ -283,8 +283,8 @@ def test_low_risk_criteria():
                 "file_path": "calc.py",
                 "change_type": "modify",
                 "current_code": "def add(a, b):\n",
-                "proposed_code": "def add(a, b):\n    assert b is not None\n",
-                "explanation": "guard",
+                "proposed_code": "def add(a, b):\n    log(b)\n",
+                "explanation": "a log line",
             }
         ],
     )

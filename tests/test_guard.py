@@ -133,11 +133,13 @@ def test_the_queens_own_aether_calls_are_allowed(command):
         "x=1; aether status",
         "aether status; touch x",
         "aether record w1 - <<'EOF' > out.txt\nthe answer\nEOF",
-        "aether record w1 - <<'EOF' >> .aether/config.yaml\nthe answer\nEOF",
+        "aether record w1 - <<'EOF' >> .aether/data/notes.md\nthe answer\nEOF",
     ],
 )
 def test_anything_else_with_aether_gets_no_decision(command):
     assert queen(command) is None
+    # the person's settings are not the Queen's to write (docs/decisions/bug-bash-gate.md)
+    assert "only the person edits" in denied(queen("aether record w1 - <<'EOF' >> .aether/config.yaml\nthe answer\nEOF"))
 
 
 def test_the_approval_gate_still_wins_for_the_queen():

@@ -242,9 +242,12 @@ def test_the_data_folder_aether_data_dir_names_and_the_users_aether_folder(colon
 
 
 def test_the_queen_is_not_held(colony):
-    """The Queen writes through the helper; the guard leaves her commands to Claude Code."""
-    assert bash(None, "echo x > .aether/config.yaml", colony) is None
-    assert decide(None, "Write", file_path=".aether/config.yaml", content="x") is None
+    """The Queen writes through the helper; the guard leaves her commands to Claude Code — but for
+    what only the person writes: the settings, the Bug Bash state and the approval tickets."""
+    assert bash(None, "echo x > .aether/data/notes.md", colony) is None
+    assert decide(None, "Write", file_path=".aether/data/notes.md", content="x") is None
+    assert "only the person edits" in bash(None, "echo x > .aether/config.yaml", colony)
+    assert "only the person edits" in decide(None, "Write", file_path=".aether/config.yaml", content="x")
 
 
 def test_the_refusal_says_what_to_do_instead(colony):

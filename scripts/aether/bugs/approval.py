@@ -75,9 +75,10 @@ def _ticket_problem(root: str, path: str) -> str | None:
     return None
 
 
-def take_ticket(root: str, path: str) -> dict:
+def take_ticket(root: str, path: str) -> dict | None:
     """The typed command a prompt-hook ticket carries — {bug_id, reason, prompt_id, session_id} —
-    read once: the ticket is removed whatever it holds. Raises `approval_requires_human`."""
+    read once: the ticket is removed whatever it holds; None when the prompt is not the approve
+    command. Raises `approval_requires_human`."""
     problem = _ticket_problem(root, path)
     data: object = None
     if problem is None:
@@ -94,9 +95,13 @@ def take_ticket(root: str, path: str) -> dict:
             pass
     event = data if isinstance(data, dict) else {}
     prompt = event.get("prompt")
+    if problem is None and event.get("hook_event_name") == "UserPromptSubmit" and not is_approval(prompt):
+        return None  # another prompt that names the words: not the hook's to answer
     found = TYPED.fullmatch(prompt) if problem is None and isinstance(prompt, str) else None
     if problem is None and (event.get("hook_event_name") != "UserPromptSubmit" or found is None):
         problem = "it does not carry a typed `/ant:bug approve <id>`"
+    if problem is None and not (event.get("prompt_id") and event.get("session_id")):
+        problem = "it names no prompt or session of Claude Code's"
     if problem is None and not (found and found.group("id")):
         problem = "no bug id was typed"
     if problem:
@@ -113,6 +118,11 @@ def take_ticket(root: str, path: str) -> dict:
         "prompt_id": str(event.get("prompt_id") or "")[:100],
         "session_id": str(event.get("session_id") or "")[:100],
     }
+
+
+def is_approval(prompt: object) -> bool:
+    """Whether a submitted prompt is the approve command (anything else passes the hook untouched)."""
+    return isinstance(prompt, str) and TYPED.fullmatch(prompt) is not None
 
 
 def clear_stale_tickets(root: str) -> None:
@@ -209,8 +219,9 @@ def _def_lines(lines) -> int:
 
 def _changes_flow(old: list[str], new: list[str]) -> bool:
     """True when the new code is not the old with lines added that only add: a line removed or
-    changed, or an added line that returns, raises, branches or loops — inside the old code (a
-    new function's own body, added after the old code ends, is kept apart by the `isolated` check)."""
+    changed, or an added line that returns, raises, branches or loops on the old code's path — the
+    snippet's end included, since the function may go on after it (a new function's own body is
+    kept apart by the `isolated` check). `a; return b` counts as two lines."""
     import difflib  # noqa: PLC0415 — start-up: difflib only where text is compared
 
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
@@ -219,12 +230,13 @@ def _changes_flow(old: list[str], new: list[str]) -> bool:
             return True
         if tag == "insert":
             added = new[j1:j2]
-            inside = i1 < len(old)  # before some old line: it runs on the old path
             body = [x for x in added if x.strip()]
-            starts_def = bool(body) and body[0].lstrip().startswith(("def ", "async def ", "class ", "@"))
-            if inside and not starts_def and any(FLOW.match(x) for x in added):
+            if body and body[0].lstrip().startswith(("def ", "async def ", "class ", "@")):
+                continue  # a new definition: its body runs only where it is called
+            if any(FLOW.match(part) for x in added for part in x.split(";")):
                 return True
-            if inside and not starts_def and any(x.strip() and _indent(x) > _indent(old[i1]) for x in added):
+            before = old[i1] if i1 < len(old) else (old[-1] if old else "")
+            if i1 < len(old) and any(x.strip() and _indent(x) > _indent(before) for x in added):
                 return True  # deeper than the line it comes before: it sits inside a block of the old code
     return False
 

@@ -479,12 +479,14 @@ def approve(bug_id: str) -> dict:
     raise approval.refuse_command(bug_id)
 
 
-def typed_approval(ticket: str) -> dict:
+def typed_approval(ticket: str) -> dict | None:
     """The person typed `/ant:bug approve <id> [reason]` in Claude Code: the prompt hook's ticket
     names the bug; approve its PLANNED fix plan (recorded with the plan's SHA-256)."""
     root = _root()
     typed = approval.take_ticket(root, ticket)
     approval.clear_stale_tickets(root)
+    if typed is None:
+        return None  # not the approve command: the prompt goes on
     bug_id = storage.check_id(typed["bug_id"])
     cfg = config.load()
     approver = approval.check_approver(None)
@@ -568,6 +570,7 @@ def _cannot_apply(bug_id: str, defects: list[str]):
 
 
 def _test_paths(state: dict, root: str, ops: list[dict]) -> list[str]:
+    """The bug's own tests, which must pass: the plan's, the report's, and those that reproduced it."""
     out = [op["path"] for op in ops if op.get("test")]
     given = (state["report"].get("test_path") or "").strip()
     if given:
@@ -575,7 +578,9 @@ def _test_paths(state: dict, root: str, ops: list[dict]) -> list[str]:
         rel, problem = fixer.resolve(root, file_part, allow_absolute=True)
         if not problem and rel is not None and os.path.isfile(fixer.join(root, rel)):
             out.append(rel + given[len(file_part) :])
-    return out
+    reproduced = ((state.get("reproduction") or {}).get("run") or {}).get("tests") or []
+    out += [t for t in reproduced if isinstance(t, str)]
+    return list(dict.fromkeys(out))
 
 
 def fix(bug_id: str, dry_run: bool = False) -> dict:

@@ -37,6 +37,9 @@ PYTEST_WORDS = ("pytest", "py.test")
 SHELL_WORDS = re.compile(r"[|&;<>`$]")
 SUMMARY_HEADER = "short test summary info"
 FAILED_LINE = re.compile(r"^(?:FAILED|ERROR) (\S.*)$")
+PASSED_LINE = re.compile(r"^PASSED (\S.*)$")
+MAX_PASSING = 5000  # passing tests kept per suite run (pytest's -rA summary): a test the fix made vanish is named
+NOT_TESTS = {".venv", "venv", "site-packages", "node_modules", ".tox", ".nox", "__pypackages__"}  # installed code, not the project's tests
 LOGS = {"reproduction": "reproduction.log", "before": "suite-before.log", "after": "suite-after.log"}
 # What a verification adds to the bug's implementation record.
 SUITE_FIELDS = ("suite", "baseline", "broken_tests", "already_failing", "suite_compared_by")
@@ -83,8 +86,12 @@ def named_test(root: str, given: str) -> tuple[str | None, str | None]:
     rel, problem = fixer.resolve(root, file_part, allow_absolute=True)
     if problem or rel is None:
         return None, f"{file_part!r} {problem}"
+    if NOT_TESTS & set(rel.split("/")):
+        return None, f"{file_part!r} is installed code, not a test of the project"
     if not os.path.exists(fixer.join(root, rel)):
         return None, f"{file_part!r} does not exist in the project"
+    if not os.path.isfile(fixer.join(root, rel)):
+        return None, f"{file_part!r} is not a test file of the project (a file, or `path::test`; not a folder)"
     return rel + sep + rest, None
 
 
@@ -240,7 +247,7 @@ def suite_command(root: str, cfg: dict) -> tuple[list[str] | None, str, str | No
     python = fixer.project_python(root)
     if python is None:
         return None, "pytest", fixer.NO_INTERPRETER
-    return [python, "-m", "pytest", "-rfE", "--tb=short", "-p", "no:cacheprovider"], "pytest", None
+    return [python, "-m", "pytest", "-rA", "--tb=short", "-p", "no:cacheprovider"], "pytest", None
 
 
 def failing(output: str, counts: dict | None) -> list[str] | None:
@@ -254,6 +261,17 @@ def failing(output: str, counts: dict | None) -> list[str] | None:
         return None
     names = sorted({_node_id(m.group(1)) for x in lines[at + 1 :] if (m := FAILED_LINE.match(x))})
     return names[:MAX_NAMED] or None
+
+
+def passing(output: str) -> list[str] | None:
+    """The passing tests a pytest run names in its `-rA` summary (`PASSED path::test`); None when
+    it names none (another runner, or a summary without them)."""
+    lines = [x.strip() for x in runner_summary.ANSI.sub("", output).splitlines()]
+    at = next((i for i in range(len(lines) - 1, -1, -1) if SUMMARY_HEADER in lines[i]), None)
+    if at is None:
+        return None
+    names = sorted({_node_id(m.group(1)) for x in lines[at + 1 :] if (m := PASSED_LINE.match(x))})
+    return names[:MAX_PASSING] or None
 
 
 def _node_id(rest: str) -> str:
@@ -285,6 +303,7 @@ def suite(root: str, bug_dir: str, cfg: dict, when: str) -> dict:
         "error": why,
         "counts": None,
         "failing": None,
+        "passing": None,
         "output_tail": "",
         "ran_at": clock.iso(),
     }
@@ -295,6 +314,7 @@ def suite(root: str, bug_dir: str, cfg: dict, when: str) -> dict:
     counts = runner_summary.read(ran["output"])
     run.update(exit_code=ran["exit_code"], timed_out=ran["timed_out"], error=ran["error"], counts=counts)
     run["failing"] = failing(ran["output"], counts)
+    run["passing"] = passing(ran["output"])
     run["output_tail"] = _tail(ran["output"])
     return run
 
@@ -325,11 +345,20 @@ def compare(before: dict | None, after: dict, own: list[str]) -> dict:
         now = [n for n in after_names if not _own(n, own)]
         out["already_failing"] = [n for n in now if n in before_names]
         out["broken"] = broken = [n for n in now if n not in before_names]
+        gone = _vanished(before if usable else None, after, own)
         if broken:
             n = len(broken)
             s = "s" if n != 1 else ""
             base = "that passed before it" if usable else "(no run of the suite from before the fix to compare with)"
             out.update(newly_failing=n, reason=f"the fix broke {n} test{s} {base}: {_named(broken)}")
+        elif gone:
+            out["broken"] = gone
+            out.update(
+                newly_failing=len(gone),
+                reason=f"tests that passed before the fix no longer pass (removed, skipped or deselected): {_named(gone)}",
+            )
+        elif (why := _fewer(before if usable else None, after)) is not None:
+            out.update(newly_failing=1, reason=why)
         return out
     a, b = after["counts"], (before or {}).get("counts") if usable else None
     if a and b and (a["runner"], a["unit"]) == (b["runner"], b["unit"]):
@@ -346,6 +375,23 @@ def compare(before: dict | None, after: dict, own: list[str]) -> dict:
         was = " (0 before it)" if usable else ""
         out.update(newly_failing=1, reason=f"the whole suite {after['shown']} exited with status {after['exit_code']} after the fix{was}")
     return out
+
+
+def _vanished(before: dict | None, after: dict, own: list[str]) -> list[str]:
+    """Tests the suite named as passing before the fix that it does not name as passing after."""
+    then, now = (before or {}).get("passing"), after.get("passing")
+    if not then or now is None:
+        return []
+    still = set(now)
+    return [n for n in then if n not in still and not _own(n, own)]
+
+
+def _fewer(before: dict | None, after: dict) -> str | None:
+    """More tests skipped after the fix than before it (the runner's own counts), when names cannot say."""
+    a, b = after.get("counts"), (before or {}).get("counts")
+    if a and b and (a["runner"], a["unit"]) == (b["runner"], b["unit"]) and a["skipped"] > b["skipped"]:
+        return f"more tests of the whole suite are skipped after the fix than before it ({b['skipped']} → {a['skipped']})"
+    return None
 
 
 def kept(run: dict | None) -> dict | None:

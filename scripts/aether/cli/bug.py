@@ -208,7 +208,10 @@ def typed_approval_cmd(ticket):
     from aether.bugs import pipeline
 
     try:
-        text = pipeline.typed_approval(ticket)["text"]
+        done = pipeline.typed_approval(ticket)
+        if done is None:
+            return  # not the approve command: no answer, the prompt goes on
+        text = done["text"]
     except AetherError as exc:
         text = f"✗ Not approved: {exc.message}"
     except Exception as exc:  # noqa: BLE001 — the person is told; a hook must not fail silently
