@@ -15,7 +15,7 @@ import re
 import time
 from datetime import UTC, datetime
 
-from aether.colony import autopilot, continue_drive, dispatch, drive, handback
+from aether.colony import continue_drive, dispatch, drive, handback
 from aether.core import clock, containment, inputs, paths
 from aether.core.exceptions import EXIT_INPUT, AetherError, input_error
 from aether.core.text import one_line
@@ -99,8 +99,9 @@ def for_mod(action: dict) -> dict:
     if out["action"] == "lessons":
         out = _lessons_spawn(out)
     if out["action"] == "spawn":
-        out["spawns"] = _briefed(out)
-    data = store.read("spawns")  # once, after the spawns are taken
+        out["spawns"], data = _briefed(out)  # the ledger as taking the spawns wrote it
+    else:
+        data = store.read("spawns")  # once: everything below reads this copy
     if out["action"] == "wait" and out.get("why") == "limit":  # waiting out a limit: no ant to wait for, said once
         out.update(refs=[], agents={}, line=out["text"] if out.get("started") else None)
         out["interrupt"] = interrupted([], data)
@@ -128,8 +129,9 @@ def for_mod(action: dict) -> dict:
     return out
 
 
-def _briefed(action: dict) -> list:
-    """The spawns of a spawn action with their full briefs and refs, taken for the mod to send."""
+def _briefed(action: dict) -> tuple:
+    """The spawns of a spawn action with their full briefs and refs, taken for the mod to send;
+    and the spawns ledger as taking them wrote it."""
     scope = action.get("run") or _scope_of(action)
     spawns = []
     for s in action["spawns"]:
@@ -138,17 +140,18 @@ def _briefed(action: dict) -> list:
         if brief is None:
             raise input_error("brief_missing", f"the brief of {ref} is missing: run the command again to write it")
         spawns.append({**s, "ref": ref, "prompt": brief})
-    _take([s["ref"] for s in spawns])
-    return spawns
+    return spawns, _take([s["ref"] for s in spawns])
 
 
 @store.writes("spawns")
-def _take(data, refs: list) -> None:
-    """The mod sends these spawns: the Queen's hooks on Agent leave them to it."""
+def _take(data, refs: list) -> dict:
+    """The mod sends these spawns: the Queen's hooks on Agent leave them to it. The ledger as
+    written (the caller reads it, not the file again)."""
     for ref in refs:
         rec = ledger.find(data, ref)
         if rec is not None and rec["status"] != "recorded":
             rec["runtime"] = RUNTIME
+    return data
 
 
 def _scope_of(action: dict) -> str:
@@ -504,7 +507,7 @@ def progress(data: dict | None = None) -> str:
     held = dispatch.weather_now(data)
     if held is not None:
         parts.append(weather_rules.line(held, datetime.fromtimestamp(clock.now(), UTC)))
-    pilot = autopilot.active_run()
+    pilot = ledger.active_autopilot(data)
     if pilot is not None:
         parts.append(f"spent {spend.fmt(costs.run_spend(pilot['scope'])['total']['tokens'])} of {spend.fmt(pilot['budget']['run'])}")
     return " · ".join(parts)
