@@ -26,22 +26,17 @@ ANSWER = re.compile(r"(?:^|\s)--answer\s+(\S+)(?:\s+(.*\S))?\s*$", re.S)  # the 
 PLAN_FLAGS = re.compile(r"(?:^|\s)--(force|accept)(?=\s|$)")
 OFF_VALUES = ("prompts", "markdown", "off")  # AETHER_RUNTIME: the markdown commands serve everything
 
-# What `serve` answers, one field list per way (hooks/types.ts declares the same: tests/test_mod_types.py).
-SERVED_TEXT = ("serve", "text", "exit_code")
-SERVED_MODEL = ("serve", "why")
-SERVED_LOOP = ("serve", "runtime", "action", "spool")
-
 
 class Unparsed(Exception):
     """A slash command's words its grammar refuses: the grammar's own message."""
 
 
 def _model(why: str) -> dict:
-    return dict(zip(SERVED_MODEL, ("model", why), strict=True))
+    return dict(zip(mod_loop.SERVED_MODEL, ("model", why), strict=True))
 
 
 def _text(text: str, exit_code: int = drive_rules.EXIT_DONE) -> dict:
-    return dict(zip(SERVED_TEXT, ("text", text, exit_code), strict=True))
+    return dict(zip(mod_loop.SERVED_TEXT, ("text", text, exit_code), strict=True))
 
 
 def help_text() -> str:
@@ -139,7 +134,7 @@ def _serve(name: str, args: str, parse_run: Callable[[str], dict], start_run: Ca
         return _text(f"/ant:{name}: {exc}", drive_rules.EXIT_ERROR)
     action = mod_loop.for_mod(action)
     action["line"] = f"/ant:{name} runs in the plugin's mod (runtime mod: no Queen turns) — " + (action.get("line") or action["action"])
-    return dict(zip(SERVED_LOOP, ("loop", mod_loop.RUNTIME, action, mod_loop.spool_dir()), strict=True))
+    return dict(zip(mod_loop.SERVED_LOOP, ("loop", mod_loop.RUNTIME, action, mod_loop.spool_dir()), strict=True))
 
 
 def serve(name: str, args: str, parse_run: Callable[[str], dict], start_run: Callable[[dict], dict]) -> dict:
