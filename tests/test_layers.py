@@ -107,6 +107,7 @@ LAYERS = {
         "session_start",
         "status",
         "handoff",
+        "mod_serve",
         "uninstall",
         "watch",
     ],

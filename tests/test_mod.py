@@ -410,3 +410,59 @@ def test_a_loop_call_asked_again_after_a_helper_failure_counts_once(mod_colony):
     assert ledger(p)["lead1"]["status"] == "launched"  # one look at it ended, not two: not handed out yet
     ok(p, "mod", "wait", input={**look, "call": "wait-x-4"})
     assert ledger(p)["lead1"]["status"] == "dispatched"
+
+
+# ---------------------------------------------------------------- the classic Agent hooks under the mod
+
+
+def test_the_classic_agent_hooks_step_aside_for_the_mods_ants_without_python(tmp_path):
+    """hooks/agent.sh ends in shell for the mod's ants (Claude Code's id of a plugin's Agent call,
+    `toolu_plugin_…`, on the call and in the ant's `.meta.json`) and for an ant whose transcript is
+    not there yet (its start hook would read it); a Queen's ant, or an input the shell cannot read
+    plainly, goes to the helper as before."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    (tmp_path / "hooks").mkdir()
+    shutil.copy(repo / "hooks" / "agent.sh", tmp_path / "hooks" / "agent.sh")
+    (tmp_path / "bin").mkdir()
+    started = tmp_path / "helper-started"
+    (tmp_path / "bin" / "aether").write_text(f'#!/bin/sh\necho "$2" >> "{started}"\n', "utf-8")
+    (tmp_path / "bin" / "aether").chmod(0o755)
+    project = tmp_path / "project"
+    (project / ".aether" / "data").mkdir(parents=True)
+    (project / ".aether" / "data" / "spawns.json").write_text("{}", "utf-8")
+    session = project / "s1.jsonl"
+    agents = project / "s1" / "subagents"
+    agents.mkdir(parents=True)
+    for agent, call in (("amod", "toolu_plugin_9ce6"), ("aqueen", "toolu_01AbC")):
+        meta = {"agentType": "ant:builder", "toolUseId": call}  # written compact, as Claude Code writes it
+        (agents / f"agent-{agent}.meta.json").write_text(json.dumps(meta, separators=(",", ":")), "utf-8")
+    (agents / "agent-aqueen.jsonl").write_text("{}\n", "utf-8")  # a transcript there to read
+
+    def hook(event, payload, compact=True):
+        text = json.dumps(payload, separators=(",", ":")) if compact else json.dumps(payload)
+        subprocess.run(["sh", str(tmp_path / "hooks" / "agent.sh"), event], input=text, text=True, check=True, cwd=project)
+        ran = started.read_text("utf-8").split() if started.exists() else []
+        started.unlink(missing_ok=True)
+        return ran == [event]
+
+    brief = {"prompt": "[aether spawn .aether/spawns/b1-x/w1.md]\n…", "subagent_type": "ant:builder", "description": "w1 builder"}
+    mod_call = {"tool_name": "Agent", "tool_input": {**brief, "name": "w1"}, "tool_use_id": "toolu_plugin_9ce6"}
+    queen_call = {"tool_name": "Agent", "tool_input": brief, "tool_use_id": "toolu_01AbC"}
+    assert hook("pre", mod_call)  # it marks the mod's spawn running before the ant starts
+    assert [hook(e, mod_call) for e in ("post", "failure", "denied")] == [False] * 3
+    assert [hook(e, queen_call) for e in ("post", "failure", "denied")] == [True] * 3
+    assert hook("post", mod_call, compact=False)  # not read plainly: the helper decides
+
+    def ant(agent):
+        return {"transcript_path": str(session), "agent_id": agent, "agent_type": "ant:builder"}
+
+    def stopped(agent):
+        return {**ant(agent), "agent_transcript_path": str(agents / f"agent-{agent}.jsonl")}
+
+    assert not hook("start", ant("amod")) and hook("start", ant("aqueen"))
+    assert not hook("stop", stopped("amod")) and hook("stop", stopped("aqueen"))
+    assert hook("stop", stopped("anometa"))  # no meta file: the helper decides

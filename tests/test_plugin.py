@@ -163,6 +163,16 @@ def claude_cli(request, tmp_path_factory):
     return ClaudeCode(binary, work, home=home)
 
 
+def _type_errors(report: dict) -> list:
+    """The TypeScript errors `plugin validate` found: (file, message), from its report."""
+    return [
+        (Path(c["file"]).name, w["message"])
+        for c in report.get("contents", [])
+        for w in c.get("warnings", [])
+        if "error TS" in w.get("message", "")
+    ]
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("profile", [[], ["--profile", "directory"]], ids=["strict", "directory"])
 def test_claude_plugin_validate_passes_strict(claude_cli, profile):
@@ -170,6 +180,7 @@ def test_claude_plugin_validate_passes_strict(claude_cli, profile):
     report = json.loads(proc.stdout)
     assert proc.returncode == 0 and report["success"] is True, proc.stdout
     assert report["manifest"]["errors"] == [] and report["manifest"]["warnings"] == []
+    assert _type_errors(report) == []  # the mod type-checks (test_claude_plugin_validate_type_checks_the_mod_strictly)
     provides = report["provides"]
     assert sorted(provides["commands"]) == sorted(f"ant:{p.stem}" for p in (REPO / ".claude/commands/ant").glob("*.md"))
     assert sorted(provides["agents"]) == sorted(f"ant:{Path(p).stem}" for p in load("plugin.json")["agents"])
@@ -194,6 +205,23 @@ def test_claude_plugin_validate_passes_strict(claude_cli, profile):
         assert directory["findings"] == [] and directory["undecided"] == [] and directory["failure"] is None
         # incomplete only because the directory's rules for plugin code (hooks/mod.ts) run in its portal
         assert directory["incomplete"] is True and any("names a hooks module" in n for n in directory["notes"])
+
+
+@pytest.mark.e2e
+def test_claude_plugin_validate_type_checks_the_mod_strictly(claude_cli, tmp_path):
+    """The mod's type check: `claude plugin validate --strict` compiles hooks/mod.ts, what it
+    imports (hooks/types.ts) and hooks/mod.test.ts against Claude Code's own declarations, strict
+    with noUncheckedIndexedAccess (the options of the tsconfig the engine lays), and a type error
+    fails it — the repository passes (above), a copy with an implicit any and an unchecked index
+    does not."""
+    root = copy_plugin(tmp_path / "plugin")
+    with (root / "hooks" / "types.ts").open("a", encoding="utf-8") as fh:
+        fh.write("export function loose(x) { return x }\nconst words: string[] = []\nexport const first: string = words[0]\n")
+    report = json.loads(claude_cli.cli("plugin", "validate", "--strict", "--json", root).stdout)
+    errors = _type_errors(report)
+    assert report["success"] is False, report
+    assert [f for f, m in errors if "TS7006" in m] == ["types.ts"], errors  # noImplicitAny (strict)
+    assert [f for f, m in errors if "'string | undefined' is not assignable" in m] == ["types.ts"], errors  # noUncheckedIndexedAccess
 
 
 @pytest.mark.e2e

@@ -1,27 +1,17 @@
 """`aether mod …`: what the plugin's mod (hooks/mod.ts) asks the helper — JSON in on stdin, the
-envelope out. `serve` says how a slash command is served (by the helper's text, by the mod's
-loop, or by the markdown command and the model); `launched`, `answer` and `wait` are the
-loop's steps (colony/mod.py). A person never runs these."""
+envelope out. `serve` says how a slash command is served (colony/mod_serve.py: by the helper's
+text, by the mod's loop, or by the markdown command and the model); `launched`, `answer` and
+`wait` are the loop's steps (colony/mod.py). A person never runs these."""
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
-import re
 
 import click
 
 from aether.cli.common import command, example_epilog, read_stdin
-from aether.core.exceptions import AetherError, input_error
-from aether.rules import drive as drive_rules
-
-# The commands the mod may serve: served by the helper's text (no model request), or by the loop.
-TEXT_COMMANDS = ("status", "phase", "focus", "redirect", "feedback", "pause-colony", "resume-colony", "help")
-LOOP_COMMANDS = ("build", "run", "plan", "colonize", "continue")
-SIGNALS = {"focus": "FOCUS", "redirect": "REDIRECT", "feedback": "FEEDBACK"}
-ANSWER = re.compile(r"(?:^|\s)--answer\s+(\S+)(?:\s+(.*\S))?\s*$", re.S)  # the words after it, as typed
-PLAN_FLAGS = re.compile(r"(?:^|\s)--(force|accept)(?=\s|$)")
-OFF_VALUES = ("prompts", "markdown", "off")  # AETHER_RUNTIME: the markdown commands serve everything
+from aether.core.exceptions import input_error
 
 
 def _payload(what: str) -> dict:
@@ -50,132 +40,46 @@ def mod():
 # ---------------------------------------------------------------- serve
 
 
-def _model(why: str) -> dict:
-    return {"serve": "model", "why": why}
-
-
-def _text(text: str, exit_code: int = drive_rules.EXIT_DONE) -> dict:
-    return {"serve": "text", "text": text, "exit_code": exit_code}
-
-
-def _help_text() -> str:
-    """The command reference /ant:help shows: the code block of the plugin's own help.md."""
-    from aether.core import paths
+@contextlib.contextmanager
+def _refused():
+    """click's refusal of /ant:run's words, as the serve logic hears it."""
+    from aether.colony.mod_serve import Unparsed
 
     try:
-        with open(paths.plugin_file(".claude", "commands", "ant", "help.md"), encoding="utf-8") as fh:
-            body = fh.read()
-    except OSError as exc:
-        raise input_error("help_missing", f"the plugin's help.md cannot be read ({exc.strerror or exc})") from None
-    found = re.search(r"```\n(.*?)```", body, re.S)
-    if found is None:
-        raise input_error("help_missing", "help.md holds no command reference")
-    return found.group(1).rstrip("\n")
+        yield
+    except click.UsageError as exc:
+        raise Unparsed(exc.format_message()) from None
 
 
-def _serve_text(name: str, args: str) -> dict:
-    from aether.colony import handoff, status
-    from aether.state import pheromones
-
-    words = args.strip()
-    if name == "status":
-        return _model("a question for the model") if words else _text(status.overview()["text"])
-    if name == "phase":
-        which = words if words == "list" or words.isdigit() else ("list" if words else None)
-        return _text(status.phase_view(which)["text"])
-    if name == "help":
-        return _text(_help_text())
-    if name in SIGNALS:
-        if not words:
-            return _model("no text: the model asks for it")
-        if len(words) >= 2 and words[0] == words[-1] and words[0] in "\"'":
-            words = words[1:-1]
-        out = pheromones.emit(SIGNALS[name], words, None, None, None, False, False)
-        lines = [f"Warning: {out['warning']}", ""] if out.get("warning") else []
-        return _text("\n".join(lines + [pheromones.render(None)["text"]]))
-    if name == "pause-colony":
-        out = handoff.pause(words or None)
-        return _text(out["text"] + "\n\nYou can now /clear or end the session; /ant:resume-colony goes on.")
-    return _text(handoff.resume()["text"])
-
-
-def _loop_action(name: str, args: str) -> dict:
-    """The first action of a driven command, from its arguments as the markdown command reads them."""
-    from aether.colony import drive
-
-    words = args.strip()
-    if name == "build":  # as build.md reads them: the phase number, then --approve, --resume or --answer
-        found = ANSWER.search(words)
-        head = words[: found.start()] if found else words
-        parts = head.split()
-        phases = [p for p in parts if p.isdigit() and int(p) >= 1]
-        if not phases:
-            raise input_error("invalid_arguments", "Run /ant:build <phase>.")
-        flags = {p for p in parts if p not in phases[:1]}
-        if found:
-            if flags:
-                raise input_error("invalid_arguments", f"/ant:build {phases[0]} --answer takes no other option: got {words!r}")
-            choice = found.group(1) if found.group(1) in ("accept", "stop") else "refine"
-            typed = found.group(1) + (" " + found.group(2) if found.group(2) else "")  # the words after --answer, as typed
-            return drive.answer(int(phases[0]), choice, typed)
-        if flags - {"--approve", "--resume"} or len(flags) > 1:
-            raise input_error("invalid_arguments", f"/ant:build takes a phase and one of --approve, --resume, --answer: got {words!r}")
-        return drive.next_action(int(phases[0]), approve="--approve" in flags, resume="--resume" in flags)
-    if name == "plan":  # --force and --accept; every other word is guidance, as written
-        flags = {m.group(1) for m in PLAN_FLAGS.finditer(args)}
-        guidance = PLAN_FLAGS.sub(" ", args).strip() or None
-        return drive.next_action(plan=True, guidance=guidance, force="force" in flags, accept="accept" in flags)
-    if name == "colonize":
-        return drive.next_action(colonize=True)
-    if name == "continue":
-        return drive.next_action(closing=True)
-    return _run_action(words)
-
-
-def _run_action(words: str) -> dict:
-    from aether.cli.autopilot import run_cmd, run_with
+def _parse_run(words: str) -> dict:
+    """/ant:run's words as `aether run` parses them: its options are the grammar."""
+    from aether.cli.autopilot import run_cmd
     from aether.colony.autopilot import split_arguments
 
     args = split_arguments(words)
-    if any(a in ("--help", "-h") for a in args[: args.index("--") if "--" in args else len(args)]):
-        raise click.UsageError("/ant:run --help is `/ant:help`; the options are in README and `aether run --help`")
-    ctx = run_cmd.make_context("run", args)
-    params = {k: v for k, v in ctx.params.items() if k not in ("as_json", "text_only")}
-    if params.get("stop") or params.get("dry_run"):
-        out = run_with(params)
-        return {"action": "done", "text": out.get("text") or json.dumps(out, ensure_ascii=False), "command": None}
-    return run_with({**params, "driver": "mod"})  # the mod's loop has a clock: it can wait out a limit
+    with _refused():
+        if any(a in ("--help", "-h") for a in args[: args.index("--") if "--" in args else len(args)]):
+            raise click.UsageError("/ant:run --help is `/ant:help`; the options are in README and `aether run --help`")
+        ctx = run_cmd.make_context("run", args)
+    return {k: v for k, v in ctx.params.items() if k not in ("as_json", "text_only")}
 
 
-def serve(name: str, args: str) -> dict:
-    from aether.colony import mod as mod_loop
+def _start_run(params: dict) -> dict:
+    from aether.cli.autopilot import run_with
 
-    if (os.environ.get("AETHER_RUNTIME") or "").lower() in OFF_VALUES:
-        return _model("AETHER_RUNTIME asks for the markdown commands")
-    if name in TEXT_COMMANDS:
-        return _serve_text(name, args)
-    if name not in LOOP_COMMANDS:
-        return _model("a command that needs the model")
-    mod_loop.ingest_spool()  # answers the mod kept when the helper could not take them: recorded first
-    try:
-        action = _loop_action(name, args)
-    except click.UsageError as exc:
-        return _text(f"/ant:{name}: {exc.format_message()}", drive_rules.EXIT_ERROR)
-    action = mod_loop.for_mod(action)
-    action["line"] = f"/ant:{name} runs in the plugin's mod (runtime mod: no Queen turns) — " + (action.get("line") or action["action"])
-    return {"serve": "loop", "runtime": mod_loop.RUNTIME, "action": action, "spool": mod_loop.spool_dir()}
+    with _refused():
+        return run_with(params)
 
 
 @command("serve")
 def serve_cmd():
     """How the mod serves a slash command. stdin: {"command": "build", "args": "1 --approve"}."""
+    from aether.colony import mod_serve
+
     data = _payload("the command")
     name = (_str(data, "command") or "").removeprefix("ant:")
     args = _str(data, "args", "") or ""
-    try:
-        return serve(name, args)
-    except AetherError as exc:  # the command's answer: the helper's error, shown as the markdown command would
-        return _text(f"Aether: {exc.message}", drive_rules.EXIT_ERROR)
+    return mod_serve.serve(name, args, _parse_run, _start_run)
 
 
 # ---------------------------------------------------------------- the loop's steps

@@ -15,7 +15,7 @@ import re
 import time
 from datetime import UTC, datetime
 
-from aether.colony import autopilot, continue_drive, dispatch, drive, handback
+from aether.colony import continue_drive, dispatch, drive, handback
 from aether.core import clock, containment, inputs, paths
 from aether.core.exceptions import EXIT_INPUT, AetherError, input_error
 from aether.core.text import one_line
@@ -37,6 +37,53 @@ SEEN_ENDED = 2  # waits that find an ant ended without its answer before it is h
 ENDED = ("completed", "failed", "killed")  # Claude Code's agent statuses of an ant that no longer runs
 REASONS = ("answer", "aborted", "refusal", "error")  # turn.complete's reasons
 STOPPED_BY = {"failed": "stalled", "killed": "stopped"}  # Claude Code's status of an aborted ant it stopped (rules/deadlines.py)
+
+# The shapes the mod and the helper pass each other, one field list each, by the name
+# hooks/types.ts gives them (tests/test_mod_types.py holds the two together). An action carries
+# its driver's fields besides the ones the mod reads.
+SERVED_TEXT = ("serve", "text", "exit_code")
+SERVED_MODEL = ("serve", "why")
+SERVED_LOOP = ("serve", "runtime", "action", "spool")
+SPAWN_FIELDS = ("id", "ref", "subagent_type", "description", "prompt", "model")
+INTERRUPT_FIELDS = ("text", "exit_code")
+SPAWN_ACTION_FIELDS = ("action", "line", "progress", "warning", "run", "spawns", "interrupt", "again")
+WAIT_ACTION_FIELDS = ("action", "line", "progress", "warning", "run", "refs", "agents", "stop", "interrupt", "again")
+END_ACTION_FIELDS = ("action", "line", "progress", "warning", "text", "exit_code")
+LAUNCHED_FIELDS = ("launched", "refused", "lines", "progress")
+ANSWERED_FIELDS = ("ref", "line", "already_recorded", "waiting")
+SERVE_INPUT_FIELDS = ("command", "args")  # what the mod hands in (cli/mod.py reads them)
+LAUNCH_FIELDS = ("ref", "agent_id", "why")
+LAUNCHED_INPUT_FIELDS = ("spawns", "call")
+CALL_INPUT_FIELDS = ("command", "file_path", "notebook_path", "run_in_background")
+CALL_FIELDS = ("id", "tool", "input", "refused", "isError", "text", "ms", "t")
+ANSWER_INPUT_FIELDS = ("ref", "agent_id", "text", "usage", "duration_ms", "reason", "calls", "error", "rate_limits", "status")
+STOPPED_FIELDS = ("agent_id", "ok", "text")
+WAIT_INPUT_FIELDS = ("refs", "scope", "seconds", "statuses", "calls", "stopped", "call")
+SHAPES = {
+    "ServedText": SERVED_TEXT,
+    "ServedModel": SERVED_MODEL,
+    "ServedLoop": SERVED_LOOP,
+    "Spawn": SPAWN_FIELDS,
+    "Interrupt": INTERRUPT_FIELDS,
+    "SpawnAction": SPAWN_ACTION_FIELDS,
+    "WaitAction": WAIT_ACTION_FIELDS,
+    "EndAction": END_ACTION_FIELDS,
+    "Launched": LAUNCHED_FIELDS,
+    "Answered": ANSWERED_FIELDS,
+    "ServeInput": SERVE_INPUT_FIELDS,
+    "Launch": LAUNCH_FIELDS,
+    "LaunchedInput": LAUNCHED_INPUT_FIELDS,
+    "CallInput": CALL_INPUT_FIELDS,
+    "Call": CALL_FIELDS,
+    "AnswerInput": ANSWER_INPUT_FIELDS,
+    "Stopped": STOPPED_FIELDS,
+    "WaitInput": WAIT_INPUT_FIELDS,
+}
+
+
+def _answered(ref: str, line: str | None, already_recorded: bool | None = None, waiting: list | None = None) -> dict:
+    """What `aether mod answer` says: the spawn, its line (None: nothing to show)."""
+    return dict(zip(ANSWERED_FIELDS, (ref, line, already_recorded, waiting or []), strict=True))
 
 
 # ---------------------------------------------------------------- actions as the mod gets them
@@ -99,8 +146,9 @@ def for_mod(action: dict) -> dict:
     if out["action"] == "lessons":
         out = _lessons_spawn(out)
     if out["action"] == "spawn":
-        out["spawns"] = _briefed(out)
-    data = store.read("spawns")  # once, after the spawns are taken
+        out["spawns"], data = _briefed(out)  # the ledger as taking the spawns wrote it
+    else:
+        data = store.read("spawns")  # once: everything below reads this copy
     if out["action"] == "wait" and out.get("why") == "limit":  # waiting out a limit: no ant to wait for, said once
         out.update(refs=[], agents={}, line=out["text"] if out.get("started") else None)
         out["interrupt"] = interrupted([], data)
@@ -128,8 +176,9 @@ def for_mod(action: dict) -> dict:
     return out
 
 
-def _briefed(action: dict) -> list:
-    """The spawns of a spawn action with their full briefs and refs, taken for the mod to send."""
+def _briefed(action: dict) -> tuple:
+    """The spawns of a spawn action with their full briefs and refs, taken for the mod to send;
+    and the spawns ledger as taking them wrote it."""
     scope = action.get("run") or _scope_of(action)
     spawns = []
     for s in action["spawns"]:
@@ -138,17 +187,18 @@ def _briefed(action: dict) -> list:
         if brief is None:
             raise input_error("brief_missing", f"the brief of {ref} is missing: run the command again to write it")
         spawns.append({**s, "ref": ref, "prompt": brief})
-    _take([s["ref"] for s in spawns])
-    return spawns
+    return spawns, _take([s["ref"] for s in spawns])
 
 
 @store.writes("spawns")
-def _take(data, refs: list) -> None:
-    """The mod sends these spawns: the Queen's hooks on Agent leave them to it."""
+def _take(data, refs: list) -> dict:
+    """The mod sends these spawns: the Queen's hooks on Agent leave them to it. The ledger as
+    written (the caller reads it, not the file again)."""
     for ref in refs:
         rec = ledger.find(data, ref)
         if rec is not None and rec["status"] != "recorded":
             rec["runtime"] = RUNTIME
+    return data
 
 
 def _scope_of(action: dict) -> str:
@@ -218,7 +268,7 @@ def launched(items: list, call: str | None = None) -> dict:
         for item in items
         if (ref := item["ref"]) in refused
     ]
-    return {"launched": marked, "refused": refused, "lines": lines, "progress": progress()}
+    return dict(zip(LAUNCHED_FIELDS, (marked, refused, lines, progress()), strict=True))
 
 
 def usage_of(raw, duration_ms=None) -> dict:
@@ -267,13 +317,9 @@ def _weather_line(ref: str, agent_id: str | None, usage: dict, found: dict) -> d
     with ledger.lock():
         held = dispatch.weather_hit(ref, agent_id, usage, found)
     if held is None:
-        return {"ref": ref, "line": None, "next": None}
-    return {
-        "ref": ref,
-        "line": f"{local} did not run: {found['label']} — nothing failed; it goes out again when "
-        + ("the limit lifts" if found.get("clears") else "that is fixed"),
-        "next": None,
-    }
+        return _answered(ref, None)
+    why = "the limit lifts" if found.get("clears") else "that is fixed"
+    return _answered(ref, f"{local} did not run: {found['label']} — nothing failed; it goes out again when {why}")
 
 
 def _stopped_how(rec: dict, agent_id: str | None, reason: str, status: str | None) -> str | None:
@@ -291,7 +337,7 @@ def _stop_answer(ref: str, agent_id: str | None, usage: dict, how: str) -> dict:
     detail = {"stalled": deadline_rules.WATCHDOG, "stopped": "its agent is listed killed"}.get(how)
     with ledger.lock():
         hit = dispatch.deadline_hit(ref, agent_id, usage, how, detail)
-    return {"ref": ref, "line": hit["line"] if hit else None, "next": None}
+    return _answered(ref, hit["line"] if hit else None)
 
 
 def answer(
@@ -330,16 +376,16 @@ def answer(
             current = ledger.find(store.read("spawns"), ref) or {}
             if current.get("status") == "recorded" or current.get("agent_id") not in (None, agent_id):
                 dispatch.meter(ref, agent_id, usage)  # a stale run of it: its spend counts, nothing else
-                return {"ref": ref, "line": None, "next": None}
+                return _answered(ref, None)
             if reason == "aborted":
                 dispatch.meter(ref, agent_id, usage)
                 dispatch.mark(ref, "dispatched")
-                return {"ref": ref, "line": f"{ref.split('/', 1)[1]} was interrupted: it is handed out again", "next": None}
+                return _answered(ref, f"{ref.split('/', 1)[1]} was interrupted: it is handed out again")
         lines = handback.no_answer(ref, agent_id, usage, via=RUNTIME)
-        return {"ref": ref, "line": one_line(" ".join(lines), 600), "next": None}
+        return _answered(ref, one_line(" ".join(lines), 600))
     assert text is not None
     out = drive.record(ref, text, usage, via=RUNTIME, agent=agent_id, advance=False)  # the loop's `wait` asks for the next action
-    return {"ref": ref, "line": out.get("line"), "already_recorded": out.get("already_recorded"), "waiting": out.get("waiting", [])}
+    return _answered(ref, out.get("line"), out.get("already_recorded"), out.get("waiting"))
 
 
 def _lessons_answer(ref: str, agent_id: str | None, text: str | None, usage: dict, reason: str) -> dict:
@@ -347,24 +393,24 @@ def _lessons_answer(ref: str, agent_id: str | None, text: str | None, usage: dic
         dispatch.meter(ref, agent_id, usage)
         rec = ledger.find(store.read("spawns"), ref)
         if rec is None or rec["status"] == "recorded":
-            return {"ref": ref, "line": "lessons were recorded before", "next": None}
+            return _answered(ref, "lessons were recorded before")
         if reason == "aborted":
             dispatch.mark(ref, "dispatched")
-            return {"ref": ref, "line": "the lessons ant was interrupted: it is handed out again", "next": None}
+            return _answered(ref, "the lessons ant was interrupted: it is handed out again")
         if reason in ("refusal", "error") or not (text and text.strip()):
             tries = (rec.get("empty") or 0) + 1
             if tries < handback.MAX_EMPTY:
                 dispatch.mark(ref, "dispatched", empty=tries)
-                return {"ref": ref, "line": "the lessons ant gave no lessons: it is handed out again (once)", "next": None}
+                return _answered(ref, "the lessons ant gave no lessons: it is handed out again (once)")
             continue_drive.forgo_lessons("the lessons ant gave none, twice")
             line = "no lessons: the lessons ant gave none, twice; the run goes on without them"
             dispatch.mark_recorded(ref, line, RUNTIME, usage, agent_id)
-            return {"ref": ref, "line": line}
+            return _answered(ref, line)
         out = continue_drive.record_lessons(text)
         out.pop("run", None)
         line = f"lessons recorded ({out.get('recorded')})"
         dispatch.mark_recorded(ref, line, RUNTIME, usage, agent_id)
-    return {"ref": ref, "line": line}
+    return _answered(ref, line)
 
 
 def _settled(refs: list) -> bool:
@@ -443,7 +489,10 @@ def wait(
         out["stop"] = [a["agent"] for a in asked]
         out["line"] = "; ".join(said + [a["line"] for a in asked]) or None
         out["interrupt"] = interrupted(running, data)
+        run = ledger.run_of(data, scope or running[0].split("/", 1)[0])
+        out["again"] = claim.slash_of(run) if run else None  # as for_mod's wait says it
         out["progress"] = progress(data)
+        out["warning"] = isolation.warning(ledger.current_run(data, "build"))
         return out
     scope = scope or (refs[0].split("/", 1)[0] if refs else None)
     out = for_mod(next_of(scope))
@@ -469,7 +518,7 @@ def interrupted(refs: list, data: dict | None = None) -> dict:
     )
     if again:
         text += f" {again} goes on where the run stands."
-    return {"text": text, "exit_code": drive_rules.EXIT_STATUS["stopped"]}
+    return dict(zip(INTERRUPT_FIELDS, (text, drive_rules.EXIT_STATUS["stopped"]), strict=True))
 
 
 def next_of(scope: str | None) -> dict:
@@ -504,7 +553,7 @@ def progress(data: dict | None = None) -> str:
     held = dispatch.weather_now(data)
     if held is not None:
         parts.append(weather_rules.line(held, datetime.fromtimestamp(clock.now(), UTC)))
-    pilot = autopilot.active_run()
+    pilot = ledger.active_autopilot(data)
     if pilot is not None:
         parts.append(f"spent {spend.fmt(costs.run_spend(pilot['scope'])['total']['tokens'])} of {spend.fmt(pilot['budget']['run'])}")
     return " · ".join(parts)
