@@ -69,11 +69,9 @@ if HERE not in sys.path:  # loaded by its path (the tests): the rules beside it
     sys.path.insert(0, HERE)
 
 from rails.approval import APPROVE_REFUSED, approves_bug, bypass  # noqa: E402
-from rails.colony import COLONY_ONLY, PERSON_ONLY, PersonOnly, _colony_file, _person_only_file, colony_bash  # noqa: E402
-from rails.colony import _braces as _braces  # noqa: E402 — the tests read it here
+from rails.colony import COLONY_ONLY, PERSON_ONLY, PersonOnly, _colony_file, _person_only_file  # noqa: E402
 from rails.mod_grant import mod_grant  # noqa: E402
-from rails.only_queen import ONLY_QUEEN, runs_aether  # noqa: E402
-from rails.read_only import read_only  # noqa: E402
+from rails.reading import _braces as _braces  # noqa: E402 — the tests read it here
 from rails.reading import _flat  # noqa: E402
 from rails.state import _project  # noqa: E402
 from rails.tables import CLAUDE_CODE_VARS, FILE_TOOLS, READ_ONLY, READ_ONLY_HINTS, SEARCH_ONLY, WRITE_ANYWHERE, WRITE_UNDER  # noqa: E402
@@ -84,6 +82,10 @@ def _deny(reason: str) -> dict:
 
 
 def _ant_bash(caste: str, script, event: dict) -> str | None:
+    from rails.colony_bash import colony_bash  # start-up: a file tool's call needs none of these rules
+    from rails.only_queen import ONLY_QUEEN, runs_aether
+    from rails.read_only import read_only
+
     if runs_aether(script):
         return ONLY_QUEEN
     own = colony_bash(caste, script, event)
@@ -195,7 +197,8 @@ def decide(event: dict) -> dict | None:
     if why:
         return _deny(f"{APPROVE_REFUSED} (This command {why}.)")
     if not agent:  # the Queen's own thread
-        from rails.queen import queen  # start-up: only her calls need the rule
+        from rails.colony_bash import colony_bash  # start-up: only a Bash call needs these rules
+        from rails.queen import queen
 
         why = colony_bash("", script, event, PersonOnly(event))
         return _deny(why.replace(COLONY_ONLY, PERSON_ONLY)) if why else queen(script)

@@ -6,6 +6,7 @@ sibling's copy, no git command that moves refs or changes settings."""
 from __future__ import annotations
 
 import os
+import re
 
 from shell_words import SHELLS, Word, _shell_body, name_of, unwrap
 
@@ -186,7 +187,7 @@ def _builder_program(cmd, words, name: str, copy: Copy, cwds: list, hint: str) -
         how, code, _ = code_source(cmd, name, words)
         if how == "stdin" and code is None:
             return f"`{name}` {FROM_A_PIPE} — {hint}."
-        for found in CODE_STRING.finditer(code.text if how in ("code", "stdin") and code is not None else ""):
+        for found in re.finditer(CODE_STRING, code.text if how in ("code", "stdin") and code is not None else ""):
             if _path_outside(found.group(2), cwds, copy):
                 return f"`{found.group(2)}` in the code is outside your working copy — {hint}."
     if name == "ln" and _has_option(words[1:], ("-s", "--symbolic")):

@@ -11,8 +11,9 @@ from .tables import GRANT_READ_ONLY
 
 HOOKS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-ALLOWED_TOOLS = re.compile(r"^allowed-tools:(.*)$", re.M)
-NAME = re.compile(r"[a-z][a-z-]{0,40}")  # a command's name
+# patterns, compiled on first use (re's cache): only a mod ant's call needs them
+ALLOWED_TOOLS = r"(?m)^allowed-tools:(.*)$"
+NAME = r"[a-z][a-z-]{0,40}"  # a command's name
 
 
 def _command_grant(command: str) -> list:
@@ -22,7 +23,7 @@ def _command_grant(command: str) -> list:
         head = _read(path, 8192)
     except OSError:
         return []
-    found = ALLOWED_TOOLS.search(head)
+    found = re.search(ALLOWED_TOOLS, head)
     return [t.strip() for t in found.group(1).split(",") if t.strip()] if found else []
 
 
@@ -43,7 +44,7 @@ def mod_grant(tool: str, event: dict, script=None) -> dict | None:
     if rec is None and (found := SPAWN_BRIEF.search(_first_message(event))):
         rec = next((s for s in records if s.get("ref") == found.group(1)), None)
     run = next((r for r in runs if rec is not None and r.get("scope") == rec.get("scope")), None)
-    if rec is None or run is None or rec.get("runtime") != "mod" or not NAME.fullmatch(str(run.get("command"))):
+    if rec is None or run is None or rec.get("runtime") != "mod" or not re.fullmatch(NAME, str(run.get("command"))):
         return None
     grant = _command_grant(str(run["command"]))
     why = f"Aether: the grant of /ant:{run['command']} to its ants"

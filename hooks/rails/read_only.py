@@ -5,6 +5,7 @@ project's own programs run. The Bug Bash analyzer and planner (`strict`): search
 from __future__ import annotations
 
 import os
+import re
 
 from shell_words import SHELLS, Word, _shell_body, name_of, unwrap
 
@@ -61,7 +62,7 @@ def awk_refusal(words) -> str | None:
         return f"awk {option}"
     if program is None or not program.static:
         return "awk with a program built at run time"
-    return "awk system(), | or print >" if AWK_REFUSED.search(program.text) else None
+    return "awk system(), | or print >" if re.search(AWK_REFUSED, program.text) else None
 
 
 def _runner_python(cmd, words):
@@ -240,7 +241,7 @@ def _redirects_refusal(cmd, research: str | None):
         if not r.writes:
             continue
         target = r.target
-        if target is not None and target.static and DEV_FILES.fullmatch(target.text):
+        if target is not None and target.static and re.fullmatch(DEV_FILES, target.text):
             continue
         if (
             research

@@ -1,6 +1,7 @@
 """How the rules read a command's words: the line flattened as the shell may glue it, options,
-what sed's script, awk's program, git's subcommand and an interpreter's code do, and every value
-a word may stand for. Shared by the rules; nothing here decides."""
+what sed's script, awk's program, git's subcommand and an interpreter's code do, every value a
+word may stand for, and the words a brace expansion makes. Shared by the rules; nothing here
+decides."""
 
 from __future__ import annotations
 
@@ -184,7 +185,7 @@ def sed_args(words) -> tuple:
 # ---------------------------------------------------------------- awk's program
 
 
-AWK_REFUSED = re.compile(r"system\s*\(|(?<!\|)\|(?!\|)|\|&|@(load|include)|\bprintf?\b[^;}\n]*>")
+AWK_REFUSED = r"system\s*\(|(?<!\|)\|(?!\|)|\|&|@(load|include)|\bprintf?\b[^;}\n]*>"  # compiled on first use
 
 
 def awk_program(words) -> tuple:
@@ -231,7 +232,7 @@ def git_refusal(words, allowed: set) -> str | None:
     that run commands or write a file, a subcommand outside `allowed` (listing forms aside)."""
     options, sub, rest = git_parts(words)
     for option, value in options:
-        if option == "-c" and not GIT_SAFE_CONFIG.match(value):
+        if option == "-c" and not re.match(GIT_SAFE_CONFIG, value):
             return f"git -c {value.split('=', 1)[0]}"
         if option in ("--git-dir", "--work-tree", "--exec-path", "--config-env", "--super-prefix"):
             return f"git {option}"
@@ -335,7 +336,7 @@ def _candidates(word, assignment: bool = False) -> list:
     return out
 
 
-CODE_STRING = re.compile(r"""(['"])((?:\\.|(?!\1)[^\\\n])*)\1""")
+CODE_STRING = r"""(['"])((?:\\.|(?!\1)[^\\\n])*)\1"""  # a string in code; compiled on first use
 
 
 def _bindings(script) -> dict:
@@ -367,5 +368,66 @@ def _values(word, cmd, script, bindings) -> list | None:
             return None
         out = [a + b for a in out for b in options]
         if len(out) > 64:
+            return None
+    return out
+
+
+# ---------------------------------------------------------------- braces and patterns
+
+BRACE_SEQUENCE = r"([0-9]+|[A-Za-z])\.\.([0-9]+|[A-Za-z])(?:\.\.-?([0-9]+))?"  # compiled on first use
+
+
+def _pattern(text: str) -> bool:
+    """`text` holds a pathname pattern (`*`, `?`, `[`)."""
+    return "*" in text or "?" in text or "[" in text
+
+
+def _brace_group(text: str) -> tuple | None:
+    """(start, end, the words) of the first `{…}` bash expands in `text`: `{a,b}`, `{1..3}`, `{a..e}`."""
+    for i, c in enumerate(text):
+        if c != "{" or text[i - 1 : i] == "$":
+            continue
+        depth, commas = 0, []
+        for j in range(i, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            if text[j] == "," and depth == 1:
+                commas.append(j)
+            if depth == 0:
+                break
+        else:
+            continue
+        if commas:
+            bounds = [i, *commas, j]
+            return i, j, [text[a + 1 : b] for a, b in zip(bounds, bounds[1:], strict=False)]
+        found = re.fullmatch(BRACE_SEQUENCE, text[i + 1 : j])
+        if found:
+            a, b, step = found.group(1), found.group(2), abs(int(found.group(3) or 1)) or 1
+            if a.isdigit() != b.isdigit():
+                continue
+            x, y = (int(a), int(b)) if a.isdigit() else (ord(a), ord(b))
+            if abs(x - y) // step > 64:
+                return i, j, None
+            items = range(x, y + (1 if y >= x else -1), step if y >= x else -step)
+            return i, j, [str(k) if a.isdigit() else chr(k) for k in items]
+    return None
+
+
+def _braces(text: str) -> list | None:
+    """The words bash's brace expansion makes of `text` (`.ae{t,}her` → .aether .aeher), None past
+    64. Quotes are gone from `text`: a quoted brace is expanded too, which only adds words."""
+    if "{" not in text:
+        return [text]
+    out, todo = [], [text]
+    while todo:
+        word = todo.pop()
+        group = _brace_group(word)
+        if group is None:
+            out.append(word)
+            continue
+        i, j, items = group
+        if items is None:
+            return None
+        todo += [word[:i] + item + word[j + 1 :] for item in reversed(items)]
+        if len(out) + len(todo) > 64:
             return None
     return out

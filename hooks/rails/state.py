@@ -63,7 +63,7 @@ def _inside(path: str, roots: list) -> bool:
 
 
 AGENT_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
-WORKING_COPY = re.compile(r"Start EVERY Bash command with `cd (\S+) && `")
+WORKING_COPY = r"Start EVERY Bash command with `cd (\S+) && `"  # compiled on first use: a builder without its spawn's record
 SPAWN_BRIEF = re.compile(r"\[aether spawn \.aether/spawns/([A-Za-z0-9_-]{1,64}/[A-Za-z0-9_-]{1,64})\.md\]")  # a brief's first line
 
 
@@ -102,5 +102,5 @@ def _first_message(event: dict) -> str:
 
 def _brief_copy(event: dict) -> str | None:
     """The working copy the ant's brief names (the first message of its transcript)."""
-    found = WORKING_COPY.search(_first_message(event))
+    found = re.search(WORKING_COPY, _first_message(event))
     return found.group(1) if found else None

@@ -191,7 +191,7 @@ READERS.update(
     }
 )
 READERS["shopt"] = {"-s", "-u"}  # shopt alone (or -p) lists
-DEV_FILES = re.compile(r"/dev/(null|stdout|stderr|tty|fd/[0-9]+)")
+DEV_FILES = r"/dev/(null|stdout|stderr|tty|fd/[0-9]+)"  # a pattern, compiled on first use (re's cache)
 WRITERS = {  # command → what it does, said to the ant
     **dict.fromkeys(
         (
@@ -405,10 +405,9 @@ GIT_GLOBAL_WITH_VALUE = {
     "--list-cmds",
     "--attr-source",
 }
-GIT_SAFE_CONFIG = re.compile(
-    r"(color\.[\w.-]+|core\.quotepath|diff\.noprefix|log\.[\w.-]+|column\.ui|"
-    r"advice\.[\w.-]+|i18n\.[\w.-]+|pager\.\w+=false)(=.*)?$",
-    re.I,
+GIT_SAFE_CONFIG = (  # a pattern, compiled on first use (re's cache): only `git -c` needs it
+    r"(?i)(color\.[\w.-]+|core\.quotepath|diff\.noprefix|log\.[\w.-]+|column\.ui|"
+    r"advice\.[\w.-]+|i18n\.[\w.-]+|pager\.\w+=false)(=.*)?$"
 )
 GIT_RUNS = ("--ext-diff", "--upload-pack", "--receive-pack", "--exec", "--open-files-in-pager", "--config-env", "--exec-path")
 GIT_LISTING_FLAGS = {
