@@ -1,0 +1,1 @@
+"""The guard's rules, one per module (hooks/guard.py applies them)."""
