@@ -20,8 +20,11 @@ $(VENV)/.installed: pyproject.toml
 # Every test. pytest runs tests/e2e too (real Claude Code, installed by e2e-deps) and `claude plugin validate`.
 test: lint test-py test-bats ## run every test: ruff, pytest (library, CLI, store, concurrency, crash, layers) and bats (shell contract)
 
+# Tests run side by side (pytest-xdist): an e2e test mostly waits on Claude Code and the scripted
+# model server, so three workers keep two cores busy. PYTEST_JOBS=0 runs them one after another.
+PYTEST_JOBS ?= 3
 test-py: install e2e-deps ## pytest only, the end-to-end tests in real Claude Code included (PYTEST_ARGS='-m "not slow and not e2e"' for the quick ones)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_JOBS) $(PYTEST_ARGS)
 
 test-bats: install ## bats only: `aether` called the way the slash commands call it
 	$(BATS) tests/bats

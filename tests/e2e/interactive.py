@@ -87,11 +87,13 @@ def interactive(
     timeout: float | None = None,
     check: bool = True,
     quiet: float = QUIET_SECONDS,
+    until=None,
 ) -> Session:
     """Type each prompt into Claude Code's interactive TUI (in tmux, auto mode: the default) and
     wait after each until the model server has been quiet for `quiet` seconds (after the last,
     with `check`, also until every step is used): a session the person would see settled. With
-    `check`, fail unless every request matched a step and every step was used."""
+    `check`, fail unless every request matched a step and every step was used. `until(screen)`:
+    wait for what the screen shows instead (a prompt that brings no model request)."""
     if TMUX is None:
         raise SetupError("tmux is not installed: the interactive end-to-end tests drive Claude Code's TUI in tmux (apt-get install tmux)")
     plugins = [Path(p) for p in (plugin_dirs or claude.plugin_dirs)]
@@ -123,6 +125,9 @@ def interactive(
                 time.sleep(0.3)
                 _tmux("send-keys", "-t", name, "Enter")
                 every = check and i == len(prompts) - 1
+                if until is not None:
+                    timed_out = timed_out or not _wait_for(lambda: until(_screen(name)), started + timeout)
+                    continue
                 timed_out = timed_out or not _settle(api, started + timeout, quiet, every)
             if check and prompts and isinstance(prompts[-1], Key):  # a look while it ran: then every step
                 timed_out = timed_out or not _settle(api, started + timeout, quiet, True)

@@ -149,7 +149,8 @@ def test_the_person_types_it_in_an_interactive_session(claude):
     planning_bugs(claude)
     done = claude.aether("bug", "record", BUG, "fix-plan", "-", input=json.dumps(FIX_PLAN), env=NOW)
     assert done.returncode == 0, done.stderr
-    session = interactive(claude, [f"/ant:bug approve {BUG} looks right"], [], env=NOW, check=False, quiet=3)
+    said = lambda screen: "Fix plan approved" in screen or "Not approved" in screen  # noqa: E731
+    session = interactive(claude, [f"/ant:bug approve {BUG} looks right"], [], env=NOW, check=False, until=said)
     assert session.api.requests == [], session.report()  # no model turn
     assert "Fix plan approved" in session.screen, session.screen
     rec = bug_state(claude, BUG)["approval_record"]
