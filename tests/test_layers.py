@@ -111,7 +111,21 @@ LAYERS = {
         "uninstall",
         "watch",
     ],
-    "bugs": ["exit_codes", "phases", "costs", "config", "fixer", "models", "reports", "storage", "approval", "runs", "pipeline"],
+    "bugs": [
+        "exit_codes",
+        "phases",
+        "costs",
+        "config",
+        "fixer",
+        "models",
+        "reports",
+        "storage",
+        "approval",
+        "runs",
+        "pipeline",
+        "approving",
+        "fixing",
+    ],
 }
 # What each layer may use below itself (besides its own earlier modules).
 BELOW = {

@@ -191,9 +191,9 @@ def approve_cmd(bug_id):
     """Say how a fix plan is approved: by a person typing `/ant:bug approve <id> [reason]` in
     Claude Code. This command never approves (exit 2, `approval_requires_human`): anything a
     command can do, a model with Bash could do too."""
-    from aether.bugs import pipeline
+    from aether.bugs import approving
 
-    return pipeline.approve(bug_id)
+    return approving.approve(bug_id)
 
 
 @click.command("typed-approval", hidden=True)
@@ -205,10 +205,10 @@ def typed_approval_cmd(ticket):
     import json
     import sys
 
-    from aether.bugs import pipeline
+    from aether.bugs import approving
 
     try:
-        done = pipeline.typed_approval(ticket)
+        done = approving.typed_approval(ticket)
         if done is None:
             return  # not the approve command: no answer, the prompt goes on
         text = done["text"]
@@ -224,9 +224,9 @@ def typed_approval_cmd(ticket):
 @click.option("--reason", type=CONTENT, help="Why the bug will not be fixed (required; - for stdin).")
 def reject_cmd(bug_id, reason):
     """Close a PLANNED or NOT_REPRODUCIBLE bug as WONT_FIX. Exit 2 without a reason."""
-    from aether.bugs import pipeline
+    from aether.bugs import approving
 
-    return pipeline.reject(bug_id, reason)
+    return approving.reject(bug_id, reason)
 
 
 @command("fix", text=True)
@@ -237,9 +237,9 @@ def fix_cmd(bug_id, dry_run):
     end FIXED (exit 0) or BLOCKED (exit 4, with the rollback command). Exit 2 when not
     approved or the plan changed since approval, 3 when the plan no longer applies (nothing
     is changed then)."""
-    from aether.bugs import pipeline
+    from aether.bugs import fixing
 
-    return pipeline.fix(bug_id, dry_run)
+    return fixing.fix(bug_id, dry_run)
 
 
 @command("rollback", text=True)
@@ -248,9 +248,9 @@ def fix_cmd(bug_id, dry_run):
 def rollback_cmd(bug_id, force):
     """Put back the files changed by the last fix of a bug that is not FIXED (typically
     BLOCKED): modified and deleted files get their old content, created files are removed."""
-    from aether.bugs import pipeline
+    from aether.bugs import fixing
 
-    return pipeline.rollback(bug_id, force)
+    return fixing.rollback(bug_id, force)
 
 
 @command("cost", text=True)
