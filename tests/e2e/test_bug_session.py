@@ -17,15 +17,31 @@ the subagents' system prompts and tool lists.
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from .bug_project import BUG, CALC, CALC_FIXED, ERROR, FIX_PLAN, REPRODUCTION, ROOT_CAUSE, make_project
+from .bug_project import (
+    BUG,
+    CALC,
+    CALC_FIXED,
+    ERROR,
+    FIX_PLAN,
+    REPRODUCTION,
+    RETRY_LINE,
+    ROOT_CAUSE,
+    after,
+    agent_task,
+    answer,
+    json_block,
+    make_project,
+    record_cost,
+    reported_json,
+    retry_agent,
+    usage_tokens,
+)
 from .fake_api import (
-    Matcher,
     agent,
     bash,
     first_user_contains,
@@ -42,7 +58,6 @@ from helpers.prompts import shell_snippets
 
 pytestmark = pytest.mark.e2e
 
-RETRY_LINE = "Your previous result was rejected. Fix these defects:"
 
 INVALID_REPRODUCTION = {"confirmed": True, "reproduction_steps": [], "confidence": "certain", "attempts": 1}
 
@@ -89,41 +104,13 @@ def body_command(request, command: str) -> str:
     return found[0]
 
 
-def answer(request) -> dict:
-    """The helper's envelope in the last tool result (an error's comes after `Exit code N`)."""
-    text = request.tool_results()[0]["text"]
-    return json.loads(text[text.index("{") :])
-
-
 def step_of(request) -> dict:
     return answer(request)["result"]["agent_step"]
 
 
 def task(step: dict) -> str:
-    """The agent's task as the body describes it: `key: value` lines from agent_step."""
-    lines = [f"bug_id: {BUG}", "read_first: " + ", ".join(step["reads"])]
-    lines += [f"{key}: {step[key]}" for key in ("max_attempts", "timeout_seconds", "bash_timeout_ms", "min_test_cases") if key in step]
-    return "\n".join(lines)
-
-
-def hand_back(request) -> str:
-    """The newest Agent result in the conversation (Claude Code's hand-back text)."""
-    texts = [t["text"] for t in request.tool_results(last_only=False)]
-    return next(t for t in reversed(texts) if "[Subagent hand-back]" in t)
-
-
-def reported_json(request) -> str:
-    """The agent's JSON block, copied out of the hand-back (whose lines are indented by 2)."""
-    match = re.search(r"^  ```json\n(.*?)\n  ```$", hand_back(request), re.S | re.M)
-    return "\n".join(line[2:] for line in match.group(1).split("\n"))
-
-
-def usage_tokens(request) -> int:
-    return int(re.search(r"<usage>subagent_tokens: (\d+)", hand_back(request)).group(1))
-
-
-def record_cost(name: str):
-    return lambda r: bash(f"aether bug cost {BUG} --agent {name} --input-tokens {usage_tokens(r)} --output-tokens 0")
+    """The agent's task as the body describes it (bug_project.agent_task)."""
+    return agent_task(step)
 
 
 def record_result(request):
@@ -131,34 +118,9 @@ def record_result(request):
     return bash(f"{step['record']} <<'EOF'\n```json\n{reported_json(request)}\n```\nEOF")
 
 
-def json_block(doc: dict) -> str:
-    return "Done.\n\n```json\n" + json.dumps(doc, indent=2) + "\n```"
-
-
-def after(command_start: str) -> Matcher:
-    """The last tool call of the conversation was a Bash command starting with this."""
-
-    def test(r):
-        uses = r.tool_uses()
-        return uses[-1]["name"] == "Bash" and uses[-1]["input"]["command"].startswith(command_start)
-
-    return Matcher(f"after({command_start!r})", test)
-
-
 def retry(request):
     """Sleep as long as the helper said, as the body says."""
     return bash(f"sleep {answer(request)['retry_in_seconds']:g}")
-
-
-def retry_agent(request):
-    """The same agent again: the same task, the defects one a line, its previous ```json block."""
-    texts = [t["text"] for t in request.tool_results(last_only=False)]
-    rejected = next(answer_text for answer_text in reversed(texts) if '"invalid_agent_output"' in answer_text)
-    defects = json.loads(rejected[rejected.index("{") :])["defects"]
-    first = next(u for u in request.tool_uses() if u["name"] == "Agent")
-    previous = "```json\n" + reported_json(request) + "\n```"
-    prompt = "\n".join([first["input"]["prompt"], RETRY_LINE, *defects, previous])
-    return agent("ant:bug-researcher", prompt, "Reproduce again")
 
 
 # ---------------------------------------------------------------- the session
