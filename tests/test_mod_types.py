@@ -93,3 +93,14 @@ def test_a_build_run_by_the_mod_answers_as_the_types_say(mod_colony):
         answered(s, result(files_created=[f"src/{s['id']}.py"]))
     assert waited(refs)["action"] in ("spawn", "done", "ask", "stop")
     assert seen >= {"ServedText", "ServedModel", "ServedLoop", "SpawnAction", "WaitAction", "EndAction"}
+
+
+ANY = re.compile(r"(?::|<|\bas|=|\|)\s*any\b|\bany\[\]")
+
+
+def test_the_mod_and_its_tests_name_no_any():
+    """Claude Code's declarations type the engine's side and hooks/types.ts the helper's: the mod's
+    files keep those types (JSON.parse's answer is read through `unknown` or a named record)."""
+    for ts in sorted(TYPES.parent.glob("*.ts")):
+        code = "\n".join(line.split("//")[0] for line in ts.read_text("utf-8").splitlines())
+        assert not ANY.findall(code), f"{ts.name} types something as any"
