@@ -89,6 +89,7 @@ LAYERS = {
     ],
     "colony": [
         "modes",
+        "requirements",
         "research",
         "between_phases",
         "complexity",

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from aether.colony import research
+from aether.colony import requirements, research
 
 SPEC = """# Technical spec
 
@@ -52,11 +52,11 @@ def plan(project, text, *extra):
     ],
 )
 def test_list_formats(text, expected):
-    assert [r["requirement"] for r in research.parse_list(text)] == expected
+    assert [r["requirement"] for r in requirements.parse_list(text)] == expected
 
 
 def test_a_research_section_with_nesting_continuations_and_blank_lines():
-    found = research.parse_list(SPEC)
+    found = requirements.parse_list(SPEC)
     assert [r["requirement"] for r in found] == [
         "FastAPI async best practices and error handling patterns",
         "PostgreSQL schema design for high-concurrency applications",
@@ -66,7 +66,7 @@ def test_a_research_section_with_nesting_continuations_and_blank_lines():
 
 
 def test_headings_give_details_when_there_is_no_list():
-    found = research.parse_list("## Caching layer\nRedis or memcached?\nTTL policy\n## Rate limiting\n")
+    found = requirements.parse_list("## Caching layer\nRedis or memcached?\nTTL policy\n## Rate limiting\n")
     assert found == [
         {"requirement": "Caching layer", "details": ["Redis or memcached?", "TTL policy"]},
         {"requirement": "Rate limiting", "details": []},
@@ -75,13 +75,13 @@ def test_headings_give_details_when_there_is_no_list():
 
 def test_derived_requirements_name_a_technology_or_concern():
     goal = "Build a todo API with FastAPI and PostgreSQL, with JWT authentication. Make it nice for people. Deploy it with Docker."
-    assert [r["requirement"] for r in research.derive(goal)] == [
+    assert [r["requirement"] for r in requirements.derive(goal)] == [
         "Build a todo API with FastAPI and PostgreSQL",
         "with JWT authentication",
         "Deploy it with Docker",
     ]
-    assert research.derive("Make something lovely for my friends.") == []
-    assert research.names_topic("use Next.js with GraphQL and OAuth2") == ["Next.js", "GraphQL", "OAuth2"]
+    assert requirements.derive("Make something lovely for my friends.") == []
+    assert requirements.names_topic("use Next.js with GraphQL and OAuth2") == ["Next.js", "GraphQL", "OAuth2"]
 
 
 def test_slugs_are_safe_and_unique():

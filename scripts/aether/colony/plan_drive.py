@@ -11,7 +11,7 @@ feedback-store and research-collect as the ants gave them.
 
 from __future__ import annotations
 
-from aether.colony import dispatch, research
+from aether.colony import dispatch, requirements, research
 from aether.core.exceptions import EXIT_INPUT, AetherError, state_error
 from aether.core.text import one_line
 from aether.rules import drive as drive_rules
@@ -96,7 +96,7 @@ def _view(run: dict) -> dict:
 def _research_plan(run: dict) -> None:
     guidance = run.get("guidance") or ""
     try:
-        listed = research.parse_list(guidance) if guidance.strip() else []
+        listed = requirements.parse_list(guidance) if guidance.strip() else []
         out = research.plan(guidance, "list") if listed else research.plan(None, "goal")
         run["research"] = {
             "tasks": [t["id"] for t in out["tasks"]],
