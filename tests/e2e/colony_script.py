@@ -346,6 +346,82 @@ def two_modules_wave(claude) -> None:
     (claude.project / "mods" / "__init__.py").write_text("", "utf-8")
 
 
+# ---------------------------------------------------------------- a slug helper, two phases
+
+
+def slug_plan(settings: str = "slug/settings.py") -> dict:
+    """A slug helper in two phases: the slug function and its separator setting (kept in
+    `settings`, a module or a JSON file), then a command line that needs the first."""
+    return {
+        "goal": "A slug helper",
+        "phases": [
+            {
+                "id": 1,
+                "name": "Core",
+                "description": "the slug function and its settings",
+                "tasks": [
+                    {"id": "1.1", "description": "slug/core.py: slugify(text)", "depends_on": []},
+                    {"id": "1.2", "description": f"{settings}: the separator", "depends_on": []},
+                ],
+                "success_criteria": ["slugify('A B') == 'a-b'"],
+            },
+            {
+                "id": 2,
+                "name": "CLI",
+                "description": "a command line",
+                "tasks": [{"id": "2.1", "description": "slug/cli.py", "depends_on": ["1.1"]}],
+                "success_criteria": ["python3 -m slug.cli 'A B' prints a-b"],
+            },
+        ],
+    }
+
+
+def slug_assignment(settings: str = "slug/settings.py") -> dict:
+    """The Phase Lead's plan for phase 1 of `slug_plan`: two independent builders, core and settings."""
+    return {
+        "phase": 1,
+        "workers": [
+            {"id": "core", "caste": "builder", "tasks": ["1.1"], "writes": ["slug/core.py", "slug/__init__.py"]},
+            {"id": "settings", "caste": "builder", "tasks": ["1.2"], "writes": [settings]},
+        ],
+    }
+
+
+SLUG = "def slugify(text, sep='-'):\n    return sep.join(text.lower().split())\n"
+
+
+# ---------------------------------------------------------------- four small modules, one wave
+
+FOUR_MODULES = {
+    "goal": "Four small modules",
+    "phases": [
+        {
+            "id": 1,
+            "name": "Modules",
+            "description": "four independent modules",
+            "tasks": [{"id": f"1.{i}", "description": f"mods/m{i}.py", "depends_on": []} for i in range(1, 5)],
+            "success_criteria": ["every module imports"],
+        }
+    ],
+}
+# The Phase Lead's plan for it: four builders (m1 … m4) in one wave, one module each (4 workers:
+# STANDARD asks the person first).
+FOUR_ASSIGNMENT = {
+    "phase": 1,
+    "workers": [{"id": f"m{i}", "caste": "builder", "tasks": [f"1.{i}"], "writes": [f"mods/m{i}.py"]} for i in range(1, 5)],
+}
+FOUR_REVIEW = json_block({"findings": [], "summary": "four modules, each imports", "critical_count": 0})
+FOUR_VERIFIED = json_block(
+    {
+        "passed": True,
+        "score": 95,
+        "summary": "the four modules import",
+        "checks": [{"name": "imports", "passed": True, "detail": "mods.m1 … mods.m4 import"}],
+        "issues": [],
+    }
+)
+
+
 # ---------------------------------------------------------------- a one-task calculator, driven
 
 CALCULATOR = {

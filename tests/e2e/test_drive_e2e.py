@@ -28,6 +28,11 @@ from pathlib import Path
 import pytest
 
 from .colony_script import (
+    FOUR_ASSIGNMENT,
+    FOUR_MODULES,
+    FOUR_REVIEW,
+    FOUR_VERIFIED,
+    SLUG,
     Queen,
     agent_report,
     helper_result,
@@ -39,6 +44,8 @@ from .colony_script import (
     next_action,
     next_with,
     run_body,
+    slug_assignment,
+    slug_plan,
     spawn_next,
     with_tests,
     worker_result,
@@ -88,36 +95,6 @@ def agent_descriptions(run) -> list[str]:
 
 # ---------------------------------------------------------------- (1) hooks absent, nothing lost
 
-LIGHT_PLAN = {
-    "goal": "A slug helper",
-    "phases": [
-        {
-            "id": 1,
-            "name": "Core",
-            "description": "the slug function and its settings",
-            "tasks": [
-                {"id": "1.1", "description": "slug/core.py: slugify(text)", "depends_on": []},
-                {"id": "1.2", "description": "slug/settings.py: the separator", "depends_on": []},
-            ],
-            "success_criteria": ["slugify('A B') == 'a-b'"],
-        },
-        {
-            "id": 2,
-            "name": "CLI",
-            "description": "a command line",
-            "tasks": [{"id": "2.1", "description": "slug/cli.py", "depends_on": ["1.1"]}],
-            "success_criteria": ["python3 -m slug.cli 'A B' prints a-b"],
-        },
-    ],
-}
-LIGHT_ASSIGNMENT = {
-    "phase": 1,
-    "workers": [
-        {"id": "core", "caste": "builder", "tasks": ["1.1"], "writes": ["slug/core.py", "slug/__init__.py"]},
-        {"id": "settings", "caste": "builder", "tasks": ["1.2"], "writes": ["slug/settings.py"]},
-    ],
-}
-SLUG = "def slugify(text, sep='-'):\n    return sep.join(text.lower().split())\n"
 SETTINGS = "SEPARATOR = '-'\n"
 SETTINGS_CHECK = 'python3 -c "import slug.settings"'
 W2_FAILED = {
@@ -184,7 +161,7 @@ def record_each(request) -> list[dict]:
 
 def test_without_the_agent_hooks_the_ants_read_their_briefs_and_the_queen_records(claude, tmp_path):
     plugin = plugin_without_agent_hooks(tmp_path / "plugin")
-    prepare(claude, "A slug helper", LIGHT_PLAN, "--mode", "LIGHTWEIGHT")
+    prepare(claude, "A slug helper", slug_plan(), "--mode", "LIGHTWEIGHT")
     project = claude.project
     no_hook = ~hook_says("Aether")
     q = Queen()
@@ -208,7 +185,7 @@ def test_without_the_agent_hooks_the_ants_read_their_briefs_and_the_queen_record
         return steps
 
     answers = {
-        "lead1": json_block(LIGHT_ASSIGNMENT, "Two independent builders."),
+        "lead1": json_block(slug_assignment(), "Two independent builders."),
         "w1": worker_result("slugify() in slug/core.py", created=["slug/core.py", "slug/__init__.py"]),
         "w2": json_block(W2_FAILED, "The settings module does not import."),
         "r1": worker_result("slug/settings.py with the separator", created=["slug/settings.py"]),
@@ -280,8 +257,8 @@ def test_without_the_agent_hooks_the_ants_read_their_briefs_and_the_queen_record
 
 
 def test_a_build_killed_mid_wave_resumes_in_a_new_session_with_the_same_spawns(claude):
-    prepare(claude, "A slug helper", LIGHT_PLAN, "--mode", "LIGHTWEIGHT")
-    lead_planned(claude, LIGHT_ASSIGNMENT)
+    prepare(claude, "A slug helper", slug_plan(), "--mode", "LIGHTWEIGHT")
+    lead_planned(claude, slug_assignment())
     project = claude.project
 
     # the first session: the wave's two ants start working and hang
@@ -365,16 +342,11 @@ def test_a_build_killed_mid_wave_resumes_in_a_new_session_with_the_same_spawns(c
 
 # ---------------------------------------------------------------- (3) parallel hooks
 
+# four small modules, then two more phases
 WIDE_PLAN = {
-    "goal": "Four small modules",
-    "phases": [
-        {
-            "id": 1,
-            "name": "Modules",
-            "description": "four independent modules",
-            "tasks": [{"id": f"1.{i}", "description": f"mods/m{i}.py", "depends_on": []} for i in range(1, 5)],
-            "success_criteria": ["every module imports"],
-        },
+    **FOUR_MODULES,
+    "phases": FOUR_MODULES["phases"]
+    + [
         {
             "id": 2,
             "name": "Glue",
@@ -391,25 +363,12 @@ WIDE_PLAN = {
         },
     ],
 }
-WIDE_ASSIGNMENT = {
-    "phase": 1,
-    "workers": [{"id": f"m{i}", "caste": "builder", "tasks": [f"1.{i}"], "writes": [f"mods/m{i}.py"]} for i in range(1, 5)],
-}
-REVIEW = json_block({"findings": [], "summary": "four modules, each imports", "critical_count": 0})
-VERIFIED = json_block(
-    {
-        "passed": True,
-        "score": 95,
-        "summary": "the four modules import",
-        "checks": [{"name": "imports", "passed": True, "detail": "mods.m1 … mods.m4 import"}],
-    }
-)
 LESSONS = "- independent modules build well in one wave\n"
 
 
 def test_four_hooks_recording_at_once_hand_the_next_action_out_once(claude):
     prepare(claude, "Four small modules", WIDE_PLAN)
-    asked = lead_planned(claude, WIDE_ASSIGNMENT)
+    asked = lead_planned(claude, FOUR_ASSIGNMENT)
     assert asked["next"]["action"] == "ask"  # 4 workers: STANDARD asks the user
     project = claude.project
     wave = [f"w{i}" for i in range(1, 5)]
@@ -441,8 +400,8 @@ def test_four_hooks_recording_at_once_hand_the_next_action_out_once(claude):
             subagent("ant:builder", is_ref(local), turn(2)).reply(at_once(worker_result(f"mods/m{i}.py", created=[f"mods/m{i}.py"]))),
         ]
     ants += [
-        subagent("ant:watcher", is_ref("v1")).reply(say(REVIEW)),
-        *honest_watcher(is_ref("watch1"), VERIFIED),
+        subagent("ant:watcher", is_ref("v1")).reply(say(FOUR_REVIEW)),
+        *honest_watcher(is_ref("watch1"), FOUR_VERIFIED),
     ]
     (project / "mods").mkdir()
     (project / "mods" / "__init__.py").write_text("", "utf-8")

@@ -15,48 +15,35 @@ import json
 
 import pytest
 
-from .colony_script import TWO_ASSIGNMENT, TWO_PLAN, honest_watcher, is_ref, json_block, with_tests, worker_result
+from .colony_script import (
+    FOUR_ASSIGNMENT,
+    FOUR_MODULES,
+    FOUR_REVIEW,
+    FOUR_VERIFIED,
+    TWO_ASSIGNMENT,
+    TWO_PLAN,
+    honest_watcher,
+    is_ref,
+    json_block,
+    with_tests,
+    worker_result,
+)
 from .fake_api import say, subagent, tool, turn
 from .harness import NOW, aether_ok, state
 from .interactive import interactive
 
 pytestmark = pytest.mark.e2e
 
-PLAN = {
-    "goal": "Four small modules",
-    "phases": [
-        {
-            "id": 1,
-            "name": "Modules",
-            "description": "four independent modules",
-            "tasks": [{"id": f"1.{i}", "description": f"module m{i}", "depends_on": []} for i in range(1, 5)],
-            "success_criteria": ["each module imports"],
-        }
-    ],
-}
-ASSIGNMENT = {
-    "phase": 1,
-    "workers": [{"id": f"m{i}", "caste": "builder", "tasks": [f"1.{i}"], "writes": [f"mods/m{i}.py"]} for i in range(1, 5)],
-}
-REVIEW = json_block({"findings": [], "summary": "four modules, each imports", "critical_count": 0})
-VERIFIED = json_block(
-    {
-        "passed": True,
-        "score": 95,
-        "checks": [{"name": "imports", "passed": True, "detail": "python -c 'import mods.m1'"}],
-        "issues": [],
-    }
-)
 LESSONS = "independent modules build well in one wave"
 ANT_SECONDS = 3.0  # how long each scripted builder takes to answer
 
 
 def _ready(claude) -> None:
-    aether_ok(claude, "colony-init", "-", input=PLAN["goal"])
-    aether_ok(claude, "plan-load", "-", input=json.dumps(PLAN))
+    aether_ok(claude, "colony-init", "-", input=FOUR_MODULES["goal"])
+    aether_ok(claude, "plan-load", "-", input=json.dumps(FOUR_MODULES))
     lead = aether_ok(claude, "next", "--build", "1")
     assert [s["id"] for s in lead["spawns"]] == ["lead1"], lead
-    asked = aether_ok(claude, "record", "lead1", "-", input=json_block(ASSIGNMENT))
+    asked = aether_ok(claude, "record", "lead1", "-", input=json_block(FOUR_ASSIGNMENT))
     assert asked["next"]["action"] == "ask"  # 4 workers: STANDARD asks the user
     (claude.project / "mods").mkdir()
     (claude.project / "mods" / "__init__.py").write_text("", "utf-8")
@@ -75,8 +62,8 @@ def _ants(claude, delay: float = ANT_SECONDS) -> list:
             ),
         ]
     return steps + [
-        subagent("ant:watcher", is_ref("v1")).reply(say(REVIEW)),
-        *honest_watcher(is_ref("watch1"), VERIFIED),
+        subagent("ant:watcher", is_ref("v1")).reply(say(FOUR_REVIEW)),
+        *honest_watcher(is_ref("watch1"), FOUR_VERIFIED),
     ]
 
 

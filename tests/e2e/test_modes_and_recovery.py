@@ -31,6 +31,7 @@ import subprocess
 import pytest
 
 from .colony_script import (
+    SLUG,
     Queen,
     body_of,
     command_body,
@@ -44,6 +45,8 @@ from .colony_script import (
     next_with,
     run_body,
     runs_checks,
+    slug_assignment,
+    slug_plan,
     spawn_next,
     worker_result,
 )
@@ -116,36 +119,7 @@ def prepare(claude, goal: str, plan: dict, *init_args):
 
 # ---------------------------------------------------------------- (a) a LIGHTWEIGHT build
 
-LIGHT_PLAN = {
-    "goal": "A slug helper",
-    "phases": [
-        {
-            "id": 1,
-            "name": "Core",
-            "description": "the slug function and its settings",
-            "tasks": [
-                {"id": "1.1", "description": "slug/core.py: slugify(text)", "depends_on": []},
-                {"id": "1.2", "description": "slug/settings.json: the separator", "depends_on": []},
-            ],
-            "success_criteria": ["slugify('A B') == 'a-b'"],
-        },
-        {
-            "id": 2,
-            "name": "CLI",
-            "description": "a command line",
-            "tasks": [{"id": "2.1", "description": "slug/cli.py", "depends_on": ["1.1"]}],
-            "success_criteria": ["python3 -m slug.cli 'A B' prints a-b"],
-        },
-    ],
-}
-LIGHT_ASSIGNMENT = {
-    "phase": 1,
-    "workers": [
-        {"id": "core", "caste": "builder", "tasks": ["1.1"], "writes": ["slug/core.py", "slug/__init__.py"]},
-        {"id": "settings", "caste": "builder", "tasks": ["1.2"], "writes": ["slug/settings.json"]},
-    ],
-}
-SLUG = "def slugify(text, sep='-'):\n    return sep.join(text.lower().split())\n"
+SETTINGS = "slug/settings.json"
 
 
 @pytest.mark.oldest  # the markdown runtime's smoke run on the oldest Claude Code Aether supports
@@ -155,7 +129,7 @@ def test_a_lightweight_build_spawns_no_reviewer_and_no_watcher(claude, mode):
     auto`; the default of `claude -p` in 2.1.285–2.1.301): there each ant hands its report back
     through SubagentHandback and the Agent result only points at a message; the hook records the
     report the result carries beside it."""
-    prepare(claude, "A slug helper", LIGHT_PLAN, "--mode", "LIGHTWEIGHT")
+    prepare(claude, "A slug helper", slug_plan(SETTINGS), "--mode", "LIGHTWEIGHT")
     project = claude.project
     q = Queen()
     q.step(lambda r: next_with(r, "aether next --build <N>", N=1))
@@ -164,7 +138,7 @@ def test_a_lightweight_build_spawns_no_reviewer_and_no_watcher(claude, mode):
     q.step(lambda r: say(shown(r)), hook_says("Aether next: done"))
     ants = [
         subagent("ant:route-setter", first_user_contains("--- PHASE LEAD ---")).reply(
-            hand_back(json_block(LIGHT_ASSIGNMENT, "Two independent builders."))
+            hand_back(json_block(slug_assignment(SETTINGS), "Two independent builders."))
         ),
         subagent("ant:builder", is_spawn("w1"), turn(1)).reply(tool("Write", file_path=f"{project}/slug/core.py", content=SLUG)),
         subagent("ant:builder", is_spawn("w1"), turn(2)).reply(
