@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 BATS   := $(VENV)/bin/bats
 
-.PHONY: help install test test-py test-bats bench bench-queen bench-guard lint readme clean
+.PHONY: help install test test-py test-bats bench bench-queen bench-guard bench-scale lint readme clean
 
 install: $(VENV)/.installed ## set up the helper's venv (editable, with test tools); the plugin is then ready for `claude --plugin-dir .`
 	@echo "aether is ready: $(CURDIR)/bin/aether (in Claude Code: claude --plugin-dir $(CURDIR))"
@@ -21,10 +21,12 @@ $(VENV)/.installed: pyproject.toml
 test: lint test-py test-bats ## run every test: ruff, pytest (library, CLI, store, concurrency, crash, layers) and bats (shell contract)
 
 # Tests run side by side (pytest-xdist): an e2e test mostly waits on Claude Code and the scripted
-# model server, so three workers keep two cores busy. PYTEST_JOBS=0 runs them one after another.
+# model server, so three workers keep two cores busy; a worker that runs out of tests takes some of
+# another's (worksteal), so no long test is left queued behind one worker at the end.
+# PYTEST_JOBS=0 runs them one after another.
 PYTEST_JOBS ?= 3
 test-py: install e2e-deps ## pytest only, the end-to-end tests in real Claude Code included (PYTEST_ARGS='-m "not slow and not e2e"' for the quick ones)
-	$(PY) -m pytest -n $(PYTEST_JOBS) $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_JOBS) --dist worksteal $(PYTEST_ARGS)
 
 test-bats: install ## bats only: `aether` called the way the slash commands call it
 	$(BATS) tests/bats
@@ -59,6 +61,9 @@ bench-queen: install e2e-deps ## the Queen's turns and written tokens per slash 
 
 bench-guard: install ## the guard's cost per ant tool call, and what it decides for the write forms models use
 	$(PY) bench/guard_cost.py $(BENCH_ARGS)
+
+bench-scale: install ## the helper's time per phase and per command as a colony grows (1, 50, 200 phases), and its state's size
+	$(PY) bench/scale.py $(BENCH_ARGS)
 
 lint: install ## ruff and mypy (settings in pyproject.toml), the launcher's and CI's shell syntax
 	$(VENV)/bin/ruff check scripts tests bench hooks

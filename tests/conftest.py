@@ -24,6 +24,13 @@ REPO = Path(__file__).resolve().parents[1]
 LAUNCHER = REPO / "bin" / "aether"
 
 
+def pytest_collection_modifyitems(config, items):
+    """The tests marked slow first (otherwise in their order): side by side, xdist hands tests out
+    in this order, so the long ones start early and the short ones fill the gaps — none is left
+    running alone at the end of `make test`."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @dataclass
 class Result:
     code: int

@@ -1,10 +1,11 @@
 """Many writers at once through the real launcher: no mutation is lost, every file stays valid.
 
-8 processes each run 50 rounds of four mutations (pheromone-emit, event-add, error-add,
+8 processes each run 20 rounds of four mutations (pheromone-emit, event-add, error-add,
 learning-promote) against the same project and the same global folder. Each process numbers
 its writes; a process's writes are sequential, so in a capped file the entries kept from one
 process must be a contiguous suffix of its sequence (in order), and the file keeps
-min(cap, total). Pheromones have no cap: all 400 must be there, each once.
+min(cap, total). 160 writes of each kind pass every cap (100 at most), so the caps bind.
+Pheromones have no cap: all 160 must be there, each once.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from aether.state import schemas
 pytestmark = pytest.mark.slow
 
 WORKERS = 8
-ROUNDS = 50
+ROUNDS = 20
 TOTAL = WORKERS * ROUNDS
 PROJECT_SOURCE = "proj-concurrency"
 TAG = re.compile(r"w(\d\d)[ -]n(\d\d\d)")
@@ -116,9 +117,10 @@ def _tags(texts):
 
 
 def check_capped(tags, cap):
-    """Kept entries: min(cap, TOTAL) of them, no duplicates, and per worker a contiguous suffix
-    of its sequence in order."""
-    assert len(tags) == min(cap, TOTAL)
+    """Kept entries: cap of them (fewer than were written), no duplicates, and per worker a
+    contiguous suffix of its sequence in order."""
+    assert cap < TOTAL  # the cap binds: some writes must go
+    assert len(tags) == cap
     assert len(set(tags)) == len(tags)
     for worker in range(WORKERS):
         kept = [n for w, n in tags if w == worker]

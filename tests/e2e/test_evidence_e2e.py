@@ -101,8 +101,10 @@ def test_a_break_after_the_last_green_run_is_caught_and_a_lying_watcher_contradi
         subagent("ant:builder", is_ref("w1"), turn(4), tool_result_contains("1 passed")).reply(
             say(worker_result("add() with its test; the tests pass", created=["calc.py", "tests/test_calc.py"]))
         ),
+        # the break changes the file's size: within the second of w1's run, Python would trust its
+        # cached bytecode of a same-sized calc.py (its check is the source's mtime and size)
         subagent("ant:builder", is_ref("w2"), turn(1)).reply(
-            tool("Edit", file_path=f"{project}/calc.py", old_string="return a + b", new_string="return a - b")
+            tool("Edit", file_path=f"{project}/calc.py", old_string="return a + b", new_string="return a - b  # sub()")
         ),
         subagent("ant:builder", is_ref("w2"), turn(2)).reply(say(worker_result("sub() added", modified=["calc.py"]))),
         # watch1: the tests through a pipe (tail exits 0 although they fail), and a claimed pass
