@@ -21,6 +21,15 @@ from helpers.worktrees import APP, LEAD, PLAN, block, done, edit, start_wave, wo
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(params=["merge-tree", "scratch worktree"])
+def merging(request, monkeypatch):
+    """Both ways a result merges: git's trees alone (git 2.38 or newer), and in a scratch worktree."""
+    from aether.state import worktrees as wt
+
+    monkeypatch.setattr(wt, "_merges_trees", lambda top: request.param == "merge-tree")
+    return request.param
+
+
 def leftovers(p) -> tuple:
     """(worktrees git knows besides the main one, aether/… branches)."""
     listed = [line for line in git(p.root, "worktree", "list", "--porcelain").splitlines() if line.startswith("worktree ")]
@@ -55,7 +64,7 @@ def test_a_conflict_is_a_failure_report_the_ladder_retries():
 # ---------------------------------------------------------------- whole waves in a real repository
 
 
-def test_two_builders_changing_one_file_in_different_places_merge_cleanly(worktree_colony):
+def test_two_builders_changing_one_file_in_different_places_merge_cleanly(worktree_colony, merging):
     p = worktree_colony
     wave = start_wave(p)
     assert "Builders: isolation on" in p.load("spawns.json")["runs"][-1]["started_text"]
@@ -83,7 +92,26 @@ def test_two_builders_changing_one_file_in_different_places_merge_cleanly(worktr
     assert git(p.root, "status", "--porcelain", "--", "app.py").startswith(" M")  # HEAD and the index untouched
 
 
-def test_a_conflict_fails_the_later_task_and_its_retry_runs_on_the_merged_state(worktree_colony):
+def test_a_merge_checks_nothing_out_with_git_2_38_or_newer(worktree_colony, monkeypatch):
+    from aether.state import checkpoints
+    from aether.state import worktrees as wt
+
+    version = checkpoints.git_version(str(worktree_colony.root))
+    if version is None or version < wt.MERGE_TREE_GIT:
+        pytest.skip(f"git {version} merges in a scratch worktree (the tests with `merging` cover it)")
+    p, made, real = worktree_colony, [], wt.create
+    start_wave(p)
+    monkeypatch.setattr(wt, "create", lambda r, rel, base: made.append(rel) or real(r, rel, base))
+    edit(p, "w1", "app.py", "return 1", "return 10")
+    edit(p, "w2", "app.py", "return 3", "return 30")
+    ok(p, "record", "w1", "-", input=done(modified=["app.py"]))
+    ok(p, "record", "w2", "-", input=done(modified=["app.py"]))
+    app = (p.root / "app.py").read_text("utf-8")
+    assert "return 10" in app and "return 30" in app
+    assert made == [] and leftovers(p) == ([], [])  # no worktree made to merge
+
+
+def test_a_conflict_fails_the_later_task_and_its_retry_runs_on_the_merged_state(worktree_colony, merging):
     p = worktree_colony
     start_wave(p)
     edit(p, "w1", "app.py", "return 2", "return 'one'")
@@ -295,7 +323,7 @@ def test_a_builder_that_breaks_its_copys_git_link_never_reaches_the_users_reposi
     assert leftovers(p) == ([], [])
 
 
-def test_odd_names_modes_and_shapes_merge_exactly(worktree_colony):
+def test_odd_names_modes_and_shapes_merge_exactly(worktree_colony, merging):
     p = worktree_colony
     (p.root / ".gitattributes").write_text("*.crlf text eol=crlf\n", "utf-8")
     (p.root / "tool.sh").write_text("echo hi\n", "utf-8")
@@ -354,7 +382,7 @@ def test_a_rerun_starts_from_the_merged_state_with_what_its_helper_made(worktree
     assert (p.root / "helper.py").exists() and (p.root / "part.py").exists()
 
 
-def test_two_conflicts_in_one_wave_are_retried_not_an_abort(worktree_colony):
+def test_two_conflicts_in_one_wave_are_retried_not_an_abort(worktree_colony, merging):
     p = worktree_colony
     start_wave(p)
     (workdir(p, "w1") / "requirements.txt").write_text("one\n", "utf-8")

@@ -27,6 +27,7 @@ BEFORE_THE_RECORD = {"at": "aether.state.spawns:keep_answer", "when": "before"} 
 ABORT_AFTER_READY = {"at": "aether.steps.worktrees:abandon", "when": "before"}  # the colony READY, the worktrees not dealt with
 AFTER_WORKTREE_ADD = {"at": "aether.state.checkpoints:git", "when": "after", "git": ["worktree", "add"]}
 AFTER_THE_RUN = {"at": "aether.colony.dispatch:new_run", "when": "after"}  # the build started, its run written
+OLD_GIT = {"returns": {"aether.state.worktrees:_merges_trees": False}}  # a merge in a scratch worktree
 
 
 def records(p) -> list:
@@ -255,8 +256,9 @@ def test_a_merge_killed_right_after_its_scratch_worktree_add_recovers(worktree_c
     both_builders_edit(p)
     before = kills.users_view(p.root)
     ok(p, "record", "w2", "-", input=done(created=["util.py"]))
-    # the scratch worktree of the first merge: the third `worktree add` of the build
-    kills.killed_at(p.root, {**AFTER_WORKTREE_ADD, "nth": 1}, "record", "w1", "-", input=done(modified=["app.py"]))
+    # the scratch worktree of the first merge (a git older than 2.38): the third `worktree add` of the build
+    point = {**AFTER_WORKTREE_ADD, "nth": 1, **OLD_GIT}
+    kills.killed_at(p.root, point, "record", "w1", "-", input=done(modified=["app.py"]))
     assert any(block.endswith("/merge") or "/merge\n" in block for block in kills.worktrees_listed(p.root))
     after = ok(p, "next", "--build", "1")
     assert after["action"] == "spawn" and [s["id"] for s in after["spawns"]] == ["v1"]  # merged, then the reviewer
@@ -275,7 +277,7 @@ def test_a_git_killed_during_the_scratch_worktrees_checkout_blocks_no_later_merg
     (p.root / ".git" / "info" / "attributes").write_text("app.py filter=slow\n", "utf-8")
     slow, checking_out = tmp_path / "slow.gitconfig", tmp_path / "checking-out"
     slow.write_text(f'[filter "slow"]\n\tsmudge = "touch {checking_out}; sleep 5; cat"\n', "utf-8")
-    point = {"at": "aether.state.checkpoints:git", "when": "inside", "git": ["worktree", "add"], "once": [str(checking_out)]}
+    point = {"at": "aether.state.checkpoints:git", "when": "inside", "git": ["worktree", "add"], "once": [str(checking_out)], **OLD_GIT}
     kills.killed_at(p.root, point, "record", "w1", "-", input=done(modified=["app.py"]), env={"GIT_CONFIG_GLOBAL": str(slow)})
     assert "locked" in " ".join(kills.worktrees_listed(p.root))
     after = ok(p, "next", "--build", "1")

@@ -33,10 +33,11 @@ BRANCH_PREFIX = "aether/"  # a kept result's branch: aether/<build>/<node>
 KEPT_REF_PREFIX = "refs/aether/kept/"
 STATUSES = ("active", "passed", "merged", "kept", "discarded", "dropped")
 OPEN = ("active", "kept")  # records that still hold a worktree or a branch
-SCRATCH = "merge"  # the worktree a merge runs in: .aether/worktrees/<build>/merge
+SCRATCH = "merge"  # the worktree a merge runs in under a git older than 2.38: .aether/worktrees/<build>/merge
 RESULT_DATE = "@0 +0000"  # a result commit's dates: the same work gives the same commit, every time
 INITIALIZING = "initializing"  # the lock reason git's `worktree add` holds while it works (git runs in the C locale)
 MIN_GIT = (2, 17)  # the oldest git the worktrees run on: `git worktree remove` and `worktree add --quiet` came in 2.17
+MERGE_TREE_GIT = (2, 38)  # `git merge-tree --write-tree`: a merge with nothing checked out
 
 
 class Gone(Exception):
@@ -273,8 +274,57 @@ def result(r: checkpoints.Repo, rel: str, gitdir: str, base: str, node: str) -> 
 
 def merge_onto(r: checkpoints.Repo, scope: str, project: str, commit: str) -> tuple:
     """Git's 3-way merge (a cherry-pick: base = the result's parent) of `commit` onto the commit
-    `project` (the project as it is now), in a scratch worktree. Returns (merged tree, []) or
-    (None, [{path, why, hunks}])."""
+    `project` (the project as it is now). Returns (merged tree, []) or (None, [{path, why, hunks}]).
+    Git 2.38 or newer merges the trees alone (`merge-tree --write-tree`: nothing checked out);
+    an older git merges in a scratch worktree."""
+    if _merges_trees(r.top):
+        rel = rel_path(scope, SCRATCH)
+        if os.path.lexists(full(r, rel)) or any(where == rel for _, where in entries(r)):
+            remove(r, rel)  # a scratch worktree a killed merge left (a git older than 2.38)
+        return _merge_trees(r, project, commit)
+    return _merge_in_scratch(r, scope, project, commit)
+
+
+@lru_cache(maxsize=8)
+def _merges_trees(top: str) -> bool:
+    version = checkpoints.git_version(top)
+    return version is not None and version >= MERGE_TREE_GIT
+
+
+def _merge_trees(r: checkpoints.Repo, project: str, commit: str) -> tuple:
+    """The merge as trees: the project's tree recorded as a child of the result's parent, so that
+    parent is the one merge base (a cherry-pick, without `--merge-base`, which came in git 2.40)."""
+    env = _result_env()
+    base = checkpoints.git(["rev-parse", f"{commit}^"], r.top).stdout.strip()
+    tree = checkpoints.git(["rev-parse", f"{project}^{{tree}}"], r.top).stdout.strip()
+    ours = checkpoints.git(["commit-tree", tree, "-p", base, "-m", "aether: the project as it is"], r.top, env=env).stdout.strip()
+    proc = checkpoints.git(["merge-tree", "--write-tree", "-z", "--name-only", ours, commit], r.top, env=env, check=False)
+    fields = proc.stdout.split("\0")
+    if proc.returncode == 0 and fields[0]:
+        return fields[0], []
+    if proc.returncode != 1 or not fields[0]:  # not a conflict: git could not merge at all
+        message = (proc.stderr.strip().splitlines() or ["git could not merge it"])[-1]
+        return None, [{"path": "(the result)", "why": message, "hunks": []}]
+    names = fields[1 : fields.index("", 1)] if "" in fields[1:] else fields[1:]
+    conflicts = []
+    for name in dict.fromkeys(names):  # a path in two conflicts is named twice
+        shown = checkpoints.git(["cat-file", "-p", f"{fields[0]}:{name}"], r.top, check=False, raw=True)
+        conflicts.append(_conflict(r, name, _text_hunks(shown.stdout[:200_000]) if shown.returncode == 0 else []))
+    return None, conflicts or [{"path": "(the result)", "why": "git could not merge it", "hunks": []}]
+
+
+def _conflict(r: checkpoints.Repo, name: str, hunks: list) -> dict:
+    return {
+        "path": name[len(r.prefix) :] if name.startswith(r.prefix) else name,
+        "hunks": hunks,
+        "why": "changed by both (the same lines, or added twice)"
+        if hunks
+        else "changed by both in ways that cannot merge (removed on one side, not text)",
+    }
+
+
+def _merge_in_scratch(r: checkpoints.Repo, scope: str, project: str, commit: str) -> tuple:
+    """The merge in a scratch worktree (git older than 2.38): a checkout of the whole project."""
     rel = rel_path(scope, SCRATCH)
     gitdir = create(r, rel, project)
     path = full(r, rel)
@@ -283,18 +333,7 @@ def merge_onto(r: checkpoints.Repo, scope: str, project: str, commit: str) -> tu
         if proc.returncode == 0:
             return _git(path, gitdir, ["write-tree"]).stdout.strip(), []
         listed = _git(path, gitdir, ["diff", "--name-only", "-z", "--diff-filter=U"], check=False).stdout
-        conflicts = []
-        for name in [p for p in listed.split("\0") if p]:
-            hunks = _hunks(os.path.join(path, name))
-            conflicts.append(
-                {
-                    "path": name[len(r.prefix) :] if name.startswith(r.prefix) else name,
-                    "hunks": hunks,
-                    "why": "changed by both (the same lines, or added twice)"
-                    if hunks
-                    else "changed by both in ways that cannot merge (removed on one side, not text)",
-                }
-            )
+        conflicts = [_conflict(r, name, _hunks(os.path.join(path, name))) for name in listed.split("\0") if name]
         if not conflicts:
             message = (proc.stderr.strip().splitlines() or ["git could not merge it"])[-1]
             conflicts.append({"path": "(the result)", "why": message, "hunks": []})
@@ -309,6 +348,10 @@ def _hunks(path: str) -> list:
             data = fh.read(200_000)
     except OSError:
         return []
+    return _text_hunks(data)
+
+
+def _text_hunks(data: bytes) -> list:
     return worktree_rules.hunks(data.decode("utf-8", "replace"))
 
 
