@@ -1,0 +1,250 @@
+"""How the helper's cost grows with a colony's length, and what a merge-back costs on a large
+repository (`make bench-scale`; a measurement, not a test).
+
+A LIGHTWEIGHT colony of one-module phases is built through a checkout's own `bin/aether`, as the
+markdown Queen drives it: `next --build N`, the Phase Lead's and the builder's answers recorded
+(`record`), `next --continue`. The ants are scripted; everything else is the real helper. When the
+colony reaches each length in --phases, that phase's calls are timed one by one (helper time per
+phase) and the read-only views (`status`, `watch`, `next` asked again) are timed --runs times; the
+size of the colony's state is measured there too. With --against, another checkout (an older
+commit, say) builds the same colony on the same machine, and the two are shown side by side.
+
+--repo-files makes a large git repository (that many files, generated, never committed here) and
+times what isolated builders pay there: handing out four builders' worktrees against four plain
+`git worktree add`, and merging their four results back.
+
+    make bench-scale
+    make bench-scale BENCH_ARGS='--phases 1,50,200 --against /tmp/before'
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[1]
+NOW = "2026-03-01T09:00:00Z"
+
+
+class Colony:
+    """A colony in a temp folder, driven by one checkout's `bin/aether`."""
+
+    def __init__(self, checkout: Path, root: Path):
+        self.launcher = str(checkout / "bin" / "aether")
+        self.root = root
+        self.env = {**os.environ, "AETHER_NOW": NOW, "NO_COLOR": "1"}
+        self.env.pop("AETHER_DATA_DIR", None)
+
+    def run(self, *args: str, stdin: str | None = None) -> tuple[float, dict | str]:
+        """(seconds, the result or text) of `aether ARGS`; a failure stops the bench."""
+        started = time.perf_counter()
+        proc = subprocess.run([self.launcher, *args], input=stdin, capture_output=True, text=True, cwd=self.root, env=self.env)
+        seconds = time.perf_counter() - started
+        if proc.returncode != 0:
+            raise SystemExit(f"`aether {' '.join(args)}` failed ({proc.returncode}) in {self.root}:\n{proc.stderr[-2000:]}")
+        try:
+            return seconds, json.loads(proc.stdout)["result"]
+        except (ValueError, KeyError):
+            return seconds, proc.stdout
+
+    def hook(self, step: str, payload: dict) -> float:
+        """Seconds of the Agent hook `hooks/agent.sh STEP` as Claude Code runs it."""
+        started = time.perf_counter()
+        proc = subprocess.run(
+            ["sh", str(Path(self.launcher).parents[1] / "hooks" / "agent.sh"), step],
+            input=json.dumps(payload),
+            capture_output=True,
+            text=True,
+            cwd=self.root,
+            env={**self.env, "CLAUDE_PROJECT_DIR": str(self.root)},
+        )
+        seconds = time.perf_counter() - started
+        if proc.returncode != 0:
+            raise SystemExit(f"hooks/agent.sh {step} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+        return seconds
+
+    def state_bytes(self) -> dict:
+        aether = self.root / ".aether"
+        total = sum(f.stat().st_size for f in aether.rglob("*") if f.is_file() and "worktrees" not in f.parts)
+        spawns_json = aether / "data" / "spawns.json"
+        briefs = sum(f.stat().st_size for f in (aether / "spawns").rglob("*") if f.is_file()) if (aether / "spawns").exists() else 0
+        return {"state": total, "spawns.json": spawns_json.stat().st_size if spawns_json.exists() else 0, "briefs": briefs}
+
+
+def plan(phases: int) -> dict:
+    return {
+        "goal": "Small modules",
+        "phases": [
+            {
+                "id": i,
+                "name": f"Module {i}",
+                "description": f"the module m{i}",
+                "tasks": [{"id": f"{i}.1", "description": f"write mods/m{i}.py", "depends_on": [], "maps_to_criterion": False}],
+                "success_criteria": [f"mods.m{i} imports"],
+            }
+            for i in range(1, phases + 1)
+        ],
+    }
+
+
+def block(doc: dict, prose: str = "Done.") -> str:
+    return f"{prose}\n```json\n{json.dumps(doc)}\n```\n"
+
+
+def answer(colony: Colony, phase: int, spawn: dict) -> str:
+    """A scripted ant's answer to `spawn` of `phase`'s build."""
+    local = spawn["id"]
+    if local.startswith("lead"):
+        worker = {"id": f"m{phase}", "caste": "builder", "tasks": [f"{phase}.1"], "writes": [f"mods/m{phase}.py"]}
+        return block({"phase": phase, "workers": [worker]}, "One builder.")
+    if local.startswith(("watch", "v")):
+        return block({"passed": True, "score": 92, "summary": "it imports", "checks": [{"name": "imports", "passed": True, "detail": "ok"}]})
+    (colony.root / "mods" / f"m{phase}.py").write_text(f"VALUE = {phase}\n", "utf-8")
+    doc = {"status": "completed", "summary": f"mods/m{phase}.py", "files_created": [f"mods/m{phase}.py"], "files_modified": []}
+    return block(doc)
+
+
+def build_phase(colony: Colony, phase: int) -> list:
+    """Phase `phase` built and closed; [(command, seconds)] of every helper call it took."""
+    calls = []
+
+    def call(name: str, *args: str, stdin: str | None = None):
+        seconds, out = colony.run(*args, stdin=stdin)
+        calls.append((name, seconds))
+        return out
+
+    def spawned(spawns: list) -> dict:
+        """Each ant started (the Agent hook puts its brief in), then its answer recorded."""
+        for n, spawn in enumerate(spawns):
+            tool_input = {k: spawn[k] for k in ("prompt", "subagent_type", "description") if k in spawn}
+            payload = {"session_id": "bench", "hook_event_name": "PreToolUse", "tool_name": "Agent", "tool_input": tool_input}
+            calls.append(("agent.sh pre", colony.hook("pre", {**payload, "tool_use_id": f"toolu_bench_{phase}_{n}", "cwd": str(colony.root)})))
+        for spawn in spawns:
+            out = call("record", "record", spawn["id"], "-", stdin=answer(colony, phase, spawn))
+        return out["next"]
+
+    action = call("next", "next", "--build", str(phase))
+    for _ in range(50):
+        kind = action.get("action") if isinstance(action, dict) else None
+        if kind == "spawn":
+            action = spawned(action["spawns"])
+        elif kind == "lessons":
+            action = call("record", "record", "lessons", "-", stdin=f"- phase {phase}: one module per phase\n")["next"]
+        elif kind == "ask":
+            action = call("next", "next", "--build", str(phase), "--approve")
+        elif kind == "done":
+            break
+        else:
+            raise SystemExit(f"phase {phase}: the bench cannot answer {json.dumps(action)[:800]}")
+    else:
+        raise SystemExit(f"phase {phase}: no end after 50 actions")
+    action = call("continue", "next", "--continue")
+    for _ in range(20):
+        kind = action.get("action") if isinstance(action, dict) else None
+        if kind == "lessons":
+            action = call("record", "record", "lessons", "-", stdin=f"- phase {phase}: one module per phase\n")["next"]
+        elif kind == "spawn":
+            action = spawned(action["spawns"])
+        elif kind in ("done", "stop"):
+            break
+        else:
+            raise SystemExit(f"phase {phase} (continue): the bench cannot answer {json.dumps(action)[:800]}")
+    return calls
+
+
+def views(colony: Colony, runs: int) -> dict:
+    """Median seconds of the read-only views."""
+    out = {}
+    for name, args in (("status", ("status",)), ("watch", ("watch",)), ("next (again)", ("next",))):
+        out[name] = statistics.median(colony.run(*args)[0] for _ in range(runs))
+    return out
+
+
+def measure(checkout: Path, lengths: list, runs: int, work: Path) -> dict:
+    """{length: {phase_s, calls: {command: median s}, views, sizes}} of one checkout."""
+    root = work / checkout.name
+    (root / "mods").mkdir(parents=True)
+    (root / "mods" / "__init__.py").write_text("", "utf-8")
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-qm", "start"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+    colony = Colony(checkout, root)
+    longest = max(lengths)
+    colony.run("colony-init", "-", "--mode", "LIGHTWEIGHT", stdin="Small modules")
+    colony.run("plan-load", "-", stdin=json.dumps(plan(longest)))
+    found = {}
+    for phase in range(1, longest + 1):
+        calls = build_phase(colony, phase)
+        if phase in lengths:
+            per = {}
+            for name, seconds in calls:
+                per.setdefault(name, []).append(seconds)
+            found[phase] = {
+                "phase_s": sum(s for _, s in calls),
+                "calls": {name: statistics.median(times) for name, times in per.items()},
+                "views": views(colony, runs),
+                "sizes": colony.state_bytes(),
+            }
+            print(f"  {checkout}: phase {phase} took {found[phase]['phase_s']:.2f} s of helper time", file=sys.stderr, flush=True)
+    return found
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f}"
+
+
+def _kb(n: int) -> str:
+    return f"{n / 1024:,.0f} KiB"
+
+
+def table(results: dict, lengths: list) -> str:
+    """Each checkout's figures at each length, and the growth from the first length to the last."""
+    rows = ["| checkout | figure | " + " | ".join(f"{n} phases" for n in lengths) + f" | ×{lengths[-1]}/{lengths[0]} |"]
+    rows.append("|" + "---|" * (len(lengths) + 3))
+    for label, found in results.items():
+        first, last = found[lengths[0]], found[lengths[-1]]
+        figures = [("helper time per phase (ms)", lambda f: f["phase_s"])]
+        figures += [(f"`{name}` (ms)", lambda f, n=name: f["calls"].get(n, 0.0)) for name in first["calls"]]
+        figures += [(f"`{name}` (ms)", lambda f, n=name: f["views"][n]) for name in first["views"]]
+        for name, get in figures:
+            growth = get(last) / get(first) if get(first) else float("nan")
+            rows.append(f"| {label} | {name} | " + " | ".join(_ms(get(found[n])) for n in lengths) + f" | {growth:.2f} |")
+        for size in ("spawns.json", "briefs", "state"):
+            rows.append(f"| {label} | {size} | " + " | ".join(_kb(found[n]["sizes"][size]) for n in lengths) + " | |")
+    return "\n".join(rows)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--phases", default="1,50,200", help="the colony lengths measured (default 1,50,200)")
+    parser.add_argument("--runs", type=int, default=5, help="runs of each read-only view per length (median)")
+    parser.add_argument("--against", type=Path, help="another checkout of Aether (installed: make install) to measure beside this one")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--keep", action="store_true", help="keep the colonies built (their folder is printed)")
+    args = parser.parse_args(argv)
+    lengths = sorted({int(n) for n in args.phases.split(",") if n.strip()})
+    checkouts = {"this": HERE} | ({"against": args.against.resolve()} if args.against else {})
+    work = Path(tempfile.mkdtemp(prefix="aether-bench-scale-"))
+    try:
+        results = {}
+        for label, checkout in checkouts.items():
+            print(f"building a colony of {lengths[-1]} phases with {checkout} …", file=sys.stderr, flush=True)
+            results[label] = measure(checkout, lengths, args.runs, work / label)
+        print(json.dumps(results, indent=2) if args.json else table(results, lengths))
+    finally:
+        if args.keep:
+            print(f"the colonies are in {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
