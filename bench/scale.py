@@ -106,7 +106,9 @@ def answer(colony: Colony, phase: int, spawn: dict) -> str:
         worker = {"id": f"m{phase}", "caste": "builder", "tasks": [f"{phase}.1"], "writes": [f"mods/m{phase}.py"]}
         return block({"phase": phase, "workers": [worker]}, "One builder.")
     if local.startswith(("watch", "v")):
-        return block({"passed": True, "score": 92, "summary": "it imports", "checks": [{"name": "imports", "passed": True, "detail": "ok"}]})
+        return block(
+            {"passed": True, "score": 92, "summary": "it imports", "checks": [{"name": "imports", "passed": True, "detail": "ok"}]}
+        )
     (colony.root / "mods" / f"m{phase}.py").write_text(f"VALUE = {phase}\n", "utf-8")
     doc = {"status": "completed", "summary": f"mods/m{phase}.py", "files_created": [f"mods/m{phase}.py"], "files_modified": []}
     return block(doc)
@@ -126,7 +128,9 @@ def build_phase(colony: Colony, phase: int) -> list:
         for n, spawn in enumerate(spawns):
             tool_input = {k: spawn[k] for k in ("prompt", "subagent_type", "description") if k in spawn}
             payload = {"session_id": "bench", "hook_event_name": "PreToolUse", "tool_name": "Agent", "tool_input": tool_input}
-            calls.append(("agent.sh pre", colony.hook("pre", {**payload, "tool_use_id": f"toolu_bench_{phase}_{n}", "cwd": str(colony.root)})))
+            calls.append(
+                ("agent.sh pre", colony.hook("pre", {**payload, "tool_use_id": f"toolu_bench_{phase}_{n}", "cwd": str(colony.root)}))
+            )
         for spawn in spawns:
             out = call("record", "record", spawn["id"], "-", stdin=answer(colony, phase, spawn))
         return out["next"]
