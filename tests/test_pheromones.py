@@ -1,3 +1,4 @@
+import json
 import math
 
 import pytest
@@ -114,3 +115,45 @@ def test_validate_predicts_what_emit_accepts(project):
     assert verdict["reason"] == "too_long" and verdict["max_length"] == pheromones.MAX_CONTENT_LENGTH
     assert project.run("pheromone-emit", "FOCUS", long).error["code"] == "content_too_long"
     assert project.run("pheromone-emit", "FOCUS", fine).json["content"] == fine
+
+
+def test_the_store_keeps_at_most_max_signals_dropping_the_weakest(project, monkeypatch):
+    from aether.state import pheromones
+
+    monkeypatch.setattr(pheromones, "MAX_SIGNALS", 5)
+    signals = [
+        {
+            "id": f"s{i}",
+            "type": "FOCUS",
+            "content": f"signal {i}",
+            "strength": strength,
+            "half_life_seconds": None,
+            "created_at": "2026-01-01T00:00:00Z",
+            "source": "user",
+            "auto": False,
+        }
+        for i, strength in enumerate([0.9, 0.2, 0.8, 0.3, 0.7])
+    ]
+    (project.data).mkdir(parents=True, exist_ok=True)
+    (project.data / "pheromones.json").write_text(json.dumps({"version": 1, "signals": signals}), "utf-8")
+    weak = project.run("pheromone-emit", "FEEDBACK", "-", "--strength", "0.1", input="the weakest of all, just emitted").json
+    kept = [s["id"] for s in project.load("pheromones.json")["signals"]]
+    assert kept == ["s0", "s2", "s3", "s4", weak["id"]]  # 0.2 went; the one just emitted stays
+    project.run("pheromone-emit", "FOCUS", "-", input="another focus for the colony")
+    kept = [s["id"] for s in project.load("pheromones.json")["signals"]]
+    assert len(kept) == 5 and weak["id"] not in kept and "s3" in kept  # now the weakest stored goes
+
+
+def test_a_brief_carries_the_strongest_signals_and_counts_the_rest(project, monkeypatch):
+    from aether.rules import pheromones as rules
+
+    monkeypatch.setattr(rules, "MAX_SHOWN", 3)
+    for i, strength in enumerate(["0.2", "0.9", "0.5", "0.8", "0.3"]):
+        project.run("pheromone-emit", "FOCUS", "-", "--strength", strength, input=f"signal number {i} for the colony")
+    out = project.run("pheromone-render", "--json").json
+    assert [s["content"] for s in out["signals"]] == [
+        "signal number 1 for the colony",
+        "signal number 2 for the colony",
+        "signal number 3 for the colony",
+    ]
+    assert out["not_shown"] == 2 and out["text"].endswith("… and 2 weaker signal(s) not shown")

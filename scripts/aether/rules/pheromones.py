@@ -31,6 +31,7 @@ MAX_CONTENT_LENGTH = 2000  # every worker reads every signal: keep them short
 
 
 BAR_WIDTH = 20
+MAX_SHOWN = 25  # signals in a block every brief carries: the strongest; the rest are counted
 
 
 # effective strength thresholds for a caste: > 0.5 PRIORITIZE, ≥ 0.3 NOTE, else IGNORE
@@ -126,10 +127,12 @@ def render_block(signals: list, caste: str | None, now: float) -> dict:
     if caste is not None and caste not in SENSITIVITY:
         raise input_error("invalid_caste", f"unknown caste {caste!r}; use one of {', '.join(SENSITIVITY)}")
     rows, lines = [], []
-    for item in batch(signals, now):
-        strength = item.get("current_strength")
-        if strength is None or strength < MIN_STRENGTH:
+    active = [item for item in batch(signals, now) if item.get("current_strength") is not None and item["current_strength"] >= MIN_STRENGTH]
+    shown = {id(item) for item in sorted(active, key=lambda item: -item["current_strength"])[:MAX_SHOWN]}  # the strongest
+    for item in active:
+        if id(item) not in shown:
             continue
+        strength = item["current_strength"]
         row = {"id": item.get("id"), "type": item.get("type"), "content": item.get("content"), "current_strength": strength}
         line = f"  {str(item.get('type')):<9} {_bar(strength)} {strength:.2f}"
         if caste is not None:
@@ -141,5 +144,7 @@ def render_block(signals: list, caste: str | None, now: float) -> dict:
         lines.append(f"{line}  {one_line(str(item.get('content')))}")
         rows.append(row)
     header = "ACTIVE PHEROMONES" + (f" (as sensed by {caste})" if caste else "")
+    if len(active) > len(rows):
+        lines.append(f"  … and {len(active) - len(rows)} weaker signal(s) not shown")
     text = header + "\n" + ("\n".join(lines) if lines else "  (none)")
-    return {"signals": rows, "caste": caste, "text": text}
+    return {"signals": rows, "caste": caste, "text": text, "not_shown": len(active) - len(rows)}

@@ -43,6 +43,7 @@ def cleanup() -> dict:
 
 
 MAX_AUTO_TEXT = 300  # signals the helper emits itself stay short: every worker reads them
+MAX_SIGNALS = 200  # signals kept: past it the faded go, then the weakest (never the one just emitted)
 
 
 def append(data: dict, signal_type: str, content: str, strength: float, half_life, source: str | None, auto: bool) -> dict:
@@ -59,7 +60,27 @@ def append(data: dict, signal_type: str, content: str, strength: float, half_lif
         "auto": auto,
     }
     data["signals"].append(signal)
+    _cap(data, signal)
     return signal
+
+
+def _cap(data: dict, newest: dict) -> None:
+    """At most MAX_SIGNALS stored: the faded ones go first, then the weakest now (the oldest of
+    equals first); a malformed record counts as the weakest."""
+    excess = len(data["signals"]) - MAX_SIGNALS
+    if excess <= 0:
+        return
+    now = clock.now()
+
+    def strength(signal) -> float:
+        try:
+            return current_strength(signal, now)
+        except (ValueError, TypeError, AttributeError):
+            return -1.0
+
+    ranked = sorted((s for s in data["signals"] if s is not newest), key=strength)  # stable: older first among equals
+    dropped = {id(s) for s in ranked[:excess]}
+    data["signals"][:] = [s for s in data["signals"] if id(s) not in dropped]
 
 
 def auto_signal(data: dict, signal_type: str, content: str, source: str) -> dict:
