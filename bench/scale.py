@@ -2,7 +2,7 @@
 repository (`make bench-scale`; a measurement, not a test).
 
 A LIGHTWEIGHT colony of one-module phases is built through a checkout's own `bin/aether`, as the
-markdown Queen drives it: `next --build N`, the Phase Lead's and the builder's answers recorded
+markdown Queen drives it (planned 50 phases at a time, the most a plan holds): `next --build N`, the Phase Lead's and the builder's answers recorded
 (`record`), `next --continue`. The ants are scripted; everything else is the real helper. When the
 colony reaches each length in --phases, that phase's calls are timed one by one (helper time per
 phase) and the read-only views (`status`, `watch`, `next` asked again) are timed --runs times; the
@@ -79,7 +79,11 @@ class Colony:
         return {"state": total, "spawns.json": spawns_json.stat().st_size if spawns_json.exists() else 0, "briefs": briefs}
 
 
-def plan(phases: int) -> dict:
+PLAN_PHASES = 50  # a plan holds at most 50 phases: a longer colony is planned again as it goes
+
+
+def plan(first: int, last: int) -> dict:
+    """Phases `first` … `last`, one module each."""
     return {
         "goal": "Small modules",
         "phases": [
@@ -90,7 +94,7 @@ def plan(phases: int) -> dict:
                 "tasks": [{"id": f"{i}.1", "description": f"write mods/m{i}.py", "depends_on": [], "maps_to_criterion": False}],
                 "success_criteria": [f"mods.m{i} imports"],
             }
-            for i in range(1, phases + 1)
+            for i in range(first, last + 1)
         ],
     }
 
@@ -182,9 +186,11 @@ def measure(checkout: Path, lengths: list, runs: int, work: Path) -> dict:
     colony = Colony(checkout, root)
     longest = max(lengths)
     colony.run("colony-init", "-", "--mode", "LIGHTWEIGHT", stdin="Small modules")
-    colony.run("plan-load", "-", stdin=json.dumps(plan(longest)))
     found = {}
     for phase in range(1, longest + 1):
+        if phase % PLAN_PHASES == 1:  # the next plan: its phases numbered on from the last one built
+            last = min(phase + PLAN_PHASES - 1, longest)
+            colony.run("plan-load", "-", *(["--force"] if phase > 1 else []), stdin=json.dumps(plan(phase, last)))
         calls = build_phase(colony, phase)
         if phase in lengths:
             per = {}

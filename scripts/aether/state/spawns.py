@@ -31,8 +31,11 @@ from aether.core import clock, containment, paths
 from aether.core.exceptions import AetherError, state_error
 from aether.state import schemas, store
 
-MAX_SPAWNS = 400  # spawn records kept (oldest dropped)
-MAX_RUNS = 40  # run records kept
+MAX_SPAWNS = 400  # spawn records kept (oldest dropped): a bound the archive keeps from being reached
+MAX_RUNS = 40  # run records kept (likewise)
+HOT_RUNS = 6  # finished runs kept in spawns.json with their spawns; older ones go to the archive
+ARCHIVE = "spawns-archive.jsonl"  # <data>/: one line per run moved out, {"run", "spawns"}
+MAX_ARCHIVE_BYTES = 2 * 1024 * 1024  # past it the archive starts again, the old one kept as `.1`
 SPAWN_STATUSES = schemas.SPAWN_RECORD_STATUSES
 IN_FLIGHT = ("launched", "background")
 LAUNCH_GRACE_SECONDS = 120  # a launched ant that has not started by then never will (its call was refused)
@@ -163,8 +166,76 @@ def new_run(data: dict, command: str, scope: str | None = None, **fields) -> dic
     scope = scope or new_scope(command, fields.get("phase"))
     run = {"scope": scope, "command": command, "started_at": clock.iso(), "done": False, **fields}
     data["runs"].append(run)
+    cool(data)
     del data["runs"][:-MAX_RUNS]
     return run
+
+
+def cool(data: dict) -> list:
+    """Keep in spawns.json what the runs under way need (every run not done, the newest HOT_RUNS
+    done ones, and any ant still in flight), so it stays the same size however long the colony
+    grows: older runs and their spawns are appended to the archive and removed. The scopes moved.
+    (Written before the hot file is: a crash between the two leaves a run in both, which the
+    archive's readers take once.)"""
+    done = [r for r in data["runs"] if r.get("done")]
+    old = {r["scope"] for r in done[: max(0, len(done) - HOT_RUNS)]}
+    if not old:
+        return []
+    moving = [s for s in data["spawns"] if s.get("scope") in old and not in_flight(s)]
+    lines = [{"run": r, "spawns": [s for s in moving if s.get("scope") == r["scope"]]} for r in data["runs"] if r["scope"] in old]
+    _archive(lines)
+    data["runs"][:] = [r for r in data["runs"] if r["scope"] not in old]
+    moved = {id(s) for s in moving}
+    data["spawns"][:] = [s for s in data["spawns"] if id(s) not in moved]
+    return sorted(old)
+
+
+def archive_path() -> str:
+    return os.path.join(paths.data_dir(), ARCHIVE)
+
+
+def _archive(lines: list) -> None:
+    path = archive_path()
+    try:
+        if os.path.getsize(path) > MAX_ARCHIVE_BYTES:
+            os.replace(path, path + ".1")
+    except OSError:
+        pass  # none yet
+    store.append_jsonl(path, lines)
+
+
+def archived() -> list:
+    """The runs moved out of spawns.json, oldest first: [{"run", "spawns"}] (a run a crash left in
+    both files counts once: its newest line)."""
+    path = archive_path()
+    lines = [line for p in (path + ".1", path) for line in store.read_jsonl(p) if isinstance(line, dict) and isinstance(line.get("run"), dict)]
+    newest = {line["run"].get("scope"): line for line in lines}
+    return [line for line in lines if newest.get(line["run"].get("scope")) is line]
+
+
+def prune_folders(data: dict) -> int:
+    """Remove the brief folders (`.aether/spawns/<scope>/`: briefs, answers, reports) of every run
+    no longer in spawns.json — like the evidence logs, only the newest runs keep theirs; the
+    archive keeps each spawn's record and outcome. The number of folders removed."""
+    import shutil  # noqa: PLC0415 — start-up: shutil only where folders are removed
+
+    keep = {r.get("scope") for r in data["runs"]} | {s.get("scope") for s in data["spawns"]} | {"texts"}
+    root = os.path.join(paths.aether_dir(), "spawns")
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        path = os.path.join(root, name)
+        if name in keep or not NAME.fullmatch(name) or os.path.islink(path) or not os.path.isdir(path):
+            continue
+        try:
+            shutil.rmtree(containment.check_write(path))
+            removed += 1
+        except (OSError, AetherError):
+            pass
+    return removed
 
 
 def _amount(value) -> int | None:

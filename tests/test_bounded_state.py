@@ -1,0 +1,147 @@
+"""State that stays the same size however long the colony grows: spawns.json keeps what the runs
+under way need and archives the rest, and only the newest runs keep their briefs and answers."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from aether.core import paths
+from aether.state import spawns as ledger
+from aether.state import store
+
+from helpers.colony import ok, write
+
+
+@pytest.fixture
+def here(project, monkeypatch):
+    """The library called directly in `project` (its paths found from the working folder)."""
+    monkeypatch.chdir(project.root)
+    for fn in (paths.project_root, paths.data_dir, paths.home_dir):
+        fn.cache_clear()
+    yield project
+    for fn in (paths.project_root, paths.data_dir, paths.home_dir):
+        fn.cache_clear()
+
+
+def _runs(data: dict, n: int, command: str = "build") -> list:
+    """`n` runs of `command` added one after another, each finished with two spawns."""
+    scopes = []
+    for i in range(n):
+        run = ledger.new_run(data, command, phase=i + 1)
+        for local in ("lead1", "w1"):
+            rec = ledger.add(data, run["scope"], local, "node", "ant:builder", f"{local} builder", "a1")
+            rec.update(status="recorded", outcome=f"{local}: completed")
+        run["done"] = True
+        scopes.append(run["scope"])
+    return scopes
+
+
+def test_the_hot_file_keeps_the_newest_finished_runs_and_archives_the_rest_once(here):
+    data = {"spawns": [], "runs": [], "claim": None}
+    scopes = _runs(data, ledger.HOT_RUNS + 5)
+    ledger.new_run(data, "continue")  # a run under way: the older finished ones go now
+    assert [r["scope"] for r in data["runs"]][:-1] == scopes[-ledger.HOT_RUNS :]
+    assert {s["scope"] for s in data["spawns"]} == set(scopes[-ledger.HOT_RUNS :])
+    archived = ledger.archived()
+    assert [line["run"]["scope"] for line in archived] == scopes[: -ledger.HOT_RUNS]
+    assert all([s["local"] for s in line["spawns"]] == ["lead1", "w1"] for line in archived)
+    assert archived[0]["spawns"][1]["outcome"] == "w1: completed"  # each ant's record and outcome kept
+
+
+def test_runs_under_way_and_ants_in_flight_stay_whatever_their_age(here, monkeypatch):
+    data = {"spawns": [], "runs": [], "claim": None}
+    autopilot = ledger.new_run(data, "run")  # the autopilot: not done for as long as it runs
+    first = _runs(data, 1)[0]
+    flying = ledger.find(data, f"{first}/w1")
+    flying.update(status="launched")
+    monkeypatch.setattr(ledger, "in_flight", lambda rec: rec.get("status") == "launched")
+    _runs(data, ledger.HOT_RUNS + 2)
+    assert autopilot["scope"] in [r["scope"] for r in data["runs"]]
+    assert ledger.find(data, f"{first}/w1") is flying  # its answer still has a record to land on
+    assert ledger.find(data, f"{first}/lead1") is None and first in [line["run"]["scope"] for line in ledger.archived()]
+
+
+def test_the_archive_is_bounded_and_a_run_a_crash_left_in_both_counts_once(here, monkeypatch):
+    monkeypatch.setattr(ledger, "MAX_ARCHIVE_BYTES", 2000)
+    data = {"spawns": [], "runs": [], "claim": None}
+    for _ in range(6):
+        _runs(data, ledger.HOT_RUNS + 3)
+    path = ledger.archive_path()
+    assert os.path.getsize(path) < 2000 + 4000 and os.path.exists(path + ".1")
+    assert not os.path.exists(path + ".2")  # one older generation, no more
+    line = ledger.archived()[-1]
+    store.append_jsonl(path, [line])  # written again, as after a crash before the hot file's write
+    scopes = [x["run"]["scope"] for x in ledger.archived()]
+    assert scopes.count(line["run"]["scope"]) == 1 and len(scopes) == len(set(scopes))
+
+
+def test_only_the_runs_in_the_hot_file_keep_their_briefs(here, tmp_path):
+    data = {"spawns": [], "runs": [], "claim": None}
+    scopes = _runs(data, 3)
+    for scope in scopes:
+        ledger.write_brief(scope, "w1", "brief")
+    spawns_dir = here.root / ".aether" / "spawns"
+    (spawns_dir / "texts").mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (spawns_dir / "b9-link").symlink_to(outside)  # never followed, never removed
+    (spawns_dir / "odd name").mkdir()  # no scope of ours
+    gone = scopes[0]
+    data["runs"] = [r for r in data["runs"] if r["scope"] != gone]
+    data["spawns"] = [s for s in data["spawns"] if s["scope"] != gone]
+    assert ledger.prune_folders(data) == 1
+    assert sorted(os.listdir(spawns_dir)) == sorted([*scopes[1:], "texts", "b9-link", "odd name"])
+    assert outside.exists()
+
+
+def test_a_long_colony_keeps_spawns_json_and_the_briefs_to_its_newest_runs(project, monkeypatch):
+    """Twelve phases built through `aether next` and `record`: the hot file and the briefs stay
+    the size a few runs need, and every phase completed."""
+    monkeypatch.setenv("AETHER_NOW", "2026-02-04T10:00:00Z")
+    phases = 12
+    plan = {
+        "goal": "Small modules",
+        "phases": [
+            {
+                "id": i,
+                "name": f"Module {i}",
+                "description": f"m{i}",
+                "tasks": [{"id": f"{i}.1", "description": f"mods/m{i}.py", "depends_on": []}],
+                "success_criteria": ["it imports"],
+            }
+            for i in range(1, phases + 1)
+        ],
+    }
+    write(project, "mods/__init__.py")
+    ok(project, "colony-init", "Small modules", "--mode", "LIGHTWEIGHT")
+    ok(project, "plan-load", "-", input=json.dumps(plan))
+    for phase in range(1, phases + 1):
+        action = ok(project, "next", "--build", str(phase))
+        while action["action"] in ("spawn", "lessons"):
+            if action["action"] == "lessons":
+                action = ok(project, "record", "lessons", "-", input="- one module a phase\n")["next"]
+                continue
+            for spawn in action["spawns"]:
+                if spawn["id"].startswith("lead"):
+                    worker = {"id": f"m{phase}", "caste": "builder", "tasks": [f"{phase}.1"], "writes": [f"mods/m{phase}.py"]}
+                    answer = "```json\n" + json.dumps({"phase": phase, "workers": [worker]}) + "\n```"
+                else:
+                    write(project, f"mods/m{phase}.py")
+                    doc = {"status": "completed", "summary": "done", "files_created": [f"mods/m{phase}.py"], "files_modified": []}
+                    answer = "```json\n" + json.dumps(doc) + "\n```"
+                out = ok(project, "record", spawn["id"], "-", input=answer)
+            action = out["next"]
+        assert action["action"] == "done", action
+        end = ok(project, "next", "--continue")
+        while end["action"] == "lessons":
+            end = ok(project, "record", "lessons", "-", input="- one module a phase\n")["next"]
+    hot = project.load("spawns.json")
+    assert len([r for r in hot["runs"] if r.get("done")]) <= ledger.HOT_RUNS + 1
+    assert len(hot["spawns"]) <= 2 * (ledger.HOT_RUNS + 1)
+    assert len(os.listdir(project.root / ".aether" / "spawns")) <= ledger.HOT_RUNS + 2
+    assert (project.data / ledger.ARCHIVE).exists()
+    statuses = [p["status"] for p in project.load("PROJECT_PLAN.json")["phases"]]
+    assert statuses == ["completed"] * phases
