@@ -9,9 +9,10 @@ phase) and the read-only views (`status`, `watch`, `next` asked again) are timed
 size of the colony's state is measured there too. With --against, another checkout (an older
 commit, say) builds the same colony on the same machine, and the two are shown side by side.
 
---repo-files makes a large git repository (that many files, generated, never committed here) and
-times what isolated builders pay there: handing out four builders' worktrees against four plain
-`git worktree add`, and merging their four results back.
+--repo-files (default 5,000 files, ~60 MB) makes a large git repository, generated in a temp
+folder and never committed here, and times what isolated builders pay there: handing out four
+builders' worktrees (a STANDARD build's `next --approve`) against four plain `git worktree add`,
+and merging their four results back (the four answers recorded).
 
     make bench-scale
     make bench-scale BENCH_ARGS='--phases 1,50,200 --against /tmp/before'
@@ -206,6 +207,80 @@ def measure(checkout: Path, lengths: list, runs: int, work: Path) -> dict:
     return found
 
 
+# ---------------------------------------------------------------- isolated builders on a large repository
+
+BUILDERS = 4
+
+
+def large_repo(root: Path, files: int) -> None:
+    """A git repository of `files` files of ~12 KiB in nested folders (generated, committed)."""
+    root.mkdir(parents=True)
+    line = "x = 'a line of a generated module, long enough to weigh like real code'\n"
+    for i in range(files):
+        folder = root / f"pkg{i // 500}" / f"sub{(i // 50) % 10}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"mod{i}.py").write_text(f"# module {i}\n" + line * 160, "utf-8")
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-qm", "start"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+def plain_adds(root: Path) -> float:
+    """Seconds of BUILDERS plain `git worktree add` (then removed): the floor of a hand-out."""
+    started = time.perf_counter()
+    for i in range(BUILDERS):
+        subprocess.run(["git", "worktree", "add", "-q", "--detach", f"../plain{i}", "HEAD"], cwd=root, check=True, capture_output=True)
+    seconds = time.perf_counter() - started
+    for i in range(BUILDERS):
+        subprocess.run(["git", "worktree", "remove", "--force", f"../plain{i}"], cwd=root, check=True, capture_output=True)
+    return seconds
+
+
+def isolated_wave(checkout: Path, files: int, work: Path) -> dict:
+    """{files, plain_add_s, hand_out_s, merge_s}: a STANDARD build of BUILDERS isolated builders on a
+    large repository — the wave handed out (`next --approve`: the worktrees made) and merged back
+    (the builders' answers recorded, each editing one file)."""
+    root = work / "large"
+    large_repo(root, files)
+    plain = plain_adds(root)
+    colony = Colony(checkout, root)
+    tasks = [{"id": f"1.{i}", "description": f"pkg0/sub0/mod{i}.py", "depends_on": []} for i in range(1, BUILDERS + 1)]
+    phase = {"id": 1, "name": "Edits", "description": "four edits", "tasks": tasks, "success_criteria": ["it imports"]}
+    colony.run("colony-init", "-", "--mode", "STANDARD", stdin="Four edits")
+    colony.run("plan-load", "-", stdin=json.dumps({"goal": "Four edits", "phases": [phase]}))
+    colony.run("next", "--build", "1")
+    workers = [{"id": f"e{i}", "caste": "builder", "tasks": [f"1.{i}"], "writes": [f"pkg0/sub0/mod{i}.py"]} for i in range(1, BUILDERS + 1)]
+    colony.run("record", "lead1", "-", stdin=block({"phase": 1, "workers": workers}, "Four builders."))
+    hand_out, action = colony.run("next", "--build", "1", "--approve")
+    if not isinstance(action, dict) or action.get("action") != "spawn":
+        raise SystemExit(f"the wave was not handed out: {json.dumps(action)[:800]}")
+    state = json.loads((root / ".aether" / "data" / "COLONY_STATE.json").read_text("utf-8"))
+    nodes = state["spawn_tree"]["nodes"]
+    merge = 0.0
+    for i, spawn in enumerate(action["spawns"], start=1):
+        copy = root / (nodes[spawn["id"]].get("worktree") or ".")
+        (copy / f"pkg0/sub0/mod{i}.py").write_text(f"VALUE = {i}\n", "utf-8")
+        doc = {"status": "completed", "summary": "edited", "files_created": [], "files_modified": [f"pkg0/sub0/mod{i}.py"]}
+        seconds, _out = colony.run("record", spawn["id"], "-", stdin=block(doc))
+        merge += seconds
+    merged = [
+        f"pkg0/sub0/mod{i}.py" for i in range(1, BUILDERS + 1) if (root / f"pkg0/sub0/mod{i}.py").read_text("utf-8") == f"VALUE = {i}\n"
+    ]
+    return {"files": files, "plain_add_s": plain, "hand_out_s": hand_out, "merge_s": merge, "merged": len(merged)}
+
+
+def wave_table(results: dict) -> str:
+    rows = [
+        "| checkout | files | 4 × plain `git worktree add` (s) | hand-out of 4 isolated builders (s) | ÷ plain | merging 4 back (s) | merged |"
+    ]
+    rows.append("|---|---|---|---|---|---|---|")
+    for label, w in results.items():
+        rows.append(
+            f"| {label} | {w['files']:,} | {w['plain_add_s']:.2f} | {w['hand_out_s']:.2f} | {w['hand_out_s'] / w['plain_add_s']:.2f} | "
+            f"{w['merge_s']:.2f} | {w['merged']}/{BUILDERS} |"
+        )
+    return "\n".join(rows)
+
+
 def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f}"
 
@@ -238,16 +313,23 @@ def main(argv=None) -> int:
     parser.add_argument("--against", type=Path, help="another checkout of Aether (installed: make install) to measure beside this one")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the colonies built (their folder is printed)")
+    parser.add_argument("--repo-files", type=int, default=5000, help="files of the large repository for the isolated wave (0: skip it)")
     args = parser.parse_args(argv)
     lengths = sorted({int(n) for n in args.phases.split(",") if n.strip()})
     checkouts = {"this": HERE} | ({"against": args.against.resolve()} if args.against else {})
     work = Path(tempfile.mkdtemp(prefix="aether-bench-scale-"))
     try:
-        results = {}
+        results, waves = {}, {}
         for label, checkout in checkouts.items():
             print(f"building a colony of {lengths[-1]} phases with {checkout} …", file=sys.stderr, flush=True)
             results[label] = measure(checkout, lengths, args.runs, work / label)
-        print(json.dumps(results, indent=2) if args.json else table(results, lengths))
+            if args.repo_files:
+                print(f"an isolated wave on a repository of {args.repo_files:,} files with {checkout} …", file=sys.stderr, flush=True)
+                waves[label] = isolated_wave(checkout, args.repo_files, work / label)
+        if args.json:
+            print(json.dumps({"colony": results, "isolated_wave": waves}, indent=2))
+        else:
+            print(table(results, lengths) + ("\n\n" + wave_table(waves) if waves else ""))
     finally:
         if args.keep:
             print(f"the colonies are in {work}", file=sys.stderr)

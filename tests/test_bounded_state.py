@@ -145,3 +145,19 @@ def test_a_long_colony_keeps_spawns_json_and_the_briefs_to_its_newest_runs(proje
     assert (project.data / ledger.ARCHIVE).exists()
     statuses = [p["status"] for p in project.load("PROJECT_PLAN.json")["phases"]]
     assert statuses == ["completed"] * phases
+
+
+def test_costs_keep_the_newest_phases_apart_and_every_token_in_the_total():
+    from aether.state import costs
+
+    data = {"colonies": [], "runs": []}
+    costs.add(data, "s1", None, "plan", "route-setter", {"total_tokens": 7, "duration_ms": 1}, "m")
+    for phase in range(1, costs.MAX_PHASES + 11):
+        costs.add(data, "s1", "r1", str(phase), "builder", {"total_tokens": phase, "duration_ms": 10}, "m")
+    mine = costs.colony_spend("s1", data)
+    keys = list(mine["phases"])
+    assert keys[0] == costs.EARLIER and "plan" in keys  # the older numbered phases add up first
+    assert [k for k in keys if k.isdigit()] == [str(n) for n in range(11, costs.MAX_PHASES + 11)]
+    assert mine["phases"][costs.EARLIER]["tokens"] == sum(range(1, 11)) and mine["phases"][costs.EARLIER]["spawns"] == 10
+    assert mine["total"]["tokens"] == 7 + sum(range(1, costs.MAX_PHASES + 11))  # nothing lost
+    assert costs.run_spend("r1", data)["total"]["spawns"] == costs.MAX_PHASES + 10

@@ -240,8 +240,9 @@ def test_a_file_rewritten_during_the_verifying_run_is_no_later_change(drive_colo
     golden = p.root / "src" / "todo.py"  # a file of the build, rewritten by the run (a snapshot, a generator)
     ran(p, ref, [{"command": imports}])
     time.sleep(0.05)
-    end = time.time()
-    os.utime(golden, (end - 1.0, end - 1.0))  # inside the 2-second run below
+    rewritten = time.time()
+    os.utime(golden, (rewritten - 1.0, rewritten - 1.0))  # inside the 2-second run below
+    end = time.time()  # the run ends after the rewrite: the file's ctime (now) falls inside it too
     ran(p, ref, [{"command": named, "tail": PASS, "ms": 2000, "t": end}])
     out = ok(p, "record", "watch1", "-", input='```json\n{"passed": true, "score": 90, "summary": "ok", "checks": []}\n```')
     assert verdict_of_tests(p)["status"] == "verified", verdict_of_tests(p)

@@ -41,6 +41,7 @@ LAYERS = {
         "autopilot",
         "weather",
         "deadlines",
+        "timeline",
     ],
     "state": [
         "schema_checks",
@@ -111,6 +112,7 @@ LAYERS = {
         "mod_serve",
         "uninstall",
         "watch",
+        "timeline",
     ],
     "bugs": [
         "exit_codes",

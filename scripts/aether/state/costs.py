@@ -3,7 +3,8 @@
 Every recorded answer that carries Claude Code's usage adds to two buckets (rules/spend.py):
 its colony's phase (`"1"`, `"2"`, …, or `"plan"` and `"colonize"` for those runs) and, when
 an autopilot run drove it, that run's phase. Buckets are running totals, so nothing is lost
-when old spawn records are trimmed. Written only inside `dispatch.mark_recorded`'s change,
+when old spawn records are trimmed, and a colony's oldest phases add up in one bucket
+(`earlier`) past the newest 50. Written only inside `dispatch.mark_recorded`'s change,
 together with the spawn record it belongs to.
 """
 
@@ -14,6 +15,8 @@ from aether.state import store
 
 MAX_COLONIES = 10  # colonies (session ids) kept
 MAX_RUNS = 40  # autopilot runs kept
+MAX_PHASES = 50  # numbered phases with a bucket of their own; older ones add up in EARLIER
+EARLIER = "earlier"  # the bucket of the phases before the newest MAX_PHASES (totals never shrink)
 
 
 def _holder(items: list, key: str, value, cap: int, create: bool) -> dict | None:
@@ -39,6 +42,21 @@ def add(data: dict, session: str | None, run: str | None, phase: str, caste: str
     for holder in targets:
         assert holder is not None  # create=True: a missing holder is made
         spend.add(holder["phases"].setdefault(phase, spend.bucket()), caste, usage, model)
+        _fold(holder["phases"])
+
+
+def _fold(phases: dict) -> None:
+    """Keep the newest MAX_PHASES numbered phases apart; the older ones join EARLIER (first in
+    the order shown), so costs.json stays one size however many phases the colony builds."""
+    numbered = sorted((k for k in phases if k.isdigit()), key=int)
+    old = numbered[: max(0, len(numbered) - MAX_PHASES)]
+    if not old:
+        return
+    earlier = spend.merge([phases.pop(EARLIER, spend.bucket())] + [phases.pop(k) for k in old])
+    rest = dict(phases)
+    phases.clear()
+    phases[EARLIER] = earlier
+    phases.update(rest)
 
 
 # ---------------------------------------------------------------- reading

@@ -571,9 +571,9 @@ FILES: dict[str, FileSpec] = {
         _spec("handoff", "handoff.json", 1, HANDOFF_DEFAULT, _check_handoff),
         _spec("research", "research.json", 1, {"plans": []}, _check_research),
         _spec("drafts", "drafts.json", 1, {"loops": []}, _check_drafts),
-        _spec("phase_records", "phase_records.json", 1, {"records": []}, _check_phase_records),
+        _spec("phase_records", "phase_records.json", 1, {"records": []}, _check_phase_records, compact=True),
         _spec("spawns", "spawns.json", 1, {"spawns": [], "runs": [], "claim": None}, _check_spawns, compact=True),
-        _spec("costs", "costs.json", 1, {"colonies": [], "runs": []}, _check_costs),
+        _spec("costs", "costs.json", 1, {"colonies": [], "runs": []}, _check_costs, compact=True),
         _spec("worktrees", "worktrees.json", 1, {"worktrees": []}, _check_worktrees),
     )
 }

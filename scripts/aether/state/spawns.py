@@ -208,7 +208,9 @@ def archived() -> list:
     """The runs moved out of spawns.json, oldest first: [{"run", "spawns"}] (a run a crash left in
     both files counts once: its newest line)."""
     path = archive_path()
-    lines = [line for p in (path + ".1", path) for line in store.read_jsonl(p) if isinstance(line, dict) and isinstance(line.get("run"), dict)]
+    lines = [
+        line for p in (path + ".1", path) for line in store.read_jsonl(p) if isinstance(line, dict) and isinstance(line.get("run"), dict)
+    ]
     newest = {line["run"].get("scope"): line for line in lines}
     return [line for line in lines if newest.get(line["run"].get("scope")) is line]
 

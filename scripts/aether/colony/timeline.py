@@ -1,0 +1,64 @@
+"""`aether status --timeline`: the newest run drawn as a timeline (rules/timeline.py draws it),
+in the terminal and, with `--svg`, as a picture under `.aether/reports/` (an SVG and a page that
+shows it)."""
+
+from __future__ import annotations
+
+import os
+
+from aether.core import clock, containment, paths
+from aether.core.exceptions import state_error
+from aether.rules import timeline
+from aether.state import spawns as ledger
+from aether.state import store
+
+REPORTS = "reports"  # under .aether/
+
+
+def _newest_run(data: dict) -> dict | None:
+    """The newest run that handed out an ant (a build, a plan, a colonize run)."""
+    return next((r for r in reversed(data["runs"]) if ledger.of_scope(data, r["scope"])), None)
+
+
+def _title(run: dict) -> str:
+    command = str(run.get("command"))
+    what = {"build": f"build of phase {run.get('phase')}", "plan": "plan", "colonize": "colonize"}.get(command, command)
+    return f"{what} ({run['scope']}{', running' if not run.get('done') else ''})"
+
+
+def view(picture: bool = False) -> dict:
+    """{run, ants, merges, text, files}: the newest run's timeline (files: the SVG and the page written)."""
+    data = store.read("spawns")
+    run = _newest_run(data)
+    if run is None:
+        return {"run": None, "ants": [], "merges": [], "files": [], "text": "No run has handed out an ant yet: nothing to draw."}
+    tree = store.read("colony").get("spawn_tree") or {}
+    same_build = run.get("command") == "build" and tree.get("phase") == run.get("phase") and isinstance(tree.get("nodes"), dict)
+    nodes = tree["nodes"] if same_build else {}
+    now = clock.now()
+    ants = timeline.rows(ledger.of_scope(data, run["scope"]), nodes)
+    merged = timeline.merges(nodes)
+    title = _title(run)
+    text = timeline.text(title, ants, merged, now)
+    files = []
+    if picture:
+        picture_svg = timeline.svg(title, ants, merged, now)
+        files = [
+            _write(f"timeline-{run['scope']}.svg", picture_svg),
+            _write(f"timeline-{run['scope']}.html", timeline.html(title, picture_svg)),
+        ]
+        text += "\nPicture: " + " and ".join(files)
+    return {"run": run["scope"], "ants": ants, "merges": merged, "files": files, "text": text}
+
+
+def _write(name: str, content: str) -> str:
+    """A report file under .aether/reports/ (never through a link); its path from the project."""
+    path = os.path.join(paths.aether_dir(), REPORTS, name)
+    try:
+        containment.make_dirs(os.path.dirname(path))
+        if os.path.lexists(path):
+            containment.check_write(path)
+        store.write_text_atomic(path, content)
+    except OSError as exc:
+        raise state_error("state_unwritable", f"cannot write {path}: {exc.strerror or exc}", file=path) from None
+    return os.path.relpath(path, paths.project_root()).replace(os.sep, "/")

@@ -1,0 +1,102 @@
+"""Where a run's time went: `aether status --timeline` (and `--svg`) draws the newest run — each
+ant's start and end by wave, its model and tokens, the merges."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from aether.core import clock
+from aether.rules import timeline
+
+from helpers.colony import ok
+from helpers.drive import approved_wave, result, scope_of
+
+T0 = clock.parse_iso("2026-02-04T10:00:00Z")
+
+
+def _spawn(local, kind, caste, start, end, tokens=None, model=None):
+    usage = {"total_tokens": tokens, "model": model} if tokens is not None else None
+    return {
+        "local": local,
+        "kind": kind,
+        "subagent_type": f"ant:{caste}",
+        "dispatched_at": clock.iso(T0 + start - 5),
+        "launched_at": clock.iso(T0 + start),
+        "recorded_at": clock.iso(T0 + end) if end is not None else None,
+        "usage": usage,
+        "status": "recorded" if end is not None else "launched",
+    }
+
+
+SPAWNS = [
+    _spawn("lead1", "lead", "route-setter", 0, 40, 3000, "sonnet"),
+    _spawn("w1", "node", "builder", 60, 160, 24000, "sonnet"),
+    _spawn("w2", "node", "builder", 60, 250, 31000, "opus"),
+    _spawn("watch1", "node", "watcher", 270, None),
+]
+NODES = {
+    "w1": {"wave": 1, "role": "worker", "merge": "merged", "merged_t": T0 + 255},
+    "w2": {"wave": 1, "role": "worker", "merge": "conflict", "merged_t": T0 + 256},
+    "watch1": {"wave": 2, "role": "watcher"},
+}
+
+
+def test_each_ant_is_placed_on_the_runs_time_axis_by_wave():
+    rows = timeline.rows(SPAWNS, NODES)
+    assert [(r["id"], r["group"], r["caste"], r["seconds"]) for r in rows] == [
+        ("lead1", "lead", "route-setter", 40),
+        ("w1", "wave 1", "builder", 100),
+        ("w2", "wave 1", "builder", 190),
+        ("watch1", "watcher", "watcher", None),  # still running: no end yet
+    ]
+    merged = timeline.merges(NODES)
+    assert [(m["id"], m["outcome"]) for m in merged] == [("w1", "merged"), ("w2", "conflict")]
+    text = timeline.text("build of phase 1", rows, merged, now=T0 + 300)
+    lines = text.splitlines()
+    assert lines[0] == "TIMELINE · build of phase 1 · 4 ant(s) · 5m00s · 58.0k tokens"
+    w1, w2, watch = (next(line for line in lines if f" {n} " in f" {line} ") for n in ("w1", "w2", "watch1"))
+    bar = lambda line: line[18 : 18 + timeline.BAR]  # noqa: E731
+    assert bar(w1).index("█") == bar(w2).index("█") == 8  # both launched at 1m of 5m
+    assert bar(w2).count("█") > bar(w1).count("█")  # w2 ran longer
+    assert "running" in watch and bar(watch).rstrip("·").endswith("█")  # drawn to now
+    assert "24.0k tokens" in w1 and "opus" in w2
+    assert any(line.startswith("merge") and "conflict" in line for line in lines)
+    assert lines[-1] == timeline.NOT_RECORDED  # said, not invented
+
+
+def test_the_picture_is_an_svg_with_a_bar_per_ant_and_a_mark_per_merge():
+    rows = timeline.rows(SPAWNS, NODES)
+    picture = timeline.svg("build of phase 1 <b1>", rows, timeline.merges(NODES), now=T0 + 300)
+    root = ET.fromstring(picture)  # well-formed, the title's markup escaped
+    ns = "{http://www.w3.org/2000/svg}"
+    bars = [r for r in root.iter(f"{ns}rect") if r.find(f"{ns}title") is not None]
+    assert len(bars) == 4 and len(list(root.iter(f"{ns}path"))) == 2
+    assert bars[1].find(f"{ns}title").text == "w1 (builder): 1m40s, sonnet, 24.0k tokens"
+    assert float(bars[2].get("width")) > float(bars[1].get("width"))
+    assert "http" not in picture.replace("http://www.w3.org/2000/svg", "")  # nothing fetched
+    page = timeline.html("t", picture)
+    assert page.startswith("<!doctype html>") and picture in page
+
+
+def test_status_timeline_draws_the_newest_run_and_writes_the_picture_in_the_project(drive_colony):
+    p = drive_colony
+    action = approved_wave(p)
+    for spawn in action["spawns"]:
+        ok(p, "record", spawn["id"], "-", input=result())
+    out = p.run("status", "--timeline", "--svg")
+    assert out.code == 0, out.stderr
+    scope = scope_of(p)
+    assert f"({scope}" in out.stdout.splitlines()[0] and "lead1" in out.stdout and "w1" in out.stdout
+    svg_file, page = p.root / ".aether" / "reports" / f"timeline-{scope}.svg", p.root / ".aether" / "reports" / f"timeline-{scope}.html"
+    assert ET.fromstring(svg_file.read_text("utf-8")).tag.endswith("svg") and page.exists()
+    assert f".aether/reports/timeline-{scope}.svg" in out.stdout
+    data = p.run("status", "--timeline", "--json").json
+    assert data["run"] == scope and [a["id"] for a in data["ants"]][:1] == ["lead1"]
+    refused = p.run("status", "--svg")
+    assert refused.code != 0 and "--timeline" in refused.stderr
+
+
+def test_no_run_yet_is_said_plainly(project):
+    ok(project, "colony-init", "A goal")
+    out = project.run("status", "--timeline")
+    assert out.code == 0 and "nothing to draw" in out.stdout
