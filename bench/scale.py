@@ -226,12 +226,14 @@ def large_repo(root: Path, files: int) -> None:
 
 def plain_adds(root: Path) -> float:
     """Seconds of BUILDERS plain `git worktree add` (then removed): the floor of a hand-out."""
+    os.sync()  # each timed step starts with nothing left to write back (a checkout is mostly writes)
     started = time.perf_counter()
     for i in range(BUILDERS):
         subprocess.run(["git", "worktree", "add", "-q", "--detach", f"../plain{i}", "HEAD"], cwd=root, check=True, capture_output=True)
     seconds = time.perf_counter() - started
     for i in range(BUILDERS):
         subprocess.run(["git", "worktree", "remove", "--force", f"../plain{i}"], cwd=root, check=True, capture_output=True)
+    os.sync()
     return seconds
 
 
@@ -250,12 +252,14 @@ def isolated_wave(checkout: Path, files: int, work: Path) -> dict:
     colony.run("next", "--build", "1")
     workers = [{"id": f"e{i}", "caste": "builder", "tasks": [f"1.{i}"], "writes": [f"pkg0/sub0/mod{i}.py"]} for i in range(1, BUILDERS + 1)]
     colony.run("record", "lead1", "-", stdin=block({"phase": 1, "workers": workers}, "Four builders."))
+    os.sync()
     hand_out, action = colony.run("next", "--build", "1", "--approve")
     if not isinstance(action, dict) or action.get("action") != "spawn":
         raise SystemExit(f"the wave was not handed out: {json.dumps(action)[:800]}")
     state = json.loads((root / ".aether" / "data" / "COLONY_STATE.json").read_text("utf-8"))
     nodes = state["spawn_tree"]["nodes"]
     merge = 0.0
+    os.sync()
     for i, spawn in enumerate(action["spawns"], start=1):
         copy = root / (nodes[spawn["id"]].get("worktree") or ".")
         (copy / f"pkg0/sub0/mod{i}.py").write_text(f"VALUE = {i}\n", "utf-8")
