@@ -1,6 +1,7 @@
 """Writers killed with SIGKILL at random moments never damage state.
 
-Oracle (pheromones.json has no cap, so it is exact): a write completed when its process exited
+Oracle (pheromones.json, exact while no cap drops a signal: every writer here lifts
+MAX_SIGNALS): a write completed when its process exited
 0, or, for a library writer, when `store.update` returned and it said so on stdout. Afterwards
 the file and its backups parse and validate, every completed write is there exactly once, and
 the only other entries are writes that were in flight when their writer was killed (at most
@@ -18,7 +19,6 @@ import sys
 import time
 
 import pytest
-from conftest import LAUNCHER
 
 from aether.state import schemas
 
@@ -31,6 +31,7 @@ PY = sys.executable
 LOOP_WRITER = r"""
 import sys
 from aether.state import pheromones
+pheromones.MAX_SIGNALS = 1 << 30  # the store's crash safety is the subject: no cap drops a write
 name = sys.argv[1]
 print("ready", flush=True)
 n = 0
@@ -39,6 +40,14 @@ while True:
     print(n, flush=True)
     n += 1
 """
+
+
+# `aether pheromone-emit CONTENT` as the launcher runs it (the CLI's main in a new process), with
+# the signal cap lifted: the store's crash safety is the subject, and no cap may drop a write.
+CLI_WRITER = (
+    "import sys; from aether.state import pheromones; pheromones.MAX_SIGNALS = 1 << 30; "
+    "from aether.cli import main; main(['pheromone-emit', 'FOCUS', sys.argv[1]])"
+)
 
 
 def _env(data_dir):
@@ -71,7 +80,7 @@ def _check(data_dir, completed: set, in_flight: set, kills: int):
 def _final_write(data_dir, completed):
     """After the kills, the next writer gets the lock at once and cleans up temp files."""
     proc = subprocess.run(
-        [str(LAUNCHER), "pheromone-emit", "FOCUS", "after the storm, all is well"],
+        [PY, "-c", CLI_WRITER, "after the storm, all is well"],
         env={**_env(data_dir), "AETHER_LOCK_TIMEOUT": "5"},
         capture_output=True,
         text=True,
@@ -117,7 +126,7 @@ def test_library_writers_killed_mid_write(tmp_path):
 
 
 def test_cli_writers_killed_at_random_moments(tmp_path):
-    """Real `aether pheromone-emit` calls, three at a time, killed after a random 0–150 ms: 120
+    """`aether pheromone-emit` calls (the CLI in a process of its own), three at a time, killed after a random 0–150 ms: 120
     kills. A call that exited 0 must be in the file; a killed one may or may not be."""
     rng = random.Random(4040)
     data_dir = tmp_path / "data"
@@ -132,9 +141,7 @@ def test_cli_writers_killed_at_random_moments(tmp_path):
             procs.append(
                 (
                     content,
-                    subprocess.Popen(
-                        [str(LAUNCHER), "pheromone-emit", "FOCUS", content], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-                    ),
+                    subprocess.Popen([PY, "-c", CLI_WRITER, content], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE),
                 )
             )
         time.sleep(rng.uniform(0, 0.15))
