@@ -100,3 +100,10 @@ def test_no_run_yet_is_said_plainly(project):
     ok(project, "colony-init", "A goal")
     out = project.run("status", "--timeline")
     assert out.code == 0 and "nothing to draw" in out.stdout
+
+
+def test_an_ants_own_duration_stretches_a_bar_the_records_seconds_cannot():
+    spawn = _spawn("w1", "node", "builder", 10, 10, 500, "sonnet")  # handed out and recorded in one second
+    spawn["usage"]["duration_ms"] = 3400
+    (row,) = timeline.rows([spawn], {})
+    assert round(row["seconds"], 3) == 3.4 and round(row["end"] - T0, 3) == 13.4

@@ -26,7 +26,7 @@ def _group(spawn: dict, node: dict | None) -> str:
 def rows(spawns: list, nodes: dict, parse=clock.parse_iso) -> list:
     """[{id, group, caste, start, end, seconds, tokens, model, status}] in the order the ants were
     handed out; `start` is when it was launched (else handed out), `end` when its answer was
-    recorded (None: not yet)."""
+    recorded (None: not yet), or later by the time Claude Code says the ant ran."""
     out = []
     for spawn in spawns:
         start_at = spawn.get("launched_at") or spawn.get("dispatched_at")
@@ -39,6 +39,9 @@ def rows(spawns: list, nodes: dict, parse=clock.parse_iso) -> list:
         except (TypeError, ValueError):
             end = None
         usage = spawn.get("usage") or {}
+        ran = usage.get("duration_ms")
+        if end is not None and isinstance(ran, int) and not isinstance(ran, bool) and ran > 0:
+            end = max(end, start + ran / 1000)  # Claude Code's own measure: finer than the records' seconds
         out.append(
             {
                 "id": spawn.get("local"),
