@@ -161,3 +161,16 @@ def test_costs_keep_the_newest_phases_apart_and_every_token_in_the_total():
     assert mine["phases"][costs.EARLIER]["tokens"] == sum(range(1, 11)) and mine["phases"][costs.EARLIER]["spawns"] == 10
     assert mine["total"]["tokens"] == 7 + sum(range(1, costs.MAX_PHASES + 11))  # nothing lost
     assert costs.run_spend("r1", data)["total"]["spawns"] == costs.MAX_PHASES + 10
+
+
+def test_the_phase_being_spent_on_keeps_its_bucket_after_a_plan_numbered_from_1_again():
+    from aether.state import costs
+
+    data = {"colonies": [], "runs": []}
+    for phase in range(51, 51 + costs.MAX_PHASES):  # a colony past its first plan
+        costs.add(data, "s1", "r1", str(phase), "builder", {"total_tokens": 1}, "m")
+    costs.add(data, "s1", "r1", "1", "builder", {"total_tokens": 500}, "m")  # planned again: ids from 1
+    for holder in (costs.colony_spend("s1", data), costs.run_spend("r1", data)):
+        assert holder["phases"]["1"]["tokens"] == 500  # a per-phase cap still reads what phase 1 spent
+        assert len([k for k in holder["phases"] if k.isdigit()]) == costs.MAX_PHASES
+        assert holder["phases"][costs.EARLIER]["tokens"] == 1 and "51" not in holder["phases"]

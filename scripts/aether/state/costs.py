@@ -42,14 +42,15 @@ def add(data: dict, session: str | None, run: str | None, phase: str, caste: str
     for holder in targets:
         assert holder is not None  # create=True: a missing holder is made
         spend.add(holder["phases"].setdefault(phase, spend.bucket()), caste, usage, model)
-        _fold(holder["phases"])
+        _fold(holder["phases"], phase)
 
 
-def _fold(phases: dict) -> None:
-    """Keep the newest MAX_PHASES numbered phases apart; the older ones join EARLIER (first in
-    the order shown), so costs.json stays one size however many phases the colony builds."""
-    numbered = sorted((k for k in phases if k.isdigit()), key=int)
-    old = numbered[: max(0, len(numbered) - MAX_PHASES)]
+def _fold(phases: dict, current: str) -> None:
+    """Keep the newest MAX_PHASES numbered phases apart (by when their bucket was made; never the
+    phase being spent on, whose bucket a per-phase cap reads); the older ones join EARLIER (first
+    in the order shown), so costs.json stays one size however many phases the colony builds."""
+    numbered = [k for k in phases if k.isdigit() and k != current]
+    old = numbered[: max(0, len(numbered) + (current in phases) - MAX_PHASES)]
     if not old:
         return
     earlier = spend.merge([phases.pop(EARLIER, spend.bucket())] + [phases.pop(k) for k in old])
