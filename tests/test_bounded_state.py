@@ -51,17 +51,27 @@ def test_the_hot_file_keeps_the_newest_finished_runs_and_archives_the_rest_once(
     assert archived[0]["spawns"][1]["outcome"] == "w1: completed"  # each ant's record and outcome kept
 
 
-def test_runs_under_way_and_ants_in_flight_stay_whatever_their_age(here, monkeypatch):
+def test_runs_under_way_and_runs_awaiting_an_answer_stay_whatever_their_age(here):
     data = {"spawns": [], "runs": [], "claim": None}
     autopilot = ledger.new_run(data, "run")  # the autopilot: not done for as long as it runs
-    first = _runs(data, 1)[0]
-    flying = ledger.find(data, f"{first}/w1")
-    flying.update(status="launched")
-    monkeypatch.setattr(ledger, "in_flight", lambda rec: rec.get("status") == "launched")
+    first, second = _runs(data, 2)
+    ledger.find(data, f"{first}/w1").update(status="background")  # its answer may still come
+    ledger.find(data, f"{second}/w1").update(status="returned")  # kept, not recorded yet
     _runs(data, ledger.HOT_RUNS + 2)
-    assert autopilot["scope"] in [r["scope"] for r in data["runs"]]
-    assert ledger.find(data, f"{first}/w1") is flying  # its answer still has a record to land on
-    assert ledger.find(data, f"{first}/lead1") is None and first in [line["run"]["scope"] for line in ledger.archived()]
+    scopes = [r["scope"] for r in data["runs"]]
+    assert autopilot["scope"] in scopes and first in scopes and second in scopes  # the run an answer lands on
+    assert ledger.find(data, f"{first}/lead1") is not None and ledger.find(data, f"{first}/w1")["status"] == "background"
+    ledger.find(data, f"{first}/w1").update(status="recorded")  # the answer came
+    ledger.new_run(data, "continue")
+    assert first not in [r["scope"] for r in data["runs"]] and second in [r["scope"] for r in data["runs"]]
+    assert first in [line["run"]["scope"] for line in ledger.archived()]
+
+
+def test_an_archive_that_cannot_be_written_leaves_the_runs_in_the_hot_file(here, monkeypatch):
+    data = {"spawns": [], "runs": [], "claim": None}
+    monkeypatch.setattr(ledger, "_archive", lambda lines: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    scopes = _runs(data, ledger.HOT_RUNS + 3)
+    assert [r["scope"] for r in data["runs"]] == scopes and len(data["spawns"]) == 2 * len(scopes)  # nothing lost
 
 
 def test_the_archive_is_bounded_and_a_run_a_crash_left_in_both_counts_once(here, monkeypatch):
@@ -174,3 +184,16 @@ def test_the_phase_being_spent_on_keeps_its_bucket_after_a_plan_numbered_from_1_
         assert holder["phases"]["1"]["tokens"] == 500  # a per-phase cap still reads what phase 1 spent
         assert len([k for k in holder["phases"] if k.isdigit()]) == costs.MAX_PHASES
         assert holder["phases"][costs.EARLIER]["tokens"] == 1 and "51" not in holder["phases"]
+
+
+def test_a_run_whose_archivists_report_is_pointed_to_keeps_its_folder(here):
+    data = {"spawns": [], "runs": [], "claim": None}
+    scopes = _runs(data, 2)
+    for scope in scopes:
+        ledger.write_brief(scope, "w1", "brief")
+    reported = next(r for r in data["runs"] if r["scope"] == scopes[0])
+    reported["report"] = {"phase": 1, "summary": "tidy", "file": f".aether/spawns/{scopes[0]}/w1.answer.md"}
+    store.append_jsonl(ledger.archive_path(), [{"run": reported, "spawns": []}, {"run": data["runs"][1], "spawns": []}])
+    data["runs"], data["spawns"] = [], []
+    assert ledger.prune_folders(data) == 1
+    assert os.listdir(here.root / ".aether" / "spawns") == [scopes[0]]

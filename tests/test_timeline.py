@@ -3,6 +3,7 @@ ant's start and end by wave, its model and tokens, the merges."""
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 
 from aether.core import clock
@@ -107,3 +108,24 @@ def test_an_ants_own_duration_stretches_a_bar_the_records_seconds_cannot():
     spawn["usage"]["duration_ms"] = 3400
     (row,) = timeline.rows([spawn], {})
     assert round(row["seconds"], 3) == 3.4 and round(row["end"] - T0, 3) == 13.4
+
+
+def test_a_run_whose_scope_could_name_a_path_writes_nothing(drive_colony, tmp_path):
+    p = drive_colony
+    approved_wave(p)
+    ledger_file = p.data / "spawns.json"
+    data = json.loads(ledger_file.read_text("utf-8"))
+    scope = scope_of(p)
+    evil = "x/../../../../" + str(tmp_path / "pwn").lstrip("/")
+    text = ledger_file.read_text("utf-8").replace(scope, evil)  # a hand edit of the state
+    ledger_file.write_text(text, "utf-8")
+    assert json.loads(text)["runs"][-1]["scope"] == evil and data["runs"][-1]["scope"] == scope
+    out = p.run("status", "--timeline", "--svg")
+    assert out.code != 0 and "no scope" in out.stderr
+    assert not list(tmp_path.glob("pwn*")) and not (p.root / ".aether" / "reports").exists()
+
+
+def test_control_characters_in_a_name_keep_the_picture_valid():
+    spawn = _spawn("w\x01", "node", "builder", 0, 5, 10, "mod\x1bel")
+    picture = timeline.svg("t", timeline.rows([spawn], {}), [], now=T0 + 5)
+    ET.fromstring(picture)

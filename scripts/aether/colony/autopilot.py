@@ -302,8 +302,12 @@ def apply(run: dict, record: dict, text: str) -> str:
 def _reports(run: dict) -> list:
     """The archivists' reports of the phases this run closed."""
     data = store.read("spawns")
-    closed = [ledger.run_of(data, scope) for scope in (run.get("continues") or {}).values()]
-    return [c["report"] for c in closed if c and c.get("report")] + list(run.get("reports") or [])
+    scopes = list((run.get("continues") or {}).values())
+    closed = {scope: ledger.run_of(data, scope) for scope in scopes}
+    if None in closed.values():  # a long run: its first phases' continue runs are archived
+        archived = {line["run"].get("scope"): line["run"] for line in ledger.archived()}
+        closed = {scope: found or archived.get(scope) for scope, found in closed.items()}
+    return [c["report"] for c in closed.values() if c and c.get("report")] + list(run.get("reports") or [])
 
 
 # ---------------------------------------------------------------- the build of one phase

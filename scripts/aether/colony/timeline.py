@@ -52,7 +52,10 @@ def view(picture: bool = False) -> dict:
 
 
 def _write(name: str, content: str) -> str:
-    """A report file under .aether/reports/ (never through a link); its path from the project."""
+    """A report file under .aether/reports/ (never through a link); its path from the project.
+    `name` holds a run's scope, read from a state file: a scope that could name a path is refused."""
+    if not ledger.NAME.fullmatch(name.removeprefix("timeline-").rsplit(".", 1)[0]):
+        raise state_error("state_corrupt", f"spawns.json names a run {name!r} that is no scope of Aether's: nothing written")
     path = os.path.join(paths.aether_dir(), REPORTS, name)
     try:
         containment.make_dirs(os.path.dirname(path))

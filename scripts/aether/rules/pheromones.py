@@ -123,15 +123,14 @@ def _bar(strength: float) -> str:
 
 
 def render_block(signals: list, caste: str | None, now: float) -> dict:
-    """The block the Queen shows and hands to workers: one line per active signal."""
+    """The block the Queen shows and hands to workers: one line per active signal, the strongest
+    MAX_SHOWN of them (the rest counted); `signals` lists every active one."""
     if caste is not None and caste not in SENSITIVITY:
         raise input_error("invalid_caste", f"unknown caste {caste!r}; use one of {', '.join(SENSITIVITY)}")
     rows, lines = [], []
     active = [item for item in batch(signals, now) if item.get("current_strength") is not None and item["current_strength"] >= MIN_STRENGTH]
     shown = {id(item) for item in sorted(active, key=lambda item: -item["current_strength"])[:MAX_SHOWN]}  # the strongest
     for item in active:
-        if id(item) not in shown:
-            continue
         strength = item["current_strength"]
         row = {"id": item.get("id"), "type": item.get("type"), "content": item.get("content"), "current_strength": strength}
         line = f"  {str(item.get('type')):<9} {_bar(strength)} {strength:.2f}"
@@ -141,10 +140,12 @@ def render_block(signals: list, caste: str | None, now: float) -> dict:
             row["effective"] = round(eff, 3)
             row["action"] = action_for(eff)
             line += f" → {eff:.2f} {row['action']:<10}"
-        lines.append(f"{line}  {one_line(str(item.get('content')))}")
         rows.append(row)
+        if id(item) in shown:
+            lines.append(f"{line}  {one_line(str(item.get('content')))}")
     header = "ACTIVE PHEROMONES" + (f" (as sensed by {caste})" if caste else "")
-    if len(active) > len(rows):
-        lines.append(f"  … and {len(active) - len(rows)} weaker signal(s) not shown")
+    not_shown = len(active) - len(shown)
+    if not_shown:
+        lines.append(f"  … and {not_shown} weaker signal(s) not shown")
     text = header + "\n" + ("\n".join(lines) if lines else "  (none)")
-    return {"signals": rows, "caste": caste, "text": text, "not_shown": len(active) - len(rows)}
+    return {"signals": rows, "caste": caste, "text": text, "not_shown": not_shown}

@@ -4,7 +4,8 @@ Pure: times are epoch seconds handed in."""
 
 from __future__ import annotations
 
-from html import escape
+import html as _html
+import re
 
 from aether.core import clock
 
@@ -12,6 +13,13 @@ BAR = 40  # characters of the text view's time axis
 SVG_WIDTH, LABEL, ROW, TOP = 960, 260, 24, 56  # the picture's width, its label column, a row, the header
 COLOURS = {"builder": "#d08c2a", "watcher": "#3f8f5f", "route-setter": "#4f6fb0", "scout": "#7a5ca8", "colonizer": "#8a6d3b"}
 OTHER = "#777777"
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # not allowed in XML: a name with one would break the picture
+
+
+def escape(text: str) -> str:
+    return _html.escape(CONTROL.sub("?", str(text)))
+
+
 NOT_RECORDED = "Not recorded here: the time in hooks and in the helper (make bench-guard and make bench-scale measure them)."
 
 
@@ -19,7 +27,7 @@ def _group(spawn: dict, node: dict | None) -> str:
     """Where an ant sits in the run: its wave (builders), or what it does (lead, review, verify …)."""
     if node is None:
         return "lead" if spawn.get("kind") == "lead" else str(spawn.get("kind") or "other")
-    role = node.get("role") or "worker"
+    role = str(node.get("role") or "worker")
     return f"wave {node.get('wave')}" if role == "worker" and node.get("wave") is not None else role
 
 
@@ -38,20 +46,21 @@ def rows(spawns: list, nodes: dict, parse=clock.parse_iso) -> list:
             end = parse(spawn.get("recorded_at")) if spawn.get("recorded_at") else None
         except (TypeError, ValueError):
             end = None
-        usage = spawn.get("usage") or {}
+        usage = spawn.get("usage") if isinstance(spawn.get("usage"), dict) else {}
+        node = nodes.get(spawn.get("local"))
         ran = usage.get("duration_ms")
         if end is not None and isinstance(ran, int) and not isinstance(ran, bool) and ran > 0:
             end = max(end, start + ran / 1000)  # Claude Code's own measure: finer than the records' seconds
         out.append(
             {
                 "id": spawn.get("local"),
-                "group": _group(spawn, nodes.get(spawn.get("local"))),
+                "group": _group(spawn, node if isinstance(node, dict) else None),
                 "caste": str(spawn.get("subagent_type") or "").removeprefix("ant:"),
                 "start": start,
                 "end": end,
                 "seconds": None if end is None else max(0.0, end - start),
                 "tokens": usage.get("total_tokens"),
-                "model": usage.get("model") or spawn.get("model"),
+                "model": str(usage.get("model") or spawn.get("model") or "") or None,
                 "status": spawn.get("status"),
             }
         )

@@ -173,20 +173,24 @@ def new_run(data: dict, command: str, scope: str | None = None, **fields) -> dic
 
 def cool(data: dict) -> list:
     """Keep in spawns.json what the runs under way need (every run not done, the newest HOT_RUNS
-    done ones, and any ant still in flight), so it stays the same size however long the colony
-    grows: older runs and their spawns are appended to the archive and removed. The scopes moved.
+    done ones, and every run with an ant whose answer may still come: launched, in the background,
+    or returned and not recorded), so it stays the same size however long the colony grows: older
+    runs and their spawns are appended to the archive and removed. The scopes moved.
     (Written before the hot file is: a crash between the two leaves a run in both, which the
     archive's readers take once.)"""
     done = [r for r in data["runs"] if r.get("done")]
-    old = {r["scope"] for r in done[: max(0, len(done) - HOT_RUNS)]}
+    waiting = {s.get("scope") for s in data["spawns"] if s.get("status") in (*IN_FLIGHT, "returned")}  # an answer may still come
+    old = {r["scope"] for r in done[: max(0, len(done) - HOT_RUNS)]} - waiting
     if not old:
         return []
-    moving = [s for s in data["spawns"] if s.get("scope") in old and not in_flight(s)]
+    moving = [s for s in data["spawns"] if s.get("scope") in old]
     lines = [{"run": r, "spawns": [s for s in moving if s.get("scope") == r["scope"]]} for r in data["runs"] if r["scope"] in old]
-    _archive(lines)
+    try:
+        _archive(lines)
+    except (OSError, AetherError):
+        return []  # the archive cannot take them now: they stay in the hot file (MAX_RUNS still bounds it)
     data["runs"][:] = [r for r in data["runs"] if r["scope"] not in old]
-    moved = {id(s) for s in moving}
-    data["spawns"][:] = [s for s in data["spawns"] if id(s) not in moved]
+    data["spawns"][:] = [s for s in data["spawns"] if s.get("scope") not in old]
     return sorted(old)
 
 
@@ -216,12 +220,14 @@ def archived() -> list:
 
 
 def prune_folders(data: dict) -> int:
-    """Remove the brief folders (`.aether/spawns/<scope>/`: briefs, answers, reports) of every run
-    no longer in spawns.json — like the evidence logs, only the newest runs keep theirs; the
-    archive keeps each spawn's record and outcome. The number of folders removed."""
+    """Remove the brief folders (`.aether/spawns/<scope>/`: briefs, answers, builders' reports) of
+    every run no longer in spawns.json — like the evidence logs, only the newest runs keep theirs;
+    the archive keeps each spawn's record and outcome. A run whose archivist's report the person is
+    pointed to (`report`: events, the autopilot's summary) keeps its folder. The number removed."""
     import shutil  # noqa: PLC0415 — start-up: shutil only where folders are removed
 
     keep = {r.get("scope") for r in data["runs"]} | {s.get("scope") for s in data["spawns"]} | {"texts"}
+    keep |= {line["run"].get("scope") for line in archived() if line["run"].get("report")}  # an archivist's report is pointed to
     root = os.path.join(paths.aether_dir(), "spawns")
     try:
         names = os.listdir(root)
