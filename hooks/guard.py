@@ -210,20 +210,26 @@ def decide(event: dict) -> dict | None:
     return _deny(why) if why else mod_grant("Bash", event, script)
 
 
+def judge(event: object) -> dict | None:
+    """`decide`, for any input: what is not a JSON object is not judged, and a failure of a rule
+    refuses an ant's call (a bug here must not let an ant through) and leaves any other's alone.
+    hooks/guard.sh (one call per process) and hooks/guard_serve.py (the mod's) answer with it."""
+    if not isinstance(event, dict):
+        return None
+    try:
+        return decide(event)
+    except Exception as exc:
+        if str(event.get("agent_type") or "").startswith("ant:"):
+            return _deny(f"Aether's guard failed on this command ({type(exc).__name__}: {exc}): stop, and say so in your result block.")
+        return None
+
+
 def main() -> int:
     try:
         event = json.loads(sys.stdin.read() or "{}")
     except ValueError:
         return 0  # not ours to judge
-    try:
-        decision = decide(event) if isinstance(event, dict) else None
-    except Exception as exc:  # a bug here must not let an ant through
-        ant = isinstance(event, dict) and str(event.get("agent_type") or "").startswith("ant:")
-        decision = (
-            _deny(f"Aether's guard failed on this command ({type(exc).__name__}: {exc}): stop, and say so in your result block.")
-            if ant
-            else None
-        )
+    decision = judge(event)
     if decision:
         json.dump({"hookSpecificOutput": {"hookEventName": "PreToolUse", **decision}}, sys.stdout)
     return 0

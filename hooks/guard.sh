@@ -11,6 +11,57 @@
 # `aether`/`bug` with `$`, a `bug` subcommand, `env`, `eval` or a pseudo-terminal wrapper —
 # and any call that names `typed`, `bugs`, `config.yaml`, a `hooks/` folder or `AETHER_BUG_` (what only
 # the person writes or runs); in a project with Bug Bash state, every call of the Queen's thread.
+# Under the mod, Claude Code's own process asks the guard that stays up for the session
+# (`guard.sh --serve`, hooks/guard_serve.py) about every call this hook would see, and names it in
+# AETHER_MOD_GUARD: "<the Claude Code's pid> <the guard's pid>". While that guard runs for this
+# Claude Code, the call was judged there: nothing is left to do here, not even reading stdin.
+case ${AETHER_MOD_GUARD:-} in
+  "${CLAUDE_PID:-/} "[1-9]*)
+    served=${AETHER_MOD_GUARD#* }
+    case $served in *[!0-9]*) ;; *) kill -0 "$served" 2>/dev/null && exit 0 ;; esac ;;
+esac
+
+# guard.py reads shell with tree-sitter-bash, installed in the helper's venv: found the way
+# bin/aether finds it (AETHER_VENV, .venv beside the plugin, or the venv a marketplace install
+# built, named in .venv-location). Without it, the system python3 runs guard.py, which refuses
+# ants' calls (naming the missing install) and judges the rest as well as it can.
+here=${0%/*}
+[ "$here" = "$0" ] && here=.
+root=$here/..
+with_python() { # $1: what to run with the first Python found (returns only if none is)
+  for venv in "${AETHER_VENV:-}" "$root/.venv"; do
+    if [ -n "$venv" ] && [ -x "$venv/bin/python" ]; then site_of "$venv" && "$1" "$venv/bin/python" "$site"; fi
+  done
+  if [ -r "$root/.venv-location" ]; then
+    IFS= read -r venv <"$root/.venv-location"
+    if [ -n "$venv" ] && [ -x "$venv/bin/python" ] && { [ -e "$venv/.aether-ready" ] ||
+        { [ ! -e "$venv/.aether-installing" ] && [ ! -e "$venv/.aether-failed" ]; }; }; then
+      site_of "$venv" && "$1" "$venv/bin/python" "$site"
+    fi
+  fi
+  if command -v python3 >/dev/null 2>&1; then "$1" python3 ""; fi
+}
+# A venv's site-packages, handed to Python started without its `site` module (-S: ~2 ms less per
+# call); none found, Python starts with it. The modules are imported rather than run as scripts,
+# so Python keeps their compiled form.
+site_of() { # into $site (no subshell)
+  site=
+  for found in "$1"/lib/python3*/site-packages; do [ -d "$found" ] && site=$found; done
+  return 0
+}
+judge() { # $1: the Python; $2: its site-packages, or "" for its own
+  printf '%s' "$input" | "$1" -I ${2:+-S} -c 'import sys; sys.path[:0] = [p for p in sys.argv[1:3] if p]; import guard; sys.exit(guard.main())' "$here" "$2"
+  exit
+}
+serve() { # the guard that stays up takes this process's place: its parent is Claude Code
+  exec "$1" -I ${2:+-S} -c 'import sys; sys.path[:0] = [p for p in sys.argv[1:3] if p]; import guard_serve; sys.exit(guard_serve.main())' "$here" "$2"
+}
+if [ "${1:-}" = --serve ]; then
+  with_python serve
+  printf '%s\n' '{"error": "no Python found for the guard"}' >&2
+  exit 1
+fi
+
 input=$(cat)
 ant=
 case $input in
@@ -50,29 +101,7 @@ case $input in
     esac ;;
 esac
 
-# guard.py reads shell with tree-sitter-bash, installed in the helper's venv: found the way
-# bin/aether finds it (AETHER_VENV, .venv beside the plugin, or the venv a marketplace install
-# built, named in .venv-location). Without it, the system python3 runs guard.py, which refuses
-# ants' calls (naming the missing install) and judges the rest as well as it can.
-here=${0%/*}
-[ "$here" = "$0" ] && here=.
-root=$here/..
-# guard.py is imported rather than run as a script, so Python keeps its compiled form (__pycache__).
-judge() {
-  printf '%s' "$input" | "$@" -c 'import sys; sys.path[:0] = sys.argv[1:2]; import guard; sys.exit(guard.main())' "$here"
-  exit
-}
-for venv in "${AETHER_VENV:-}" "$root/.venv"; do
-  if [ -n "$venv" ] && [ -x "$venv/bin/python" ]; then judge "$venv/bin/python" -I; fi
-done
-if [ -r "$root/.venv-location" ]; then
-  IFS= read -r venv <"$root/.venv-location"
-  if [ -n "$venv" ] && [ -x "$venv/bin/python" ] && { [ -e "$venv/.aether-ready" ] ||
-      { [ ! -e "$venv/.aether-installing" ] && [ ! -e "$venv/.aether-failed" ]; }; }; then
-    judge "$venv/bin/python" -I
-  fi
-fi
-if command -v python3 >/dev/null 2>&1; then judge python3 -I; fi
+with_python judge
 if [ -n "$ant" ]; then
   printf '%s' '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"Aether'"'"'s guard cannot run: no Python found for it. Stop, and say in your result block that the user must install Python 3.11+ and run `make install` in the Aether plugin folder."}}'
 fi

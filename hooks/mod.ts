@@ -20,6 +20,7 @@ import type {
   Stopped,
   WaitInput,
 } from './types.ts'
+import { forgetCaller, guardFailed, guardHook, noteCaller } from './mod_guard'
 
 const HELPER_MS = 120000 // the longest a helper call may take (a wait returns within seconds)
 const MAX_STEPS = 100000 // a bound on the loop: the helper ends every run long before
@@ -192,24 +193,33 @@ export const register: Register = on => {
   // What the mod's ants run and write: each call's essentials, handed to the helper with the next
   // wait or the ant's answer (scripts/aether/state/evidence.py keeps them, bounded).
   on('tool.call', async ($, e, next) => {
-    if (!e.agentId || !(await ownAnt($, e.agentId))) return next(e)
-    const started = await $.clock.now()
-    const result = await next(e)
-    const ended = await $.clock.now()
-    const text = String(result?.text ?? '')
-    const input: Readonly<Record<string, unknown>> = e // the fields of its tool's input, whichever tool it is
-    ;(callsOf[e.agentId] ??= []).push({
-      id: e.tool_use_id,
-      tool: e.tool,
-      input: { command: input.command, file_path: input.file_path, notebook_path: input.notebook_path, run_in_background: input.run_in_background },
-      refused: !result || result.deny !== undefined, // denied or cut off: it did not run to an exit status
-      isError: result?.isError === true,
-      text: text.length > TAIL_CHARS ? text.slice(-TAIL_CHARS) : text,
-      ms: ended - started,
-      t: ended / 1000,
-    })
-    return result
+    if (!e.agentId) return next(e)
+    noteCaller(e.tool_use_id, e.agentId) // for the guard, beneath in classic.PreToolUse
+    try {
+      if (!(await ownAnt($, e.agentId))) return await next(e)
+      const started = await $.clock.now()
+      const result = await next(e)
+      const ended = await $.clock.now()
+      const text = String(result?.text ?? '')
+      const input: Readonly<Record<string, unknown>> = e // the fields of its tool's input, whichever tool it is
+      ;(callsOf[e.agentId] ??= []).push({
+        id: e.tool_use_id,
+        tool: e.tool,
+        input: { command: input.command, file_path: input.file_path, notebook_path: input.notebook_path, run_in_background: input.run_in_background },
+        refused: !result || result.deny !== undefined, // denied or cut off: it did not run to an exit status
+        isError: result?.isError === true,
+        text: text.length > TAIL_CHARS ? text.slice(-TAIL_CHARS) : text,
+        ms: ended - started,
+        t: ended / 1000,
+      })
+      return result
+    } finally {
+      forgetCaller(e.tool_use_id)
+    }
   })
+
+  // The guard, judged here rather than by a Python start per call (hooks/mod_guard.ts).
+  on('classic.PreToolUse', guardHook).catch(($, e, next) => guardFailed(e) ?? next(e))
 
   // In an interactive session an ant hands its report back through SubagentHandback, and Claude
   // Code also queues it for the main conversation as a message — a Queen turn; a task

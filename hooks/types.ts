@@ -171,3 +171,22 @@ export interface WaitInput {
   stopped?: Stopped[]
   call: string
 }
+
+// ---------------------------------------------------------------- the guard that stays up (hooks/guard_serve.py)
+
+/** The first line `guard.sh --serve` prints: where it listens, and its process. */
+export interface GuardStarted {
+  socket: string
+  pid: number
+}
+
+/** A decision of the guard, as guard.sh's `hookSpecificOutput` carries it. */
+export interface GuardDecision {
+  permissionDecision: 'allow' | 'deny' | 'ask'
+  permissionDecisionReason?: string
+}
+
+/** `POST /decide`: the decision on one call, or null (Claude Code decides as usual). */
+export interface GuardAnswer {
+  decision: GuardDecision | null
+}

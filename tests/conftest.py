@@ -10,8 +10,11 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -191,3 +194,43 @@ def bugs(project, project_venv, monkeypatch) -> bug_helpers.Bugs:
     bug_helpers.make_calc(project.root)
     monkeypatch.setenv("VIRTUAL_ENV", str(project_venv))
     return bug_helpers.Bugs(project)
+
+
+@pytest.fixture(scope="session")
+def guard_server():
+    """The guard that stays up (hooks/guard_serve.py), on a socket of its own, in a thread of this
+    worker: the tests' environment is its environment, as Claude Code's is the mod's guard's."""
+    sys.path.insert(0, str(REPO / "hooks"))
+    import guard_serve
+
+    folder = tempfile.mkdtemp(prefix="aether-guard-test-")  # short: a socket's path is at most ~100 bytes
+    server, path = guard_serve.open_server(folder)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    yield path
+    server.shutdown()
+    server.server_close()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(params=["hook", "served"])
+def guard_path(request, monkeypatch):
+    """The guard's tests, run against both of its paths: `guard.decide` as hooks/guard.sh runs it
+    (one call per process), and the same call asked of the guard that stays up over its socket,
+    as the mod asks it (hooks/mod_guard.ts). Modules opt in with
+    `pytestmark = pytest.mark.usefixtures("guard_path")`."""
+    if request.param == "served":
+        import guard
+        import guard_serve
+
+        path = request.getfixturevalue("guard_server")
+        decide = guard.decide
+
+        def asked(event):
+            if threading.current_thread() is not threading.main_thread():
+                return decide(event)  # the server's own call, beneath the socket
+            status, answer = guard_serve.ask(path, event)
+            assert status == 200, answer
+            return answer["decision"]
+
+        monkeypatch.setattr(guard, "decide", asked)
+    return request.param

@@ -320,6 +320,7 @@ def entry(command: str, project=None) -> str | None:
 
 
 @pytest.mark.parametrize("command", BYPASSES)
+@pytest.mark.usefixtures("guard_path")  # on both of the guard's paths
 def test_the_guard_refuses_each_way_around_the_gate(command):
     for agent in (None, "ant:builder"):
         event = {"tool_name": "Bash", "tool_input": {"command": command}}
@@ -330,6 +331,7 @@ def test_the_guard_refuses_each_way_around_the_gate(command):
 
 
 @pytest.mark.parametrize("command", ALLOWED)
+@pytest.mark.usefixtures("guard_path")  # on both of the guard's paths
 def test_the_guard_lets_the_queen_show_and_build(command):
     assert denial({"tool_name": "Bash", "tool_input": {"command": command}}) is None
     assert entry(command) is None
@@ -353,12 +355,14 @@ NOT_RUNNING_IT = [f"cat {HOOK}", f"git add {HOOK}", "shellcheck hooks/approve.sh
 
 
 @pytest.mark.parametrize("command", NOT_RUNNING_IT)
+@pytest.mark.usefixtures("guard_path")  # on both of the guard's paths
 def test_reading_or_naming_the_hook_is_fine(command, monkeypatch, tmp_path):
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
     assert denial({"tool_name": "Bash", "tool_input": {"command": command}}) is None
 
 
 @pytest.mark.parametrize("command", BY_HAND)
+@pytest.mark.usefixtures("guard_path")  # on both of the guard's paths
 def test_the_prompt_hooks_step_is_not_run_by_hand(command):
     for agent in (None, "ant:builder"):
         event = {"tool_name": "Bash", "tool_input": {"command": command}}
@@ -392,6 +396,7 @@ REPLACING = [
 
 
 @pytest.mark.parametrize("command", FORGERIES)
+@pytest.mark.usefixtures("guard_path")  # on both of the guard's paths
 def test_no_thread_writes_a_ticket_or_the_bug_state(command, monkeypatch, tmp_path):
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
     monkeypatch.chdir(tmp_path)
@@ -407,6 +412,7 @@ def test_no_thread_writes_a_ticket_or_the_bug_state(command, monkeypatch, tmp_pa
         assert "typed `/ant:bug approve" in (entry(sneaky, tmp_path) or ""), sneaky
 
 
+@pytest.mark.usefixtures("guard_path")  # on both of the guard's paths
 def test_no_thread_writes_them_with_a_file_tool(monkeypatch, tmp_path):
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
     for path in (".aether/typed/1-1.json", str(tmp_path / ".aether/bugs/b1/state.json"), "src/../.aether/bugs/approvals.jsonl"):

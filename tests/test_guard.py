@@ -16,6 +16,8 @@ GUARD = Path(__file__).resolve().parents[1] / "hooks" / "guard.py"
 sys.path.insert(0, str(GUARD.parent))
 import guard  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("guard_path")  # each test on both of the guard's paths (tests/conftest.py)
+
 
 def denied(decision):
     """The deny reason of a decision, or None when the call is not denied."""

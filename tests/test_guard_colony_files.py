@@ -17,6 +17,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
 import guard  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("guard_path")  # each test on both of the guard's paths (tests/conftest.py)
+
 CASTES = ["ant:builder", "ant:watcher", "ant:scout", "ant:colonizer", "ant:route-setter", "ant:root-cause-analyzer", "ant:new-caste"]
 SAYS = "written only by Aether"
 

@@ -1,5 +1,6 @@
-"""The mod's types (hooks/types.ts) and the helper's shapes (colony/mod.py SHAPES) say the same:
-each interface's fields are the Python field list of its name, in order; and the answers a build
+"""The mod's types (hooks/types.ts) and the helper's shapes (colony/mod.py SHAPES; the guard that
+stays up, hooks/guard_serve.py SHAPES) say the same: each interface's fields are the Python field
+list of its name, in order; and the answers a build
 run through `aether mod …` gives carry every field the types say is always there, and none that
 they do not declare (an action carries its driver's fields besides)."""
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 from aether.colony import mod as mod_loop
@@ -15,6 +17,9 @@ from helpers.colony import ok, write
 from helpers.drive import ASSIGNMENT, result
 
 TYPES = Path(__file__).resolve().parents[1] / "hooks" / "types.ts"
+sys.path.insert(0, str(TYPES.parent))
+import guard_serve  # noqa: E402
+
 INTERFACE = re.compile(r"^export interface (\w+) \{\n(.*?)^\}", re.M | re.S)
 FIELD = re.compile(r"^  (\w+)(\??): ", re.M)
 ACTIONS = {"spawn": "SpawnAction", "wait": "WaitAction", "done": "EndAction", "ask": "EndAction", "stop": "EndAction"}
@@ -30,9 +35,17 @@ def interfaces() -> dict:
 
 def test_every_interface_lists_the_fields_of_its_python_shape():
     declared = interfaces()
-    assert sorted(declared) == sorted(mod_loop.SHAPES)
+    shapes = {**mod_loop.SHAPES, **guard_serve.SHAPES}
+    assert sorted(declared) == sorted(shapes)
     for name, fields in declared.items():
-        assert [f for f, _ in fields] == list(mod_loop.SHAPES[name]), name
+        assert [f for f, _ in fields] == list(shapes[name]), name
+
+
+def test_the_guard_that_stays_up_answers_as_the_types_say(guard_server):
+    check("GuardAnswer", guard_serve.ask(guard_server, {"tool_name": "Read", "tool_input": {}})[1])
+    status, answer = guard_serve.ask(guard_server, {"tool_name": "Bash", "tool_input": {"command": "aether status"}})
+    check("GuardAnswer", answer)
+    check("GuardDecision", answer["decision"])
 
 
 def check(name: str, answer: dict, exact: bool = True) -> None:

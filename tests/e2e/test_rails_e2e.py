@@ -8,18 +8,24 @@ the shell hooks:
 - a read-only watcher saves its notes with `cat <<'EOF' > notes.txt`: refused, nothing written;
   its checks run.
 
+Under the mod the guard is one process for the whole session, asked in Claude Code's own process
+(hooks/mod_guard.ts), and hooks/guard.sh steps aside: no Python starts per call. Under the markdown
+runtime guard.sh judges each call with a Python of its own, as it does where no mod loads; and
+under the mod, when the guard that stays up cannot start, guard.sh judges each call the same way.
+
 No --allowedTools and no skip-permissions: `/ant:build`'s `allowed-tools` is the only grant.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from .colony_script import CALCULATOR, driven_queen, is_ref, json_block, runs_checks, with_tests, worker_result
 from .fake_api import bash, say, subagent, tool, turn
-from .harness import NOW, aether_ok
+from .harness import NOW, REPO, aether_ok
 
 pytestmark = pytest.mark.e2e
 
@@ -50,8 +56,40 @@ def _evidence(project) -> list[dict]:
     return [json.loads(line) for p in sorted(folder.glob("*.jsonl")) for line in p.read_text("utf-8").splitlines() if line]
 
 
-def test_no_ant_writes_the_colonys_files_or_a_file_through_a_here_document(runtime_claude):
-    claude = runtime_claude
+def _counting_python(folder: Path, refuse: str = "") -> tuple[dict, Path]:
+    """An AETHER_VENV whose python notes each start (its arguments) and runs the repository's venv;
+    one whose arguments name `refuse` exits 1 instead."""
+    (folder / "bin").mkdir(parents=True)
+    log = folder / "starts.log"
+    python = folder / "bin" / "python"
+    refusal = f'case "$*" in *{refuse}*) exit 1 ;; esac\n' if refuse else ""
+    python.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\n{refusal}exec "{REPO}/.venv/bin/python" "$@"\n', "utf-8")
+    python.chmod(0o755)
+    return {"AETHER_VENV": str(folder)}, log
+
+
+def _starts(log: Path, module: str) -> int:
+    """How many Pythons started to run `module` (`guard`: one call judged; `guard_serve`: the guard that stays up)."""
+    return sum(f"import {module};" in line for line in log.read_text("utf-8").splitlines()) if log.exists() else 0
+
+
+def test_no_ant_writes_the_colonys_files_or_a_file_through_a_here_document(runtime_claude, tmp_path):
+    python, starts = _counting_python(tmp_path / "venv")
+    _rails_hold(runtime_claude, python)
+    if runtime_claude.runtime == "mod":  # one guard for the session; no Python per call
+        assert (_starts(starts, "guard_serve"), _starts(starts, "guard")) == (1, 0), starts.read_text("utf-8")
+    else:  # each of the ants' calls judged by a Python of its own
+        assert (_starts(starts, "guard_serve"), _starts(starts, "guard") >= 6) == (0, True), starts.read_text("utf-8")
+
+
+def test_under_the_mod_a_guard_that_cannot_stay_up_is_run_per_call_and_holds_the_same(claude_mod, tmp_path):
+    python, starts = _counting_python(tmp_path / "venv", refuse="guard_serve")
+    _rails_hold(claude_mod, python)
+    # tried once (again only 30 s later), then every call judged by guard.sh run once
+    assert (_starts(starts, "guard_serve"), _starts(starts, "guard") >= 6) == (1, True), starts.read_text("utf-8")
+
+
+def _rails_hold(claude, python: dict) -> None:
     aether_ok(claude, "colony-init", "-", input=PLAN["goal"])
     aether_ok(claude, "plan-load", "-", input=json.dumps(PLAN))
     aether_ok(claude, "next", "--build", "1")
@@ -69,7 +107,7 @@ def test_no_ant_writes_the_colonys_files_or_a_file_through_a_here_document(runti
         subagent("ant:watcher", is_ref("watch1"), turn(2)).reply(runs_checks),
         subagent("ant:watcher", is_ref("watch1"), turn(3)).reply(say(PASSED)),
     ]
-    run = claude.run("/ant:build 1 --approve", _queen(claude, 5) + ants, env=NOW, timeout=300)
+    run = claude.run("/ant:build 1 --approve", _queen(claude, 5) + ants, env={**NOW, **python}, timeout=300)
 
     builder = run.subagent_turns("ant:builder")
     forged, off, wrote = (builder[i].tool_results()[0] for i in (1, 2, 3))

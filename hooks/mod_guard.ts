@@ -1,0 +1,175 @@
+// The guard, answered in Claude Code's own process: where the mod loads, every Bash and file-tool
+// call (the calls hooks/guard.sh would see) is judged by a guard that stays up for the session —
+// `sh hooks/guard.sh --serve` (hooks/guard_serve.py), asked over a Unix socket — instead of a
+// Python start per call. The same rules give the same answers (guard.judge); this file holds none
+// of them. While that guard runs, hooks/guard.sh, still run by Claude Code beneath, steps aside
+// (AETHER_MOD_GUARD). See docs/decisions/the-guard.md, "Under the mod".
+import type { EngineInterface, Next, PreToolUseResult, ProcessSpawnResult, ToolCallEnvelope } from 'claude-code'
+import type { GuardAnswer, GuardDecision, GuardStarted } from './types.ts'
+
+const GUARDED = new Set(['Bash', 'Write', 'Edit', 'MultiEdit', 'NotebookEdit']) // hooks.json's matcher for guard.sh
+const START_MS = 15000 // the longest the guard may take to start (Python and its shell parser)
+const RESTART_AFTER_MS = 30000 // a guard that would not start, or ended, is started again after this long
+const ENDED: ProcessSpawnResult = { code: null, signal: null } // what a stream closed early is told
+const ASK_MS = 30000 // the longest one call's judgment may take by the one-shot guard.sh
+const GUARD_FAILED =
+  "Aether's guard could not judge this call (its process did not answer, nor did hooks/guard.sh run once). Stop, and say so in your result block."
+
+const callers: Record<string, string> = {} // a call's tool_use_id → the agent making it (told to tool.call, not to classic.PreToolUse)
+const typeOf: Record<string, string> = {} // an agent's id → its type (`ant:builder`), as Claude Code lists it
+let running: Promise<GuardStarted | undefined> | undefined // the guard that stays up, once asked for
+let failedAt = -Infinity // when it last would not start, or ended
+let hookEnv: Record<string, string> | undefined
+let markdownAsked: boolean | undefined // AETHER_RUNTIME asks for the markdown commands and their shell hooks
+const MARKDOWN = ['prompts', 'markdown', 'off'] // as scripts/aether/colony/mod_serve.py reads AETHER_RUNTIME
+
+/** The agent that makes this call, for the guard to know (the classic hook's input names it). */
+export function noteCaller(toolUseId: string, agentId: string | undefined): void {
+  if (agentId) callers[toolUseId] = agentId
+}
+
+export function forgetCaller(toolUseId: string): void {
+  delete callers[toolUseId]
+}
+
+// The variables a command hook gets (the guard reads the project from them), once per session.
+async function envOf($: EngineInterface): Promise<Record<string, string>> {
+  hookEnv ??= await $.process.hookEnv()
+  return hookEnv
+}
+
+// The guard that stays up: started once, its socket read from the first line it prints; started
+// again after it ended. AETHER_MOD_GUARD tells hooks/guard.sh who judges while it runs.
+async function start($: EngineInterface, env: Record<string, string>): Promise<GuardStarted | undefined> {
+  const child = $.process.spawn({ argv: ['sh', `${env.CLAUDE_PLUGIN_ROOT}/hooks/guard.sh`, '--serve'], env })
+  let said = ''
+  const waited = new AbortController()
+  const timeout = $.clock.sleep(START_MS, { signal: waited.signal }).then(
+    () => undefined,
+    () => undefined,
+  )
+  try {
+    while (!said.includes('\n')) {
+      const piece = await Promise.race([child.next(), timeout])
+      if (piece === undefined || piece.done) {
+        await child.return(ENDED).catch(() => undefined) // ends the child, if it still runs
+        return undefined
+      }
+      if (piece.value.stream === 'stdout') said += piece.value.text
+    }
+  } finally {
+    waited.abort()
+  }
+  const started = parsedStart(said.slice(0, said.indexOf('\n')))
+  if (!started || !env.CLAUDE_PID) {
+    await child.return(ENDED).catch(() => undefined)
+    return undefined
+  }
+  void (async () => {
+    // the child's life: its output read to the end (it says nothing more), then forgotten
+    for (;;) if ((await child.next().catch(() => ({ done: true as const, value: undefined }))).done) break
+    running = undefined
+    failedAt = await $.clock.now().catch(() => Date.now()) // started again only after a while: guard.sh judges meanwhile
+    await $.env.set('AETHER_MOD_GUARD', undefined).catch(() => undefined) // (a guard that ended is not trusted by guard.sh anyway)
+  })()
+  await $.env.set('AETHER_MOD_GUARD', `${env.CLAUDE_PID} ${started.pid}`)
+  return started
+}
+
+function parsedStart(line: string): GuardStarted | undefined {
+  try {
+    const value: unknown = JSON.parse(line)
+    const { socket, pid } = (value ?? {}) as Partial<GuardStarted>
+    return typeof socket === 'string' && typeof pid === 'number' ? { socket, pid } : undefined
+  } catch {
+    return undefined
+  }
+}
+
+async function guardUp($: EngineInterface, env: Record<string, string>): Promise<GuardStarted | undefined> {
+  if (running === undefined && (await $.clock.now()) - failedAt >= RESTART_AFTER_MS) {
+    running = start($, env).then(async started => {
+      if (started === undefined) {
+        failedAt = await $.clock.now()
+        running = undefined
+      }
+      return started
+    })
+  }
+  return running
+}
+
+// The hook's input as Claude Code hands it to guard.sh: what the guard reads of it.
+async function hookInput($: EngineInterface, env: Record<string, string>, e: ToolCallEnvelope): Promise<Record<string, unknown>> {
+  const { tool, tool_use_id: toolUseId, ...args } = e
+  const agent = callers[toolUseId]
+  const info = await $.session.info().catch(() => undefined)
+  return {
+    session_id: env.CLAUDE_CODE_SESSION_ID,
+    transcript_path: info?.transcriptPath,
+    cwd: await $.session.cwd(),
+    hook_event_name: 'PreToolUse',
+    tool_name: tool,
+    tool_input: args,
+    tool_use_id: toolUseId,
+    ...(agent ? { agent_id: agent, agent_type: await agentType($, agent) } : {}),
+  }
+}
+
+// The agent's type as Claude Code lists it; unknown (the guard reads it from the agent's record
+// beside the transcript) when the list does not say.
+async function agentType($: EngineInterface, agent: string): Promise<string | undefined> {
+  if (typeOf[agent] === undefined) {
+    const listed = await $.agent.list().catch(() => [])
+    for (const a of listed) if (a.type) typeOf[a.id] = a.type
+  }
+  return typeOf[agent]
+}
+
+// The decision of the guard that stays up; when it did not answer (it ends, or fails on this call),
+// of guard.sh run once as the hook would run it (told that no guard stays up).
+async function decision($: EngineInterface, env: Record<string, string>, up: GuardStarted, e: ToolCallEnvelope): Promise<GuardDecision | null> {
+  const body = JSON.stringify(await hookInput($, env, e))
+  try {
+    const asked = await $.http.fetch('http://guard/decide', { method: 'POST', socketPath: up.socket, body, headers: { 'content-type': 'application/json' } })
+    const answer = JSON.parse(asked.text) as GuardAnswer
+    if (asked.ok && answer.decision !== undefined) return answer.decision
+  } catch {
+    // no answer: guard.sh below
+  }
+  const once = await $.process.run(['sh', `${env.CLAUDE_PLUGIN_ROOT}/hooks/guard.sh`], {
+    env: { ...env, AETHER_MOD_GUARD: '' },
+    stdin: body,
+    timeoutMs: ASK_MS,
+  })
+  if (once.exitCode !== 0) throw new Error(`guard.sh exited ${once.exitCode}`)
+  if (!once.stdout.trim()) return null
+  const said = JSON.parse(once.stdout) as { hookSpecificOutput?: GuardDecision }
+  return said.hookSpecificOutput?.permissionDecision ? said.hookSpecificOutput : null
+}
+
+/** classic.PreToolUse: the guard's decision joined with the settings hooks' beneath (guard.sh among
+ *  them, stepping aside): a deny from either stands, then an ask, then an allow. With no guard
+ *  that stays up (it would not start), or under the markdown runtime (AETHER_RUNTIME), guard.sh
+ *  beneath judges the call as a hook. */
+export async function guardHook($: EngineInterface, e: ToolCallEnvelope, next: Next<'classic.PreToolUse'>): Promise<PreToolUseResult> {
+  if (!GUARDED.has(e.tool)) return next(e)
+  markdownAsked ??= MARKDOWN.includes(((await $.env.get('AETHER_RUNTIME')) ?? '').toLowerCase())
+  if (markdownAsked) return next(e)
+  const env = await envOf($).catch(() => undefined)
+  const up = env ? await guardUp($, env) : undefined
+  if (!env || !up) return next(e)
+  const ours = await decision($, env, up, e)
+  const below = await next(e)
+  const kept = { ...(below.updatedInput ? { updatedInput: below.updatedInput } : {}), ...(below.additionalContext ? { additionalContext: below.additionalContext } : {}) }
+  if (ours?.permissionDecision === 'deny') return { ...kept, deny: ours.permissionDecisionReason ?? 'Refused by the Aether guard.' }
+  if (below.deny !== undefined || below.ask !== undefined) return below
+  if (ours?.permissionDecision === 'ask') return { ...kept, ask: ours.permissionDecisionReason ?? 'The Aether guard asks.' }
+  if (ours?.permissionDecision === 'allow') return { ...kept, allow: true }
+  return below
+}
+
+/** A call the guard could not judge is refused, as guard.sh's `onFailure: block` refuses it. */
+export function guardFailed(e: ToolCallEnvelope): PreToolUseResult | undefined {
+  return GUARDED.has(e.tool) ? { deny: GUARD_FAILED } : undefined
+}
