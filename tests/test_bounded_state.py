@@ -1,16 +1,19 @@
 """State that stays the same size however long the colony grows: spawns.json keeps what the runs
-under way need and archives the rest, and only the newest runs keep their briefs and answers."""
+under way need and archives the rest, only the newest runs keep their briefs and answers, and an
+ant's evidence log keeps its newest calls and counts those that went."""
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
 from aether.core import paths
+from aether.state import evidence, store
 from aether.state import spawns as ledger
-from aether.state import store
 
 from helpers.colony import ok, write
 
@@ -197,3 +200,91 @@ def test_a_run_whose_archivists_report_is_pointed_to_keeps_its_folder(here):
     data["runs"], data["spawns"] = [], []
     assert ledger.prune_folders(data) == 1
     assert os.listdir(here.root / ".aether" / "spawns") == [scopes[0]]
+
+
+# ---------------------------------------------------------------- the evidence keeps an ant's newest calls
+
+
+def _bash(n: int, size: int = 2000) -> dict:
+    return {
+        "at": "2026-02-04T10:00:00Z",
+        "t": 1770199200.0 + n,
+        "tool": "Bash",
+        "command": f"step {n}",
+        "exit": 0,
+        "tail": "x" * size,
+        "id": f"toolu_{n}",
+    }
+
+
+def _ant_with_a_log(here) -> str:
+    """A build's watcher that Claude Code ran as agent `a1`, its log opened: its ref."""
+
+    def change(data):
+        run = ledger.new_run(data, "build", phase=1)
+        ledger.add(data, run["scope"], "watch1", "node", "ant:watcher", "watch1 watcher", "a1", agent_id="a1")
+        return run["scope"] + "/watch1"
+
+    ref = store.update("spawns", change)
+    evidence.open_log("a1", ref, "hooks")
+    return ref
+
+
+def test_past_its_cap_an_ants_log_drops_its_oldest_calls_and_says_so(here, monkeypatch):
+    monkeypatch.setattr(evidence, "MAX_ANT_BYTES", 40 * 1024)
+    ref = _ant_with_a_log(here)
+    for n in range(100):
+        assert evidence.append("a1", [_bash(n)]) == 1
+    assert os.path.getsize(evidence.log_path("a1")) <= evidence.MAX_ANT_BYTES
+    head, calls = evidence.read("a1")
+    kept = [c["id"] for c in calls]
+    assert kept == [f"toolu_{n}" for n in range(100 - len(kept), 100)]  # the newest, in order
+    assert head["spawn"] == ref and head["dropped"] == 100 - len(kept) > 50
+    assert evidence.append("a1", [_bash(99)]) == 0  # a call already kept is not kept twice
+    one = here.run("evidence", "watch1").stdout
+    assert f"{len(kept)} call(s) kept; its {head['dropped']} oldest not kept (an ant's log keeps its newest 40 KiB of calls)" in one
+    assert f"… {head['dropped']} older call(s), not kept" in one and "$ step 99 → exit 0" in one
+    listing = here.run("evidence").stdout
+    assert f"(+{head['dropped']} older, not kept)" in listing and "the checks read the newest" in listing
+
+
+def test_one_call_larger_than_the_cap_is_still_kept_whole(here, monkeypatch):
+    monkeypatch.setattr(evidence, "MAX_ANT_BYTES", 8 * 1024)
+    _ant_with_a_log(here)
+    evidence.append("a1", [_bash(1, 100)])
+    assert evidence.append("a1", [_bash(2, 20_000)]) == 1
+    head, calls = evidence.read("a1")
+    assert [c["id"] for c in calls] == ["toolu_2"] and head["dropped"] == 1
+
+
+def test_past_the_folders_cap_each_log_keeps_a_quarter_and_its_newest_calls(here, monkeypatch):
+    monkeypatch.setattr(evidence, "MAX_ANT_BYTES", 40 * 1024)
+    _ant_with_a_log(here)
+    (here.data / "evidence" / "other.jsonl").write_bytes(b"{}\n" + b"y" * 60 * 1024)
+    monkeypatch.setattr(evidence, "MAX_TOTAL_BYTES", 50 * 1024)
+    for n in range(30):
+        evidence.append("a1", [_bash(n)])
+    assert os.path.getsize(evidence.log_path("a1")) <= evidence.MAX_ANT_BYTES // 4
+    head, calls = evidence.read("a1")
+    assert calls[-1]["id"] == "toolu_29" and head["dropped"] + len(calls) == 30
+
+
+def test_writers_of_one_log_at_once_lose_no_call_unsaid(here, tmp_path):
+    """Four processes (the hook and the mod's hand-ins) append to one log while it is rewritten:
+    every call is either kept or counted as dropped, none twice."""
+    _ant_with_a_log(here)
+    script = (
+        "import sys, json\n"
+        "from aether.state import evidence\n"
+        "evidence.MAX_ANT_BYTES = 24 * 1024\n"
+        "w = int(sys.argv[1])\n"
+        "for n in range(60):\n"
+        "    evidence.append('a1', [{'tool': 'Bash', 'command': 'c', 'exit': 0, 'tail': 'z' * 500, 'id': f'w{w}-{n}'}])\n"
+    )
+    env = {**os.environ, "AETHER_DATA_DIR": str(here.data)}
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(w)], env=env) for w in range(4)]
+    assert all(p.wait(60) == 0 for p in procs)
+    head, calls = evidence.read("a1")
+    ids = [c["id"] for c in calls]
+    assert len(ids) == len(set(ids)) and head["dropped"] + len(ids) == 240
+    assert not [name for name in os.listdir(here.data / "evidence") if name.endswith(".tmp")]

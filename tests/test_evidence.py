@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from aether.rules import evidence as rules
+from aether.state import evidence
 from aether.steps import checks
 
 from helpers.colony import ok, write
@@ -337,9 +338,13 @@ def test_the_hook_leaves_the_mods_ants_to_the_mod_and_bounds_each_log(project):
     huge["error"] = "Exit code 1\n" + "x" * 100_000
     for n in range(300):
         hook({**huge, "tool_use_id": f"toolu_{n}"}, project.root)
-    lines = (folder / "big.jsonl").read_text("utf-8").splitlines()
-    assert os.path.getsize(folder / "big.jsonl") < 300 * 1024 and json.loads(lines[-1])["capped"] is True
-    assert all(len(json.loads(line).get("tail", "")) <= 1501 for line in lines)
+    lines = [json.loads(line) for line in (folder / "big.jsonl").read_text("utf-8").splitlines()]
+    assert os.path.getsize(folder / "big.jsonl") <= evidence.MAX_ANT_BYTES
+    assert all(len(line.get("tail", "")) <= 1501 for line in lines)
+    # the newest calls are kept, the oldest went, and the header counts them: none lost unsaid
+    ids = [line["id"] for line in lines[1:]]
+    assert ids == [f"toolu_{n}" for n in range(300 - len(ids), 300)]
+    assert lines[0]["agent_id"] == "big" and lines[0]["dropped"] == 300 - len(ids) > 0
 
 
 def test_bad_agent_ids_and_odd_payloads_never_fail_the_call(project):

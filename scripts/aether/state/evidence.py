@@ -11,13 +11,16 @@ report is kept once, by its id), then one line per tool call:
 
 `exit` null: Claude Code did not say (refused, interrupted, sent to the background). The header
 is written by the mod's launch, or by the hook at the ant's first call. Bounded: a tail of the
-output, a cap per ant (past it one `capped` line, then nothing) and per build (the folder's size;
-the logs of older builds are pruned when a build starts). Lower layers only (core): the hook
-imports this module without the rest of the helper.
+output, and a cap per ant — past it the oldest calls go (the newest decide a verdict), the log is
+rewritten with half of it, and its header counts what went (`dropped`), which `aether evidence`
+says; past the folder's cap (a build's ants together) each ant's log keeps a quarter as much. The
+logs of older builds are pruned when a build starts. Writers of one log take turns (`flock`).
+Lower layers only (core): the hook imports this module without the rest of the helper.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -31,8 +34,8 @@ FOLDER = "evidence"
 SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
 TAIL_CHARS = 1500  # of a call's output, its end (where a test run's summary and a traceback's error are)
 MAX_COMMAND = 2000  # characters of a command kept
-MAX_ANT_BYTES = 256 * 1024  # one ant's log; past it, one `capped` line
-MAX_TOTAL_BYTES = 24 * 1024 * 1024  # the folder (a build's ants together); past it, nothing is kept
+MAX_ANT_BYTES = 256 * 1024  # one ant's log; past it, its oldest calls go (rewritten with half of it)
+MAX_TOTAL_BYTES = 24 * 1024 * 1024  # the folder (a build's ants together); past it, each log keeps a quarter
 FUTURE_SLACK = 5  # seconds: a call said to end later than now (clocks aside) is not believed
 KEEP_SCOPES = 3  # builds and runs whose logs survive a new build's start
 FILE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
@@ -85,35 +88,92 @@ KEPT_ID = re.compile(rb'"id":"([^"\\]{1,200})"')
 
 def append(agent_id: str, records: list) -> int:
     """Keep these calls in the ant's log (opened before); the number kept. A call already kept
-    (the same id: the mod and the hook both saw it) is not kept twice."""
+    (the same id: the mod and the hook both saw it) is not kept twice. Past the log's cap its
+    oldest calls go, and its header counts them."""
     path = log_path(agent_id)
     if path is None or not records:
         return 0
-    try:
-        containment.check_write(path)
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW)
-    except (OSError, AetherError):
-        return 0  # no log: not an ant of the colony's spawns
-    kept = 0
-    try:
-        info = os.fstat(fd)
-        size = info.st_size
-        if not stat.S_ISREG(info.st_mode) or size > MAX_ANT_BYTES or _total_bytes() > MAX_TOTAL_BYTES:
+    for _ in range(100):  # the log may be rewritten (a new file) between the open and the lock: again
+        try:
+            containment.check_write(path)
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except (OSError, AetherError):
+            return 0  # no log: not an ant of the colony's spawns
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return 0
+            if os.stat(path, follow_symlinks=False).st_ino != info.st_ino:
+                continue  # rewritten meanwhile: this one is gone
+            return _append_locked(fd, path, info.st_size, records)
+        except OSError:
             return 0
-        seen = {m.decode("utf-8", "replace") for m in KEPT_ID.findall(os.pread(fd, size, 0))}
-        for record in records:
-            if record.get("id") in seen:
-                continue
-            line = _line(record)
-            if size + len(line) > MAX_ANT_BYTES:
-                os.write(fd, _line({"at": record.get("at") or clock.iso(), "capped": True}))
-                break
-            os.write(fd, line)
-            size += len(line)
-            kept += 1
+        finally:
+            os.close(fd)
+    return 0
+
+
+def _append_locked(fd: int, path: str, size: int, records: list) -> int:
+    cap = MAX_ANT_BYTES if _total_bytes() <= MAX_TOTAL_BYTES else MAX_ANT_BYTES // 4
+    raw = os.pread(fd, size, 0)
+    seen = {m.decode("utf-8", "replace") for m in KEPT_ID.findall(raw)}
+    lines = []
+    for record in records:
+        if record.get("id") in seen:
+            continue
+        if record.get("id") is not None:
+            seen.add(record["id"])
+        lines.append(_line(record))
+    added = sum(len(line) for line in lines)
+    if not lines:
+        return 0
+    if size + added <= cap:
+        os.write(fd, b"".join(lines))
+        return len(lines)
+    _rewrite(path, raw, lines, cap // 2)
+    return len(lines)
+
+
+def _rewrite(path: str, raw: bytes, added: list, budget: int) -> None:
+    """The log past its cap: its header, counting the calls that go, then the newest calls that fit
+    in `budget` (the newest one always), written beside it and renamed over it."""
+    old = raw.split(b"\n")
+    try:
+        header = json.loads(old[0])
+    except (ValueError, RecursionError):
+        header = None
+    if not isinstance(header, dict):
+        return
+    calls = [line + b"\n" for line in old[1:] if line.strip()] + added
+    kept: list = []
+    size = 0
+    for line in reversed(calls):
+        if kept and size + len(line) > budget:
+            break
+        kept.append(line)
+        size += len(line)
+    header["dropped"] = (_int(header.get("dropped")) or 0) + len(calls) - len(kept)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+    try:
+        os.write(fd, _line(header) + b"".join(reversed(kept)))
+        os.fsync(fd)
     finally:
         os.close(fd)
-    return kept
+    os.replace(tmp, path)
+
+
+def dropped(refs, owners: dict) -> dict:
+    """{ref: the number of its ants' oldest calls that went past the cap}, for those with any."""
+    wanted = set(refs)
+    out: dict = {}
+    for head in headers():
+        ref = _spawn_of(head, owners)
+        count = _int(head.get("dropped")) or 0
+        if ref in wanted and count:
+            out[ref] = out.get(ref, 0) + count
+    return out
 
 
 def _text(value, limit: int) -> str:

@@ -531,6 +531,10 @@ def line(v: dict) -> str:
     return head + (f": `{v['command']}` {v['why']}" if v.get("command") else f": {v['why']}") + more
 
 
+def _dropped_why() -> str:
+    return f"an ant's log keeps its newest {evidence.MAX_ANT_BYTES // 1024} KiB of calls"
+
+
 def _call_line(c: dict) -> str:
     took = f" {c['ms'] / 1000:.1f}s" if isinstance(c.get("ms"), int) else ""
     at = str(c.get("at") or "")[11:19]
@@ -553,16 +557,22 @@ def report(spawn: str | None) -> dict:
             raise input_error("unknown_spawn", f"no spawn {spawn!r}: `aether evidence` lists the latest run's ants")
         ref = matches[0]["ref"]
         calls = evidence.of_spawns([ref], owners(data)).get(ref, [])
+        gone = evidence.dropped([ref], owners(data)).get(ref, 0)
         lines = [f"{ref} ({matches[0].get('subagent_type')}): {len(calls)} call(s) kept"]
+        if gone:
+            lines[0] += f"; its {gone} oldest not kept ({_dropped_why()})"
+            lines.append(f"  … {gone} older call(s), not kept")
         lines += [_call_line(c) for c in calls] or ["  none — hooks and mod off, or the ant made no call"]
-        return {"spawn": ref, "calls": calls, "text": "\n".join(lines)}
+        return {"spawn": ref, "calls": calls, "dropped": gone, "text": "\n".join(lines)}
     runs = data.get("runs") or []
     if not runs:
         return {"run": None, "ants": [], "text": "No run yet: nothing any ant ran."}
     run = runs[-1]
     by_ref = evidence.of_scope(run["scope"], owners(data))
+    records = ledger.of_scope(data, run["scope"])
+    gone = evidence.dropped([r["ref"] for r in records], owners(data))
     ants = []
-    for rec in ledger.of_scope(data, run["scope"]):
+    for rec in records:
         calls = by_ref.get(rec["ref"], [])
         bash = [c for c in calls if c.get("tool") == "Bash"]
         ants.append(
@@ -570,13 +580,17 @@ def report(spawn: str | None) -> dict:
                 "spawn": rec["ref"],
                 "local": rec["local"],
                 "calls": len(calls),
+                "dropped": gone.get(rec["ref"], 0),
                 "failed": sum(1 for c in bash if c.get("exit") not in (0, None)),
                 "files": sorted({str(c.get("path")) for c in calls if c.get("tool") in evidence.FILE_TOOLS}),
             }
         )
     lines = [f"Run {run['scope']} ({run.get('command')}" + (f", phase {run['phase']}" if run.get("phase") else "") + "):"]
     for a in ants:
-        lines.append(f"  {a['local']:<10} {a['calls']:>3} call(s), {a['failed']} failed, {len(a['files'])} file(s) written")
+        more = f" (+{a['dropped']} older, not kept)" if a["dropped"] else ""
+        lines.append(f"  {a['local']:<10} {a['calls']:>3} call(s){more}, {a['failed']} failed, {len(a['files'])} file(s) written")
+    if any(a["dropped"] for a in ants):
+        lines.append(f"Older calls not kept: {_dropped_why()}; the checks read the newest.")
     latest = (run.get("verdicts") or [None])[-1]
     if latest:
         lines.append("Checks of its latest verification:")
