@@ -31,6 +31,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import guard  # noqa: E402
+from rails.state import _agent_type  # noqa: E402
 
 # What the mod reads of it (hooks/types.ts declares the same, held by tests/test_mod_types.py).
 SHAPES = {
@@ -44,8 +45,15 @@ PARENT_POLL_SECONDS = 2.0
 _judging = threading.Lock()  # one decision at a time: the shell parser and the rules keep module state
 
 
+UNKNOWN_AGENT = "unknown"  # a subagent whose type no record names: never judged as the Queen's thread
+
+
 def decide(event: object) -> dict | None:
-    """The decision on one call, as hooks/guard.sh would give it."""
+    """The decision on one call, as hooks/guard.sh would give it. A subagent's call the mod could
+    not name the type of (Claude Code's list did not say) takes it from the agent's record beside
+    the transcript, as Claude Code's hook input would carry it."""
+    if isinstance(event, dict) and event.get("agent_id") and not event.get("agent_type"):
+        event = {**event, "agent_type": _agent_type(event) or UNKNOWN_AGENT}
     with _judging:
         return guard.judge(event)
 

@@ -107,7 +107,7 @@ async function hookInput($: EngineInterface, env: Record<string, string>, e: Too
   return {
     session_id: env.CLAUDE_CODE_SESSION_ID,
     transcript_path: info?.transcriptPath,
-    cwd: await $.session.cwd(),
+    cwd: await $.session.cwd().catch(() => undefined),
     hook_event_name: 'PreToolUse',
     tool_name: tool,
     tool_input: args,

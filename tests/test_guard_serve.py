@@ -190,3 +190,17 @@ def test_guard_sh_judges_unless_that_guard_runs_for_this_claude_code(project, en
     finally:
         live.kill()
         live.wait()
+
+
+def test_a_subagent_of_no_known_type_is_never_judged_as_the_queen(served, project, tmp_path):
+    """The mod could not name the caller's type: it is read from Claude Code's record of the agent,
+    and with none, the call is not given the Queen's allowances (her own `aether` calls)."""
+    started, _ = served
+    transcript = tmp_path / "session.jsonl"
+    (tmp_path / "session" / "subagents").mkdir(parents=True)
+    (tmp_path / "session" / "subagents" / "agent-a7.meta.json").write_text('{"agentType": "ant:watcher"}', "utf-8")
+    write = {**WRITE, "agent_id": "a7", "transcript_path": str(transcript)}
+    del write["agent_type"]
+    assert "read-only" in _denied(guard_serve.ask(started["socket"], write)[1])
+    unknown = {**QUEEN, "agent_id": "a8", "transcript_path": str(transcript)}
+    assert guard_serve.ask(started["socket"], unknown)[1]["decision"] is None  # not the Queen's allow

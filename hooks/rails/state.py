@@ -87,6 +87,17 @@ def _spawned_by(event: dict) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _agent_type(event: dict) -> str | None:
+    """The subagent's type as Claude Code recorded it at its spawn (`agentType` of its meta file)."""
+    path = _subagent_file(event, ".meta.json")
+    try:
+        meta = json.loads(_read(path or "", 65536))
+    except (OSError, ValueError):
+        return None
+    value = meta.get("agentType") if isinstance(meta, dict) else None
+    return value if isinstance(value, str) and value else None
+
+
 def _first_message(event: dict) -> str:
     """The ant's first message (its brief), from its transcript; "" when it cannot be read."""
     path = _subagent_file(event, ".jsonl")
