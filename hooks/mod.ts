@@ -195,11 +195,13 @@ export const register: Register = on => {
   on('tool.call', async ($, e, next) => {
     if (!e.agentId) return next(e)
     noteCaller(e.tool_use_id, e.agentId) // for the guard, beneath in classic.PreToolUse
+    let took: number | undefined
     try {
       if (!(await ownAnt($, e.agentId))) return await next(e)
       const started = await $.clock.now()
       const result = await next(e)
       const ended = await $.clock.now()
+      took = forgetCaller(e.tool_use_id)
       const text = String(result?.text ?? '')
       const input: Readonly<Record<string, unknown>> = e // the fields of its tool's input, whichever tool it is
       ;(callsOf[e.agentId] ??= []).push({
@@ -211,10 +213,11 @@ export const register: Register = on => {
         text: text.length > TAIL_CHARS ? text.slice(-TAIL_CHARS) : text,
         ms: ended - started,
         t: ended / 1000,
+        ...(took !== undefined ? { hooks_ms: took } : {}),
       })
       return result
     } finally {
-      forgetCaller(e.tool_use_id)
+      if (took === undefined) forgetCaller(e.tool_use_id)
     }
   })
 

@@ -148,6 +148,7 @@ test('a guard that will not start leaves each call to guard.sh beneath, and is n
 
 test('under the markdown runtime, and for the tools guard.sh does not see, the calls are left to the hooks beneath', async ($, on) => {
   const spawned: string[][] = []
+  clock(on)
   on('process.hookEnv', () => ({ value: ENV }))
   on('env.get', () => ({ value: 'prompts' }))
   on('process.spawn', async function* (_, e): AsyncGenerator<ProcessSpawnChunk, Spawned> {

@@ -16,6 +16,7 @@ const GUARD_FAILED =
   "Aether's guard could not judge this call (its process did not answer, nor did hooks/guard.sh run once). Stop, and say so in your result block."
 
 const callers: Record<string, string> = {} // a call's tool_use_id → the agent making it (told to tool.call, not to classic.PreToolUse)
+const hookMs: Record<string, number> = {} // a call's tool_use_id → the time its PreToolUse hooks took (this one and those beneath)
 const typeOf: Record<string, string> = {} // an agent's id → its type (`ant:builder`), as Claude Code lists it
 let running: Promise<GuardStarted | undefined> | undefined // the guard that stays up, once asked for
 let failedAt = -Infinity // when it last would not start, or ended
@@ -28,8 +29,12 @@ export function noteCaller(toolUseId: string, agentId: string | undefined): void
   if (agentId) callers[toolUseId] = agentId
 }
 
-export function forgetCaller(toolUseId: string): void {
+/** The call is over: what was noted of it goes; the time its PreToolUse hooks took, if measured. */
+export function forgetCaller(toolUseId: string): number | undefined {
+  const took = hookMs[toolUseId]
   delete callers[toolUseId]
+  delete hookMs[toolUseId]
+  return took
 }
 
 // The variables a command hook gets (the guard reads the project from them), once per session.
@@ -154,6 +159,16 @@ async function decision($: EngineInterface, env: Record<string, string>, up: Gua
  *  beneath judges the call as a hook. */
 export async function guardHook($: EngineInterface, e: ToolCallEnvelope, next: Next<'classic.PreToolUse'>): Promise<PreToolUseResult> {
   if (!GUARDED.has(e.tool)) return next(e)
+  const started = await $.clock.now().catch(() => undefined)
+  try {
+    return await judged($, e, next)
+  } finally {
+    const ended = started === undefined ? undefined : await $.clock.now().catch(() => undefined)
+    if (callers[e.tool_use_id] !== undefined && started !== undefined && ended !== undefined) hookMs[e.tool_use_id] = ended - started // the timeline's hook time
+  }
+}
+
+async function judged($: EngineInterface, e: ToolCallEnvelope, next: Next<'classic.PreToolUse'>): Promise<PreToolUseResult> {
   markdownAsked ??= MARKDOWN.includes(((await $.env.get('AETHER_RUNTIME')) ?? '').toLowerCase())
   if (markdownAsked) return next(e)
   const env = await envOf($).catch(() => undefined)

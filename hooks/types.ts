@@ -138,6 +138,7 @@ export interface Call {
   text: string
   ms: number
   t: number
+  hooks_ms?: number
 }
 
 /** `mod answer`'s payload: what `turn.complete` brought. */

@@ -129,3 +129,49 @@ def test_control_characters_in_a_name_keep_the_picture_valid():
     spawn = _spawn("w\x01", "node", "builder", 0, 5, 10, "mod\x1bel")
     picture = timeline.svg("t", timeline.rows([spawn], {}), [], now=T0 + 5)
     ET.fromstring(picture)
+
+
+def test_the_time_an_ants_calls_spent_in_hooks_is_drawn_where_the_mod_measured_it():
+    spawns = [{**s, "ref": f"b1/{s['local']}"} for s in SPAWNS]
+    rows = timeline.rows(spawns, NODES, hooks={"b1/w1": (42, 14)})
+    assert [(r["id"], r["hooks_ms"], r["hooked_calls"]) for r in rows][1:3] == [("w1", 42, 14), ("w2", None, 0)]
+    lines = timeline.text("build of phase 1", rows, timeline.merges(NODES), now=T0 + 300).splitlines()
+    assert next(line for line in lines if " w1 " in f" {line} ").endswith("24.0k tokens · hooks 42 ms in 14 call(s)")
+    assert lines[-1] == timeline.HOOKS_RECORDED and "in the helper" in lines[-1]  # what is still not drawn, said
+    picture = timeline.svg("t", rows, [], now=T0 + 300)
+    assert "hooks 42 ms in 14 call(s)" in picture
+    notes = [t.text for t in ET.fromstring(picture).iter("{http://www.w3.org/2000/svg}text")][-2:]
+    assert " ".join(notes) == timeline.HOOKS_RECORDED  # one line a sentence: the picture is 960 wide
+
+
+def test_status_timeline_adds_up_the_hook_time_the_mod_handed_in_with_an_ants_calls(drive_colony, monkeypatch):
+    from aether.colony import mod as mod_loop
+    from aether.core import paths
+    from aether.state import evidence, store
+
+    p = drive_colony
+    action = approved_wave(p)
+    for spawn in action["spawns"]:
+        ok(p, "record", spawn["id"], "-", input=result())
+    monkeypatch.chdir(p.root)
+    for fn in (paths.project_root, paths.data_dir):
+        fn.cache_clear()
+    ref = f"{scope_of(p)}/w1"
+
+    def run_as(data):
+        next(s for s in data["spawns"] if s["ref"] == ref)["agent_id"] = "agent-w1"
+
+    store.update("spawns", run_as)
+    evidence.open_log("agent-w1", ref, "mod")
+    calls = [
+        {"tool": "Bash", "input": {"command": "ls"}, "isError": False, "text": "", "ms": 30, "t": T0 + 70, "hooks_ms": 3, "id": "c1"},
+        {"tool": "Write", "input": {"file_path": "a.py"}, "isError": False, "text": "", "ms": 9, "t": T0 + 80, "hooks_ms": 4, "id": "c2"},
+        {"tool": "Bash", "input": {"command": "pwd"}, "isError": False, "text": "", "ms": 9, "t": T0 + 90, "hooks_ms": -5, "id": "c3"},
+    ]
+    assert mod_loop.keep_calls({"agent-w1": calls}) == 3  # as `aether mod answer` keeps an ant's calls
+    for fn in (paths.project_root, paths.data_dir):
+        fn.cache_clear()
+    out = p.run("status", "--timeline").stdout
+    w1 = next(line for line in out.splitlines() if line.split()[:1] == ["w1"] or " w1 " in f" {line} ")
+    assert w1.endswith("hooks 7 ms in 2 call(s)")  # a time no hook can take is not believed
+    assert timeline.HOOKS_RECORDED in out

@@ -78,6 +78,11 @@ def test_no_ant_writes_the_colonys_files_or_a_file_through_a_here_document(runti
     _rails_hold(runtime_claude, python)
     if runtime_claude.runtime == "mod":  # one guard for the session; no Python per call
         assert (_starts(starts, "guard_serve"), _starts(starts, "guard")) == (1, 0), starts.read_text("utf-8")
+        # the time each call spent in its PreToolUse hooks, measured by the mod, kept and drawn
+        timed = [r for r in _evidence(runtime_claude.project) if r.get("tool")]
+        assert timed and all(isinstance(r.get("hooks_ms"), int) and r["hooks_ms"] >= 0 for r in timed), timed
+        drawn = aether_ok(runtime_claude, "status", "--timeline", "--json")
+        assert any(a["hooks_ms"] is not None for a in drawn["ants"]), drawn
     else:  # each of the ants' calls judged by a Python of its own
         assert (_starts(starts, "guard_serve"), _starts(starts, "guard") >= 6) == (0, True), starts.read_text("utf-8")
 

@@ -9,8 +9,9 @@ import os
 from aether.core import clock, containment, paths
 from aether.core.exceptions import state_error
 from aether.rules import timeline
+from aether.state import evidence, store
 from aether.state import spawns as ledger
-from aether.state import store
+from aether.steps import checks
 
 REPORTS = "reports"  # under .aether/
 
@@ -36,7 +37,7 @@ def view(picture: bool = False) -> dict:
     same_build = run.get("command") == "build" and tree.get("phase") == run.get("phase") and isinstance(tree.get("nodes"), dict)
     nodes = tree["nodes"] if same_build else {}
     now = clock.now()
-    ants = timeline.rows(ledger.of_scope(data, run["scope"]), nodes)
+    ants = timeline.rows(ledger.of_scope(data, run["scope"]), nodes, hooks=_hook_time(data, run["scope"]))
     merged = timeline.merges(nodes)
     title = _title(run)
     text = timeline.text(title, ants, merged, now)
@@ -49,6 +50,16 @@ def view(picture: bool = False) -> dict:
         ]
         text += "\nPicture: " + " and ".join(files)
     return {"run": run["scope"], "ants": ants, "merges": merged, "files": files, "text": text}
+
+
+def _hook_time(data: dict, scope: str) -> dict:
+    """{ref: (ms, calls)}: the time each ant's calls spent in PreToolUse hooks, where the mod measured it."""
+    out = {}
+    for ref, calls in evidence.of_scope(scope, checks.owners(data)).items():
+        times = [c["hooks_ms"] for c in calls if isinstance(c.get("hooks_ms"), int)]
+        if times:
+            out[ref] = (sum(times), len(times))
+    return out
 
 
 def _write(name: str, content: str) -> str:

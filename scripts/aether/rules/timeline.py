@@ -21,6 +21,16 @@ def escape(text: str) -> str:
 
 
 NOT_RECORDED = "Not recorded here: the time in hooks and in the helper (make bench-guard and make bench-scale measure them)."
+HOOKS_RECORDED = (
+    "Hooks: the time each ant's calls spent in PreToolUse hooks (the guard's included), as the mod measured it. "
+    "Not recorded here: the time in the helper, and the hooks of ants the markdown runtime ran "
+    "(make bench-scale and make bench-guard measure them)."
+)
+
+
+def footnote(found: list) -> str:
+    """What the view does not draw (said, not left out): hook time is drawn where the mod measured it."""
+    return HOOKS_RECORDED if any(r.get("hooks_ms") is not None for r in found) else NOT_RECORDED
 
 
 def _group(spawn: dict, node: dict | None) -> str:
@@ -31,10 +41,11 @@ def _group(spawn: dict, node: dict | None) -> str:
     return f"wave {node.get('wave')}" if role == "worker" and node.get("wave") is not None else role
 
 
-def rows(spawns: list, nodes: dict, parse=clock.parse_iso) -> list:
-    """[{id, group, caste, start, end, seconds, tokens, model, status}] in the order the ants were
-    handed out; `start` is when it was launched (else handed out), `end` when its answer was
-    recorded (None: not yet), or later by the time Claude Code says the ant ran."""
+def rows(spawns: list, nodes: dict, parse=clock.parse_iso, hooks: dict | None = None) -> list:
+    """[{id, group, caste, start, end, seconds, tokens, model, status, hooks_ms, hooked_calls}] in
+    the order the ants were handed out; `start` is when it was launched (else handed out), `end`
+    when its answer was recorded (None: not yet), or later by the time Claude Code says the ant
+    ran. hooks: {ref: (ms, calls)}, the time its calls spent in PreToolUse hooks where measured."""
     out = []
     for spawn in spawns:
         start_at = spawn.get("launched_at") or spawn.get("dispatched_at")
@@ -62,9 +73,15 @@ def rows(spawns: list, nodes: dict, parse=clock.parse_iso) -> list:
                 "tokens": usage.get("total_tokens"),
                 "model": str(usage.get("model") or spawn.get("model") or "") or None,
                 "status": spawn.get("status"),
+                "hooks_ms": (hooks or {}).get(spawn.get("ref"), (None, 0))[0],
+                "hooked_calls": (hooks or {}).get(spawn.get("ref"), (None, 0))[1],
             }
         )
     return out
+
+
+def _hooks(r: dict) -> str:
+    return f" · hooks {r['hooks_ms']} ms in {r['hooked_calls']} call(s)" if r.get("hooks_ms") is not None else ""
 
 
 def merges(nodes: dict) -> list:
@@ -110,14 +127,14 @@ def text(title: str, found: list, merged: list, now: float) -> str:
         bar = "·" * left + "█" * (right - left) + "·" * (BAR - right)
         label = r["group"] if r["group"] != group else ""
         group = r["group"]
-        spent = f"{r['model'] or '—'} · {_tokens(r['tokens'])} tokens"
+        spent = f"{r['model'] or '—'} · {_tokens(r['tokens'])} tokens{_hooks(r)}"
         lines.append(f"{label:<9}{str(r['id'])[:8]:<9}{bar}  {_when(r['seconds']):>7}  {r['caste']:<12} {spent}")
     for m in merged:
         at = "·" * round((m["t"] - first) / length * (BAR - 1))
         lines.append(f"{'merge':<9}{str(m['id'])[:8]:<9}{at}▲  {m['outcome']} at {clock.elapsed(m['t'] - first)}")
     if not found:
         lines.append("  (no ant of this run has started)")
-    lines.append(NOT_RECORDED)
+    lines.append(footnote(found))
     return "\n".join(lines)
 
 
@@ -125,7 +142,8 @@ def svg(title: str, found: list, merged: list, now: float) -> str:
     """The same timeline as a self-contained SVG: a bar per ant on a time axis, merges as marks."""
     first, last = span(found, merged, now)
     length = max(last - first, 1e-9)
-    height = TOP + ROW * (len(found) + 1) + 30
+    notes = [n if n.endswith(".") else n + "." for n in footnote(found).split(". ")]  # a line each: the picture is 960 wide
+    height = TOP + ROW * (len(found) + 1) + 16 + 16 * len(notes)
 
     def x(t: float) -> float:
         return LABEL + (t - first) / length * (SVG_WIDTH - LABEL - 150)
@@ -144,7 +162,8 @@ def svg(title: str, found: list, merged: list, now: float) -> str:
     for i, r in enumerate(found):
         parts += _svg_ant(r, TOP + i * ROW, x, now)
     parts += _svg_merges(merged, TOP + len(found) * ROW, x, first)
-    parts.append(f'<text x="12" y="{height - 8}" fill="#777">{escape(NOT_RECORDED)}</text>')
+    for i, note in enumerate(notes):
+        parts.append(f'<text x="12" y="{height - 8 - 16 * (len(notes) - 1 - i)}" fill="#777">{escape(note)}</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 
@@ -152,7 +171,7 @@ def svg(title: str, found: list, merged: list, now: float) -> str:
 def _svg_ant(r: dict, y: float, x, now: float) -> list:
     """One ant's row: its group, id and caste, its bar (a tooltip says all), and what it spent."""
     width = max(x(r["end"] if r["end"] is not None else now) - x(r["start"]), 3)
-    tip = f"{r['id']} ({r['caste']}): {_when(r['seconds'])}, {r['model'] or 'model not reported'}, {_tokens(r['tokens'])} tokens"
+    tip = f"{r['id']} ({r['caste']}): {_when(r['seconds'])}, {r['model'] or 'model not reported'}, {_tokens(r['tokens'])} tokens{_hooks(r)}"
     opacity = "0.45" if r["end"] is None else "0.9"  # a running ant's bar is pale
     return [
         f'<text x="12" y="{y + 15}">{escape(r["group"])}</text>',

@@ -9,6 +9,8 @@ report is kept once, by its id), then one line per tool call:
     {"at", "t", "tool": "Bash", "command", "cwd", "exit": 0 | N | null, "ms", "tail", "id"}
     {"at", "t", "tool": "Write" | "Edit" | …, "path", "ok", "ms", "id"}
 
+(a call the mod kept also carries `hooks_ms`: the time its PreToolUse hooks took, the guard's
+included.)
 `exit` null: Claude Code did not say (refused, interrupted, sent to the background). The header
 is written by the mod's launch, or by the hook at the ant's first call. Bounded: a tail of the
 output, and a cap per ant — past it the oldest calls go (the newest decide a verdict), the log is
@@ -36,6 +38,7 @@ TAIL_CHARS = 1500  # of a call's output, its end (where a test run's summary and
 MAX_COMMAND = 2000  # characters of a command kept
 MAX_ANT_BYTES = 256 * 1024  # one ant's log; past it, its oldest calls go (rewritten with half of it)
 MAX_TOTAL_BYTES = 24 * 1024 * 1024  # the folder (a build's ants together); past it, each log keeps a quarter
+MAX_HOOKS_MS = 20 * 60 * 1000  # a PreToolUse hook's own budget: a longer time is not believed
 FUTURE_SLACK = 5  # seconds: a call said to end later than now (clocks aside) is not believed
 KEEP_SCOPES = 3  # builds and runs whose logs survive a new build's start
 FILE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
@@ -256,6 +259,9 @@ def from_mod(call: dict) -> dict | None:
     t = call.get("t")
     if record is not None and isinstance(t, (int, float)) and not isinstance(t, bool) and 0 < t < 1e11:
         record["t"] = round(float(t), 3)
+    hooks = _int(call.get("hooks_ms"))
+    if record is not None and hooks is not None and 0 <= hooks < MAX_HOOKS_MS:
+        record["hooks_ms"] = hooks  # its PreToolUse hooks, as the mod measured them (the timeline adds them up)
     return record
 
 
