@@ -205,6 +205,34 @@ def test_a_background_ants_failed_notification_is_read_as_weather(colony):
     assert spawn_rec(p, "w1")["status"] == "dispatched" and spawns_of(p)["weather"]["kind"] == "usage_limit"
 
 
+def test_a_wave_mates_answer_after_a_limit_brings_the_stop_however_it_is_recorded(colony):
+    """w1 met the limit first; w2's answer, recorded as its ant stops and again from its
+    notification, gives the Queen the stop: nobody is left waiting for w1, which goes out again
+    only when the limit lifts."""
+    p = colony
+    calls = queen_wave(p)
+    for local, (tool_input, tool_use_id) in calls.items():
+        hook(
+            p,
+            "post",
+            {"tool_input": tool_input, "tool_use_id": tool_use_id, "tool_response": {"status": "async_launched", "agentId": f"bg-{local}"}},
+        )
+    failed = (
+        "<task-notification>\n<task-id>bg-w1</task-id>\n<tool-use-id>t0</tool-use-id>\n<status>failed</status>\n"
+        f'<summary>Agent "w1 builder" failed: {AGENT_USAGE_LIMIT}</summary>\n</task-notification>'
+    )
+    assert "(waiting for w2)" in context(hook(p, "prompt", {"prompt": failed}))
+    first = ok(p, "record", "w2", "-", input=result(files_created=[]))
+    assert first["waiting"] == [] and first["next"]["why"] == "limit", first
+    done = (
+        "<task-notification>\n<task-id>bg-w2</task-id>\n<tool-use-id>t1</tool-use-id>\n<status>completed</status>\n"
+        f'<summary>Agent "w2 builder" finished</summary>\n<result>{result(files_created=[])}</result>\n</task-notification>'
+    )
+    said = context(hook(p, "prompt", {"prompt": done}))
+    assert "w2 was recorded before" in said and "(waiting for" not in said and "usage limit" in said, said
+    assert spawn_rec(p, "w1")["status"] == "dispatched"  # not failed, not sent again while the limit holds
+
+
 def test_an_agent_call_that_keeps_failing_is_sent_at_most_three_times(colony):
     p = colony
     for n in range(1, 4):

@@ -141,7 +141,7 @@ def meter_unplanned(files, agent: str, subagent_type: str, usage: dict | None) -
 def mark_recorded(files, ref: str, line: str, via: str, usage: dict | None, agent: str | None = None) -> list:
     """The spawn's answer is recorded, and what it spent added to costs.json in the same change
     (a spawn whose ant reported no usage counts once, as unmetered); returns the spawns of its
-    action still unrecorded."""
+    action whose answer may still come (`awaited`)."""
     data = files["spawns"]
     rec = ledger.find(data, ref)
     assert rec is not None  # the caller found it under the driver's lock, still held
@@ -149,7 +149,21 @@ def mark_recorded(files, ref: str, line: str, via: str, usage: dict | None, agen
     if not _meter(files, rec, agent, usage) and not rec.get("metered") and not rec.get("unmetered"):
         rec["unmetered"] = True
         _count(files, rec, usage or {})
-    return [s["local"] for s in ledger.of_scope(data, rec["scope"]) if s.get("action") == rec["action"] and s["status"] != "recorded"]
+    return awaited(data, rec)
+
+
+def awaited(data: dict, rec: dict) -> list:
+    """The other spawns of `rec`'s action whose answer may still come: not recorded, and not sent
+    back by the weather that holds the colony (those go out again when it lifts — waiting for them
+    would leave the Queen waiting with no next action)."""
+    held = weather_now(data) is not None
+    return [
+        s["local"]
+        for s in ledger.of_scope(data, rec["scope"])
+        if s.get("action") == rec.get("action")
+        and s["status"] != "recorded"
+        and not (held and s["status"] == "dispatched" and s.get("limited_by"))
+    ]
 
 
 @store.writes("spawns")

@@ -191,7 +191,7 @@ def state_vanished(spawn_id: str) -> None:
 
 
 def _waiting(data: dict, rec: dict) -> list:
-    return [s["local"] for s in ledger.of_scope(data, rec["scope"]) if s.get("action") == rec.get("action") and s["status"] != "recorded"]
+    return dispatch.awaited(data, rec)
 
 
 def _next(run: dict) -> dict:
