@@ -117,7 +117,11 @@ def _guard_up(checkout: Path, root: Path):
         yield None
         return
     env = {"PATH": os.environ["PATH"], "CLAUDE_PROJECT_DIR": str(root), "HOME": os.environ.get("HOME", "/tmp")}
-    proc = subprocess.Popen(["sh", str(checkout / "hooks" / "guard.sh"), "--serve"], cwd=root, env=env, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        ["sh", str(checkout / "hooks" / "guard.sh"), "--serve"], cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    proc.stdin.write("bench-token\n")  # as the mod hands it its token
+    proc.stdin.close()
     try:
         yield json.loads(proc.stdout.readline())
     finally:
@@ -148,7 +152,7 @@ def _under_the_mod(checkout: Path, caste: str, command: str, root: Path, runs: i
     times = []
     with _guard_up(checkout, root) as up:
         if up is not None and guard_serve is not None:
-            env["AETHER_MOD_GUARD"] = f"{os.getpid()} {up['pid']}"
+            env["AETHER_MOD_GUARD"] = f"{os.getpid()} {up['pid']} {up['socket']}"
         for n in range(runs + 1):
             start = time.perf_counter()
             if up is not None and guard_serve is not None:

@@ -13,13 +13,17 @@
 # the person writes or runs); in a project with Bug Bash state, every call of the Queen's thread.
 # Under the mod, Claude Code's own process asks the guard that stays up for the session
 # (`guard.sh --serve`, hooks/guard_serve.py) about every call this hook would see, and names it in
-# AETHER_MOD_GUARD: "<the Claude Code's pid> <the guard's pid>". While that guard runs for this
-# Claude Code, the call was judged there: nothing is left to do here, not even reading stdin.
-case ${AETHER_MOD_GUARD:-} in
-  "${CLAUDE_PID:-/} "[1-9]*)
-    served=${AETHER_MOD_GUARD#* }
-    case $served in *[!0-9]*) ;; *) kill -0 "$served" 2>/dev/null && exit 0 ;; esac ;;
-esac
+# AETHER_MOD_GUARD: "<the Claude Code's pid> <the guard's pid> <its socket>". While that guard runs
+# for this Claude Code, the call was judged there: nothing is left to do here, not even reading stdin.
+if [ -n "${AETHER_MOD_GUARD:-}" ] && [ -n "${CLAUDE_PID:-}" ]; then
+  case $AETHER_MOD_GUARD in
+    "$CLAUDE_PID "[1-9]*' '/*)
+      served=${AETHER_MOD_GUARD#* }
+      socket=${served#* }
+      served=${served%% *}
+      case $served in *[!0-9]*) ;; *) kill -0 "$served" 2>/dev/null && [ -S "$socket" ] && exit 0 ;; esac ;;
+  esac
+fi
 
 # guard.py reads shell with tree-sitter-bash, installed in the helper's venv: found the way
 # bin/aether finds it (AETHER_VENV, .venv beside the plugin, or the venv a marketplace install
@@ -41,20 +45,30 @@ with_python() { # $1: what to run with the first Python found (returns only if n
   fi
   if command -v python3 >/dev/null 2>&1; then "$1" python3 ""; fi
 }
-# A venv's site-packages, handed to Python started without its `site` module (-S: ~2 ms less per
-# call); none found, Python starts with it. The modules are imported rather than run as scripts,
-# so Python keeps their compiled form.
+# A venv's one site-packages, handed to Python started without its `site` module (-S: ~1–2 ms
+# less per call) and put after the standard library, as `site` would; with more than one, or a
+# venv that also sees the system's packages, none: Python starts with `site` and finds its own.
+# The modules are imported rather than run as scripts, so Python keeps their compiled form.
 site_of() { # into $site (no subshell)
   site=
-  for found in "$1"/lib/python3*/site-packages; do [ -d "$found" ] && site=$found; done
+  for found in "$1"/lib/python3*/site-packages; do
+    [ -d "$found" ] || continue
+    [ -z "$site" ] || { site=; return 0; }
+    site=$found
+  done
+  if [ -n "$site" ] && [ -r "$1/pyvenv.cfg" ]; then
+    while IFS= read -r line; do
+      case $line in include-system-site-packages*true*) site= ;; esac
+    done <"$1/pyvenv.cfg"
+  fi
   return 0
 }
 judge() { # $1: the Python; $2: its site-packages, or "" for its own
-  printf '%s' "$input" | "$1" -I ${2:+-S} -c 'import sys; sys.path[:0] = [p for p in sys.argv[1:3] if p]; import guard; sys.exit(guard.main())' "$here" "$2"
+  printf '%s' "$input" | "$1" -I ${2:+-S} -c 'import sys; sys.path[:0] = sys.argv[1:2]; sys.path += [p for p in sys.argv[2:3] if p]; import guard; sys.exit(guard.main())' "$here" "$2"
   exit
 }
 serve() { # the guard that stays up takes this process's place: its parent is Claude Code
-  exec "$1" -I ${2:+-S} -c 'import sys; sys.path[:0] = [p for p in sys.argv[1:3] if p]; import guard_serve; sys.exit(guard_serve.main())' "$here" "$2"
+  exec "$1" -I ${2:+-S} -c 'import sys; sys.path[:0] = sys.argv[1:2]; sys.path += [p for p in sys.argv[2:3] if p]; import guard_serve; sys.exit(guard_serve.main())' "$here" "$2"
 }
 if [ "${1:-}" = --serve ]; then
   with_python serve

@@ -2,15 +2,18 @@
 and asks it about every Bash and file-tool call, in Claude Code's own process, instead of a
 Python start per call (hooks/guard.sh, ~20 ms). Same rules, same answers: `guard.judge`.
 
-It listens on a Unix socket in a folder only its user can enter, prints one JSON line on
-stdout — `{"socket": <path>, "pid": <its pid>}` — and answers HTTP, one request per call:
+It reads one line on stdin — a token the mod made, put in every answer so that the mod knows the
+answer is its guard's — listens on a Unix socket in a folder only its user can enter, prints one
+JSON line on stdout — `{"socket": <path>, "pid": <its pid>}` — and answers HTTP, one request per
+call:
 
     POST /decide   body: the PreToolUse hook's input (JSON)
-                   answer: {"decision": {"permissionDecision": …, "permissionDecisionReason": …}}
-                           or {"decision": null} (no decision: Claude Code decides as usual)
+                   answer: {"decision": {"permissionDecision": …, "permissionDecisionReason": …}
+                            or null (no decision: Claude Code decides as usual), "nonce": <token>}
 
-A body that is not a JSON object is answered 400 with `{"error": …}`. It ends when Claude Code
-ends (its parent is gone) or is told to (SIGTERM, SIGINT), and removes its folder."""
+A body that is not a JSON object is answered 400 with `{"error": …}` (and the connection closed).
+It ends when Claude Code ends (its parent is gone) or is told to (SIGTERM, SIGINT), and removes its
+folder; the folders of guards that ended without a word (SIGKILL) go when the next one starts."""
 
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ import shutil
 import signal
 import socket
 import socketserver
+import stat
 import sys
 import tempfile
 import threading
@@ -37,7 +41,7 @@ from rails.state import _agent_type  # noqa: E402
 SHAPES = {
     "GuardStarted": ("socket", "pid"),
     "GuardDecision": ("permissionDecision", "permissionDecisionReason"),
-    "GuardAnswer": ("decision",),
+    "GuardAnswer": ("decision", "nonce"),
 }
 MAX_BODY = 8 << 20  # a hook input larger than this is refused (a Write of a huge file reads ~4 MiB)
 PARENT_POLL_SECONDS = 2.0
@@ -60,6 +64,7 @@ def decide(event: object) -> dict | None:
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: Claude Code reuses the connection
+    nonce = ""  # the mod's token (main sets it)
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         if self.path != "/decide":
@@ -76,13 +81,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return self._answer(400, {"error": f"the body is not JSON ({exc})"})
         if not isinstance(event, dict):
             return self._answer(400, {"error": "the body is not a JSON object"})
-        self._answer(200, {"decision": decide(event)})
+        self._answer(200, {"decision": decide(event), "nonce": self.nonce})
 
     def _answer(self, status: int, body: dict) -> None:
+        if status != 200:
+            self.close_connection = True  # a body left unread must not be read as the next request
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(data)
 
@@ -98,12 +107,52 @@ class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     request_queue_size = 128  # a wave's ants call at once; a full backlog refuses a connection (EAGAIN)
 
 
-def open_server(folder: str | None = None) -> tuple[Server, str]:
-    """A server on a socket in `folder` (a new private one when None); its socket's path."""
-    folder = folder or tempfile.mkdtemp(prefix="aether-guard-")
+PREFIX = "aether-guard-"
+
+
+def open_server(folder: str | None = None, nonce: str = "") -> tuple[Server, str]:
+    """A server on a socket in `folder` (a new private one when None, its pid noted in it); its
+    socket's path."""
+    if folder is None:
+        _clear_ended()
+        folder = tempfile.mkdtemp(prefix=PREFIX)
+        with open(os.path.join(folder, "pid"), "w", encoding="ascii") as fh:
+            fh.write(str(os.getpid()))
     os.chmod(folder, 0o700)
     path = os.path.join(folder, "guard.sock")
-    return Server(path, _Handler), path
+    handler = type("Handler", (_Handler,), {"nonce": nonce})
+    return Server(path, handler), path
+
+
+def _clear_ended() -> None:
+    """The folders of this user's guards whose process has ended (killed without a word)."""
+    base = tempfile.gettempdir()
+    try:
+        names = [n for n in os.listdir(base) if n.startswith(PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        folder = os.path.join(base, name)
+        try:
+            info = os.lstat(folder)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+                continue
+            with open(os.path.join(folder, "pid"), encoding="ascii") as fh:
+                pid = int(fh.read(20))
+        except (OSError, ValueError):
+            continue
+        if pid > 0 and not _alive(pid):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's: not ours to judge
+    return True
 
 
 class _UnixConnection(http.client.HTTPConnection):
@@ -141,7 +190,8 @@ def _watch_parent(server: Server, parent: int) -> None:
 
 def main() -> int:
     parent = os.getppid()
-    server, path = open_server()
+    nonce = sys.stdin.readline(200).strip()  # the mod's token (closed stdin: none)
+    server, path = open_server(nonce=nonce)
     folder = os.path.dirname(path)
 
     def _end(signum, frame):  # noqa: ARG001 - signal's signature

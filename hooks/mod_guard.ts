@@ -11,15 +11,17 @@ const GUARDED = new Set(['Bash', 'Write', 'Edit', 'MultiEdit', 'NotebookEdit']) 
 const START_MS = 15000 // the longest the guard may take to start (Python and its shell parser)
 const RESTART_AFTER_MS = 30000 // a guard that would not start, or ended, is started again after this long
 const ENDED: ProcessSpawnResult = { code: null, signal: null } // what a stream closed early is told
-const ASK_MS = 30000 // the longest one call's judgment may take by the one-shot guard.sh
+const ASK_MS = 10000 // the longest one call's judgment may take, asked of either (guard.sh's own hook timeout)
 const GUARD_FAILED =
   "Aether's guard could not judge this call (its process did not answer, nor did hooks/guard.sh run once). Stop, and say so in your result block."
 
 const callers: Record<string, string> = {} // a call's tool_use_id → the agent making it (told to tool.call, not to classic.PreToolUse)
 const hookMs: Record<string, number> = {} // a call's tool_use_id → the time its PreToolUse hooks took (this one and those beneath)
 const typeOf: Record<string, string> = {} // an agent's id → its type (`ant:builder`), as Claude Code lists it
-let running: Promise<GuardStarted | undefined> | undefined // the guard that stays up, once asked for
+type Guard = GuardStarted & { nonce: string }
+let running: Promise<Guard | undefined> | undefined // the guard that stays up, once asked for
 let failedAt = -Infinity // when it last would not start, or ended
+let generation = 0 // which start is the newest (an older guard's end changes nothing)
 let hookEnv: Record<string, string> | undefined
 let markdownAsked: boolean | undefined // AETHER_RUNTIME asks for the markdown commands and their shell hooks
 const MARKDOWN = ['prompts', 'markdown', 'off'] // as scripts/aether/colony/mod_serve.py reads AETHER_RUNTIME
@@ -44,9 +46,13 @@ async function envOf($: EngineInterface): Promise<Record<string, string>> {
 }
 
 // The guard that stays up: started once, its socket read from the first line it prints; started
-// again after it ended. AETHER_MOD_GUARD tells hooks/guard.sh who judges while it runs.
-async function start($: EngineInterface, env: Record<string, string>): Promise<GuardStarted | undefined> {
-  const child = $.process.spawn({ argv: ['sh', `${env.CLAUDE_PLUGIN_ROOT}/hooks/guard.sh`, '--serve'], env })
+// again after it ended. AETHER_MOD_GUARD tells hooks/guard.sh who judges while it runs. A token
+// only the mod and the guard know (handed on its stdin) is in each of its answers: a process that
+// took the socket's place cannot answer for it.
+async function start($: EngineInterface, env: Record<string, string>): Promise<Guard | undefined> {
+  const nonce = token()
+  const mine = ++generation
+  const child = $.process.spawn({ argv: ['sh', `${env.CLAUDE_PLUGIN_ROOT}/hooks/guard.sh`, '--serve'], env, input: `${nonce}\n` })
   let said = ''
   const waited = new AbortController()
   const timeout = $.clock.sleep(START_MS, { signal: waited.signal }).then(
@@ -73,12 +79,25 @@ async function start($: EngineInterface, env: Record<string, string>): Promise<G
   void (async () => {
     // the child's life: its output read to the end (it says nothing more), then forgotten
     for (;;) if ((await child.next().catch(() => ({ done: true as const, value: undefined }))).done) break
+    if (generation !== mine) return
     running = undefined
     failedAt = await $.clock.now().catch(() => Date.now()) // started again only after a while: guard.sh judges meanwhile
     await $.env.set('AETHER_MOD_GUARD', undefined).catch(() => undefined) // (a guard that ended is not trusted by guard.sh anyway)
   })()
-  await $.env.set('AETHER_MOD_GUARD', `${env.CLAUDE_PID} ${started.pid}`)
-  return started
+  await $.env.set('AETHER_MOD_GUARD', `${env.CLAUDE_PID} ${started.pid} ${started.socket}`)
+  return { ...started, nonce }
+}
+
+// Hard to guess from outside Claude Code's process (no crypto API is declared for mods).
+function token(): string {
+  return Array.from({ length: 4 }, () => Math.random().toString(36).slice(2, 12)).join('')
+}
+
+// A guard that did not answer as it should is ended: guard.sh judges again, and it starts anew later.
+async function stop($: EngineInterface, up: Guard): Promise<void> {
+  running = undefined
+  failedAt = await $.clock.now().catch(() => Date.now())
+  await $.process.run(['kill', String(up.pid)], { timeoutMs: 5000 }).catch(() => undefined)
 }
 
 function parsedStart(line: string): GuardStarted | undefined {
@@ -91,15 +110,20 @@ function parsedStart(line: string): GuardStarted | undefined {
   }
 }
 
-async function guardUp($: EngineInterface, env: Record<string, string>): Promise<GuardStarted | undefined> {
-  if (running === undefined && (await $.clock.now()) - failedAt >= RESTART_AFTER_MS) {
-    running = start($, env).then(async started => {
-      if (started === undefined) {
-        failedAt = await $.clock.now()
-        running = undefined
-      }
-      return started
-    })
+async function guardUp($: EngineInterface, env: Record<string, string>): Promise<Guard | undefined> {
+  const now = await $.clock.now().catch(() => Date.now())
+  if (running === undefined && now - failedAt >= RESTART_AFTER_MS) {
+    // set before any other await: calls that come together start one guard
+    running = start($, env).then(
+      started => {
+        if (started === undefined) [failedAt, running] = [now, undefined]
+        return started
+      },
+      () => {
+        ;[failedAt, running] = [now, undefined] // it could not start (refused, or no program): guard.sh judges
+        return undefined
+      },
+    )
   }
   return running
 }
@@ -117,7 +141,7 @@ async function hookInput($: EngineInterface, env: Record<string, string>, e: Too
     tool_name: tool,
     tool_input: args,
     tool_use_id: toolUseId,
-    ...(agent ? { agent_id: agent, agent_type: await agentType($, agent) } : {}),
+    ...(agent ? { agent_id: agent, agent_type: await agentType($, agent) } : info?.agentType ? { agent_type: info.agentType } : {}),
   }
 }
 
@@ -131,17 +155,27 @@ async function agentType($: EngineInterface, agent: string): Promise<string | un
   return typeOf[agent]
 }
 
-// The decision of the guard that stays up; when it did not answer (it ends, or fails on this call),
-// of guard.sh run once as the hook would run it (told that no guard stays up).
-async function decision($: EngineInterface, env: Record<string, string>, up: GuardStarted, e: ToolCallEnvelope): Promise<GuardDecision | null> {
+// The decision of the guard that stays up; when it did not answer within ASK_MS, or not as the
+// guard this mod started, it is ended and the call judged by guard.sh run once as the hook would
+// run it (told that no guard stays up).
+async function decision($: EngineInterface, env: Record<string, string>, up: Guard, e: ToolCallEnvelope): Promise<GuardDecision | null> {
   const body = JSON.stringify(await hookInput($, env, e))
+  const waited = new AbortController()
   try {
-    const asked = await $.http.fetch('http://guard/decide', { method: 'POST', socketPath: up.socket, body, headers: { 'content-type': 'application/json' } })
-    const answer = JSON.parse(asked.text) as GuardAnswer
-    if (asked.ok && answer.decision !== undefined) return answer.decision
+    const asked = $.http.fetch('http://guard/decide', { method: 'POST', socketPath: up.socket, body, headers: { 'content-type': 'application/json' } })
+    const late = $.clock.sleep(ASK_MS, { signal: waited.signal }).then(
+      () => undefined,
+      () => undefined,
+    )
+    const got = await Promise.race([asked, late])
+    const answer = got?.ok ? (JSON.parse(got.text) as GuardAnswer) : undefined
+    if (answer !== undefined && answer.nonce === up.nonce && answer.decision !== undefined) return answer.decision
   } catch {
     // no answer: guard.sh below
+  } finally {
+    waited.abort()
   }
+  await stop($, up) // hung, gone, or not the guard this mod started
   const once = await $.process.run(['sh', `${env.CLAUDE_PLUGIN_ROOT}/hooks/guard.sh`], {
     env: { ...env, AETHER_MOD_GUARD: '' },
     stdin: body,

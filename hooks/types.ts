@@ -187,7 +187,9 @@ export interface GuardDecision {
   permissionDecisionReason?: string
 }
 
-/** `POST /decide`: the decision on one call, or null (Claude Code decides as usual). */
+/** `POST /decide`: the decision on one call, or null (Claude Code decides as usual); `nonce`: the
+ *  token the mod handed the guard on its stdin. */
 export interface GuardAnswer {
   decision: GuardDecision | null
+  nonce: string
 }

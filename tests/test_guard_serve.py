@@ -25,6 +25,7 @@ import guard_serve  # noqa: E402
 
 WRITE = {"tool_name": "Bash", "agent_id": "a1", "agent_type": "ant:watcher", "tool_input": {"command": "echo x > notes.txt"}}
 QUEEN = {"tool_name": "Bash", "tool_input": {"command": "aether status"}}
+NONCE = "t0k3n-only-the-mod-knows"
 
 
 def _env(project: Path, **extra: str) -> dict:
@@ -35,12 +36,16 @@ def _env(project: Path, **extra: str) -> dict:
 @pytest.fixture
 def served(project):
     """`guard.sh --serve` as the mod starts it: (its first line, the process)."""
-    proc = subprocess.Popen(["sh", str(GUARD_SH), "--serve"], cwd=project.root, env=_env(project.root), stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        ["sh", str(GUARD_SH), "--serve"], cwd=project.root, env=_env(project.root), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
+        proc.stdin.write(f"{NONCE}\n")
+        proc.stdin.close()
         started = json.loads(proc.stdout.readline())
         yield started, proc
     finally:
-        proc.kill()
+        proc.terminate()  # as Claude Code ends it: the folder goes with it
         proc.wait()
 
 
@@ -61,11 +66,9 @@ def test_it_answers_as_the_hook_does(served, project):
     started, _ = served
     status, answer = guard_serve.ask(started["socket"], WRITE)
     assert status == 200 and "read-only" in _denied(answer)
-    assert guard_serve.ask(started["socket"], QUEEN) == (
-        200,
-        {"decision": {"permissionDecision": "allow", "permissionDecisionReason": "Aether's own helper"}},
-    )
-    assert guard_serve.ask(started["socket"], {"tool_name": "Read", "tool_input": {}}) == (200, {"decision": None})
+    allow = {"permissionDecision": "allow", "permissionDecisionReason": "Aether's own helper"}
+    assert guard_serve.ask(started["socket"], QUEEN) == (200, {"decision": allow, "nonce": NONCE})  # the mod's token in each answer
+    assert guard_serve.ask(started["socket"], {"tool_name": "Read", "tool_input": {}}) == (200, {"decision": None, "nonce": NONCE})
     hook = subprocess.run(
         ["sh", str(GUARD_SH)], input=json.dumps(WRITE), env=_env(project.root), capture_output=True, text=True, check=True
     )
@@ -123,7 +126,11 @@ def test_told_to_end_it_ends_and_leaves_no_folder(served):
 def test_it_ends_when_claude_code_is_gone(project):
     """Its parent killed (Claude Code ended without a word): it notices and ends."""
     parent = subprocess.Popen(
-        ["sh", "-c", f'sh "{GUARD_SH}" --serve & wait'], cwd=project.root, env=_env(project.root), stdout=subprocess.PIPE, text=True
+        ["sh", "-c", f'sh "{GUARD_SH}" --serve </dev/null & wait'],
+        cwd=project.root,
+        env=_env(project.root),
+        stdout=subprocess.PIPE,
+        text=True,
     )
     started = json.loads(parent.stdout.readline())
     parent.kill()
@@ -156,13 +163,9 @@ def _hook(project, **env: str) -> str:
     return done.stdout
 
 
-def test_guard_sh_steps_aside_while_the_guard_that_stays_up_runs_for_this_claude_code(project):
-    live = subprocess.Popen(["sleep", "30"])  # stands for the guard that stays up
-    try:
-        assert _hook(project, CLAUDE_PID="4242", AETHER_MOD_GUARD=f"4242 {live.pid}") == ""
-    finally:
-        live.kill()
-        live.wait()
+def test_guard_sh_steps_aside_while_the_guard_that_stays_up_runs_for_this_claude_code(project, served):
+    started, proc = served
+    assert _hook(project, CLAUDE_PID="4242", AETHER_MOD_GUARD=f"4242 {proc.pid} {started['socket']}") == ""
 
 
 @pytest.mark.parametrize(
@@ -170,37 +173,82 @@ def test_guard_sh_steps_aside_while_the_guard_that_stays_up_runs_for_this_claude
     [
         {},  # no mod
         {"CLAUDE_PID": "4242", "AETHER_MOD_GUARD": ""},  # the mod's own one-shot ask
-        {"CLAUDE_PID": "4243", "AETHER_MOD_GUARD": "4242 {live}"},  # another Claude Code's guard (a nested session)
-        {"AETHER_MOD_GUARD": "4242 {live}"},  # no Claude Code named
-        {"CLAUDE_PID": "4242", "AETHER_MOD_GUARD": "4242 {dead}"},  # the guard has ended
-        {"CLAUDE_PID": "4242", "AETHER_MOD_GUARD": "4242 -1"},  # `kill -0 -1` reaches every process
-        {"CLAUDE_PID": "4242", "AETHER_MOD_GUARD": "4242 {live}x"},
-        {"CLAUDE_PID": "4242", "AETHER_MOD_GUARD": "4242 0"},
-        {"CLAUDE_PID": "", "AETHER_MOD_GUARD": " {live}"},
+        {"CLAUDE_PID": "4243", "AETHER_MOD_GUARD": "4242 {live} {socket}"},  # another Claude Code's guard (a nested session)
+        {"AETHER_MOD_GUARD": "4242 {live} {socket}"},  # no Claude Code named
+        {"AETHER_MOD_GUARD": "/ {live} {socket}"},
+        {"CLAUDE_PID": "4242", "AETHER_MOD_GUARD": "4242 {dead} {socket}"},  # the guard has ended
+        {"CLAUDE_PID": "4242", "AETHER_MOD_GUARD": "4242 {live} {tmp}/none.sock"},  # its socket gone
+        {"CLAUDE_PID": "4242", "AETHER_MOD_GUARD": "4242 {live} {tmp}"},  # not a socket
+        {"CLAUDE_PID": "4242", "AETHER_MOD_GUARD": "4242 -1 {socket}"},  # `kill -0 -1` reaches every process
+        {"CLAUDE_PID": "4242", "AETHER_MOD_GUARD": "4242 {live}x {socket}"},
+        {"CLAUDE_PID": "4242", "AETHER_MOD_GUARD": "4242 0 {socket}"},
+        {"CLAUDE_PID": "4242", "AETHER_MOD_GUARD": "4242 {live}"},  # no socket named
+        {"CLAUDE_PID": "", "AETHER_MOD_GUARD": " {live} {socket}"},
     ],
 )
-def test_guard_sh_judges_unless_that_guard_runs_for_this_claude_code(project, env):
-    live = subprocess.Popen(["sleep", "30"])
+def test_guard_sh_judges_unless_that_guard_runs_for_this_claude_code(project, served, tmp_path, env):
+    started, proc = served
     dead = subprocess.Popen(["true"])
     dead.wait()
-    try:
-        env = {k: v.format(live=live.pid, dead=dead.pid) for k, v in env.items()}
-        out = _hook(project, **env)
-        assert "read-only" in json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"], env
-    finally:
-        live.kill()
-        live.wait()
+    env = {k: v.format(live=proc.pid, dead=dead.pid, socket=started["socket"], tmp=tmp_path) for k, v in env.items()}
+    out = _hook(project, **env)
+    assert "read-only" in json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"], env
 
 
-def test_a_subagent_of_no_known_type_is_never_judged_as_the_queen(served, project, tmp_path):
-    """The mod could not name the caller's type: it is read from Claude Code's record of the agent,
-    and with none, the call is not given the Queen's allowances (her own `aether` calls)."""
+def test_a_refused_body_closes_its_connection(served):
+    """What was left unread of a refused request is never read as the next one."""
     started, _ = served
-    transcript = tmp_path / "session.jsonl"
-    (tmp_path / "session" / "subagents").mkdir(parents=True)
-    (tmp_path / "session" / "subagents" / "agent-a7.meta.json").write_text('{"agentType": "ant:watcher"}', "utf-8")
-    write = {**WRITE, "agent_id": "a7", "transcript_path": str(transcript)}
-    del write["agent_type"]
-    assert "read-only" in _denied(guard_serve.ask(started["socket"], write)[1])
-    unknown = {**QUEEN, "agent_id": "a8", "transcript_path": str(transcript)}
-    assert guard_serve.ask(started["socket"], unknown)[1]["decision"] is None  # not the Queen's allow
+    connection = guard_serve._UnixConnection(started["socket"], 10)
+    connection.putrequest("POST", "/decide")
+    connection.putheader("Content-Length", str(guard_serve.MAX_BODY + 1))
+    connection.endheaders()
+    response = connection.getresponse()
+    assert response.status == 413 and response.getheader("Connection") == "close"
+    connection.close()
+
+
+def test_the_folders_of_guards_killed_without_a_word_go_when_the_next_starts(project, tmp_path, monkeypatch):
+    monkeypatch.setattr(guard_serve.tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    for name, pid in (("aether-guard-old", dead.pid), ("aether-guard-live", os.getpid())):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "pid").write_text(str(pid))
+    (tmp_path / "aether-guard-nopid").mkdir()
+    server, path = guard_serve.open_server()
+    server.server_close()
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert "aether-guard-old" not in left and {"aether-guard-live", "aether-guard-nopid"} <= set(left)
+    assert Path(path).parent.name in left
+
+
+def test_python_starts_without_site_only_where_the_venvs_packages_are_certain(project, tmp_path):
+    """A venv with a second site-packages (a leftover of another Python) or one that also sees the
+    system's: Python starts with `site` and the guard still reads the command."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(REPO / ".venv" / "bin" / "python")
+    real = next((REPO / ".venv" / "lib").glob("python3*/site-packages"))
+    (venv / "lib" / real.parent.name).mkdir(parents=True)
+    (venv / "lib" / real.parent.name / "site-packages").symlink_to(real)
+    (venv / "lib" / "python3.99" / "site-packages").mkdir(parents=True)  # a leftover, empty, found last
+    (venv / "pyvenv.cfg").write_text((REPO / ".venv" / "pyvenv.cfg").read_text())
+    ls = {**WRITE, "tool_input": {"command": "ls"}}
+    done = subprocess.run(
+        ["sh", str(GUARD_SH)],
+        input=json.dumps(ls),
+        env=_env(project.root, AETHER_VENV=str(venv)),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout == ""  # read and let through (not "the shell parser is not installed")
+    write = subprocess.run(
+        ["sh", str(GUARD_SH)],
+        input=json.dumps(WRITE),
+        env=_env(project.root, AETHER_VENV=str(venv)),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "read-only" in write.stdout
