@@ -21,26 +21,12 @@ if [ -f "$log" ]; then
 fi
 here=${0%/*}
 [ "$here" = "$0" ] && here=.
-# Python starts without its `site` module when the venv's one site-packages is found (-S: ~1–2 ms
-# less; see guard.sh), that folder after the standard library.
+# Python starts without `site` where the venv's packages are certain (venv_site.sh).
 keep() { # $1: the Python; $2: its site-packages, or "" for its own
   printf '%s' "$input" | "$1" -I ${2:+-S} -c 'import sys; sys.path[:0] = sys.argv[1:2]; sys.path += [p for p in sys.argv[2:3] if p]; import evidence_hook; evidence_hook.main()' "$here" "$2" 2>/dev/null
   exit 0
 }
-site_of() { # into $site (no subshell)
-  site=
-  for found in "$1"/lib/python3*/site-packages; do
-    [ -d "$found" ] || continue
-    [ -z "$site" ] || { site=; return 0; }
-    site=$found
-  done
-  if [ -n "$site" ] && [ -r "$1/pyvenv.cfg" ]; then
-    while IFS= read -r line; do
-      case $line in include-system-site-packages*true*) site= ;; esac
-    done <"$1/pyvenv.cfg"
-  fi
-  return 0
-}
+. "$here/venv_site.sh" # site_of
 for venv in "${AETHER_VENV:-}" "$here/../.venv"; do
   if [ -n "$venv" ] && [ -x "$venv/bin/python" ]; then site_of "$venv" && keep "$venv/bin/python" "$site"; fi
 done

@@ -45,24 +45,9 @@ with_python() { # $1: what to run with the first Python found (returns only if n
   fi
   if command -v python3 >/dev/null 2>&1; then "$1" python3 ""; fi
 }
-# A venv's one site-packages, handed to Python started without its `site` module (-S: ~1–2 ms
-# less per call) and put after the standard library, as `site` would; with more than one, or a
-# venv that also sees the system's packages, none: Python starts with `site` and finds its own.
-# The modules are imported rather than run as scripts, so Python keeps their compiled form.
-site_of() { # into $site (no subshell)
-  site=
-  for found in "$1"/lib/python3*/site-packages; do
-    [ -d "$found" ] || continue
-    [ -z "$site" ] || { site=; return 0; }
-    site=$found
-  done
-  if [ -n "$site" ] && [ -r "$1/pyvenv.cfg" ]; then
-    while IFS= read -r line; do
-      case $line in include-system-site-packages*true*) site= ;; esac
-    done <"$1/pyvenv.cfg"
-  fi
-  return 0
-}
+# Python starts without `site` where the venv's packages are certain (venv_site.sh). The modules
+# are imported rather than run as scripts, so Python keeps their compiled form.
+. "$here/venv_site.sh" # site_of
 judge() { # $1: the Python; $2: its site-packages, or "" for its own
   printf '%s' "$input" | "$1" -I ${2:+-S} -c 'import sys; sys.path[:0] = sys.argv[1:2]; sys.path += [p for p in sys.argv[2:3] if p]; import guard; sys.exit(guard.main())' "$here" "$2"
   exit

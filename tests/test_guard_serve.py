@@ -156,9 +156,10 @@ def _alive(pid: int) -> bool:
 # ---------------------------------------------------------------- guard.sh steps aside
 
 
-def _hook(project, **env: str) -> str:
+def _hook(project, event: dict = WRITE, **env: str) -> str:
+    """guard.sh run as Claude Code runs the hook: what it prints."""
     done = subprocess.run(
-        ["sh", str(GUARD_SH)], input=json.dumps(WRITE), env=_env(project.root, **env), capture_output=True, text=True, check=True
+        ["sh", str(GUARD_SH)], input=json.dumps(event), env=_env(project.root, **env), capture_output=True, text=True, check=True
     )
     return done.stdout
 
@@ -234,21 +235,5 @@ def test_python_starts_without_site_only_where_the_venvs_packages_are_certain(pr
     (venv / "lib" / "python3.99" / "site-packages").mkdir(parents=True)  # a leftover, empty, found last
     (venv / "pyvenv.cfg").write_text((REPO / ".venv" / "pyvenv.cfg").read_text())
     ls = {**WRITE, "tool_input": {"command": "ls"}}
-    done = subprocess.run(
-        ["sh", str(GUARD_SH)],
-        input=json.dumps(ls),
-        env=_env(project.root, AETHER_VENV=str(venv)),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert done.stdout == ""  # read and let through (not "the shell parser is not installed")
-    write = subprocess.run(
-        ["sh", str(GUARD_SH)],
-        input=json.dumps(WRITE),
-        env=_env(project.root, AETHER_VENV=str(venv)),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert "read-only" in write.stdout
+    assert _hook(project, ls, AETHER_VENV=str(venv)) == ""  # read and let through (not "the shell parser is not installed")
+    assert "read-only" in _hook(project, WRITE, AETHER_VENV=str(venv))

@@ -76,26 +76,25 @@ def _subagent_file(event: dict, suffix: str) -> str | None:
     return os.path.join(transcript[: -len(".jsonl")], "subagents", f"agent-{agent}{suffix}")
 
 
-def _spawned_by(event: dict) -> str | None:
-    """The tool_use_id of the Agent call that started this ant."""
+def _meta(event: dict, key: str) -> str | None:
+    """A string of Claude Code's record of this subagent (`agent-<id>.meta.json`), or None."""
     path = _subagent_file(event, ".meta.json")
     try:
         meta = json.loads(_read(path or "", 65536))
     except (OSError, ValueError):
         return None
-    value = meta.get("toolUseId") if isinstance(meta, dict) else None
+    value = meta.get(key) if isinstance(meta, dict) else None
     return value if isinstance(value, str) and value else None
+
+
+def _spawned_by(event: dict) -> str | None:
+    """The tool_use_id of the Agent call that started this ant."""
+    return _meta(event, "toolUseId")
 
 
 def _agent_type(event: dict) -> str | None:
-    """The subagent's type as Claude Code recorded it at its spawn (`agentType` of its meta file)."""
-    path = _subagent_file(event, ".meta.json")
-    try:
-        meta = json.loads(_read(path or "", 65536))
-    except (OSError, ValueError):
-        return None
-    value = meta.get("agentType") if isinstance(meta, dict) else None
-    return value if isinstance(value, str) and value else None
+    """The subagent's type as Claude Code recorded it at its spawn."""
+    return _meta(event, "agentType")
 
 
 def _first_message(event: dict) -> str:
