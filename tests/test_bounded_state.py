@@ -242,10 +242,31 @@ def test_past_its_cap_an_ants_log_drops_its_oldest_calls_and_says_so(here, monke
     assert head["spawn"] == ref and head["dropped"] == 100 - len(kept) > 50
     assert evidence.append("a1", [_bash(99)]) == 0  # a call already kept is not kept twice
     one = here.run("evidence", "watch1").stdout
-    assert f"{len(kept)} call(s) kept; its {head['dropped']} oldest not kept (an ant's log keeps its newest 40 KiB of calls)" in one
+    assert f"{len(kept)} call(s) kept; its {head['dropped']} oldest not kept (an ant's log past 40 KiB keeps its newest calls)" in one
     assert f"… {head['dropped']} older call(s), not kept" in one and "$ step 99 → exit 0" in one
     listing = here.run("evidence").stdout
     assert f"(+{head['dropped']} older, not kept)" in listing and "the checks read the newest" in listing
+
+
+def test_the_same_calls_handed_in_again_after_a_rewrite_change_nothing(here, monkeypatch):
+    """A retried `mod wait` or an answer taken twice brings calls the log already dropped: they are
+    not taken for new ones (the newest stay the newest; nothing is counted twice)."""
+    monkeypatch.setattr(evidence, "MAX_ANT_BYTES", 40 * 1024)
+    _ant_with_a_log(here)
+    batch = [{**_bash(n), "exit": 1 if n == 20 else 0} for n in range(30)]
+    evidence.append("a1", batch)
+    first = evidence.read("a1")
+    assert evidence.append("a1", batch) == 0
+    assert evidence.read("a1") == first and first[1][-1]["id"] == "toolu_29" and first[0]["dropped"] + len(first[1]) == 30
+    assert evidence.append("a1", [_bash(30)]) == 1  # a new call still comes in
+
+
+def test_a_log_whose_header_is_not_ours_keeps_nothing_and_says_so(here, monkeypatch):
+    monkeypatch.setattr(evidence, "MAX_ANT_BYTES", 8 * 1024)
+    _ant_with_a_log(here)
+    with open(str(evidence.log_path("a1")), "w", encoding="utf-8") as fh:
+        fh.write("not json\n" + "x" * 9000 + "\n")
+    assert evidence.append("a1", [_bash(1)]) == 0  # past the cap, and no header to rewrite with
 
 
 def test_one_call_larger_than_the_cap_is_still_kept_whole(here, monkeypatch):

@@ -71,6 +71,7 @@ def test_under_the_mod_a_usage_limit_is_no_failure_and_the_build_stops_with_its_
     again = ok(p, "mod", "serve", input={"command": "ant:build", "args": "1"})["action"]
     assert [s["id"] for s in again["spawns"]] == ["w1"]
     assert spawns_of(p).get("weather") is None and spawns_of(p)["weather_cleared"]["by"] == "person"
+    assert "limited_by" not in spawn_rec(p, "w1")  # an ordinary spawn again: a later hold waits for it while it runs
 
 
 def test_a_limit_while_a_wave_mate_still_runs_waits_for_it_then_stops(colony):

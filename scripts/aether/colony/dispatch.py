@@ -348,6 +348,8 @@ def clear_weather(data, by: str) -> None:
     if found is not None:
         data["weather"] = None
         data["weather_cleared"] = {"kind": found.get("kind"), "at": clock.iso(), "by": by}
+        for rec in data["spawns"]:  # sent back by that weather: ordinary spawns again (`awaited`)
+            rec.pop("limited_by", None)
     if by == "person":
         for rec in data["spawns"]:
             for field, *_ in TRIES if rec["status"] == "dispatched" else ():
@@ -440,7 +442,7 @@ def failed_call(data, ref: str, why: str) -> int:
 
 def _doing(agent: str | None) -> str:
     """What the ant last did, from the calls kept of it (state/evidence.py)."""
-    calls = [c for c in evidence.read(agent)[1] if c.get("tool")] if agent else []  # not the log's `capped` line
+    calls = [c for c in evidence.read(agent)[1] if c.get("tool")] if agent else []  # not an older log's `capped` line
     return deadline_rules.doing(calls[-1] if calls else None)
 
 

@@ -27,6 +27,7 @@ import json
 import os
 import re
 import stat
+import tempfile
 import time
 
 from aether.core import clock, containment, paths
@@ -121,9 +122,10 @@ def _append_locked(fd: int, path: str, size: int, records: list) -> int:
     cap = MAX_ANT_BYTES if _total_bytes() <= MAX_TOTAL_BYTES else MAX_ANT_BYTES // 4
     raw = os.pread(fd, size, 0)
     seen = {m.decode("utf-8", "replace") for m in KEPT_ID.findall(raw)}
+    gone_before = _dropped_t(raw)  # a call that ended before the newest one dropped went with it
     lines = []
     for record in records:
-        if record.get("id") in seen:
+        if record.get("id") in seen or _t(record) <= gone_before:
             continue
         if record.get("id") is not None:
             seen.add(record["id"])
@@ -134,20 +136,36 @@ def _append_locked(fd: int, path: str, size: int, records: list) -> int:
     if size + added <= cap:
         os.write(fd, b"".join(lines))
         return len(lines)
-    _rewrite(path, raw, lines, cap // 2)
-    return len(lines)
+    return len(lines) if _rewrite(path, raw, lines, cap // 2) else 0
 
 
-def _rewrite(path: str, raw: bytes, added: list, budget: int) -> None:
-    """The log past its cap: its header, counting the calls that go, then the newest calls that fit
-    in `budget` (the newest one always), written beside it and renamed over it."""
+def _t(record: dict) -> float:
+    t = record.get("t")
+    return float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else float("inf")
+
+
+def _dropped_t(raw: bytes) -> float:
+    """When the newest call the log dropped ended (-inf: none dropped). The same calls handed in
+    again (a retried `mod wait`, an answer taken twice) are not taken for new ones."""
+    try:
+        header = json.loads(raw.split(b"\n", 1)[0])
+    except (ValueError, RecursionError):
+        return float("-inf")
+    t = header.get("dropped_t") if isinstance(header, dict) else None
+    return float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else float("-inf")
+
+
+def _rewrite(path: str, raw: bytes, added: list, budget: int) -> bool:
+    """The log past its cap: its header, counting the calls that go and when the newest of them
+    ended, then the newest calls that fit in `budget` (the newest one always), written beside it
+    and renamed over it. False: no header of ours to keep (nothing written)."""
     old = raw.split(b"\n")
     try:
         header = json.loads(old[0])
     except (ValueError, RecursionError):
         header = None
-    if not isinstance(header, dict):
-        return
+    if not isinstance(header, dict) or "agent_id" not in header:
+        return False
     calls = [line + b"\n" for line in old[1:] if line.strip()] + added
     kept: list = []
     size = 0
@@ -156,15 +174,29 @@ def _rewrite(path: str, raw: bytes, added: list, budget: int) -> None:
             break
         kept.append(line)
         size += len(line)
-    header["dropped"] = (_int(header.get("dropped")) or 0) + len(calls) - len(kept)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+    gone = calls[: len(calls) - len(kept)]
+    header["dropped"] = (_int(header.get("dropped")) or 0) + len(gone)
+    ends = [t for line in gone if (t := _line_t(line)) is not None]
+    if ends:
+        header["dropped_t"] = max([*ends, *([header["dropped_t"]] if isinstance(header.get("dropped_t"), (int, float)) else [])])
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=os.path.basename(path) + ".", suffix=".tmp")  # O_EXCL: never a FIFO
     try:
         os.write(fd, _line(header) + b"".join(reversed(kept)))
         os.fsync(fd)
     finally:
         os.close(fd)
+    os.chmod(tmp, 0o644)
     os.replace(tmp, path)
+    return True
+
+
+def _line_t(line: bytes) -> float | None:
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    t = value.get("t") if isinstance(value, dict) else None
+    return float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
 
 
 def dropped(refs, owners: dict) -> dict:

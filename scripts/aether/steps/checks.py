@@ -532,7 +532,7 @@ def line(v: dict) -> str:
 
 
 def _dropped_why() -> str:
-    return f"an ant's log keeps its newest {evidence.MAX_ANT_BYTES // 1024} KiB of calls"
+    return f"an ant's log past {evidence.MAX_ANT_BYTES // 1024} KiB keeps its newest calls"
 
 
 def _call_line(c: dict) -> str:
