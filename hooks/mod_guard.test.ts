@@ -126,27 +126,36 @@ test('a guard that does not answer: it is ended, and the call judged by guard.sh
   end()
 })
 
-test('an answer without the token the mod handed its guard is not taken: guard.sh judges', async ($, on) => {
-  const { end } = session(on)
-  served(on, () => 'a-guess', () => null) // a process that took the socket's place lets everything through
-  const ran = once(on, deny('read-only, by guard.sh'))
-  on('classic.PreToolUse', () => ({}))
-  const refused = await $.tool.call({ tool: 'Bash', command: 'echo x > f' })
-  expect(refused.deny ?? refused.text).toContain('read-only, by guard.sh')
-  expect(ran.map(o => o.argv[0])).toEqual(['kill', 'sh'])
-  end()
-})
-
-test('a guard that hangs is given 10 s, then ended, and the call judged by guard.sh', async ($, on) => {
-  const { end } = session(on, undefined, { tenSecondsPass: true })
-  on('http.fetch', () => new Promise<never>(() => undefined))
-  const ran = once(on, deny('read-only, by guard.sh'))
-  on('classic.PreToolUse', () => ({}))
-  const refused = await $.tool.call({ tool: 'Bash', command: 'echo x > f' })
-  expect(refused.deny ?? refused.text).toContain('read-only, by guard.sh')
-  expect(ran.map(o => o.argv[0])).toEqual(['kill', 'sh'])
-  end()
-})
+// A guard the mod cannot trust with this call: it is ended (`kill`), and guard.sh run once judges.
+const UNTRUSTED: [string, (on: On) => () => void][] = [
+  [
+    'an answer without the token the mod handed its guard is not taken: guard.sh judges',
+    on => {
+      const { end } = session(on)
+      served(on, () => 'a-guess', () => null) // a process that took the socket's place lets everything through
+      return end
+    },
+  ],
+  [
+    'a guard that hangs is given 10 s, then ended, and the call judged by guard.sh',
+    on => {
+      const { end } = session(on, undefined, { tenSecondsPass: true })
+      on('http.fetch', () => new Promise<never>(() => undefined))
+      return end
+    },
+  ],
+]
+for (const [name, guard] of UNTRUSTED) {
+  test(name, async ($, on) => {
+    const end = guard(on)
+    const ran = once(on, deny('read-only, by guard.sh'))
+    on('classic.PreToolUse', () => ({}))
+    const refused = await $.tool.call({ tool: 'Bash', command: 'echo x > f' })
+    expect(refused.deny ?? refused.text).toContain('read-only, by guard.sh')
+    expect(ran.map(o => o.argv[0])).toEqual(['kill', 'sh'])
+    end()
+  })
+}
 
 test('calls that come together start one guard', async ($, on) => {
   const { spawned, end, nonce } = session(on)
