@@ -219,10 +219,10 @@ def guard_path(request, monkeypatch):
     as the mod asks it (hooks/mod_guard.ts). Modules opt in with
     `pytestmark = pytest.mark.usefixtures("guard_path")`."""
     if request.param == "served":
+        path = request.getfixturevalue("guard_server")  # first: it puts hooks/ on the path
         import guard
         import guard_serve
 
-        path = request.getfixturevalue("guard_server")
         decide = guard.decide
 
         def asked(event):

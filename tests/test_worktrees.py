@@ -4,9 +4,9 @@ nothing, the guard that keeps a builder in its working copy — in a real git re
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -235,10 +235,12 @@ def test_outside_git_the_builders_share_the_tree(project, monkeypatch):
 
 
 def _guard():
-    spec = importlib.util.spec_from_file_location("aether_guard", REPO / "hooks" / "guard.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """hooks/guard.py as the guard tests import it (so `guard_path` asks it over its socket too)."""
+    if str(REPO / "hooks") not in sys.path:
+        sys.path.insert(0, str(REPO / "hooks"))
+    import guard
+
+    return guard
 
 
 def guarded(p, monkeypatch) -> tuple:
@@ -273,6 +275,7 @@ def guarded(p, monkeypatch) -> tuple:
     return guard, denied, tree(p)["nodes"]["w1"]["worktree"]
 
 
+@pytest.mark.usefixtures("guard_path")  # on both of the guard's paths
 def test_the_guard_keeps_an_isolated_builder_in_its_worktree(worktree_colony, monkeypatch):
     p = worktree_colony
     guard, decide, mine = guarded(p, monkeypatch)
@@ -416,6 +419,7 @@ def test_a_symbolic_link_for_the_builders_folder_is_refused_and_nothing_outside_
     assert (photos / "a.jpg").exists()
 
 
+@pytest.mark.usefixtures("guard_path")  # on both of the guard's paths
 def test_the_guard_reads_every_command_of_a_builder_not_only_its_first_word(worktree_colony, monkeypatch):
     p = worktree_colony
     guard, decide, mine = guarded(p, monkeypatch)
