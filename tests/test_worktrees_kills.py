@@ -288,14 +288,20 @@ def test_a_git_killed_during_the_scratch_worktrees_checkout_blocks_no_later_merg
 # ---------------------------------------------------------------- 4. the isolation decision, made with the run
 
 
-def test_a_kill_at_the_builds_start_never_leaves_a_run_without_its_isolation_decision(worktree_colony):
+def test_a_kill_at_the_builds_start_leaves_no_state_half_written(worktree_colony):
+    """The build's start writes each state file once, at its end: killed after its run was made
+    (the isolation decided), it wrote none, and the same command starts the build whole."""
     p = worktree_colony
+    data = p.root / ".aether" / "data"
+    before = {f.name: f.read_bytes() for f in data.glob("*.json")}
     kills.killed_at(p.root, AFTER_THE_RUN, "next", "--build", "1")
+    assert {f.name: f.read_bytes() for f in data.glob("*.json")} == before
+    start_wave(p)
     run = p.load("spawns.json")["runs"][-1]
     assert run["isolation"]["on"] is True and run["isolation"]["scope"] == run["scope"]
     assert "Builders: isolation on" in run["started_text"]
-    start_wave(p)
     assert all(tree(p)["nodes"][w].get("worktree") for w in ("w1", "w2"))
+    valid(p)
 
 
 def test_a_run_with_no_isolation_decision_gets_one_and_says_so(worktree_colony):

@@ -133,7 +133,7 @@ def _start_build(phase: int, resume: bool) -> dict:
         started_text=started["text"] + f"\nBuilders: isolation {decided['why']}" + said,
     )
     checks.prune_logs()  # the evidence of older runs goes (bounded per build)
-    ledger.prune_folders(store.read("spawns"))  # and the briefs and answers of runs archived
+    store.when_written(lambda _: ledger.prune_folders(store.read("spawns")))  # and the briefs and answers of runs archived
     return run
 
 

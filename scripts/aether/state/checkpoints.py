@@ -62,11 +62,61 @@ def git_env(extra: dict | None = None) -> dict:
     return env
 
 
+# git commands that change nothing a kill could leave unaccounted for: they read, or only add
+# objects (kept by no ref, they are garbage git collects). With a temporary index (GIT_INDEX_FILE)
+# the index commands write only that index.
+GIT_READS = frozenset(
+    (
+        "rev-parse",
+        "status",
+        "diff",
+        "diff-tree",
+        "diff-index",
+        "diff-files",
+        "show",
+        "ls-files",
+        "ls-tree",
+        "cat-file",
+        "for-each-ref",
+        "log",
+        "rev-list",
+        "merge-base",
+        "config",
+        "symbolic-ref",
+        "hash-object",
+        "write-tree",
+        "commit-tree",
+        "mktree",
+        "merge-tree",
+        "check-ignore",
+        "check-attr",
+        "show-ref",
+        "version",
+        "var",
+    )
+)
+GIT_TEMP_INDEX = frozenset(("read-tree", "add", "update-index"))
+
+
+def _changes_repository(args: list, env: dict | None) -> bool:
+    words = [a for a in args if not a.startswith("-")]
+    if not words or words[0] in GIT_READS or words[:2] == ["worktree", "list"]:
+        return False
+    if words[0] == "update-ref" and "-d" not in args:  # a new checkpoint's ref: recorded after it is made
+        return False
+    index_only = words[0] in GIT_TEMP_INDEX or (words[0] == "rm" and "--cached" in args)
+    return not (index_only and env and env.get("GIT_INDEX_FILE"))
+
+
 def git(args: list, cwd: str, *, env: dict | None = None, check: bool = True, input: bytes | None = None, raw: bool = False):
     """Run git; returns the CompletedProcess (stdout/stderr as text; stdout as bytes with `raw`).
-    Raises AetherError on a missing git, a timeout, or (with check) a non-zero exit."""
+    Raises AetherError on a missing git, a timeout, or (with check) a non-zero exit. A command
+    that changes the repository finds what the call changed so far written (`store.flush`): a
+    record made before it (a worktree's entry, say) is on disk if the process dies during it."""
     import subprocess  # noqa: PLC0415 — start-up: subprocess only where a program runs
 
+    if _changes_repository(args, env):
+        store.flush()
     cmd = ["git", "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false", "-c", "core.quotepath=false", *args]
     try:
         proc: subprocess.CompletedProcess = subprocess.run(
@@ -477,6 +527,7 @@ def restore(ref: str, force: bool = False, checkpoints_data: dict | None = None)
             safety = snapshot("before restore", None)
             dropped = remember(checkpoints_data, safety) if safety else []
     added = git(["diff-tree", "-r", "-z", "--name-only", "--diff-filter=A", target_tree, current_tree], r.top).stdout
+    store.flush()  # the safety checkpoint's record is on disk before the project changes
     removed = []
     for rel in filter(None, added.split("\0")):
         if r.excluded(rel):

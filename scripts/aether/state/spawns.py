@@ -24,6 +24,7 @@ by a newer run) takes no answer and hands out nothing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 
@@ -377,6 +378,9 @@ def read_answer(ref: str) -> str | None:
     return _read(answer_path(ref))
 
 
+@contextlib.contextmanager
 def lock():
-    """The driver's lock: one step of a run at a time (hooks of parallel ants queue on it)."""
-    return store.locked([os.path.join(paths.data_dir(), "drive")])
+    """The driver's lock: one step of a run at a time (hooks of parallel ants queue on it). The
+    step writes each state file once, before the lock goes (`store.batch`)."""
+    with store.locked([os.path.join(paths.data_dir(), "drive")]), store.batch():
+        yield

@@ -24,6 +24,7 @@ line).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -118,6 +119,8 @@ def _corrupt(spec: schemas.FileSpec, path: str, problem: str):
 
 
 def _load(spec: schemas.FileSpec, path: str, missing_ok: bool):
+    if _BATCH is not None and path in _BATCH.pending:  # changed in this call, not yet written
+        return json.loads(_BATCH.pending[path])
     containment.check_read(path)
     try:
         raw = containment.read_bytes(path)
@@ -140,7 +143,8 @@ def _load(spec: schemas.FileSpec, path: str, missing_ok: bool):
 
 
 def exists(name: str) -> bool:
-    return os.path.exists(path_of(spec_for(name)))
+    path = path_of(spec_for(name))
+    return os.path.exists(path) or (_BATCH is not None and path in _BATCH.pending)
 
 
 def read(name: str, *, missing_ok: bool = True) -> dict:
@@ -164,6 +168,30 @@ def _lock_timeout() -> float:
     return DEFAULT_LOCK_TIMEOUT
 
 
+def _take(path: str, deadline: float, timeout: float, *, wait: bool = True):
+    """The lock of one file, waited for until `deadline` (or not at all: `wait=False` answers
+    None when another process holds it)."""
+    from filelock import FileLock, Timeout  # noqa: PLC0415 — start-up: filelock (~25 ms) only for writers
+
+    try:
+        containment.make_dirs(os.path.dirname(path))
+        containment.check_write(path + ".lock")
+        lock = FileLock(path + ".lock", poll_interval=LOCK_POLL, fallback_to_soft=False)
+        lock.acquire(timeout=max(0.0, deadline - time.monotonic()) if wait else 0)
+        return lock
+    except Timeout:
+        if not wait:
+            return None
+        raise state_error(
+            "lock_timeout",
+            f"timed out after {timeout:g}s waiting for the lock on {path}; another aether "
+            f"process is writing it (raise AETHER_LOCK_TIMEOUT to wait longer)",
+            file=path,
+        ) from None
+    except OSError as exc:
+        raise state_error("state_unwritable", f"cannot lock {path}: {exc.strerror or exc}", file=path) from None
+
+
 class _Locked:
     """Exclusive locks on several files, taken in a fixed order (no deadlocks).
 
@@ -178,29 +206,11 @@ class _Locked:
         self.locks: list = []
 
     def __enter__(self):
-        from filelock import FileLock, Timeout  # noqa: PLC0415 — start-up: filelock (~25 ms) only for writers
-
         timeout = _lock_timeout()
         deadline = time.monotonic() + timeout
-        path = self.paths[0] if self.paths else ""
         try:
             for path in self.paths:
-                containment.make_dirs(os.path.dirname(path))
-                containment.check_write(path + ".lock")
-                lock = FileLock(path + ".lock", poll_interval=LOCK_POLL, fallback_to_soft=False)
-                lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
-                self.locks.append(lock)
-        except Timeout:
-            self.__exit__(None, None, None)
-            raise state_error(
-                "lock_timeout",
-                f"timed out after {timeout:g}s waiting for the lock on {path}; another aether "
-                f"process is writing it (raise AETHER_LOCK_TIMEOUT to wait longer)",
-                file=path,
-            ) from None
-        except OSError as exc:
-            self.__exit__(None, None, None)
-            raise state_error("state_unwritable", f"cannot lock {path}: {exc.strerror or exc}", file=path) from None
+                self.locks.append(_take(path, deadline, timeout))
         except BaseException:  # e.g. Ctrl-C while waiting: let go of the locks already taken
             self.__exit__(None, None, None)
             raise
@@ -388,6 +398,10 @@ def writes(*names: str, missing_ok: bool = True):
 def _update(targets: dict, change, missing_ok: bool, after=None):
     """The write itself: `targets` maps a key to (path, spec), in replace order; `change`
     receives {key: data}; `after(result)` runs with the new files in place, still locked."""
+    if _BATCH is not None:
+        if _BATCH.takes(targets):
+            return _BATCH.update(targets, change, missing_ok, after)
+        flush()  # a file outside the colony's data: what the call changed is written first, unlocked
     try:
         with _Locked([path for path, _spec in targets.values()]):
             files = {key: _load(spec, path, missing_ok) for key, (path, spec) in targets.items()}
@@ -403,6 +417,122 @@ def _update(targets: dict, change, missing_ok: bool, after=None):
     except OSError as exc:
         raise state_error("state_unwritable", f"cannot write state: {exc.strerror or exc} ({exc.filename or ''})") from None
     return result
+
+
+# ---------------------------------------------------------------- one write per call
+
+_BATCH = None  # the open `batch()`, if any
+
+
+class _Batch:
+    """The colony files a driving call changed, held locked and written once (see `batch`)."""
+
+    def __init__(self):
+        self.locks: dict = {}  # path -> its FileLock, held until the batch is written
+        self.pending: dict = {}  # path -> the encoded new content, in the order first changed
+        self.afters: list = []  # (after, result) of updates that asked for one
+        self.depth = 1
+
+    @staticmethod
+    def takes(targets: dict) -> bool:
+        """Only the colony's own data folder: files shared by every colony (the global learnings)
+        or kept elsewhere are written at once, as outside a batch."""
+        folder = os.path.join(paths.data_dir(), "")
+        return all(path.startswith(folder) for path, _spec in targets.values())
+
+    def _lock(self, wanted: list) -> None:
+        """Lock what is not held yet. A lock is only waited for while every lock held sorts
+        before it (the order `_Locked` keeps, so no two writers wait on each other): one that
+        sorts earlier and is busy writes the batch, lets go of all, and takes them in order."""
+        wanted = sorted(set(wanted) - set(self.locks))
+        timeout = _lock_timeout()
+        deadline = time.monotonic() + timeout
+        top = max(self.locks, default="")
+        early = [path for path in wanted if path < top]
+        for path in early:
+            lock = _take(path, deadline, timeout, wait=False)
+            if lock is None:  # busy: write, let go, and take what is wanted in order
+                self.write()
+                self.release()
+                break
+            self.locks[path] = lock
+        for path in wanted:
+            if path not in self.locks:
+                self.locks[path] = _take(path, deadline, timeout)
+
+    def update(self, targets: dict, change, missing_ok: bool, after):
+        """`_update` inside the batch: the change applied, validated and encoded now, written later."""
+        self._lock([path for path, _spec in targets.values()])
+        files = {key: _load(spec, path, missing_ok) for key, (path, spec) in targets.items()}
+        result = change(files)
+        encoded = {}
+        for key, (path, spec) in targets.items():
+            files[key]["version"] = spec.version
+            _check(spec, files[key])
+            encoded[path] = _encode(spec, files[key])
+        self.pending.update(encoded)
+        if after is not None:
+            self.afters.append((after, result))
+        return result
+
+    def write(self) -> None:
+        """Write every changed file at once (as `update_many` does), then the `after` steps."""
+        items, afters = list(self.pending.items()), self.afters
+        self.pending, self.afters = {}, []
+        try:
+            if items:
+                _replace_all(items)
+            for after, result in afters:
+                after(result)
+        except OSError as exc:
+            raise state_error("state_unwritable", f"cannot write state: {exc.strerror or exc} ({exc.filename or ''})") from None
+
+    def release(self) -> None:
+        while self.locks:
+            self.locks.popitem()[1].release()
+
+
+@contextlib.contextmanager
+def batch():
+    """One write per state file for a whole call: inside, every `update` of a colony file keeps
+    the file locked and its new content in memory (readers in this process see it), and each
+    changed file is written once, when the batch ends, whatever ended it. Nested batches are one.
+    A step with an effect outside the state files that must find its record written first (a git
+    command that changes the repository, a file a merge writes) calls `flush()` before it."""
+    global _BATCH  # noqa: PLW0603 — one batch per process, like its locks
+    if _BATCH is not None:
+        _BATCH.depth += 1
+        try:
+            yield
+        finally:
+            _BATCH.depth -= 1
+        return
+    _BATCH = current = _Batch()
+    try:
+        yield
+    finally:
+        _BATCH = None
+        try:
+            current.write()
+        finally:
+            current.release()
+
+
+def when_written(step) -> None:
+    """Run `step(None)` once what the call changed is on disk (at once outside a batch): a step
+    that must not run before its record is written (removing what the record no longer names)."""
+    if _BATCH is None:
+        step(None)
+    else:
+        _BATCH.afters.append((step, None))
+
+
+def flush() -> None:
+    """Write what the open batch changed so far (and let go of its locks): before a step whose
+    effect outside the state files must find its record on disk if the process dies after it."""
+    if _BATCH is not None:
+        _BATCH.write()
+        _BATCH.release()
 
 
 def replace(name: str, data: dict) -> None:

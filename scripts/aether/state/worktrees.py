@@ -194,6 +194,7 @@ def _drop_entry(r: checkpoints.Repo, admin: str, rel: str) -> None:
     `worktree add` had made of the folder (no builder ever had it: the add never returned)."""
     import shutil  # noqa: PLC0415 — start-up: shutil only where a folder is removed
 
+    store.flush()
     path = full(r, rel)
     if os.path.isdir(path) and not os.path.islink(path) and not os.path.islink(os.path.dirname(path)):
         shutil.rmtree(path, ignore_errors=True)
@@ -221,6 +222,7 @@ def remove(r: checkpoints.Repo, rel: str) -> bool:
     symbolic link found in its place (or in its build's) is removed itself, never followed. An entry
     left for it that git does not prune (locked by a `worktree add` that was killed: "a missing but
     locked worktree", or half-written) goes too, so the next `worktree add` there works."""
+    store.flush()  # what the call recorded of it is on disk before the folder goes
     path = full(r, rel)
     folder = os.path.dirname(path)
     there = os.path.lexists(path)

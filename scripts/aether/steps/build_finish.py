@@ -479,6 +479,7 @@ def abort(phase_id: int, reason: str) -> dict:
         out = {"name": phase.get("name"), "event": None}
     else:
         out = _abort_build(phase_id, reason)
+        store.flush()  # the abort is on disk before the worktrees are dealt with: run again, it finishes them
     ended = worktrees.abandon(tree, "the build was aborted")  # never raises: what it could not do is in its notes
     ended["kept"] += _kept_before(tree, ended["kept"])
     text = (

@@ -115,6 +115,7 @@ def apply(writes: list) -> None:
     """Removals first (and the folders they empty), then every file, each replaced in one step;
     a file keeps its other permission bits, only the executable ones follow git. On a failure the
     previous bytes and modes, and the folders, are put back before `WriteFailed` is raised."""
+    store.flush()  # the merge's record is on disk before the project changes
     root = os.path.realpath(paths.project_root())
     undo: list = []
     doing = None  # the path being written or removed
