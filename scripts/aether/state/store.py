@@ -17,6 +17,11 @@ What is not atomic across files: a crash (power loss, SIGKILL) or an I/O error b
 `os.replace` calls leaves the files replaced so far new and the others old (in the order of
 `names`). Each file is still whole and valid on its own; no lock or journal spans the set.
 
+One write per call (`batch`): inside a batch (the driver's lock opens one for every step of a
+run), an update keeps its files locked and their new content in memory, and each changed file is
+written once when the batch ends; `flush` writes earlier, before an effect outside the state
+files that must find its record on disk.
+
 Plain files outside the state registry use the same machinery: `write_text_atomic` (reports,
 project files a fix changes) and `read_jsonl` / `append_jsonl` (logs of one JSON record per
 line).
