@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from aether.core import paths
-from aether.state import evidence, store
+from aether.state import atomic_files, evidence, store
 from aether.state import spawns as ledger
 
 from helpers.colony import ok, write
@@ -86,7 +86,7 @@ def test_the_archive_is_bounded_and_a_run_a_crash_left_in_both_counts_once(here,
     assert os.path.getsize(path) < 2000 + 4000 and os.path.exists(path + ".1")
     assert not os.path.exists(path + ".2")  # one older generation, no more
     line = ledger.archived()[-1]
-    store.append_jsonl(path, [line])  # written again, as after a crash before the hot file's write
+    atomic_files.append_jsonl(path, [line])  # written again, as after a crash before the hot file's write
     scopes = [x["run"]["scope"] for x in ledger.archived()]
     assert scopes.count(line["run"]["scope"]) == 1 and len(scopes) == len(set(scopes))
 
@@ -196,7 +196,7 @@ def test_a_run_whose_archivists_report_is_pointed_to_keeps_its_folder(here):
         ledger.write_brief(scope, "w1", "brief")
     reported = next(r for r in data["runs"] if r["scope"] == scopes[0])
     reported["report"] = {"phase": 1, "summary": "tidy", "file": f".aether/spawns/{scopes[0]}/w1.answer.md"}
-    store.append_jsonl(ledger.archive_path(), [{"run": reported, "spawns": []}, {"run": data["runs"][1], "spawns": []}])
+    atomic_files.append_jsonl(ledger.archive_path(), [{"run": reported, "spawns": []}, {"run": data["runs"][1], "spawns": []}])
     data["runs"], data["spawns"] = [], []
     assert ledger.prune_folders(data) == 1
     assert os.listdir(here.root / ".aether" / "spawns") == [scopes[0]]

@@ -15,7 +15,7 @@ import pytest
 from conftest import LAUNCHER
 
 from aether.core.exceptions import AetherError
-from aether.state import schemas, store
+from aether.state import atomic_files, schemas, store
 
 PY = sys.executable
 
@@ -495,9 +495,9 @@ def test_a_writer_killed_holding_the_lock_never_blocks_the_next(project):
 def test_bad_lock_timeout_values_fall_back_to_the_default(lib, monkeypatch):
     for raw in ("nan", "-1", "soon", ""):
         monkeypatch.setenv("AETHER_LOCK_TIMEOUT", raw)
-        assert store._lock_timeout() == store.DEFAULT_LOCK_TIMEOUT
+        assert atomic_files.lock_timeout() == atomic_files.DEFAULT_LOCK_TIMEOUT
     monkeypatch.setenv("AETHER_LOCK_TIMEOUT", "0.25")
-    assert store._lock_timeout() == 0.25
+    assert atomic_files.lock_timeout() == 0.25
 
 
 def test_opposite_lock_orders_do_not_deadlock(project):

@@ -11,7 +11,7 @@ import stat
 import pytest
 
 from aether.core.exceptions import AetherError
-from aether.state import store
+from aether.state import atomic_files, store
 
 SIGNAL = "a signal long enough to be specific"
 
@@ -126,10 +126,10 @@ def test_a_blocked_backup_slot_leaves_the_colony_as_it_was(project):
 def test_write_text_atomic_replaces_whole_files_with_a_mode(tmp_path):
     path = tmp_path / "script.sh"
     path.write_text("old\n")
-    store.write_text_atomic(str(path), "#!/bin/sh\necho é\n", 0o755)
+    atomic_files.write_text_atomic(str(path), "#!/bin/sh\necho é\n", 0o755)
     assert path.read_text() == "#!/bin/sh\necho é\n"
     assert stat.S_IMODE(path.stat().st_mode) == 0o755
-    store.write_text_atomic(str(path), "new\n")
+    atomic_files.write_text_atomic(str(path), "new\n")
     assert path.read_text() == "new\n" and temps(tmp_path) == []
 
 
@@ -137,7 +137,7 @@ def test_write_text_atomic_leaves_the_old_file_on_failure(tmp_path, monkeypatch)
     path = tmp_path / "report.md"
     path.write_text("old\n")
     with pytest.raises(AetherError) as caught:
-        store.write_text_atomic(str(path), "bad \ud800")
+        atomic_files.write_text_atomic(str(path), "bad \ud800")
     assert caught.value.code == "invalid_state_change"
 
     def disk_full(fd):
@@ -145,7 +145,7 @@ def test_write_text_atomic_leaves_the_old_file_on_failure(tmp_path, monkeypatch)
 
     monkeypatch.setattr(os, "fsync", disk_full)
     with pytest.raises(OSError):
-        store.write_text_atomic(str(path), "new\n")
+        atomic_files.write_text_atomic(str(path), "new\n")
     assert path.read_text() == "old\n" and temps(tmp_path) == []
 
 
@@ -154,15 +154,15 @@ def test_jsonl_records_keep_unicode_separators(tmp_path):
     must not cut it in two."""
     path = str(tmp_path / "log.jsonl")
     records = [{"by": "ann\u2028bob", "n": 1}, {"by": "x\x85y\u2029z", "n": 2}]
-    store.append_jsonl(path, records)
+    atomic_files.append_jsonl(path, records)
     with open(path, "ab") as fh:
         fh.write(b'{"torn": ')  # a crash mid-line
-    assert store.read_jsonl(path) == records
-    assert store.read_jsonl(str(tmp_path / "none.jsonl")) == []
+    assert atomic_files.read_jsonl(path) == records
+    assert atomic_files.read_jsonl(str(tmp_path / "none.jsonl")) == []
     with pytest.raises(AetherError) as caught:
-        store.append_jsonl(path, [{"x": float("nan")}])
+        atomic_files.append_jsonl(path, [{"x": float("nan")}])
     assert caught.value.code == "invalid_state_change"
-    assert store.read_jsonl(path) == records
+    assert atomic_files.read_jsonl(path) == records
 
 
 def test_the_bug_logs_read_through_the_shared_jsonl_reader(tmp_path):
@@ -170,7 +170,7 @@ def test_the_bug_logs_read_through_the_shared_jsonl_reader(tmp_path):
 
     path = str(tmp_path / "audit.jsonl")
     entry = {"bug_id": "b1", "approved_by": "ann\u2028lee", "fix_plan_hash": "h", "approved_at": "t"}
-    store.append_jsonl(path, [entry, ["not", "a", "record"]])
+    atomic_files.append_jsonl(path, [entry, ["not", "a", "record"]])
     assert approval.audit_entries(path) == [entry]
 
 

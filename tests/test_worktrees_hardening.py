@@ -290,18 +290,18 @@ def test_a_file_in_the_way_of_a_folder_changes_nothing_and_names_the_path(worktr
 
 
 def test_a_write_that_fails_after_the_checks_is_rolled_back(worktree_colony, monkeypatch):
-    from aether.state import store
+    from aether.state import atomic_files
 
     p = worktree_colony
     (p.root / "app.py").chmod(0o640)
-    real = store.write_bytes_atomic
+    real = atomic_files.write_bytes_atomic
 
     def disk_full(path, payload, mode=None):
         if path.endswith("z.py"):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path + ".tmp.123")
         return real(path, payload, mode)
 
-    monkeypatch.setattr(store, "write_bytes_atomic", disk_full)
+    monkeypatch.setattr(atomic_files, "write_bytes_atomic", disk_full)
 
     def work(copy):
         edit(p, "w1", "app.py", "return 1", "return 10")

@@ -23,7 +23,7 @@ import re
 import time
 
 from aether.bugs.exit_codes import BUG_EXIT_INPUT, BUG_EXIT_PHASE, bug_error
-from aether.state import store
+from aether.state import atomic_files
 
 RESERVED_PREFIX = "auto:"  # approvers a person cannot claim (earlier automatic approvals used it)
 GIVEN_VIA_TYPED = "typed_command"
@@ -284,9 +284,9 @@ def low_risk(plan: dict, cfg: dict) -> dict:
 
 
 def audit_entries(path: str) -> list[dict]:
-    """The approval audit log's records (see `store.read_jsonl`)."""
+    """The approval audit log's records (see `atomic_files.read_jsonl`)."""
 
-    return [entry for entry in store.read_jsonl(path) if isinstance(entry, dict)]
+    return [entry for entry in atomic_files.read_jsonl(path) if isinstance(entry, dict)]
 
 
 def gate(state: dict, audit_path: str) -> dict:

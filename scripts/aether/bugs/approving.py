@@ -7,7 +7,7 @@ import functools
 
 from aether.bugs import approval, config, phases, pipeline, reports, storage
 from aether.core import clock, paths
-from aether.state import store
+from aether.state import atomic_files
 
 
 def _approve(state, bug_id, approver, reason, how, audit):
@@ -19,7 +19,7 @@ def _approve(state, bug_id, approver, reason, how, audit):
         raise approval.refuse_command(bug_id)  # a ticket of a prompt that approved already
     rec = approval.record(bug_id, state["fix_plan"], approver, clock.iso(), reason, how)
 
-    store.append_jsonl(audit, [rec])  # the audit entry first, then the state
+    atomic_files.append_jsonl(audit, [rec])  # the audit entry first, then the state
     state["approval_record"] = rec
     phases.move(state, "approved", "user_command", "bug approve", approved_by=approver, fix_plan_hash=rec["fix_plan_hash"])
     return rec

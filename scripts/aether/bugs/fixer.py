@@ -21,7 +21,7 @@ import sys
 from aether.bugs.exit_codes import BUG_EXIT_FAILED, bug_error
 from aether.core import containment, paths
 from aether.core.exceptions import AetherError
-from aether.state import store
+from aether.state import atomic_files
 
 PROTECTED_DIRS = (".git", ".aether")
 TESTS_DIR = "tests"
@@ -213,7 +213,7 @@ def diff(op: dict) -> str:
 def _write(full: str, text: str, mode: int | None) -> None:
     """Replace one project file atomically (the one place the fix writes a file)."""
     containment.check_write(full)
-    store.write_text_atomic(full, text, mode)
+    atomic_files.write_text_atomic(full, text, mode)
 
 
 def _current(full: str) -> str | None:
@@ -457,7 +457,7 @@ def verify(root: str, bug_dir: str, cfg: dict, test_paths: list[str]) -> dict:
     if ran["error"]:
         return _verdict(command, None, [], False, "", ran["error"])
     text, timed_out, returncode = ran["output"], ran["timed_out"], ran["exit_code"]
-    store.write_text_atomic(log_path, text)
+    atomic_files.write_text_atomic(log_path, text)
     tests = (_parse_junit(junit) or []) if use_junit else []
     failed = sum(t["outcome"] == "failed" for t in tests)
     passed = sum(t["outcome"] == "passed" for t in tests)

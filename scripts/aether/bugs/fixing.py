@@ -9,7 +9,7 @@ import os
 from aether.bugs import approval, config, fixer, phases, pipeline, reports, runs, storage
 from aether.bugs.exit_codes import BUG_EXIT_AGENT, BUG_EXIT_FAILED, BUG_EXIT_PHASE, BUG_EXIT_STORAGE, bug_error, not_found
 from aether.core import clock, paths
-from aether.state import store
+from aether.state import atomic_files, store
 
 MAX_TESTS_KEPT = 200  # per verification run, in the state
 
@@ -74,7 +74,7 @@ def fix(bug_id: str, dry_run: bool = False) -> dict:
     if not storage.exists(cfg, bug_id):
         raise not_found(bug_id)
     try:
-        with store.locked([os.path.join(bdir, "fix")]):
+        with atomic_files.locked([os.path.join(bdir, "fix")]):
             return _fix_locked(cfg, bug_id, root, bdir)
     except Exception as exc:
         if getattr(exc, "code", None) == "lock_timeout" and str(getattr(exc, "details", {}).get("file", "")).endswith(os.sep + "fix"):
@@ -318,7 +318,7 @@ def rollback(bug_id: str, force: bool = False) -> dict:
     bdir = storage.bug_dir(cfg, bug_id)
     path = os.path.join(bdir, storage.ROLLBACK_FILE)
     rspec = storage.rollback_spec(bug_id)
-    with store.locked([os.path.join(bdir, "fix")]):
+    with atomic_files.locked([os.path.join(bdir, "fix")]):
         state = storage.load(cfg, bug_id)
         if state["phase"] == "fixed":
             raise phases.refuse(state, "bug rollback", why="a FIXED bug keeps its fix (undo it with your version control)")

@@ -26,7 +26,7 @@ from aether.bugs import costs, fixer, phases, reports, storage
 from aether.core import clock
 from aether.core.exceptions import AetherError
 from aether.rules import runner_summary
-from aether.state import settings, store
+from aether.state import atomic_files, settings
 
 FAILED, PASSED, COULD_NOT_RUN = "failed", "passed", "could_not_run"
 OUTPUT_TAIL = 2000  # characters of a run's output kept in the state (the whole output is in its log)
@@ -175,7 +175,7 @@ def reproduce(root: str, bug_dir: str, cfg: dict, tests: list[str]) -> dict:
     if command is None:
         return run
     ran = fixer.run_command(command, root, timeout)
-    store.write_text_atomic(os.path.join(bug_dir, LOGS["reproduction"]), ran["output"])
+    atomic_files.write_text_atomic(os.path.join(bug_dir, LOGS["reproduction"]), ran["output"])
     counts = runner_summary.read(ran["output"])
     outcome, why = _judge(ran, counts, timeout)
     run.update(exit_code=ran["exit_code"], timed_out=ran["timed_out"], counts=counts, outcome=outcome, why=why)
@@ -310,7 +310,7 @@ def suite(root: str, bug_dir: str, cfg: dict, when: str) -> dict:
     if command is None:
         return run
     ran = fixer.run_command(command, root, timeout)
-    store.write_text_atomic(os.path.join(bug_dir, LOGS[when]), ran["output"])
+    atomic_files.write_text_atomic(os.path.join(bug_dir, LOGS[when]), ran["output"])
     counts = runner_summary.read(ran["output"])
     run.update(exit_code=ran["exit_code"], timed_out=ran["timed_out"], error=ran["error"], counts=counts)
     run["failing"] = failing(ran["output"], counts)

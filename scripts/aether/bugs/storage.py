@@ -25,7 +25,7 @@ import os
 from aether.bugs.exit_codes import BUG_EXIT_INPUT, bug_error, not_found
 from aether.bugs.phases import PHASES, STOP_AT, TRIGGERS
 from aether.core import containment, paths
-from aether.state import schema_checks, schemas, store
+from aether.state import atomic_files, schema_checks, schemas, store
 
 STATE_VERSION = 1
 STATE_FILE = "state.json"
@@ -289,7 +289,7 @@ def update(cfg: dict, bug_id: str, change, *, create: bool = False):
 
     def after(_result):
         if new_transitions:
-            store.append_jsonl(log, [{"bug_id": bug_id, **t} for t in new_transitions])
+            atomic_files.append_jsonl(log, [{"bug_id": bug_id, **t} for t in new_transitions])
 
     return store.update_file(path, state_spec(bug_id), wrapped, after=after)
 
@@ -308,10 +308,10 @@ def list_ids(cfg: dict) -> list[str]:
 
 def read_history(cfg: dict, bug_id: str) -> list[dict]:
     """The transition log's records (a torn last line, from a crash, is skipped)."""
-    return [r for r in store.read_jsonl(history_path(cfg, bug_id)) if isinstance(r, dict)]
+    return [r for r in atomic_files.read_jsonl(history_path(cfg, bug_id)) if isinstance(r, dict)]
 
 
 def write_text(path: str, text: str) -> None:
-    """Write a report file whole (see `store.write_text_atomic`), creating its folder."""
+    """Write a report file whole (see `atomic_files.write_text_atomic`), creating its folder."""
     containment.make_dirs(os.path.dirname(path))
-    store.write_text_atomic(path, text)
+    atomic_files.write_text_atomic(path, text)

@@ -9,7 +9,7 @@ import os
 from aether.core import clock, containment, paths
 from aether.core.exceptions import state_error
 from aether.rules import timeline
-from aether.state import evidence, store
+from aether.state import atomic_files, evidence, store
 from aether.state import spawns as ledger
 from aether.steps import checks
 
@@ -72,7 +72,7 @@ def _write(name: str, content: str) -> str:
         containment.make_dirs(os.path.dirname(path))
         if os.path.lexists(path):
             containment.check_write(path)
-        store.write_text_atomic(path, content)
+        atomic_files.write_text_atomic(path, content)
     except OSError as exc:
         raise state_error("state_unwritable", f"cannot write {path}: {exc.strerror or exc}", file=path) from None
     return os.path.relpath(path, paths.project_root()).replace(os.sep, "/")

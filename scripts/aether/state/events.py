@@ -19,7 +19,7 @@ from aether.core import clock, containment, inputs, paths
 from aether.core.exceptions import input_error, state_error
 from aether.core.text import clip
 from aether.rules import modes
-from aether.state import store
+from aether.state import atomic_files, store
 
 MAX_EVENTS = 100  # events.json keeps the newest 100
 MAX_EVENT_CONTENT = 4000  # event-add refuses longer content; library callers get it clipped
@@ -119,7 +119,7 @@ def ensure_activity_log() -> str:
     """Create an empty activity.log if there is none (colony-init); returns its path."""
     path = activity_log_path()
     if not os.path.exists(path):
-        store.append_text(path, "")
+        atomic_files.append_text(path, "")
     return path
 
 
@@ -141,7 +141,7 @@ def activity_log(action: str, caste: str, description: str, mode: str | None = N
     line = format_entry(action, caste, description)
     if not activity_enabled(mode):
         return False
-    store.append_text(activity_log_path(), line + "\n")
+    atomic_files.append_text(activity_log_path(), line + "\n")
     return True
 
 
@@ -164,18 +164,18 @@ def activity_log_init(phase: int, phase_name: str | None = None, mode: str | Non
     path = activity_log_path()
     folder = os.path.dirname(path)
     header = f"# Phase {phase}: {name} -- {clock.iso()}"
-    with store.text_lock(path):
+    with atomic_files.text_lock(path):
         current = _read_log(path)
         archive = None
         if current:
             n = 1
             while archive is None:
                 candidate = os.path.join(folder, ARCHIVE_NAME.format(phase=phase, suffix="" if n == 1 else f"-{n}"))
-                if store.create_text(candidate, current):
+                if atomic_files.create_text(candidate, current):
                     archive = candidate
                 n += 1
         prefix = "" if not current or current.endswith(b"\n\n") else ("\n" if current.endswith(b"\n") else "\n\n")
-        store.append_text(path, f"{prefix}{header}\n", locked=True)
+        atomic_files.append_text(path, f"{prefix}{header}\n", locked=True)
     return {"archived": archive is not None, "archive": archive, "header": header}
 
 

@@ -30,7 +30,7 @@ import re
 
 from aether.core import clock, containment, paths
 from aether.core.exceptions import AetherError, state_error
-from aether.state import schemas, store
+from aether.state import atomic_files, schemas, store
 
 MAX_SPAWNS = 400  # spawn records kept (oldest dropped): a bound the archive keeps from being reached
 MAX_RUNS = 40  # run records kept (likewise)
@@ -206,7 +206,7 @@ def _archive(lines: list) -> None:
             os.replace(path, path + ".1")
     except OSError:
         pass  # none yet
-    store.append_jsonl(path, lines)
+    atomic_files.append_jsonl(path, lines)
 
 
 def archived() -> list:
@@ -214,7 +214,10 @@ def archived() -> list:
     both files counts once: its newest line)."""
     path = archive_path()
     lines = [
-        line for p in (path + ".1", path) for line in store.read_jsonl(p) if isinstance(line, dict) and isinstance(line.get("run"), dict)
+        line
+        for p in (path + ".1", path)
+        for line in atomic_files.read_jsonl(p)
+        if isinstance(line, dict) and isinstance(line.get("run"), dict)
     ]
     newest = {line["run"].get("scope"): line for line in lines}
     return [line for line in lines if newest.get(line["run"].get("scope")) is line]
@@ -340,7 +343,7 @@ def live(data: dict, scope: str) -> bool:
 def _write(path: str, text: str) -> None:
     try:
         containment.make_dirs(os.path.dirname(path))
-        store.write_text_atomic(path, text)
+        atomic_files.write_text_atomic(path, text)
     except OSError as exc:  # e.g. a directory where the file goes
         raise state_error("state_unwritable", f"cannot write {path}: {exc.strerror or exc}", file=path) from None
 
@@ -382,5 +385,5 @@ def read_answer(ref: str) -> str | None:
 def lock():
     """The driver's lock: one step of a run at a time (hooks of parallel ants queue on it). The
     step writes each state file once, before the lock goes (`store.batch`)."""
-    with store.locked([os.path.join(paths.data_dir(), "drive")]), store.batch():
+    with atomic_files.locked([os.path.join(paths.data_dir(), "drive")]), store.batch():
         yield

@@ -22,9 +22,8 @@ run), an update keeps its files locked and their new content in memory, and each
 written once when the batch ends; `flush` writes earlier, before an effect outside the state
 files that must find its record on disk.
 
-Plain files outside the state registry use the same machinery: `write_text_atomic` (reports,
-project files a fix changes) and `read_jsonl` / `append_jsonl` (logs of one JSON record per
-line).
+The locks, temp files and fsyncs are `atomic_files`', which plain files outside the state
+registry use too (reports, logs of one JSON record per line, project files a merge writes).
 """
 
 from __future__ import annotations
@@ -37,13 +36,11 @@ import time
 
 from aether.core import clock, containment, inputs, paths
 from aether.core.exceptions import input_error, state_error
-from aether.state import schemas
+from aether.state import atomic_files, schemas
 
 BACKUPS_KEPT = 3
 BACKUP_DIR = ".backups"
 NEWER_SCHEMA = "written by a newer Aether"  # start of the problem text for a too-new file
-DEFAULT_LOCK_TIMEOUT = 10.0  # seconds; AETHER_LOCK_TIMEOUT overrides
-LOCK_POLL = 0.005  # seconds between tries for a held lock (filelock's default, 0.05, idles writers)
 
 
 # ---------------------------------------------------------------- locations
@@ -161,80 +158,6 @@ def read(name: str, *, missing_ok: bool = True) -> dict:
 # ---------------------------------------------------------------- writing
 
 
-def _lock_timeout() -> float:
-    raw = os.environ.get("AETHER_LOCK_TIMEOUT")
-    if raw:
-        try:
-            value = float(raw)
-            if value >= 0:
-                return value
-        except ValueError:
-            pass
-    return DEFAULT_LOCK_TIMEOUT
-
-
-def _take(path: str, deadline: float, timeout: float, *, wait: bool = True):
-    """The lock of one file, waited for until `deadline` (or not at all: `wait=False` answers
-    None when another process holds it)."""
-    from filelock import FileLock, Timeout  # noqa: PLC0415 — start-up: filelock (~25 ms) only for writers
-
-    try:
-        containment.make_dirs(os.path.dirname(path))
-        containment.check_write(path + ".lock")
-        lock = FileLock(path + ".lock", poll_interval=LOCK_POLL, fallback_to_soft=False)
-        lock.acquire(timeout=max(0.0, deadline - time.monotonic()) if wait else 0)
-        return lock
-    except Timeout:
-        if not wait:
-            return None
-        raise state_error(
-            "lock_timeout",
-            f"timed out after {timeout:g}s waiting for the lock on {path}; another aether "
-            f"process is writing it (raise AETHER_LOCK_TIMEOUT to wait longer)",
-            file=path,
-        ) from None
-    except OSError as exc:
-        raise state_error("state_unwritable", f"cannot lock {path}: {exc.strerror or exc}", file=path) from None
-
-
-class _Locked:
-    """Exclusive locks on several files, taken in a fixed order (no deadlocks).
-
-    Each lock is a `filelock.FileLock` on a sidecar `<file>.lock`: an `flock` the kernel drops
-    when the holder dies, even by SIGKILL. `fallback_to_soft=False` keeps it a kernel lock on
-    filesystems without `flock` (an error, never a silent soft lock). The lock file is never
-    deleted, so every writer contends on the same inode. One deadline covers all the files.
-    """
-
-    def __init__(self, file_paths: list[str]):
-        self.paths = sorted(set(file_paths))
-        self.locks: list = []
-
-    def __enter__(self):
-        timeout = _lock_timeout()
-        deadline = time.monotonic() + timeout
-        try:
-            for path in self.paths:
-                self.locks.append(_take(path, deadline, timeout))
-        except BaseException:  # e.g. Ctrl-C while waiting: let go of the locks already taken
-            self.__exit__(None, None, None)
-            raise
-        return self
-
-    def __exit__(self, *exc):
-        while self.locks:
-            self.locks.pop().release()  # unlocks and closes the descriptor
-        return False
-
-
-def _fsync_dir(folder: str) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _rotate_backups(path: str) -> None:
     """Keep the file's current version as backup 1 (a hard link; older ones shift down)."""
     if not os.path.exists(path):
@@ -281,52 +204,11 @@ def serialize(data: dict, compact: bool = False) -> bytes:
     return (text + "\n").encode("utf-8")
 
 
-def _unencodable(what: str, exc: Exception):
-    """The input error for content JSON in UTF-8 cannot hold (nothing has been written)."""
-    if isinstance(exc, UnicodeEncodeError):
-        why = (
-            f"a text holds a lone UTF-16 surrogate (\\u{ord(exc.object[exc.start]):04x}), which "
-            f"UTF-8 cannot store; send the characters themselves"
-        )
-    else:
-        why = "a number is NaN or infinite, which JSON cannot store; give a finite number"
-    return input_error("invalid_state_change", f"refusing to write {what}: {why}")
-
-
 def _encode(spec: schemas.FileSpec, data: dict) -> bytes:
     try:
         return serialize(data, getattr(spec, "compact", False))
     except (ValueError, UnicodeEncodeError) as exc:
-        raise _unencodable(spec.filename, exc) from None
-
-
-def _temp_path(path: str) -> str:
-    folder, name = os.path.split(path)
-    return os.path.join(folder, f".{name}.tmp.{os.getpid()}.{os.urandom(3).hex()}")
-
-
-def _write_temp(path: str, payload: bytes, mode: int | None = None) -> str:
-    """A complete, fsynced temp file beside `path` (removed again if writing it fails)."""
-    tmp = _temp_path(path)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644 if mode is None else mode)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)  # the mode asked for, whatever the umask
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
-    return tmp
-
-
-def _unlink_quietly(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
+        raise atomic_files.unencodable(spec.filename, exc) from None
 
 
 def _replace_all(items: list) -> None:
@@ -339,7 +221,7 @@ def _replace_all(items: list) -> None:
     try:
         for path, payload in items:
             _clear_stale_temps(path)
-            pending.append((_write_temp(path, payload), path))
+            pending.append((atomic_files.write_temp(path, payload), path))
         for _tmp, path in pending:
             _rotate_backups(path)
         while pending:
@@ -348,9 +230,9 @@ def _replace_all(items: list) -> None:
             pending.pop(0)
     finally:
         for tmp, _path in pending:
-            _unlink_quietly(tmp)
+            atomic_files.unlink_quietly(tmp)
     for folder in dict.fromkeys(os.path.dirname(path) for path, _ in items):
-        _fsync_dir(folder)
+        atomic_files.fsync_dir(folder)
 
 
 def _check(spec: schemas.FileSpec, data: dict) -> None:
@@ -408,7 +290,7 @@ def _update(targets: dict, change, missing_ok: bool, after=None):
             return _BATCH.update(targets, change, missing_ok, after)
         flush()  # a file outside the colony's data: what the call changed is written first, unlocked
     try:
-        with _Locked([path for path, _spec in targets.values()]):
+        with atomic_files.Locked([path for path, _spec in targets.values()]):
             files = {key: _load(spec, path, missing_ok) for key, (path, spec) in targets.items()}
             result = change(files)
             payloads = []
@@ -447,15 +329,15 @@ class _Batch:
 
     def _lock(self, wanted: list) -> None:
         """Lock what is not held yet. A lock is only waited for while every lock held sorts
-        before it (the order `_Locked` keeps, so no two writers wait on each other): one that
+        before it (the order `atomic_files.Locked` keeps, so no two writers wait on each other): one that
         sorts earlier and is busy writes the batch, lets go of all, and takes them in order."""
         wanted = sorted(set(wanted) - set(self.locks))
-        timeout = _lock_timeout()
+        timeout = atomic_files.lock_timeout()
         deadline = time.monotonic() + timeout
         top = max(self.locks, default="")
         early = [path for path in wanted if path < top]
         for path in early:
-            lock = _take(path, deadline, timeout, wait=False)
+            lock = atomic_files.take(path, deadline, timeout, wait=False)
             if lock is None:  # busy: write, let go, and take what is wanted in order
                 self.write()
                 self.release()
@@ -463,7 +345,7 @@ class _Batch:
             self.locks[path] = lock
         for path in wanted:
             if path not in self.locks:
-                self.locks[path] = _take(path, deadline, timeout)
+                self.locks[path] = atomic_files.take(path, deadline, timeout)
 
     def update(self, targets: dict, change, missing_ok: bool, after):
         """`_update` inside the batch: the change applied, validated and encoded now, written later."""
@@ -559,7 +441,7 @@ def restore(name: str, *, force: bool = False) -> dict:
 def restore_file(path: str, spec: schemas.FileSpec, *, force: bool = False) -> dict:
     """`restore` for a file given by path and spec (files outside the registry)."""
     try:
-        with _Locked([path]):
+        with atomic_files.Locked([path]):
             return _restore_locked(path, spec, force)
     except OSError as exc:
         raise state_error("state_unwritable", f"cannot restore {path}: {exc.strerror or exc} ({exc.filename or ''})", file=path) from None
@@ -598,7 +480,7 @@ def _restore_locked(path: str, spec: schemas.FileSpec, force: bool) -> dict:
     if backup is None:
         raise state_error("no_backup", f"no valid backup of {path} to restore", file=path)
     raw = containment.read_bytes(backup)
-    tmp = _write_temp(path, raw)
+    tmp = atomic_files.write_temp(path, raw)
     try:
         kept = None
         if os.path.lexists(path):
@@ -609,78 +491,13 @@ def _restore_locked(path: str, spec: schemas.FileSpec, force: bool) -> dict:
             os.link(path, kept)
         os.replace(tmp, path)
     except BaseException:
-        _unlink_quietly(tmp)
+        atomic_files.unlink_quietly(tmp)
         raise
-    _fsync_dir(os.path.dirname(path))
+    atomic_files.fsync_dir(os.path.dirname(path))
     return {"file": path, "restored_from": backup, "replaced_content_saved_as": kept}
 
 
 # ---------------------------------------------------------------- plain-text files (activity log)
-
-
-def text_lock(path: str) -> _Locked:
-    """The lock of a plain-text state file (`with store.text_lock(path): …`)."""
-    return _Locked([path])
-
-
-def append_text(path: str, text: str, *, locked: bool = False) -> None:
-    """Append text to a plain-text state file in one write, under its lock (pass
-    `locked=True` when already inside `text_lock(path)`). Creates the file if missing."""
-
-    containment.check_write(path)
-
-    def write() -> None:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
-        try:
-            data = text.encode("utf-8")
-            while data:
-                data = data[os.write(fd, data) :]
-        finally:
-            os.close(fd)
-
-    try:
-        if locked:
-            write()
-        else:
-            with _Locked([path]):
-                write()
-    except OSError as exc:
-        raise state_error("state_unwritable", f"cannot write {path}: {exc.strerror or exc}", file=path) from None
-
-
-def create_text(path: str, data: bytes) -> bool:
-    """Write a new file whole (temp file, then a hard link): False if `path` already exists,
-    which is never overwritten."""
-    folder = os.path.dirname(containment.check_write(path))
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp.{os.getpid()}.{os.urandom(3).hex()}")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            return False
-        except OSError:  # no hard links here: create it exclusively instead
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                return False
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-        _fsync_dir(folder)
-        return True
-    except OSError as exc:
-        raise state_error("state_unwritable", f"cannot write {path}: {exc.strerror or exc}", file=path) from None
-    finally:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
 
 
 # ---------------------------------------------------------------- files outside the registry
@@ -698,77 +515,3 @@ def update_file(path: str, spec: schemas.FileSpec, change, *, missing_ok: bool =
     the new content is in place and while the lock is still held (e.g. to append to a log in
     the same order as the writes)."""
     return _update({path: (path, spec)}, lambda files: change(files[path]), missing_ok, after)
-
-
-def append_jsonl(path: str, records: list) -> None:
-    """Append records to a JSON Lines log under its lock (one line each, fsynced)."""
-    if not records:
-        return
-    try:
-        payload = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n" for r in records).encode("utf-8")
-    except (ValueError, UnicodeEncodeError) as exc:
-        raise _unencodable(os.path.basename(path), exc) from None
-    try:
-        containment.check_write(path)
-        with _Locked([path]):
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
-            try:
-                while payload:
-                    payload = payload[os.write(fd, payload) :]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-    except OSError as exc:
-        raise state_error("state_unwritable", f"cannot append to {path}: {exc.strerror or exc}", file=path) from None
-
-
-def read_jsonl(path: str) -> list:
-    """The records of a JSON Lines log, oldest first ([] when it does not exist). Lines are
-    split on `\\n` only (a record may hold U+2028 and other separators); a line that does not
-    parse, such as a last line torn by a crash, is skipped."""
-    containment.check_read(path)
-    try:
-        raw = containment.read_bytes(path)
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        raise state_error("state_unreadable", f"cannot read {path}: {exc.strerror or exc}", file=path) from None
-    out = []
-    for line in raw.split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            out.append(inputs.loads(line.decode("utf-8")))
-        except ValueError:  # UnicodeDecodeError included
-            continue
-    return out
-
-
-def write_text_atomic(path: str, text: str, mode: int | None = None) -> None:
-    """Replace a plain file (a report, a project file a fix changes) with `text` in one step:
-    a complete, fsynced temp file in the same folder, then `os.replace`. Readers see the old
-    file or the new one, whole. `mode` sets the file's permission bits (default 0o644 less
-    the umask). A text UTF-8 cannot hold is an input error before anything is written; an
-    OSError is left to the caller (nothing is replaced, no temp file is left)."""
-    try:
-        payload = text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise _unencodable(path, exc) from None
-    write_bytes_atomic(path, payload, mode)
-
-
-def write_bytes_atomic(path: str, payload: bytes, mode: int | None = None) -> None:
-    """`write_text_atomic` for bytes (a file merged back from a builder's worktree)."""
-    containment.check_write(path)
-    tmp = _write_temp(path, payload, mode)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
-    _fsync_dir(os.path.dirname(path) or ".")
-
-
-def locked(file_paths: list[str]):
-    """Hold the locks of these paths (sidecar `<path>.lock`) for a longer operation."""
-    return _Locked(list(file_paths))

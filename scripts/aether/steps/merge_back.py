@@ -12,7 +12,7 @@ import os
 
 from aether.core import containment, paths
 from aether.core.exceptions import AetherError
-from aether.state import checkpoints, store
+from aether.state import atomic_files, checkpoints, store
 from aether.state import worktrees as wt
 
 
@@ -138,7 +138,7 @@ def apply(writes: list) -> None:
             mode = saved[3] if saved[2] is not None else 0o666 & ~_umask()
             mode = (mode | (mode & 0o444) >> 2) if executable else mode & ~0o111
             undo.append(saved)
-            store.write_bytes_atomic(target, data, mode)
+            atomic_files.write_bytes_atomic(target, data, mode)
     except (OSError, AetherError) as exc:
         why = exc.message if isinstance(exc, AetherError) else (exc.strerror or str(exc))
         stuck = _undo(undo)
@@ -188,7 +188,7 @@ def _undo(undo: list) -> list:
             elif kind == "folder":
                 os.makedirs(path, exist_ok=True)
             elif data is not None:
-                store.write_bytes_atomic(path, data, mode)
+                atomic_files.write_bytes_atomic(path, data, mode)
             elif os.path.lexists(path) and not os.path.isdir(path):
                 os.unlink(path)
         except (OSError, AetherError):
