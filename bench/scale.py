@@ -6,7 +6,8 @@ markdown Queen drives it (planned 50 phases at a time, the most a plan holds): `
 (`record`), `next --continue`. The ants are scripted; everything else is the real helper. When the
 colony reaches each length in --phases, that phase's calls are timed one by one (helper time per
 phase) and the read-only views (`status`, `watch`, `next` asked again) are timed --runs times; the
-size of the colony's state is measured there too. With --against, another checkout (an older
+size of the colony's state is measured there too. A colony of a few phases is built once more
+to count how many times each call writes each state file. With --against, another checkout (an older
 commit, say) builds the same colony on the same machine, and the two are shown side by side.
 
 --repo-files (default 5,000 files, ~60 MB) makes a large git repository, generated in a temp
@@ -207,6 +208,74 @@ def measure(checkout: Path, lengths: list, runs: int, work: Path) -> dict:
     return found
 
 
+# ---------------------------------------------------------------- state files written per call
+
+WRITE_PHASES = 3  # phases built to count the writes (the count does not grow with length)
+# Started in place of the helper's Python (AETHER_VENV): counts each `os.replace` onto a state
+# file (.aether/data/*.json; backups rotate inside .backups/) per call, then runs the helper.
+COUNTING = """
+import atexit, json, os, sys
+real, seen = os.replace, {}
+def counted(src, dst, *a, **kw):
+    dst = os.fspath(dst)
+    if "/.aether/data/" in dst and dst.endswith(".json") and "/.backups/" not in dst:
+        seen[os.path.basename(dst)] = seen.get(os.path.basename(dst), 0) + 1
+    return real(src, dst, *a, **kw)
+os.replace = counted
+atexit.register(lambda: open(os.environ["BENCH_WRITES"], "a").write(json.dumps({"argv": sys.argv[1:3], "writes": seen}) + "\\n"))
+sys.argv = ["aether", *sys.argv[1:]]
+from aether.startup import main
+main()
+"""
+
+
+def writes_per_call(checkout: Path, work: Path) -> dict:
+    """{command: (most writes of one state file in one call, state-file writes per call on average)}
+    over a colony of WRITE_PHASES phases built as `measure` builds it."""
+    shim = work / "counting-venv"
+    (shim / "bin").mkdir(parents=True)
+    (shim / "count.py").write_text(COUNTING, "utf-8")
+    python = shim / "bin" / "python"  # bin/aether runs `python -I -c CODE ARGS`: ARGS go to the counter
+    python.write_text(f'#!/bin/sh\nshift 3\nexec "{checkout}/.venv/bin/python" -I "{shim}/count.py" "$@"\n', "utf-8")
+    python.chmod(0o755)
+    root = work / "colony"
+    (root / "mods").mkdir(parents=True)
+    (root / "mods" / "__init__.py").write_text("", "utf-8")
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-qm", "start"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+    colony = Colony(checkout, root)
+    colony.run("colony-init", "-", "--mode", "LIGHTWEIGHT", stdin="Small modules")
+    colony.run("plan-load", "-", stdin=json.dumps(plan(1, WRITE_PHASES)))
+    log = work / "writes.jsonl"
+    colony.env.update(AETHER_VENV=str(shim), BENCH_WRITES=str(log))
+    for phase in range(1, WRITE_PHASES + 1):
+        build_phase(colony, phase)
+    found: dict = {}
+    for line in log.read_text("utf-8").splitlines():
+        call = json.loads(line)
+        name = {"agent-hook": "agent.sh pre", "next": "continue" if "--continue" in call["argv"] else "next"}.get(
+            call["argv"][0], call["argv"][0]
+        )
+        found.setdefault(name, []).append(call["writes"])
+    return {
+        name: (max((max(w.values(), default=0) for w in calls), default=0), sum(sum(w.values()) for w in calls) / len(calls))
+        for name, calls in found.items()
+    }
+
+
+def writes_table(results: dict) -> str:
+    names = sorted({name for found in results.values() for name in found})
+    rows = ["| checkout | figure | " + " | ".join(f"`{n}`" for n in names) + " |", "|" + "---|" * (len(names) + 2)]
+    for label, found in results.items():
+        rows.append(
+            f"| {label} | most writes of one state file in a call | " + " | ".join(str(found.get(n, ("—",))[0]) for n in names) + " |"
+        )
+        rows.append(
+            f"| {label} | state-file writes per call | " + " | ".join(f"{found[n][1]:.1f}" if n in found else "—" for n in names) + " |"
+        )
+    return "\n".join(rows)
+
+
 # ---------------------------------------------------------------- isolated builders on a large repository
 
 BUILDERS = 4
@@ -323,17 +392,18 @@ def main(argv=None) -> int:
     checkouts = {"this": HERE} | ({"against": args.against.resolve()} if args.against else {})
     work = Path(tempfile.mkdtemp(prefix="aether-bench-scale-"))
     try:
-        results, waves = {}, {}
+        results, waves, written = {}, {}, {}
         for label, checkout in checkouts.items():
             print(f"building a colony of {lengths[-1]} phases with {checkout} …", file=sys.stderr, flush=True)
             results[label] = measure(checkout, lengths, args.runs, work / label)
+            written[label] = writes_per_call(checkout, work / label / "writes")
             if args.repo_files:
                 print(f"an isolated wave on a repository of {args.repo_files:,} files with {checkout} …", file=sys.stderr, flush=True)
                 waves[label] = isolated_wave(checkout, args.repo_files, work / label)
         if args.json:
-            print(json.dumps({"colony": results, "isolated_wave": waves}, indent=2))
+            print(json.dumps({"colony": results, "writes_per_call": written, "isolated_wave": waves}, indent=2))
         else:
-            print(table(results, lengths) + ("\n\n" + wave_table(waves) if waves else ""))
+            print(table(results, lengths) + "\n\n" + writes_table(written) + ("\n\n" + wave_table(waves) if waves else ""))
     finally:
         if args.keep:
             print(f"the colonies are in {work}", file=sys.stderr)

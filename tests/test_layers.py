@@ -44,6 +44,7 @@ LAYERS = {
         "timeline",
     ],
     "state": [
+        "atomic_files",
         "schema_checks",
         "schema_colony",
         "schemas",

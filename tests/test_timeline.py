@@ -62,7 +62,8 @@ def test_each_ant_is_placed_on_the_runs_time_axis_by_wave():
     assert "running" in watch and bar(watch).rstrip("·").endswith("█")  # drawn to now
     assert "24.0k tokens" in w1 and "opus" in w2
     assert any(line.startswith("merge") and "conflict" in line for line in lines)
-    assert lines[-1] == timeline.NOT_RECORDED  # said, not invented
+    assert lines[-1] == timeline.footnote(rows)  # said, not invented
+    assert lines[-1].startswith("Not recorded here: the time in hooks and the time in the helper")
 
 
 def test_the_picture_is_an_svg_with_a_bar_per_ant_and_a_mark_per_merge():
@@ -137,11 +138,11 @@ def test_the_time_an_ants_calls_spent_in_hooks_is_drawn_where_the_mod_measured_i
     assert [(r["id"], r["hooks_ms"], r["hooked_calls"]) for r in rows][1:3] == [("w1", 42, 14), ("w2", None, 0)]
     lines = timeline.text("build of phase 1", rows, timeline.merges(NODES), now=T0 + 300).splitlines()
     assert next(line for line in lines if " w1 " in f" {line} ").endswith("24.0k tokens · hooks 42 ms in 14 call(s)")
-    assert lines[-1] == timeline.HOOKS_RECORDED and "in the helper" in lines[-1]  # what is still not drawn, said
+    assert lines[-1].startswith(timeline.HOOKS_SAID) and "the time in the helper" in lines[-1]  # what is still not drawn, said
     picture = timeline.svg("t", rows, [], now=T0 + 300)
     assert "hooks 42 ms in 14 call(s)" in picture
     notes = [t.text for t in ET.fromstring(picture).iter("{http://www.w3.org/2000/svg}text")][-2:]
-    assert " ".join(notes) == timeline.HOOKS_RECORDED  # one line a sentence: the picture is 960 wide
+    assert " ".join(notes) == timeline.footnote(rows)  # one line a sentence: the picture is 960 wide
 
 
 def test_status_timeline_adds_up_the_hook_time_the_mod_handed_in_with_an_ants_calls(drive_colony, monkeypatch):
@@ -174,4 +175,33 @@ def test_status_timeline_adds_up_the_hook_time_the_mod_handed_in_with_an_ants_ca
     out = p.run("status", "--timeline").stdout
     w1 = next(line for line in out.splitlines() if line.split()[:1] == ["w1"] or " w1 " in f" {line} ")
     assert w1.endswith("hooks 7 ms in 2 call(s)")  # a time no hook can take is not believed
-    assert timeline.HOOKS_RECORDED in out
+    assert timeline.HOOKS_SAID in out
+
+
+def test_the_helpers_time_for_the_run_is_drawn_from_what_its_steps_recorded():
+    rows = timeline.rows(SPAWNS, NODES)
+    lines = timeline.text("build of phase 1", rows, [], now=T0 + 300, helper=(2400, 9)).splitlines()
+    assert lines[0].endswith("58.0k tokens · helper 2s in 9 step(s)")
+    assert timeline.HELPER_SAID in lines[-1] and "Not recorded here: the time in hooks (" in lines[-1]
+    picture = timeline.svg("t", rows, [], now=T0 + 300, helper=(2400, 9))
+    texts = [t.text for t in ET.fromstring(picture).iter("{http://www.w3.org/2000/svg}text")]
+    assert "helper 2s in 9 step(s)" in texts and timeline.HELPER_SAID in texts
+    assert timeline.helper_time({"helper_ms": 5, "helper_steps": 0}) is None  # nothing counted: nothing said
+
+
+def test_each_step_of_a_build_adds_its_time_to_the_build_run(drive_colony):
+    """`next`, every `record` and the Agent hooks' steps add their time to the run they worked on,
+    in the write the step makes anyway."""
+    p = drive_colony
+    action = approved_wave(p)  # next, record lead1, next --approve: three steps
+    run = p.load("spawns.json")["runs"][-1]
+    assert run["helper_steps"] == 3 and run["helper_ms"] >= 0
+    ok(p, "next", "--build", "1")  # the wave handed out again: a step of its own
+    assert p.load("spawns.json")["runs"][-1]["helper_steps"] == 4
+    for spawn in action["spawns"]:
+        ok(p, "record", spawn["id"], "-", input=result())
+    run = p.load("spawns.json")["runs"][-1]
+    assert run["helper_steps"] == 4 + len(action["spawns"])
+    data = p.run("status", "--timeline", "--json").json
+    assert data["helper"] == {"ms": run["helper_ms"], "steps": run["helper_steps"]}
+    assert f"in {run['helper_steps']} step(s)" in data["text"].splitlines()[0]

@@ -28,11 +28,19 @@ def _title(run: dict) -> str:
 
 
 def view(picture: bool = False) -> dict:
-    """{run, ants, merges, text, files}: the newest run's timeline (files: the SVG and the page written)."""
+    """{run, ants, merges, helper, text, files}: the newest run's timeline (files: the SVG and the page
+    written; helper: {ms, steps} of the helper's steps for the run, when recorded)."""
     data = store.read("spawns")
     run = _newest_run(data)
     if run is None:
-        return {"run": None, "ants": [], "merges": [], "files": [], "text": "No run has handed out an ant yet: nothing to draw."}
+        return {
+            "run": None,
+            "ants": [],
+            "merges": [],
+            "helper": None,
+            "files": [],
+            "text": "No run has handed out an ant yet: nothing to draw.",
+        }
     tree = store.read("colony").get("spawn_tree") or {}
     same_build = run.get("command") == "build" and tree.get("phase") == run.get("phase") and isinstance(tree.get("nodes"), dict)
     nodes = tree["nodes"] if same_build else {}
@@ -40,16 +48,18 @@ def view(picture: bool = False) -> dict:
     ants = timeline.rows(ledger.of_scope(data, run["scope"]), nodes, hooks=_hook_time(data, run["scope"]))
     merged = timeline.merges(nodes)
     title = _title(run)
-    text = timeline.text(title, ants, merged, now)
+    helper = timeline.helper_time(run)
+    text = timeline.text(title, ants, merged, now, helper)
     files = []
     if picture:
-        picture_svg = timeline.svg(title, ants, merged, now)
+        picture_svg = timeline.svg(title, ants, merged, now, helper)
         files = [
             _write(f"timeline-{run['scope']}.svg", picture_svg),
             _write(f"timeline-{run['scope']}.html", timeline.html(title, picture_svg)),
         ]
         text += "\nPicture: " + " and ".join(files)
-    return {"run": run["scope"], "ants": ants, "merges": merged, "files": files, "text": text}
+    said = dict(zip(("ms", "steps"), helper, strict=True)) if helper else None
+    return {"run": run["scope"], "ants": ants, "merges": merged, "helper": said, "files": files, "text": text}
 
 
 def _hook_time(data: dict, scope: str) -> dict:

@@ -20,17 +20,38 @@ def escape(text: str) -> str:
     return _html.escape(CONTROL.sub("?", str(text)))
 
 
-NOT_RECORDED = "Not recorded here: the time in hooks and in the helper (make bench-guard and make bench-scale measure them)."
-HOOKS_RECORDED = (
-    "Hooks: the time each ant's calls spent in PreToolUse hooks (the guard's included), as the mod measured it. "
-    "Not recorded here: the time in the helper, and the hooks of ants the markdown runtime ran "
-    "(make bench-scale and make bench-guard measure them)."
+HOOKS_SAID = "Hooks: the time each ant's calls spent in PreToolUse hooks (the guard's included), as the mod measured it."
+HELPER_SAID = (
+    "Helper: the time of the helper's steps that worked on this run, from each step's start to its last change "
+    "(the Agent hooks' steps included; a call's own start-up is not)."
 )
+MEASURED_BY = "(make bench-guard and make bench-scale measure them)"
 
 
-def footnote(found: list) -> str:
-    """What the view does not draw (said, not left out): hook time is drawn where the mod measured it."""
-    return HOOKS_RECORDED if any(r.get("hooks_ms") is not None for r in found) else NOT_RECORDED
+def footnote(found: list, helper: tuple | None = None) -> str:
+    """What the times drawn are, and what the view does not draw (said, not left out): hook time
+    where the mod measured it, the helper's time where its steps recorded it."""
+    said, missing = [], []
+    if any(r.get("hooks_ms") is not None for r in found):
+        said.append(HOOKS_SAID)
+        missing.append("the hooks of ants the markdown runtime ran")
+    else:
+        missing.append("the time in hooks")
+    if helper:
+        said.append(HELPER_SAID)
+    else:
+        missing.append("the time in the helper")
+    return " ".join([*said, f"Not recorded here: {' and '.join(missing)} {MEASURED_BY}."])
+
+
+def helper_time(run: dict) -> tuple | None:
+    """(ms, steps) of the helper's steps for a run, when they were recorded."""
+    ms, steps = run.get("helper_ms"), run.get("helper_steps")
+    return (ms, steps) if isinstance(ms, int) and isinstance(steps, int) and steps > 0 else None
+
+
+def _helper(helper: tuple | None) -> str:
+    return f" · helper {clock.elapsed(helper[0] / 1000)} in {helper[1]} step(s)" if helper else ""
 
 
 def _group(spawn: dict, node: dict | None) -> str:
@@ -112,12 +133,12 @@ def _when(seconds: float | None) -> str:
     return "running" if seconds is None else clock.elapsed(seconds)
 
 
-def text(title: str, found: list, merged: list, now: float) -> str:
+def text(title: str, found: list, merged: list, now: float, helper: tuple | None = None) -> str:
     """The terminal view: one line per ant, its bar placed on the run's time axis."""
     first, last = span(found, merged, now)
     length = max(last - first, 1e-9)
     tokens = sum(r["tokens"] for r in found if isinstance(r["tokens"], int))
-    lines = [f"TIMELINE · {title} · {len(found)} ant(s) · {clock.elapsed(last - first)} · {_tokens(tokens)} tokens"]
+    lines = [f"TIMELINE · {title} · {len(found)} ant(s) · {clock.elapsed(last - first)} · {_tokens(tokens)} tokens{_helper(helper)}"]
     lines.append(f"{'':<18}0s{'':>{BAR - 2 - len(clock.elapsed(last - first))}}{clock.elapsed(last - first)}")
     group = None
     for r in found:
@@ -134,15 +155,15 @@ def text(title: str, found: list, merged: list, now: float) -> str:
         lines.append(f"{'merge':<9}{str(m['id'])[:8]:<9}{at}▲  {m['outcome']} at {clock.elapsed(m['t'] - first)}")
     if not found:
         lines.append("  (no ant of this run has started)")
-    lines.append(footnote(found))
+    lines.append(footnote(found, helper))
     return "\n".join(lines)
 
 
-def svg(title: str, found: list, merged: list, now: float) -> str:
+def svg(title: str, found: list, merged: list, now: float, helper: tuple | None = None) -> str:
     """The same timeline as a self-contained SVG: a bar per ant on a time axis, merges as marks."""
     first, last = span(found, merged, now)
     length = max(last - first, 1e-9)
-    notes = [n if n.endswith(".") else n + "." for n in footnote(found).split(". ")]  # a line each: the picture is 960 wide
+    notes = [n if n.endswith(".") else n + "." for n in footnote(found, helper).split(". ")]  # a line each: the picture is 960 wide
     height = TOP + ROW * (len(found) + 1) + 16 + 16 * len(notes)
 
     def x(t: float) -> float:
@@ -155,6 +176,10 @@ def svg(title: str, found: list, merged: list, now: float) -> str:
         f'<rect width="{SVG_WIDTH}" height="{height}" fill="#ffffff"/>',
         f'<text x="12" y="22" font-size="15" font-weight="bold">{escape(title)}</text>',
     ]
+    if helper:
+        parts.append(
+            f'<text x="{SVG_WIDTH - 12}" y="22" text-anchor="end" fill="#555">{escape(_helper(helper).removeprefix(" · "))}</text>'
+        )
     for i in range(5):  # the time axis: five ticks
         t = first + length * i / 4
         parts.append(f'<line x1="{x(t):.1f}" y1="{TOP - 14}" x2="{x(t):.1f}" y2="{height - 24}" stroke="#e4e4e4"/>')

@@ -426,6 +426,7 @@ def _check_run(p: list, r: dict, where: str) -> None:
         field_check(p, r, key, str, where)
     field_check(p, r, "done", bool, where)
     field_check(p, r, "verify", (dict, type(None)), where, required=False)  # the commands a build fixed at its start
+    _counts(p, r, [key for key in ("helper_ms", "helper_steps") if key in r], where)  # the helper's time for it
     if r.get("command") == "run":
         _check_autopilot(p, r, where)
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import time
 
 from aether.core import clock, containment, paths
 from aether.core.exceptions import AetherError, state_error
@@ -384,6 +385,44 @@ def read_answer(ref: str) -> str | None:
 @contextlib.contextmanager
 def lock():
     """The driver's lock: one step of a run at a time (hooks of parallel ants queue on it). The
-    step writes each state file once, before the lock goes (`store.batch`)."""
+    step writes each state file once, before the lock goes (`store.batch`), and its time is added
+    to the run it worked on (`_count_time`)."""
     with atomic_files.locked([os.path.join(paths.data_dir(), "drive")]), store.batch():
-        yield
+        started = time.perf_counter()
+        before = _snapshot()
+        try:
+            yield
+        finally:
+            _count_time(before, started)
+
+
+def _snapshot() -> dict | None:
+    """The runs and spawns as a step found them (None when spawns.json cannot be read: the step says why)."""
+    try:
+        data = store.read("spawns")
+    except AetherError:
+        return None
+    return {"runs": {r.get("scope"): r for r in data["runs"]}, "spawns": {s.get("ref"): s for s in data["spawns"]}}
+
+
+def _count_time(before: dict | None, started: float) -> None:
+    """Add the step's time, from the driver's lock taken to its last change, to the run it worked
+    on (`helper_ms`, `helper_steps`): the newest run whose record, or a spawn of it, the step
+    changed. Only a step that changed spawns.json counts (its write carries the time); counting
+    never fails the step."""
+    if before is None or not store.changed("spawns"):
+        return
+    ms = round((time.perf_counter() - started) * 1000)
+
+    def add(data: dict) -> None:
+        touched = {s.get("scope") for s in data["spawns"] if before["spawns"].get(s.get("ref")) != s}
+        worked = [r for r in data["runs"] if r.get("scope") in touched or before["runs"].get(r.get("scope")) != r]
+        if worked:
+            run = worked[-1]
+            run["helper_ms"] = min(run.get("helper_ms", 0) + ms, schemas.MAX_COUNT)
+            run["helper_steps"] = min(run.get("helper_steps", 0) + 1, schemas.MAX_COUNT)
+
+    try:
+        store.update("spawns", add)
+    except AetherError:
+        pass

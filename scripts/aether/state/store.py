@@ -405,6 +405,11 @@ def batch():
             current.release()
 
 
+def changed(name: str) -> bool:
+    """Does the open batch hold a change of this file, not written yet?"""
+    return _BATCH is not None and path_of(spec_for(name)) in _BATCH.pending
+
+
 def when_written(step) -> None:
     """Run `step(None)` once what the call changed is on disk (at once outside a batch): a step
     that must not run before its record is written (removing what the record no longer names)."""
