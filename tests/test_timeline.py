@@ -181,11 +181,12 @@ def test_status_timeline_adds_up_the_hook_time_the_mod_handed_in_with_an_ants_ca
 def test_the_helpers_time_for_the_run_is_drawn_from_what_its_steps_recorded():
     rows = timeline.rows(SPAWNS, NODES)
     lines = timeline.text("build of phase 1", rows, [], now=T0 + 300, helper=(2400, 9)).splitlines()
-    assert lines[0].endswith("58.0k tokens · helper 2s in 9 step(s)")
+    assert lines[0].endswith("58.0k tokens · helper 2.4 s in 9 step(s)")
+    assert "helper 212 ms in 3 step(s)" in timeline.text("t", rows, [], now=T0 + 300, helper=(212, 3))
     assert timeline.HELPER_SAID in lines[-1] and "Not recorded here: the time in hooks (" in lines[-1]
     picture = timeline.svg("t", rows, [], now=T0 + 300, helper=(2400, 9))
     texts = [t.text for t in ET.fromstring(picture).iter("{http://www.w3.org/2000/svg}text")]
-    assert "helper 2s in 9 step(s)" in texts and timeline.HELPER_SAID in texts
+    assert "helper 2.4 s in 9 step(s)" in texts and timeline.HELPER_SAID in texts
     assert timeline.helper_time({"helper_ms": 5, "helper_steps": 0}) is None  # nothing counted: nothing said
 
 

@@ -22,6 +22,10 @@ Measure with `make bench`; see what a command loads with
 """
 
 import sys  # noqa: E402
+import time  # noqa: E402
+
+_IMPORTED = time.perf_counter()  # as near the process's start as Python code gets
+STARTED = None  # _IMPORTED, once `main` runs: a process started as the helper (the timeline counts its start-up)
 
 # module: who imports it on every call → when it is really used
 LAZY_MODULES = (
@@ -73,7 +77,8 @@ def _awaiting(lazy_type):
 
 
 def main() -> None:
-
+    global STARTED  # noqa: PLW0603 — set once, by the process's entry point
+    STARTED = _IMPORTED
     gc.set_threshold(GC_THRESHOLD)
     lazy_import()
     from aether.cli import main as cli_main  # noqa: PLC0415 — start-up: the CLI (click) loads after start-up is tuned

@@ -476,7 +476,7 @@ def wait(
             said = dispatch.stops_reported(stopped)
     deadline = time.monotonic() + max(0.0, min(seconds, MAX_WAIT_SECONDS))
     while not _settled(refs) and time.monotonic() < deadline and not _due(refs):
-        time.sleep(POLL_SECONDS)
+        clock.idle(POLL_SECONDS)
     asked = []
     if _due(refs):
         with ledger.lock():
@@ -499,7 +499,7 @@ def wait(
     if out["action"] == "wait" and out.get("why") == "limit" and not out.get("started"):  # this call waits its share
         left = min(deadline - time.monotonic(), clock.parse_iso(out["until"]) - clock.now())
         if left > 0:
-            time.sleep(left)
+            clock.idle(left)
             out = for_mod(next_of(scope))
     return out
 

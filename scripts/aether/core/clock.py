@@ -12,6 +12,23 @@ from aether.core.exceptions import input_error
 MAX_PINNED = 253_402_300_800
 
 
+_idle = 0.0  # seconds this process slept waiting for something (`idle`)
+
+
+def idle(seconds: float) -> None:
+    """Sleep, counted as time this process waited, not worked (the helper's time on the timeline
+    leaves it out)."""
+    global _idle  # noqa: PLW0603 — one count per process
+    started = time.monotonic()
+    time.sleep(seconds)
+    _idle += time.monotonic() - started
+
+
+def idled() -> float:
+    """Seconds this process has slept in `idle`."""
+    return _idle
+
+
 def now() -> float:
     """Current unix time (float seconds); AETHER_NOW pins it (a bad value is an input error)."""
     pinned = os.environ.get("AETHER_NOW")

@@ -22,8 +22,8 @@ def escape(text: str) -> str:
 
 HOOKS_SAID = "Hooks: the time each ant's calls spent in PreToolUse hooks (the guard's included), as the mod measured it."
 HELPER_SAID = (
-    "Helper: the time of the helper's steps that worked on this run, from each step's start to its last change "
-    "(the Agent hooks' steps included; a call's own start-up is not)."
+    "Helper: the time of the helper's calls that worked on this run, from each call's start to its last change "
+    "(the Agent hooks' calls included; the time a call waits, for the lock or for ants, is not)."
 )
 MEASURED_BY = "(make bench-guard and make bench-scale measure them)"
 
@@ -51,7 +51,11 @@ def helper_time(run: dict) -> tuple | None:
 
 
 def _helper(helper: tuple | None) -> str:
-    return f" · helper {clock.elapsed(helper[0] / 1000)} in {helper[1]} step(s)" if helper else ""
+    if not helper:
+        return ""
+    ms = helper[0]
+    took = f"{ms} ms" if ms < 1000 else f"{ms / 1000:.1f} s" if ms < 60_000 else clock.elapsed(ms / 1000)
+    return f" · helper {took} in {helper[1]} step(s)"
 
 
 def _group(spawn: dict, node: dict | None) -> str:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sys
 import time
 
 from aether.core import clock, containment, paths
@@ -387,13 +388,28 @@ def lock():
     """The driver's lock: one step of a run at a time (hooks of parallel ants queue on it). The
     step writes each state file once, before the lock goes (`store.batch`), and its time is added
     to the run it worked on (`_count_time`)."""
+    asked = time.perf_counter()
     with atomic_files.locked([os.path.join(paths.data_dir(), "drive")]), store.batch():
         started = time.perf_counter()
         before = _snapshot()
         try:
             yield
         finally:
-            _count_time(before, started)
+            _count_time(before, started - _start_up(asked))
+
+
+_start_counted = False  # this process's start-up is counted once, with its first step
+
+
+def _start_up(asked: float) -> float:
+    """Seconds from the start of a process started as the helper (`aether.startup.STARTED`) to its
+    first step's asking for the lock, less what it slept (`clock.idle`); 0 for later steps."""
+    global _start_counted  # noqa: PLW0603 — one start-up per process
+    begun = getattr(sys.modules.get("aether.startup"), "STARTED", None)
+    if _start_counted or not isinstance(begun, float):
+        return 0.0
+    _start_counted = True
+    return max(0.0, asked - begun - clock.idled())
 
 
 def _snapshot() -> dict | None:
@@ -406,10 +422,10 @@ def _snapshot() -> dict | None:
 
 
 def _count_time(before: dict | None, started: float) -> None:
-    """Add the step's time, from the driver's lock taken to its last change, to the run it worked
-    on (`helper_ms`, `helper_steps`): the newest run whose record, or a spawn of it, the step
-    changed. Only a step that changed spawns.json counts (its write carries the time); counting
-    never fails the step."""
+    """Add the step's time — from the driver's lock taken to its last change, and for a process's
+    first step its start-up too — to the run it worked on (`helper_ms`, `helper_steps`): the newest
+    run whose record, or a spawn of it, the step changed. Only a step that changed spawns.json
+    counts (its write carries the time); counting never fails the step."""
     if before is None or not store.changed("spawns"):
         return
     ms = round((time.perf_counter() - started) * 1000)
