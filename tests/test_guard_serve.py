@@ -89,7 +89,7 @@ def test_a_body_that_is_not_a_call_is_refused_and_it_goes_on(served, body, statu
 def test_a_wrong_path_or_an_oversized_body_is_refused(served):
     started, _ = served
     connection = guard_serve._UnixConnection(started["socket"], 10)
-    connection.request("POST", "/elsewhere", body=b"{}")
+    connection.request("POST", "/elsewhere")  # no body: the server may close before a body sent after the headers (EPIPE)
     assert connection.getresponse().status == 404
     connection.close()
     connection = guard_serve._UnixConnection(started["socket"], 10)

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -177,6 +178,8 @@ def test_flush_writes_the_batch_so_far(lib, writes):
         (["checkout-index", "-a", "-f"], {"GIT_INDEX_FILE": "/tmp/i"}, True),
         (["add", "-A"], None, True),
         (["tag", "-a", "aether/phase-1-aborted"], None, True),
+        (["reflog", "show", "--format=%H", "refs/x"], None, False),
+        (["reflog", "expire", "--all"], None, True),
     ],
 )
 def test_git_commands_that_change_the_repository_write_the_batch_first(args, env, changes):
@@ -202,3 +205,57 @@ def test_a_build_writes_each_state_file_once_per_call(drive_colony, writes):
         write(p, *nodes[spawn["id"]]["writes"])
         action = call("record", spawn["id"], "-", input=result(files_created=nodes[spawn["id"]]["writes"]))
     assert "spawns.json" in [name for files in writes for name in files]
+
+
+def test_a_batch_that_lets_go_for_a_busy_lock_takes_back_every_lock_of_the_update(lib):
+    """Holding events.json, the batch updates colony and events together while another process
+    holds COLONY_STATE.json (it sorts first): it writes, lets go, and takes both back in order —
+    events.json stays locked, so a third writer waits instead of being overwritten."""
+    holder = subprocess.Popen([PY, "-c", HOLD_FOR_A_SECOND, str(lib.file("COLONY_STATE.json.lock"))], stdout=subprocess.PIPE, text=True)
+    code = "from aether.state import store, events\nstore.update('events', lambda d: events.append(d, 'build_aborted', 'queen', 'other'))"
+    env = {**os.environ, "AETHER_DATA_DIR": str(lib.data)}
+    with store.batch():
+        store.update("events", note("mine1"))
+        assert holder.stdout.readline().strip() == "held"
+        store.update_many(["colony", "events"], lambda f: events.append(f["events"], "build_aborted", "queen", "mine2"))
+        other = subprocess.run([PY, "-c", code], cwd=lib.root, env={**env, "AETHER_LOCK_TIMEOUT": "0.5"}, capture_output=True, text=True)
+        assert other.returncode != 0 and "timed out" in other.stderr  # it had to wait: events.json was locked
+    holder.wait(timeout=10)
+    assert said(lib) == ["mine1", "mine2"]
+
+
+HOLD_FOR_A_SECOND = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(1.0)
+"""
+
+
+def test_long_work_inside_a_step_lets_other_writers_in(lib, writes, monkeypatch):
+    monkeypatch.setattr(store, "LONG_HOLD", 0.05)
+    with store.batch():
+        store.update("events", note("before"))
+        store.let_others_in()  # not held long yet: nothing written
+        assert writes == []
+        time.sleep(0.1)
+        store.let_others_in()
+        assert writes == [["events.json"]] and not store._BATCH.locks
+        store.update("events", note("after"))
+    assert said(lib) == ["before", "after"]
+
+
+def test_a_step_that_fails_keeps_its_own_error_and_what_it_finished(lib):
+    with pytest.raises(AetherError) as caught, store.batch():
+        store.update("events", note("finished"))
+        raise AetherError("its_own", "the step's own error")
+    assert caught.value.code == "its_own" and said(lib) == ["finished"]
+
+
+def test_the_agent_hooks_wait_for_a_steps_locks_within_their_own_timeout():
+    from aether.cli import drive as cli_drive
+
+    hooks = json.loads((Path(__file__).resolve().parents[1] / "hooks" / "hooks.json").read_text("utf-8"))["hooks"]
+    timeouts = [h["timeout"] for groups in hooks.values() for g in groups for h in g["hooks"] if "agent.sh" in h["command"]]
+    assert timeouts and min(timeouts) >= cli_drive.HOOK_LOCK_WAIT + 5

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
@@ -98,6 +99,7 @@ def record(spawn_id, answer):
     return result
 
 
+HOOK_LOCK_WAIT = 25  # seconds a hook waits for a state file's lock (a step holds it to its end); its timeout is 30 or more
 HOOK_EVENTS = {
     "pre": "PreToolUse",
     "post": "PostToolUse",
@@ -116,6 +118,7 @@ def agent_hook(event):
     on Agent, SubagentStop, and UserPromptSubmit for the notifications that carry ants' answers.
     Never fails Claude Code's step: an error leaves it as it was and, where the Queen reads the
     hook's context, says so."""
+    os.environ.setdefault("AETHER_LOCK_TIMEOUT", str(HOOK_LOCK_WAIT))
     try:
         payload = json.loads(sys.stdin.read() or "{}")
         payload = payload if isinstance(payload, dict) else {}

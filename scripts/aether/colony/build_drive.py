@@ -132,7 +132,7 @@ def _start_build(phase: int, resume: bool) -> dict:
         verify=fixed,
         started_text=started["text"] + f"\nBuilders: isolation {decided['why']}" + said,
     )
-    checks.prune_logs()  # the evidence of older runs goes (bounded per build)
+    store.when_written(lambda _: checks.prune_logs())  # the evidence of older runs goes (bounded per build)
     store.when_written(lambda _: ledger.prune_folders(store.read("spawns")))  # and the briefs and answers of runs archived
     return run
 

@@ -100,7 +100,7 @@ GIT_TEMP_INDEX = frozenset(("read-tree", "add", "update-index"))
 
 def _changes_repository(args: list, env: dict | None) -> bool:
     words = [a for a in args if not a.startswith("-")]
-    if not words or words[0] in GIT_READS or words[:2] == ["worktree", "list"]:
+    if not words or words[0] in GIT_READS or words[:2] in (["worktree", "list"], ["reflog", "show"]):
         return False
     if words[0] == "update-ref" and "-d" not in args:  # a new checkpoint's ref: recorded after it is made
         return False
@@ -527,7 +527,6 @@ def restore(ref: str, force: bool = False, checkpoints_data: dict | None = None)
             safety = snapshot("before restore", None)
             dropped = remember(checkpoints_data, safety) if safety else []
     added = git(["diff-tree", "-r", "-z", "--name-only", "--diff-filter=A", target_tree, current_tree], r.top).stdout
-    store.flush()  # the safety checkpoint's record is on disk before the project changes
     removed = []
     for rel in filter(None, added.split("\0")):
         if r.excluded(rel):

@@ -395,15 +395,15 @@ def lock():
         try:
             yield
         finally:
-            _count_time(before, started - _start_up(asked))
+            _count_time(before, started, asked)
 
 
-_start_counted = False  # this process's start-up is counted once, with its first step
+_start_counted = False  # this process's start-up is counted once, with its first step that counts
 
 
 def _start_up(asked: float) -> float:
     """Seconds from the start of a process started as the helper (`aether.startup.STARTED`) to its
-    first step's asking for the lock, less what it slept (`clock.idle`); 0 for later steps."""
+    first counted step's asking for the lock, less what it slept (`clock.idle`); 0 after that."""
     global _start_counted  # noqa: PLW0603 — one start-up per process
     begun = getattr(sys.modules.get("aether.startup"), "STARTED", None)
     if _start_counted or not isinstance(begun, float):
@@ -421,14 +421,14 @@ def _snapshot() -> dict | None:
     return {"runs": {r.get("scope"): r for r in data["runs"]}, "spawns": {s.get("ref"): s for s in data["spawns"]}}
 
 
-def _count_time(before: dict | None, started: float) -> None:
+def _count_time(before: dict | None, started: float, asked: float) -> None:
     """Add the step's time — from the driver's lock taken to its last change, and for a process's
-    first step its start-up too — to the run it worked on (`helper_ms`, `helper_steps`): the newest
+    first counted step its start-up too — to the run it worked on (`helper_ms`, `helper_steps`): the newest
     run whose record, or a spawn of it, the step changed. Only a step that changed spawns.json
     counts (its write carries the time); counting never fails the step."""
     if before is None or not store.changed("spawns"):
         return
-    ms = round((time.perf_counter() - started) * 1000)
+    ms = round((time.perf_counter() - started + _start_up(asked)) * 1000)
 
     def add(data: dict) -> None:
         touched = {s.get("scope") for s in data["spawns"] if before["spawns"].get(s.get("ref")) != s}

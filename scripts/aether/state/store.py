@@ -35,7 +35,7 @@ import os
 import time
 
 from aether.core import clock, containment, inputs, paths
-from aether.core.exceptions import input_error, state_error
+from aether.core.exceptions import AetherError, input_error, state_error
 from aether.state import atomic_files, schemas
 
 BACKUPS_KEPT = 3
@@ -309,6 +309,7 @@ def _update(targets: dict, change, missing_ok: bool, after=None):
 # ---------------------------------------------------------------- one write per call
 
 _BATCH = None  # the open `batch()`, if any
+LONG_HOLD = 2.0  # seconds a batch keeps its locks through long work before `let_others_in` writes
 
 
 class _Batch:
@@ -317,8 +318,9 @@ class _Batch:
     def __init__(self):
         self.locks: dict = {}  # path -> its FileLock, held until the batch is written
         self.pending: dict = {}  # path -> the encoded new content, in the order first changed
-        self.afters: list = []  # (after, result) of updates that asked for one
-        self.depth = 1
+        self.afters: list = []  # (step, result) to run once the pending content is written
+        self.changing = 0  # updates whose change runs now: their files stay locked, whatever is written
+        self.since: float | None = None  # when the locks held now began to be held
 
     @staticmethod
     def takes(targets: dict) -> bool:
@@ -328,30 +330,37 @@ class _Batch:
         return all(path.startswith(folder) for path, _spec in targets.values())
 
     def _lock(self, wanted: list) -> None:
-        """Lock what is not held yet. A lock is only waited for while every lock held sorts
-        before it (the order `atomic_files.Locked` keeps, so no two writers wait on each other): one that
-        sorts earlier and is busy writes the batch, lets go of all, and takes them in order."""
-        wanted = sorted(set(wanted) - set(self.locks))
+        """Hold the lock of every file of an update. A lock is waited for only while every lock
+        held sorts before it (the order `atomic_files.Locked` keeps, so no two writers wait on
+        each other): when one that sorts earlier is busy, the batch writes what it has, lets go of
+        every lock, and takes this update's locks in order."""
+        needed = sorted(set(wanted))
+        missing = [path for path in needed if path not in self.locks]
         timeout = atomic_files.lock_timeout()
         deadline = time.monotonic() + timeout
         top = max(self.locks, default="")
-        early = [path for path in wanted if path < top]
-        for path in early:
+        for path in [path for path in missing if path < top]:
             lock = atomic_files.take(path, deadline, timeout, wait=False)
-            if lock is None:  # busy: write, let go, and take what is wanted in order
-                self.write()
-                self.release()
+            if lock is None and not self.changing:  # busy: write, let go, take them all in order
+                self.let_go()
+                missing = needed
                 break
-            self.locks[path] = lock
-        for path in wanted:
+            self.locks[path] = lock or atomic_files.take(path, deadline, timeout)
+        for path in missing:
             if path not in self.locks:
                 self.locks[path] = atomic_files.take(path, deadline, timeout)
+        if self.since is None and self.locks:
+            self.since = time.monotonic()
 
     def update(self, targets: dict, change, missing_ok: bool, after):
         """`_update` inside the batch: the change applied, validated and encoded now, written later."""
         self._lock([path for path, _spec in targets.values()])
         files = {key: _load(spec, path, missing_ok) for key, (path, spec) in targets.items()}
-        result = change(files)
+        self.changing += 1
+        try:
+            result = change(files)
+        finally:
+            self.changing -= 1
         encoded = {}
         for key, (path, spec) in targets.items():
             files[key]["version"] = spec.version
@@ -362,21 +371,45 @@ class _Batch:
             self.afters.append((after, result))
         return result
 
-    def write(self) -> None:
-        """Write every changed file at once (as `update_many` does), then the `after` steps."""
+    def write(self) -> list:
+        """Write every changed file at once (as `update_many` does); returns the steps that
+        waited for it."""
         items, afters = list(self.pending.items()), self.afters
         self.pending, self.afters = {}, []
-        try:
-            if items:
+        if items:
+            try:
                 _replace_all(items)
-            for after, result in afters:
-                after(result)
-        except OSError as exc:
-            raise state_error("state_unwritable", f"cannot write state: {exc.strerror or exc} ({exc.filename or ''})") from None
+            except OSError as exc:
+                raise state_error("state_unwritable", f"cannot write state: {exc.strerror or exc} ({exc.filename or ''})") from None
+        return afters
 
     def release(self) -> None:
+        """Let go of every lock — not while an update's change runs (its files stay locked)."""
+        if self.changing:
+            return
         while self.locks:
             self.locks.popitem()[1].release()
+        self.since = None
+
+    def let_go(self) -> None:
+        """Write, let go of the locks, then run the steps that waited for the write (inside an
+        update's change they wait on, for the batch's end)."""
+        afters = self.write()
+        self.release()
+        if self.changing:
+            self.afters[:0] = afters
+            return
+        for step, result in afters:
+            step(result)
+
+
+def _finish(current: _Batch) -> None:
+    try:
+        afters = current.write()
+    finally:
+        current.release()
+    for step, result in afters:
+        step(result)
 
 
 @contextlib.contextmanager
@@ -385,24 +418,22 @@ def batch():
     the file locked and its new content in memory (readers in this process see it), and each
     changed file is written once, when the batch ends, whatever ended it. Nested batches are one.
     A step with an effect outside the state files that must find its record written first (a git
-    command that changes the repository, a file a merge writes) calls `flush()` before it."""
+    command that changes the repository, a file a merge writes) calls `flush()` before it; long
+    work calls `let_others_in()` between its parts."""
     global _BATCH  # noqa: PLW0603 — one batch per process, like its locks
     if _BATCH is not None:
-        _BATCH.depth += 1
-        try:
-            yield
-        finally:
-            _BATCH.depth -= 1
+        yield
         return
     _BATCH = current = _Batch()
     try:
         yield
-    finally:
+    except BaseException:
         _BATCH = None
-        try:
-            current.write()
-        finally:
-            current.release()
+        with contextlib.suppress(AetherError):  # the step's own error says more (a full disk fails both)
+            _finish(current)
+        raise
+    _BATCH = None
+    _finish(current)
 
 
 def changed(name: str) -> bool:
@@ -423,8 +454,15 @@ def flush() -> None:
     """Write what the open batch changed so far (and let go of its locks): before a step whose
     effect outside the state files must find its record on disk if the process dies after it."""
     if _BATCH is not None:
-        _BATCH.write()
-        _BATCH.release()
+        _BATCH.let_go()
+
+
+def let_others_in() -> None:
+    """Between the parts of long work inside a step (a syntax check, file by file): once the batch
+    has held its locks LONG_HOLD seconds, it writes and lets go, so that other writers (the Agent
+    hooks, the person's commands) do not wait through the rest."""
+    if _BATCH is not None and _BATCH.since is not None and time.monotonic() - _BATCH.since > LONG_HOLD:
+        _BATCH.let_go()
 
 
 def replace(name: str, data: dict) -> None:
