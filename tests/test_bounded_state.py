@@ -202,6 +202,32 @@ def test_a_run_whose_archivists_report_is_pointed_to_keeps_its_folder(here):
     assert os.listdir(here.root / ".aether" / "spawns") == [scopes[0]]
 
 
+def test_runs_with_a_report_are_listed_as_they_are_archived_and_pruning_reads_no_archive(here, monkeypatch):
+    data = {"spawns": [], "runs": [], "claim": None}
+    scopes = _runs(data, 2)
+    for scope in scopes:
+        ledger.write_brief(scope, "w1", "brief")
+    data["runs"][0]["report"] = {"phase": 1, "summary": "tidy", "file": f".aether/spawns/{scopes[0]}/w1.answer.md"}
+    for r in data["runs"]:
+        r["done"] = True
+    monkeypatch.setattr(ledger, "HOT_RUNS", 0)
+    assert ledger.cool(data) == sorted(scopes)  # both archived; the reported one listed
+    assert data["reported"] == [scopes[0]] and data["runs"] == []
+
+    def no_archive():
+        raise AssertionError("the archive was read")
+
+    monkeypatch.setattr(ledger, "archived", no_archive)
+    assert ledger.prune_folders(data) == 1
+    assert os.listdir(here.root / ".aether" / "spawns") == [scopes[0]]
+    data["reported"] = [f"r{n}" for n in range(ledger.MAX_REPORTED)]
+    monkeypatch.setattr(ledger, "HOT_RUNS", 0)
+    more = _runs(data, 1)
+    data["runs"][-1].update(done=True, report={"phase": 2, "summary": "s", "file": "f"})
+    ledger.cool(data)
+    assert len(data["reported"]) == ledger.MAX_REPORTED and data["reported"][-1] == more[0]  # the newest kept
+
+
 # ---------------------------------------------------------------- the evidence keeps an ant's newest calls
 
 

@@ -85,6 +85,11 @@ def test_no_ant_writes_the_colonys_files_or_a_file_through_a_here_document(runti
         assert any(a["hooks_ms"] is not None for a in drawn["ants"]), drawn
     else:  # each of the ants' calls judged by a Python of its own
         assert (_starts(starts, "guard_serve"), _starts(starts, "guard") >= 6) == (0, True), starts.read_text("utf-8")
+        drawn = aether_ok(runtime_claude, "status", "--timeline", "--json")
+    # the helper's steps for the run (next, the answers, the Agent hooks), counted in their writes
+    assert drawn["helper"] and drawn["helper"]["steps"] >= 3 and drawn["helper"]["ms"] > 0, drawn
+    assert f"in {drawn['helper']['steps']} step(s)" in drawn["text"].splitlines()[0]
+    print(drawn["text"])  # the timeline as the person sees it (pytest -s shows it)
 
 
 def test_under_the_mod_a_guard_that_cannot_stay_up_is_run_per_call_and_holds_the_same(claude_mod, tmp_path):

@@ -447,6 +447,9 @@ def _check_spawns(data: dict) -> list:
     records(p, data, "spawns", _check_spawn)
     records(p, data, "runs", _check_run)
     field_check(p, data, "claim", (dict, type(None)), "spawns", required=False)
+    field_check(p, data, "reported", list, "spawns", required=False)  # archived runs whose report keeps its folder
+    if isinstance(data.get("reported"), list) and not all(isinstance(s, str) for s in data["reported"]):
+        p.append("spawns.reported holds something that is no run's scope")
     if isinstance(data.get("claim"), dict):
         _check_claim(p, data["claim"], "spawns.claim")
     return p

@@ -39,6 +39,7 @@ MAX_RUNS = 40  # run records kept (likewise)
 HOT_RUNS = 6  # finished runs kept in spawns.json with their spawns; older ones go to the archive
 ARCHIVE = "spawns-archive.jsonl"  # <data>/: one line per run moved out, {"run", "spawns"}
 MAX_ARCHIVE_BYTES = 2 * 1024 * 1024  # past it the archive starts again, the old one kept as `.1`
+MAX_REPORTED = 200  # archived runs whose archivist's report keeps its folder (spawns.json `reported`): the newest
 SPAWN_STATUSES = schemas.SPAWN_RECORD_STATUSES
 IN_FLIGHT = ("launched", "background")
 LAUNCH_GRACE_SECONDS = 120  # a launched ant that has not started by then never will (its call was refused)
@@ -192,6 +193,9 @@ def cool(data: dict) -> list:
         _archive(lines)
     except (OSError, AetherError):
         return []  # the archive cannot take them now: they stay in the hot file (MAX_RUNS still bounds it)
+    reported = data["reported"] if isinstance(data.get("reported"), list) else _reported_in_archive()
+    reported += [line["run"]["scope"] for line in lines if line["run"].get("report") and line["run"]["scope"] not in reported]
+    data["reported"] = reported[-MAX_REPORTED:]
     data["runs"][:] = [r for r in data["runs"] if r["scope"] not in old]
     data["spawns"][:] = [s for s in data["spawns"] if s.get("scope") not in old]
     return sorted(old)
@@ -225,15 +229,24 @@ def archived() -> list:
     return [line for line in lines if newest.get(line["run"].get("scope")) is line]
 
 
+def _reported_in_archive() -> list:
+    """The scopes of archived runs whose archivist's report is pointed to, read from the archive
+    (once, for a spawns.json that does not list them yet)."""
+    return [line["run"]["scope"] for line in archived() if line["run"].get("report") and isinstance(line["run"].get("scope"), str)]
+
+
 def prune_folders(data: dict) -> int:
     """Remove the brief folders (`.aether/spawns/<scope>/`: briefs, answers, builders' reports) of
     every run no longer in spawns.json — like the evidence logs, only the newest runs keep theirs;
     the archive keeps each spawn's record and outcome. A run whose archivist's report the person is
-    pointed to (`report`: events, the autopilot's summary) keeps its folder. The number removed."""
+    pointed to (`report`: events, the autopilot's summary) keeps its folder: spawns.json lists the
+    newest MAX_REPORTED such runs as they are archived (`reported`), so the archive is not read.
+    The number removed."""
     import shutil  # noqa: PLC0415 — start-up: shutil only where folders are removed
 
     keep = {r.get("scope") for r in data["runs"]} | {s.get("scope") for s in data["spawns"]} | {"texts"}
-    keep |= {line["run"].get("scope") for line in archived() if line["run"].get("report")}  # an archivist's report is pointed to
+    # an archivist's report is pointed to: spawns.json lists those runs as they are archived
+    keep |= set(data["reported"] if isinstance(data.get("reported"), list) else _reported_in_archive())
     root = os.path.join(paths.aether_dir(), "spawns")
     try:
         names = os.listdir(root)
