@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -191,6 +192,14 @@ def main() -> None:
     args = parser.parse_args()
     checkouts = [("this", REPO)] + ([("against", args.against.resolve())] if args.against else [])
     projects = {name: _project(path) for name, path in checkouts}
+    try:
+        _measure(args, checkouts, projects)
+    finally:  # the temp projects go, however the run ends
+        for root in projects.values():
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _measure(args, checkouts: list, projects: dict) -> None:
     print(f"Per tool call of a colony ant, {args.runs} calls each" + (f" (against: {args.against})" if args.against else ""))
     for what, caste, command in TIMED:
         print(f"  {what}")
