@@ -169,8 +169,8 @@ def append_text(path: str, text: str, *, locked: bool = False) -> None:
 def create_text(path: str, data: bytes) -> bool:
     """Write a new file whole (temp file, then a hard link): False if `path` already exists,
     which is never overwritten."""
-    folder = os.path.dirname(containment.check_write(path))
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.tmp.{os.getpid()}.{os.urandom(3).hex()}")
+    checked = containment.check_write(path)
+    folder, tmp = os.path.dirname(checked), temp_path(checked)
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         with os.fdopen(fd, "wb") as fh:

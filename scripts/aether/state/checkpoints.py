@@ -111,8 +111,8 @@ def _changes_repository(args: list, env: dict | None) -> bool:
 def git(args: list, cwd: str, *, env: dict | None = None, check: bool = True, input: bytes | None = None, raw: bool = False):
     """Run git; returns the CompletedProcess (stdout/stderr as text; stdout as bytes with `raw`).
     Raises AetherError on a missing git, a timeout, or (with check) a non-zero exit. A command
-    that changes the repository finds what the call changed so far written (`store.flush`): a
-    record made before it (a worktree's entry, say) is on disk if the process dies during it."""
+    that changes the repository finds what the call changed so far written (`store.flush`): what
+    the step recorded before it is on disk if the process dies during it."""
     import subprocess  # noqa: PLC0415 — start-up: subprocess only where a program runs
 
     if _changes_repository(args, env):
